@@ -1,0 +1,104 @@
+"""What every subcommand shares: config loading, stdout/stderr discipline, error → exit code."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from typing import Any, Callable, TypeVar
+
+import click
+
+from paravt.config import load_config, to_dict
+from paravt.errors import UserError
+
+T = TypeVar("T")
+
+
+def config_options(fn: Callable) -> Callable:
+    """Add ``--config FILE`` and repeatable ``--set key=value`` to a command."""
+    fn = click.option(
+        "--set",
+        "overrides",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Override one config key (dotted for nested keys); repeatable.",
+    )(fn)
+    fn = click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="YAML config file for this command.",
+    )(fn)
+    return fn
+
+
+def json_option(fn: Callable) -> Callable:
+    return click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout.")(
+        fn
+    )
+
+
+def resolve_config(
+    cls: type[T], config_path: str | None, overrides: tuple[str, ...], flags: dict | None = None
+) -> T:
+    """Defaults ← explicit flags ← YAML ← --set, validated into ``cls`` (errors exit 2)."""
+    base = {k: v for k, v in (flags or {}).items() if v is not None}
+    return load_config(cls, config_path, overrides, base=base)
+
+
+def emit_json(obj: Any) -> None:
+    """Write one JSON document to stdout."""
+    click.echo(json.dumps(to_dict(obj), indent=2, default=str))
+
+
+def stderr_console():
+    """A rich console bound to stderr (progress, tables for people, logs)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def stdout_console():
+    from rich.console import Console
+
+    return Console()
+
+
+def run_guarded(group: click.Group, argv: list[str] | None) -> int:
+    """Invoke the Click group, turning user errors into one line on stderr and exit code 2."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        group.main(args=args, prog_name="paravt", standalone_mode=False)
+        return 0
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.Abort:
+        click.echo("paravt: aborted", err=True)
+        return 130
+    except click.ClickException as e:
+        if debug:
+            traceback.print_exc()
+        e.show()
+        return 2
+    except UserError as e:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"paravt: error: {e}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        click.echo("paravt: interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # an internal error: say so, and keep the traceback behind --debug
+        if debug:
+            traceback.print_exc()
+        else:
+            click.echo(
+                f"paravt: internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback)",
+                err=True,
+            )
+        return 1
