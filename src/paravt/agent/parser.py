@@ -1,0 +1,480 @@
+"""One generated turn's text → tool calls, per-block errors and the answer (PROTOCOL §4).
+
+Why per block: a turn that asks for five windows and botches one of them should still get four
+windows plus one tool error that tells the model what was wrong, never nothing at all. So every
+``<tool_call>…</tool_call>`` (or ``<tool_code>…</tool_code>``) block is parsed on its own and each
+problem is reported as a :class:`CallError` in the place of the call it spoils.
+
+Rules (the choices the protocol leaves open are marked *choice*):
+
+* Block forms: JSON ``{"name": ..., "arguments": {...}}`` (``arguments`` may be a JSON string; the
+  OpenAI ``{"type": "function", "function": {...}}`` wrapper and a ``parameters`` key are accepted;
+  a single-quoted Python dict literal is accepted through :func:`ast.literal_eval`), and the
+  Python-call form ``crop_video(start_time=…, end_time=…)`` read with :mod:`ast` plus
+  :func:`ast.literal_eval` on each keyword value — nothing is ever evaluated. Markdown code fences
+  around the body are ignored.
+* *choice*: several objects in one block (``{...}{...}``, ``{...}\\n{...}``, a JSON list, or
+  several Python calls on separate lines) are several calls, each with its own ``index``.
+* Unterminated block: the block runs to the next block opener, ``<answer>``/``<think>``/``</think>``
+  tag, or the end of the text. *choice*: if its body still parses completely it is accepted (a
+  generation stopped on the ``</tool_call>`` stop string looks exactly like this); otherwise it is
+  a ``unterminated`` error.
+* Calls inside ``<think>…</think>`` are not executed; they are listed in ``ignored`` (kind
+  ``inside_think``), *not* in ``errors``, so a turn whose only calls sit in its reasoning is not a
+  tool turn. A ``</think>`` with no opener (the prompt pre-filled ``<think>``) closes a region that
+  starts at the beginning of the text. *choice*: a ``<think>`` that is never closed ends at the
+  first tool block or ``<answer>`` after it — the model evidently moved on.
+* ``index`` numbers calls and errors together in text order, so sorting both by ``index`` gives
+  the order in which tool responses should be returned.
+* Answer extraction (:func:`extract_answer`): the first ``<answer>…</answer>`` outside
+  ``<think>`` (an unclosed ``<answer>`` runs to the end of the text); otherwise the text after the
+  last ``</think>`` with tool blocks removed (empty → no answer); otherwise the last non-empty
+  line. Chat special tokens such as ``<|im_end|>`` are stripped from the answer.
+
+:func:`parse_turn` never raises, whatever the string.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+__all__ = [
+    "DEFAULT_TOOLS",
+    "ERROR_KINDS",
+    "CallError",
+    "ParsedTurn",
+    "ToolCall",
+    "extract_answer",
+    "parse_turn",
+]
+
+#: Tool names the parser accepts unless told otherwise.
+DEFAULT_TOOLS: frozenset[str] = frozenset({"crop_video"})
+
+UNTERMINATED = "unterminated"
+INVALID_JSON = "invalid_json"
+INVALID_SYNTAX = "invalid_syntax"
+UNKNOWN_TOOL = "unknown_tool"
+BAD_ARGUMENTS = "bad_arguments"
+INSIDE_THINK = "inside_think"
+#: Every ``CallError.kind`` the parser can produce.
+ERROR_KINDS: tuple[str, ...] = (
+    UNTERMINATED,
+    INVALID_JSON,
+    INVALID_SYNTAX,
+    UNKNOWN_TOOL,
+    BAD_ARGUMENTS,
+    INSIDE_THINK,
+)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One well-formed call. ``raw`` is the text of the block (or of this call within it)."""
+
+    name: str
+    arguments: dict
+    raw: str
+    index: int
+    terminated: bool = True  # False: accepted from a block that lacked its closing tag
+    span: tuple[int, int] = (0, 0)  # character span of the whole block in the turn text
+
+
+@dataclass(frozen=True)
+class CallError:
+    """One block (or one object in a block) that could not become a call; ``message`` is written
+    for the model and says how to fix it."""
+
+    kind: str
+    message: str
+    raw: str
+    index: int
+    span: tuple[int, int] = (0, 0)
+
+
+@dataclass
+class ParsedTurn:
+    """Everything the engine, the rewards and the evaluation need from one turn's text."""
+
+    calls: list[ToolCall] = field(default_factory=list)
+    errors: list[CallError] = field(default_factory=list)
+    ignored: list[CallError] = field(default_factory=list)  # calls written inside <think>
+    answer: str | None = None  # None: nothing extractable; "": an empty <answer></answer>
+    has_answer_tag: bool = False  # an <answer> opener outside <think>
+    answer_closed: bool = False  # ... and its </answer>
+    think: str | None = None  # text of the first <think> region, tags excluded
+
+    @property
+    def is_tool_turn(self) -> bool:
+        """Any call or call error outside ``<think>``: this turn's ``<answer>`` is not final."""
+        return bool(self.calls or self.errors)
+
+
+_TAG_RE = re.compile(r"<(/?)(think|answer|tool_call|tool_code)>")
+_OPENERS = ("tool_call", "tool_code")
+_SPECIAL_TOKEN_RE = re.compile(r"<\|[^|<>\s]{1,40}\|>")
+_FENCE_RE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?|\n?\s*```\s*$")
+_PY_CALL_START = re.compile(r"[A-Za-z_][\w.]*\s*\(")
+
+
+@dataclass(frozen=True)
+class _Tag:
+    start: int
+    end: int
+    name: str
+    closing: bool
+
+
+@dataclass(frozen=True)
+class _Block:
+    start: int  # position of the opener
+    body_start: int
+    body_end: int
+    end: int  # end of the closer (or of the body when unterminated)
+    terminated: bool
+
+
+def _tags(text: str) -> list[_Tag]:
+    return [_Tag(m.start(), m.end(), m.group(2), m.group(1) == "/") for m in _TAG_RE.finditer(text)]
+
+
+def _think_regions(tags: list[_Tag], text_len: int) -> list[tuple[int, int]]:
+    """Character spans of the reasoning: ``<think>…</think>`` pairs, a leading region closed by a
+    stray ``</think>`` (pre-filled opener), and an unclosed ``<think>`` up to the next tool block
+    or ``<answer>``."""
+    regions: list[tuple[int, int]] = []
+    open_at: int | None = None
+    last_end = 0
+    for i, t in enumerate(tags):
+        if t.name != "think":
+            continue
+        if not t.closing:
+            if open_at is None:
+                open_at = t.start
+        elif open_at is not None:
+            regions.append((open_at, t.end))
+            open_at, last_end = None, t.end
+        else:
+            regions.append((last_end, t.end))
+            last_end = t.end
+    if open_at is not None:
+        stop = text_len
+        for t in tags:
+            if t.start > open_at and not t.closing and t.name in ("tool_call", "tool_code", "answer"):
+                stop = t.start
+                break
+        regions.append((open_at, stop))
+    return regions
+
+
+def _inside(pos: int, regions: list[tuple[int, int]]) -> bool:
+    return any(s <= pos < e for s, e in regions)
+
+
+def _blocks(tags: list[_Tag], text_len: int) -> list[_Block]:
+    """Tool blocks in text order; an opener inside an earlier block's body is part of that body
+    only if a closer follows it — otherwise it starts a new block."""
+    blocks: list[_Block] = []
+    i = 0
+    n = len(tags)
+    while i < n:
+        t = tags[i]
+        if t.closing or t.name not in _OPENERS:
+            i += 1
+            continue
+        j = i + 1
+        block = None
+        while j < n:
+            u = tags[j]
+            if u.closing and u.name in _OPENERS:
+                block = _Block(t.start, t.end, u.start, u.end, True)
+                j += 1
+                break
+            if (not u.closing and u.name in _OPENERS) or u.name in ("answer", "think"):
+                block = _Block(t.start, t.end, u.start, u.start, False)
+                break
+            j += 1
+        if block is None:
+            block = _Block(t.start, t.end, text_len, text_len, False)
+        blocks.append(block)
+        i = j
+    return blocks
+
+
+def _strip_fences(body: str) -> str:
+    body = body.strip()
+    if body.startswith("```"):
+        body = _FENCE_RE.sub("", body).strip()
+    return body
+
+
+def _json_values(body: str) -> tuple[list[Any], str | None]:
+    """Decode one or more JSON values written back to back. Returns the values and, if something
+    after them did not decode, an error message about that remainder."""
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    pos, n = 0, len(body)
+    while True:
+        while pos < n and body[pos] in " \t\r\n,;":
+            pos += 1
+        if pos >= n:
+            return values, None
+        try:
+            value, pos = decoder.raw_decode(body, pos)
+        except (ValueError, RecursionError) as e:
+            if not values:
+                literal = _literal(body)
+                if literal is not _MISSING:
+                    return [literal], None
+            msg = e.msg if isinstance(e, json.JSONDecodeError) else type(e).__name__
+            where = f" at character {pos}" if values else ""
+            return values, f"{msg}{where}"
+        if isinstance(value, list):
+            values.extend(value)
+        else:
+            values.append(value)
+
+
+_MISSING = object()
+
+
+def _literal(text: str) -> Any:
+    """A Python literal (e.g. a single-quoted dict), or ``_MISSING``; never evaluates code."""
+    if len(text) > 100_000:
+        return _MISSING
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _MISSING
+
+
+def _python_calls(body: str) -> tuple[list[Any], str | None, str]:
+    """Parse ``name(kw=literal, ...)`` statements into ``{"name", "arguments"}`` dicts.
+
+    Returns (values, error message, error kind); a value is either such a dict or a
+    ``(kind, message)`` tuple for one statement that was a call but had bad arguments."""
+    try:
+        tree = ast.parse(body, mode="exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        detail = getattr(e, "msg", None) or type(e).__name__
+        return [], f"not a valid call: {detail}", INVALID_SYNTAX
+    values: list[Any] = []
+    for stmt in tree.body:
+        node = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not isinstance(node, ast.Call):
+            return values, "expected only calls such as crop_video(start_time=10, end_time=20)", (
+                INVALID_SYNTAX
+            )
+        func = node.func
+        if isinstance(func, ast.Name):
+            name = func.id
+        elif isinstance(func, ast.Attribute):
+            name = func.attr
+        else:
+            values.append((INVALID_SYNTAX, "the called object must be a tool name"))
+            continue
+        if node.args:
+            values.append((
+                BAD_ARGUMENTS,
+                f"{name}: positional arguments are not accepted; name every argument, e.g. "
+                f"{name}(start_time=10, end_time=20)",
+            ))
+            continue
+        arguments: dict[str, Any] = {}
+        problem = None
+        for kw in node.keywords:
+            if kw.arg is None:
+                problem = f"{name}: **kwargs is not accepted; name every argument"
+                break
+            try:
+                arguments[kw.arg] = ast.literal_eval(kw.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                problem = (
+                    f"{name}: argument '{kw.arg}' must be a plain number or string, "
+                    f"not an expression"
+                )
+                break
+        if problem:
+            values.append((BAD_ARGUMENTS, problem))
+        else:
+            values.append({"name": name, "arguments": arguments})
+    return values, None, INVALID_SYNTAX
+
+
+def _decode_arguments(value: Any) -> tuple[dict | None, str | None]:
+    if isinstance(value, dict):
+        return value, None
+    if isinstance(value, str):
+        text = _strip_fences(value)
+        if not text:
+            return {}, None
+        try:
+            decoded = json.loads(text)
+        except (ValueError, RecursionError):
+            decoded = _literal(text)
+            if decoded is _MISSING:
+                return None, "'arguments' is a string that is not a JSON object"
+        if isinstance(decoded, dict):
+            return decoded, None
+        return None, "'arguments' must be a JSON object of named arguments"
+    return None, f"'arguments' must be a JSON object, got {type(value).__name__}"
+
+
+def _object_to_call(obj: Any, tools: frozenset[str]) -> tuple[str, dict] | tuple[str, str, None]:
+    """→ ``(name, arguments)`` or ``(kind, message, None)``."""
+    example = '{"name": "crop_video", "arguments": {"start_time": 10, "end_time": 20}}'
+    if not isinstance(obj, dict):
+        return INVALID_JSON, f"a tool call must be a JSON object like {example}", None
+    if "name" not in obj and isinstance(obj.get("function"), dict):
+        obj = obj["function"]
+    name = obj.get("name")
+    known = ", ".join(sorted(tools)) or "(none)"
+    if not isinstance(name, str) or not name.strip():
+        return UNKNOWN_TOOL, f"the call has no tool name; known tools: {known}", None
+    name = name.strip()
+    if name not in tools:
+        return UNKNOWN_TOOL, f"unknown tool '{name[:80]}'; known tools: {known}", None
+    if "arguments" in obj:
+        raw_args = obj["arguments"]
+    elif "parameters" in obj:
+        raw_args = obj["parameters"]
+    else:
+        return BAD_ARGUMENTS, f"{name}: missing 'arguments'; write {example}", None
+    arguments, problem = _decode_arguments(raw_args)
+    if arguments is None:
+        return BAD_ARGUMENTS, f"{name}: {problem}; write {example}", None
+    return name, arguments
+
+
+def _parse_block(body: str, tools: frozenset[str]) -> list[tuple[str, Any]]:
+    """Body of one block → a list of ``("call", (name, args))`` / ``("error", (kind, msg))``."""
+    text = _strip_fences(body)
+    if not text:
+        return [("error", (INVALID_JSON, "empty tool call block; put one JSON object inside"))]
+    out: list[tuple[str, Any]] = []
+    leftover: tuple[str, str] | None = None
+    if text[0] in "{[" or not _PY_CALL_START.match(text):
+        values, problem = _json_values(text)
+        if problem:
+            leftover = (INVALID_JSON, f"invalid JSON in tool call: {problem}")
+    else:
+        values, problem, kind = _python_calls(text)
+        if problem:
+            leftover = (kind, problem)
+    for value in values:
+        if isinstance(value, tuple):
+            out.append(("error", value))
+            continue
+        result = _object_to_call(value, tools)
+        if len(result) == 3:
+            out.append(("error", (result[0], result[1])))
+        else:
+            out.append(("call", result))
+    if leftover:
+        out.append(("error", leftover))
+    return out
+
+
+def _remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    pieces, pos = [], 0
+    for s, e in sorted(spans):
+        if s > pos:
+            pieces.append(text[pos:s])
+        pos = max(pos, e)
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def _clean_answer(text: str) -> str:
+    return _SPECIAL_TOKEN_RE.sub("", text).strip()
+
+
+def _answer(
+    text: str, tags: list[_Tag], thinks: list[tuple[int, int]], blocks: list[_Block]
+) -> tuple[str, bool, bool]:
+    """(answer, has_answer_tag, answer_closed) per PROTOCOL §4."""
+    block_spans = [(b.start, b.end) for b in blocks]
+    for i, t in enumerate(tags):
+        if t.name != "answer" or t.closing or _inside(t.start, thinks):
+            continue
+        if _inside(t.start, block_spans):
+            continue
+        for u in tags[i + 1 :]:
+            if u.name == "answer" and u.closing:
+                return _clean_answer(text[t.end : u.start]), True, True
+        rest = [(s - t.end, e - t.end) for s, e in block_spans if s >= t.end]
+        body = _remove_spans(text[t.end :], rest)
+        return _clean_answer(_TAG_RE.sub("", body)), True, False
+    closers = [t for t in tags if t.name == "think" and t.closing]
+    if closers:
+        after = closers[-1].end
+        rest = [(max(s, after) - after, e - after) for s, e in block_spans if e > after]
+        body = _remove_spans(text[after:], rest)
+        return _clean_answer(_TAG_RE.sub("", body)), False, False
+    body = _TAG_RE.sub("\n", _remove_spans(text, block_spans))
+    for line in reversed(body.splitlines()):
+        line = _clean_answer(line)
+        if line:
+            return line, False, False
+    return "", False, False
+
+
+def extract_answer(text: str) -> str:
+    """The answer text of a turn per PROTOCOL §4 (``""`` when there is none)."""
+    if not isinstance(text, str):
+        return ""
+    tags = _tags(text)
+    thinks = _think_regions(tags, len(text))
+    return _answer(text, tags, thinks, _blocks(tags, len(text)))[0]
+
+
+def parse_turn(text: str, tools: Iterable[str] = DEFAULT_TOOLS) -> ParsedTurn:
+    """Parse one generated turn. ``tools`` is the set of tool names that count as known."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    known = frozenset(tools)
+    tags = _tags(text)
+    thinks = _think_regions(tags, len(text))
+    blocks = _blocks(tags, len(text))
+    turn = ParsedTurn()
+    index = 0
+    for b in blocks:
+        raw = text[b.start : b.end]
+        span = (b.start, b.end)
+        if _inside(b.start, thinks):
+            turn.ignored.append(
+                CallError(
+                    INSIDE_THINK,
+                    "a tool call inside <think>…</think> is not executed; write calls after "
+                    "</think>",
+                    raw,
+                    len(turn.ignored),
+                    span,
+                )
+            )
+            continue
+        try:
+            items = _parse_block(text[b.body_start : b.body_end], known)
+        except Exception as e:  # a parser bug must not cost the whole turn
+            items = [("error", (INVALID_JSON, f"could not read tool call ({type(e).__name__})"))]
+        for what, payload in items:
+            if what == "call":
+                name, arguments = payload
+                turn.calls.append(ToolCall(name, arguments, raw, index, b.terminated, span))
+            else:
+                kind, message = payload
+                if not b.terminated and kind in (INVALID_JSON, INVALID_SYNTAX):
+                    kind = UNTERMINATED
+                    message = f"tool call block is not closed with </tool_call> ({message})"
+                turn.errors.append(CallError(kind, message, raw, index, span))
+            index += 1
+    answer, turn.has_answer_tag, turn.answer_closed = _answer(text, tags, thinks, blocks)
+    turn.answer = answer if (answer or turn.has_answer_tag) else None
+    if thinks:
+        s, e = thinks[0]
+        turn.think = _TAG_RE.sub("", text[s:e]).strip()
+    return turn
