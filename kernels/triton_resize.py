@@ -1,0 +1,153 @@
+"""Triton kernels: AA-bicubic resize (one-pass float arithmetic) fused with normalise + patchify.
+
+Two launches per window, following the separable filter of PREPROCESSING §5.3:
+
+1. ``_horizontal_pass``: uint8 frames [T*3, H, W] -> float32 [T*3, H, w]. Each output column
+   reads ``taps`` inputs starting at a precomputed index with precomputed weights (``weights.py``).
+2. ``_vertical_pass_pack``: float32 [T*3, H, w] -> the rows of ``pixel_values``. The vertical taps,
+   clamp, round-half-even to the uint8 grid, ``(r - 255*mean) / (255*std)`` and the patch scatter
+   of §6 happen in registers; each normalised value is written straight to its final position(s):
+   twice in the image layout (the frame is its own temporal pair), once in the video layout, plus
+   the copies that pad an odd window by repeating its last frame.
+
+The float32 intermediate is the one round trip through memory a separable filter needs; nothing
+else (no resized uint8 frames, no float frames in frame order, no patchify copy) is materialised.
+Accumulation is float32, like ``F.interpolate`` on float input, so results match the reference to
+the rounding step (§5.3: ≤1 uint8 step on a few pixels in 10^4).
+
+Round half to even uses the 1.5*2^23 trick (exact for |x| < 2^22 under IEEE round-to-nearest-even)
+and the division uses ``div_rn``, so normalisation is bit-identical to the torch formula. Both work
+in the interpreter (``TRITON_INTERPRET=1``) too, which is how CPU-only CI checks these kernels.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from paravt.kernels.pack import rows_for
+from paravt.kernels.spec import ArchSpec
+from paravt.kernels.weights import tap_table
+
+_ROUND_MAGIC = 12582912.0  # 1.5 * 2**23
+
+BLOCK_R = 16
+BLOCK_C = 64
+
+
+@triton.jit
+def _horizontal_pass(
+    src_ptr, tmp_ptr, starts_ptr, weights_ptr,
+    H, W, w_out, taps,
+    BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
+):
+    plane = tl.program_id(0).to(tl.int64)
+    rows = tl.program_id(1) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.program_id(2) * BLOCK_C + tl.arange(0, BLOCK_C)
+    rmask = rows < H
+    cmask = cols < w_out
+    mask = rmask[:, None] & cmask[None, :]
+    start = tl.load(starts_ptr + cols, mask=cmask, other=0)
+    src = src_ptr + plane * H * W + rows[:, None].to(tl.int64) * W
+    acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
+    for t in range(taps):
+        wt = tl.load(weights_ptr + cols * taps + t, mask=cmask, other=0.0)
+        px = tl.load(src + (start + t)[None, :], mask=mask, other=0)
+        acc += px.to(tl.float32) * wt[None, :]
+    dst = tmp_ptr + plane * H * w_out + rows[:, None].to(tl.int64) * w_out + cols[None, :]
+    tl.store(dst, acc, mask=mask)
+
+
+@triton.jit
+def _vertical_pass_pack(
+    tmp_ptr, out_ptr, starts_ptr, weights_ptr, mean_ptr, std_ptr,
+    H, h, w, taps, n_frames, row_base, grid_h, grid_w,
+    P: tl.constexpr, M: tl.constexpr, TP: tl.constexpr, IMAGE: tl.constexpr,
+    BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
+):
+    plane = tl.program_id(0)
+    frame = plane // 3
+    ch = plane % 3
+    rows = tl.program_id(1) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.program_id(2) * BLOCK_C + tl.arange(0, BLOCK_C)
+    rmask = rows < h
+    cmask = cols < w
+    mask = rmask[:, None] & cmask[None, :]
+
+    start = tl.load(starts_ptr + rows, mask=rmask, other=0)
+    src = tmp_ptr + plane.to(tl.int64) * H * w + cols[None, :]
+    acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
+    for t in range(taps):
+        wt = tl.load(weights_ptr + rows * taps + t, mask=rmask, other=0.0)
+        v = tl.load(src + (start + t)[:, None].to(tl.int64) * w, mask=mask, other=0.0)
+        acc += v * wt[:, None]
+
+    r = tl.minimum(tl.maximum(acc, 0.0), 255.0)
+    r = (r + 12582912.0) - 12582912.0  # round half to even onto the uint8 grid
+    mean = tl.load(mean_ptr + ch)
+    std = tl.load(std_ptr + ch)
+    val = tl.math.div_rn(r - mean, std).to(out_ptr.dtype.element_ty)
+
+    # §6 scatter: rows walk 2x2 merge blocks in raster order, columns are (C, tp, p, p).
+    py = rows // P
+    px = cols // P
+    row_in_group = ((py // M)[:, None] * (grid_w // M) + (px // M)[None, :]) * (M * M) + (
+        (py % M)[:, None] * M + (px % M)[None, :]
+    )
+    if IMAGE:
+        group = frame
+        tt = 0
+    else:
+        group = frame // TP
+        tt = frame % TP
+    out_row = row_base + group.to(tl.int64) * grid_h * grid_w + row_in_group
+    pix = (rows % P)[:, None] * P + (cols % P)[None, :]
+    patch_dim = 3 * TP * P * P
+    base = out_ptr + out_row * patch_dim + pix
+    tl.store(base + (ch * TP + tt) * (P * P), val, mask=mask)
+    # Extra temporal slots: all of them in the image layout; in the video layout, the slots after
+    # the last frame of a window whose length is not a multiple of TP (repeat-last padding).
+    last = frame == n_frames - 1
+    for t2 in tl.static_range(1, TP):
+        if IMAGE:
+            tl.store(base + (ch * TP + t2) * (P * P), val, mask=mask)
+        else:
+            tl.store(base + (ch * TP + t2) * (P * P), val, mask=mask & last & (t2 > tt))
+
+
+def _device_table(in_size: int, out_size: int, device: torch.device):
+    table = tap_table(in_size, out_size)
+    return table.starts.to(device), table.weights.to(device), table.taps
+
+
+def pack_windows(
+    windows: list[torch.Tensor],
+    sizes: list[tuple[int, int]],
+    spec: ArchSpec,
+    layout: str,
+    out: torch.Tensor,
+) -> None:
+    """Resize, normalise and patchify every window into ``out`` (rows already sized by caller)."""
+    device = out.device
+    m255 = (torch.tensor(spec.mean, dtype=torch.float32) * (1.0 / (1.0 / 255.0))).to(device)
+    s255 = (torch.tensor(spec.std, dtype=torch.float32) * (1.0 / (1.0 / 255.0))).to(device)
+    row_base = 0
+    for frames, (h, w) in zip(windows, sizes):
+        frames = frames.contiguous()
+        n, _, H, W = frames.shape
+        hs, hw_, htaps = _device_table(W, w, device)
+        vs, vw, vtaps = _device_table(H, h, device)
+        tmp = torch.empty((n * 3, H, w), dtype=torch.float32, device=device)
+        grid1 = (n * 3, triton.cdiv(H, BLOCK_R), triton.cdiv(w, BLOCK_C))
+        _horizontal_pass[grid1](
+            frames, tmp, hs, hw_, H, W, w, htaps, BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C
+        )
+        grid2 = (n * 3, triton.cdiv(h, BLOCK_R), triton.cdiv(w, BLOCK_C))
+        _vertical_pass_pack[grid2](
+            tmp, out, vs, vw, m255, s255,
+            H, h, w, vtaps, n, row_base, h // spec.patch_size, w // spec.patch_size,
+            P=spec.patch_size, M=spec.merge_size, TP=spec.temporal_patch_size,
+            IMAGE=(layout == "image"), BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C,
+        )
+        row_base += rows_for(n, h, w, spec, layout)
