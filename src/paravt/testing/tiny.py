@@ -1,0 +1,307 @@
+"""Tiny, random-initialised Qwen3-VL / Qwen2.5-VL models built fully offline.
+
+Why: no weights can be downloaded in CI (or on an air-gapped cluster node), yet every part of
+paravt — the processor, the chat template with tool turns, batched ``generate``, TRL's loss
+forward with ``pixel_values`` — must be exercised on a *real* model of the right architecture.
+``make_tiny_model`` writes such a model in a few seconds: hidden size 64, two layers, a two-layer
+vision tower, a byte-level BPE tokenizer trained here on a small built-in corpus that carries the
+Qwen special tokens and paravt's structural tags as single tokens, the matching processor, and a
+tool-capable chat template (ours) that renders system / user / assistant turns, assistant tool
+calls and tool results with images.
+
+The template is *prefix-preserving*: rendering the first n messages plus the generation prompt is
+a prefix of rendering n+1 messages, so the token stream the episode engine builds by concatenation
+equals the template's rendering of the same conversation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ARCHS = ("qwen3-vl", "qwen2.5-vl")
+
+QWEN_SPECIAL_TOKENS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
+STRUCTURAL_TAGS = [
+    "<think>",
+    "</think>",
+    "<answer>",
+    "</answer>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+]
+#: Tokens a random-weight model must never generate: a stray vision token breaks rope indexing.
+VISION_TOKENS = ["<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>"]
+
+# A chat template written for paravt. Content may be a string or a list of
+# {"type": "image"} / {"type": "video"} / {"type": "text", "text": ...} parts. Consecutive tool
+# messages share one user turn, each wrapped in <tool_response>; assistant tool calls are rendered
+# as <tool_call> JSON blocks after the assistant's text.
+CHAT_TEMPLATE = r"""
+{%- macro render_content(content) -%}
+{%- if content is string -%}{{ content }}
+{%- else -%}
+{%- for part in content -%}
+{%- if part.type == 'image' or 'image' in part or 'image_url' in part -%}<|vision_start|><|image_pad|><|vision_end|>
+{%- elif part.type == 'video' or 'video' in part -%}<|vision_start|><|video_pad|><|vision_end|>
+{%- elif part.type == 'text' -%}{{ part.text }}
+{%- endif -%}
+{%- endfor -%}
+{%- endif -%}
+{%- endmacro -%}
+{%- if tools and (messages | length == 0 or messages[0].role != 'system') -%}
+<|im_start|>system
+You can call these tools:
+{% for tool in tools %}{{ tool | tojson }}
+{% endfor %}<|im_end|>
+{% endif -%}
+{%- for message in messages -%}
+{%- if message.role == 'system' -%}
+<|im_start|>system
+{{ render_content(message.content) }}
+{%- if tools -%}{{- '\n\nYou can call these tools:\n' -}}
+{%- for tool in tools -%}{{- tool | tojson -}}{{- '\n' -}}{%- endfor -%}
+{%- endif -%}<|im_end|>
+{% elif message.role == 'user' -%}
+<|im_start|>user
+{{ render_content(message.content) }}<|im_end|>
+{% elif message.role == 'assistant' -%}
+<|im_start|>assistant
+{{ render_content(message.content) if message.content is not none else '' }}
+{%- if message.tool_calls -%}
+{%- for call in message.tool_calls -%}
+{%- set fn = call.function if call.function is defined else call -%}
+{%- set args = fn.arguments -%}
+{{- '\n' if (loop.first and message.content) or not loop.first else '' -}}
+<tool_call>
+{"name": "{{ fn.name }}", "arguments": {{ args if args is string else (args | tojson) }}}
+</tool_call>
+{%- endfor -%}
+{%- endif -%}
+<|im_end|>
+{% elif message.role == 'tool' -%}
+{%- if loop.first or messages[loop.index0 - 1].role != 'tool' -%}{{- '<|im_start|>user' -}}{%- endif -%}
+{{- '\n<tool_response>\n' -}}{{- render_content(message.content) -}}{{- '\n</tool_response>' -}}
+{%- if loop.last or messages[loop.index0 + 1].role != 'tool' -%}{{- '<|im_end|>\n' -}}{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+<|im_start|>assistant
+{% endif -%}
+"""
+
+_CORPUS = [
+    "The video shows a person flipping a pancake in a kitchen.",
+    "A rabbit walks across a green meadow under a bright sky.",
+    "Question: What happens after the man opens the door? Options: A. He sits B. He runs",
+    "<think>I should look at the segment between 10 and 20 seconds.</think>",
+    '<tool_call>{"name": "crop_video", "arguments": {"video_path": "v.mp4", '
+    '"start_time": 12.5, "end_time": 30.0}}</tool_call>',
+    "<tool_response>16 frames from 12.5s to 30.0s.</tool_response>",
+    "<answer>B</answer> <answer>12.0 - 20.5</answer> <answer>a man cooking</answer>",
+    "0 1 2 3 4 5 6 7 8 9 10 11 12 15 20 30 45 60 90 120 seconds frames minutes 01:30 00:45",
+    "Summarise what is visible in the window, then answer with the letter of the option.",
+    "A B C D E F G H I J. The answer is C. Option D. (E) (F)",
+]
+
+
+def _train_tokenizer(vocab_size: int = 800):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=QWEN_SPECIAL_TOKENS + STRUCTURAL_TAGS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=QWEN_SPECIAL_TOKENS[1:] + STRUCTURAL_TAGS,
+        model_max_length=32768,
+        padding_side="left",
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def _text_config(vocab: int, tok, arch: str) -> dict:
+    cfg = dict(
+        vocab_size=vocab,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=32768,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=None,
+    )
+    if arch == "qwen3-vl":
+        cfg.update(
+            head_dim=16,
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "mrope_section": [4, 2, 2],
+                "mrope_interleaved": True,
+            },
+        )
+    else:
+        cfg.update(
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 2, 2]},
+        )
+    return cfg
+
+
+def build_tiny(arch: str = "qwen3-vl", seed: int = 0):
+    """Build (model, processor) in memory. ``arch`` is ``qwen3-vl`` or ``qwen2.5-vl``."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    from paravt.errors import UserError
+
+    if arch not in ARCHS:
+        raise UserError(f"unknown --arch {arch!r}; choose one of {', '.join(ARCHS)}")
+    torch.manual_seed(seed)
+    tok = _train_tokenizer()
+    vocab = len(tok)
+    ids = {t: tok.convert_tokens_to_ids(t) for t in QWEN_SPECIAL_TOKENS}
+    common = dict(
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        tie_word_embeddings=False,
+    )
+    if arch == "qwen3-vl":
+        from transformers import (
+            Qwen2VLImageProcessor,
+            Qwen3VLConfig,
+            Qwen3VLProcessor,
+            Qwen3VLVideoProcessor,
+        )
+
+        config = Qwen3VLConfig(
+            text_config=_text_config(vocab, tok, arch),
+            vision_config=dict(
+                depth=2,
+                hidden_size=32,
+                intermediate_size=64,
+                num_heads=2,
+                patch_size=16,
+                spatial_merge_size=2,
+                temporal_patch_size=2,
+                out_hidden_size=64,
+                num_position_embeddings=256,
+                deepstack_visual_indexes=[1],
+            ),
+            **common,
+        )
+        image_processor = Qwen2VLImageProcessor(
+            patch_size=16,
+            merge_size=2,
+            temporal_patch_size=2,
+            image_mean=[0.5, 0.5, 0.5],
+            image_std=[0.5, 0.5, 0.5],
+            size={"shortest_edge": 32 * 32, "longest_edge": 32 * 32 * 64},
+        )
+        video_processor = Qwen3VLVideoProcessor(
+            patch_size=16,
+            merge_size=2,
+            temporal_patch_size=2,
+            size={"shortest_edge": 32 * 32 * 2, "longest_edge": 32 * 32 * 64 * 16},
+        )
+        processor = Qwen3VLProcessor(
+            image_processor=image_processor,
+            tokenizer=tok,
+            video_processor=video_processor,
+            chat_template=CHAT_TEMPLATE,
+        )
+    else:
+        from transformers import (
+            Qwen2_5_VLConfig,
+            Qwen2_5_VLProcessor,
+            Qwen2VLImageProcessor,
+            Qwen2VLVideoProcessor,
+        )
+
+        config = Qwen2_5_VLConfig(
+            text_config=_text_config(vocab, tok, arch),
+            vision_config=dict(
+                depth=2,
+                hidden_size=32,
+                intermediate_size=64,
+                num_heads=2,
+                patch_size=14,
+                spatial_merge_size=2,
+                temporal_patch_size=2,
+                out_hidden_size=64,
+                window_size=112,
+                fullatt_block_indexes=[1],
+                tokens_per_second=2,
+            ),
+            **common,
+        )
+        image_processor = Qwen2VLImageProcessor(
+            patch_size=14,
+            merge_size=2,
+            temporal_patch_size=2,
+            size={"shortest_edge": 28 * 28, "longest_edge": 28 * 28 * 64},
+        )
+        video_processor = Qwen2VLVideoProcessor(
+            patch_size=14,
+            merge_size=2,
+            temporal_patch_size=2,
+            size={"shortest_edge": 28 * 28, "longest_edge": 28 * 28 * 64},
+        )
+        processor = Qwen2_5_VLProcessor(
+            image_processor=image_processor,
+            tokenizer=tok,
+            video_processor=video_processor,
+            chat_template=CHAT_TEMPLATE,
+        )
+    model = AutoModelForImageTextToText.from_config(config)
+    model.generation_config.pad_token_id = tok.pad_token_id
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.suppress_tokens = vision_token_ids(tok)
+    return model, processor
+
+
+def vision_token_ids(tokenizer) -> list[int]:
+    """Ids of the vision tokens that a random-weight model must be kept from generating."""
+    return [tokenizer.convert_tokens_to_ids(t) for t in VISION_TOKENS]
+
+
+def make_tiny_model(out_dir: str | Path, arch: str = "qwen3-vl", seed: int = 0) -> Path:
+    """Write a tiny random ``arch`` model + processor to ``out_dir`` (safetensors) and return it.
+
+    Reload with ``AutoModelForImageTextToText.from_pretrained(out_dir)`` and
+    ``AutoProcessor.from_pretrained(out_dir)``.
+    """
+    out = Path(out_dir)
+    model, processor = build_tiny(arch, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out, safe_serialization=True)
+    processor.save_pretrained(out)
+    (out / "paravt_tiny.json").write_text(
+        json.dumps({"arch": arch, "seed": seed, "note": "random weights; for tests and smoke runs"})
+    )
+    return out

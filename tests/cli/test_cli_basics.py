@@ -1,0 +1,80 @@
+"""The CLI contract: --version/--help, one-line user errors with exit 2, --debug tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import pytest
+
+from paravt import __version__
+from paravt.cli.main import main
+from paravt.config import load_config, to_dict
+from paravt.errors import ConfigError
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "paravt.cli.main", *args], capture_output=True, text=True)
+
+
+def test_version_and_help():
+    r = _run("--version")
+    assert r.returncode == 0 and __version__ in r.stdout
+    r = _run("--help")
+    assert r.returncode == 0 and "make-tiny-model" in r.stdout
+
+
+def test_bad_arch_is_one_line_exit_2(tmp_path):
+    r = _run("make-tiny-model", str(tmp_path / "m"), "--arch", "llama")
+    assert r.returncode == 2
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "llama" in lines[0] and "qwen3-vl" in lines[0]
+    r = _run("--debug", "make-tiny-model", str(tmp_path / "m"), "--arch", "llama")
+    assert r.returncode == 2 and "Traceback" in r.stderr
+
+
+def test_make_tiny_model_cli(tmp_path, capsys):
+    assert main(["make-tiny-model", str(tmp_path / "m"), "--arch", "qwen2.5-vl", "--json"]) == 0
+    assert '"arch": "qwen2.5-vl"' in capsys.readouterr().out
+    assert (tmp_path / "m" / "model.safetensors").is_file()
+
+
+@dataclass
+class Inner:
+    k: int = 4
+    ks: list[int] = field(default_factory=lambda: [4, 8])
+
+
+@dataclass
+class Outer:
+    name: str = "x"
+    rate: float = 0.5
+    flag: bool = False
+    mode: str | None = None
+    inner: Inner = field(default_factory=Inner)
+
+
+def test_config_yaml_and_overrides(tmp_path):
+    y = tmp_path / "c.yaml"
+    y.write_text("name: run1\ninner:\n  k: 8\n")
+    cfg = load_config(Outer, y, ["rate=0.25", "flag=true", "inner.ks=[16,32]", "mode=none"])
+    assert cfg.name == "run1" and cfg.rate == 0.25 and cfg.flag is True and cfg.mode is None
+    assert cfg.inner.k == 8 and cfg.inner.ks == [16, 32]
+    assert to_dict(cfg)["inner"] == {"k": 8, "ks": [16, 32]}
+
+
+@pytest.mark.parametrize(
+    "overrides, path, needle",
+    [
+        (["nope=1"], None, "unknown config key 'nope'"),
+        (["inner.zz=1"], None, "unknown config key 'inner.zz'"),
+        (["rate=fast"], None, "'rate'"),
+        (["flag=maybe"], None, "boolean"),
+        (["novalue"], None, "key=value"),
+        ([], "/does/not/exist.yaml", "config file not found"),
+    ],
+)
+def test_config_errors(overrides, path, needle):
+    with pytest.raises(ConfigError, match=needle):
+        load_config(Outer, path, overrides)

@@ -1,0 +1,82 @@
+"""The tiny offline models are real models: reload with the Auto classes, forward, generate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from transformers import AutoModelForImageTextToText, AutoProcessor
+
+from paravt.testing.tiny import STRUCTURAL_TAGS, VISION_TOKENS, vision_token_ids
+
+
+@pytest.fixture(params=["qwen3", "qwen25"])
+def tiny_dir(request):
+    return request.getfixturevalue(f"tiny_{request.param}_dir")
+
+
+def _conversation():
+    return [
+        {"role": "system", "content": "You watch videos."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<0.0 seconds>"},
+                {"type": "image"},
+                {"type": "text", "text": "What happens?"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": "<think>look closer</think>",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "crop_video", "arguments": {"start_time": 1, "end_time": 3}}},
+                {"type": "function", "function": {"name": "crop_video", "arguments": {"start_time": 5, "end_time": 9}}},
+            ],
+        },
+        {"role": "tool", "content": [{"type": "image"}, {"type": "text", "text": "2 frames from 1.0s to 3.0s."}]},
+        {"role": "tool", "content": "crop_video error: end_time 9 is beyond the video (0-6.0 s)"},
+    ]
+
+
+def test_reload_forward_generate(tiny_dir):
+    model = AutoModelForImageTextToText.from_pretrained(tiny_dir)
+    processor = AutoProcessor.from_pretrained(tiny_dir)
+    assert sum(p.numel() for p in model.parameters()) < 2_000_000
+    tok = processor.tokenizer
+    for tag in STRUCTURAL_TAGS + VISION_TOKENS + ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]:
+        assert len(tok.encode(tag, add_special_tokens=False)) == 1, tag
+    text = processor.apply_chat_template(_conversation()[:2], add_generation_prompt=True, tokenize=False)
+    image = torch.randint(0, 256, (3, 60, 100), dtype=torch.uint8)
+    inputs = processor(text=[text], images=[image], return_tensors="pt")
+    n_img_tokens = int((inputs["input_ids"] == model.config.image_token_id).sum())
+    merge = processor.image_processor.merge_size
+    assert n_img_tokens == int(inputs["image_grid_thw"].prod()) // merge**2
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert logits.shape[:2] == inputs["input_ids"].shape
+    out = model.generate(**inputs, max_new_tokens=6, do_sample=False)
+    new = out[0, inputs["input_ids"].shape[1]:].tolist()
+    assert len(new) >= 1
+    assert not set(new) & set(vision_token_ids(tok)), "vision tokens must be suppressed"
+    assert json.loads((tiny_dir / "paravt_tiny.json").read_text())["seed"] == 0
+
+
+def test_chat_template_tool_turns_and_prefix_preserving(tiny_dir):
+    processor = AutoProcessor.from_pretrained(tiny_dir)
+    conv = _conversation()
+    full = processor.apply_chat_template(conv, tokenize=False)
+    assert full.count("<tool_call>") == 2 and '"start_time": 5' in full
+    assert full.count("<tool_response>") == 2
+    # the two tool results share one user turn
+    assert full.count("<|im_start|>user") == 2
+    assert "<|im_start|>user\n<tool_response>\n<|vision_start|>" in full
+    assert "</tool_response>\n<tool_response>\ncrop_video error" in full
+    for n in range(1, len(conv)):
+        if conv[n - 1]["role"] == "tool" and conv[n]["role"] == "tool":
+            continue  # one tool group is rendered as a whole user turn
+        head = processor.apply_chat_template(conv[:n], tokenize=False)
+        assert full.startswith(head), f"template is not prefix-preserving at message {n}"
+    with_prompt = processor.apply_chat_template(conv[:2], tokenize=False, add_generation_prompt=True)
+    assert full.startswith(with_prompt)
