@@ -1,0 +1,181 @@
+"""``paravt eval``: run a benchmark split, re-score results, merge shards.
+
+``paravt eval --benchmark NAME --data DIR --videos DIR --out DIR [...]`` runs (or, with
+``--resume``, continues) an evaluation; ``paravt eval run …`` is the same. ``paravt eval score
+RESULTS.jsonl`` re-scores predictions without a model; ``paravt eval merge DIR… --out DIR``
+combines shards. Results go to stdout (a table, or JSON with ``--json``), progress to stderr.
+"""
+
+from __future__ import annotations
+
+
+import click
+
+from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
+
+_SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades"
+
+
+def _run_options(fn):
+    opts = [
+        click.option("--benchmark", help=f"Split to evaluate: {_SPLITS}."),
+        click.option("--data", type=click.Path(), help="Folder (or file) with the native annotations."),
+        click.option("--videos", type=click.Path(), help="Folder with the benchmark's videos."),
+        click.option("--out", type=click.Path(), help="Output folder (results JSONL, summary JSON)."),
+        click.option("--model", help="Hub id or local folder (hf), or served model name (openai)."),
+        click.option("--backend", type=click.Choice(["hf", "openai", "scripted"]), default=None,
+                     help="hf (local transformers), openai (HTTP server), scripted (replay --script)."),
+        click.option("--base-url", help="OpenAI-compatible server URL (openai backend)."),
+        click.option("--script", type=click.Path(), help="Completions file for --backend scripted."),
+        click.option("--mode", type=click.Choice(["parallel", "sequential", "direct"]), default=None),
+        click.option("--evidence", type=click.Choice(["frames", "subagent"]), default=None),
+        click.option("--frames", type=int, help="Overview frame budget K (default 64)."),
+        click.option("--max-turns", type=int, help="Tool rounds before the forced answer."),
+        click.option("--max-parallel", type=int, help="Calls executed per turn."),
+        click.option("--timestamps/--no-timestamps", default=None,
+                     help="Precede overview frames with their time (off = paper-compat)."),
+        click.option("--system-prompt", type=click.Path(), help="Replace the system prompt verbatim."),
+        click.option("--subtitles", type=click.Choice(["frames", "all", "none"]), default=None,
+                     help="Video-MME subtitles: lines at the sampled frames (default), all, none."),
+        click.option("--limit", type=int, help="Only the first N samples of the split."),
+        click.option("--shard", help="Run shard I of N (I/N, from 0); merge with `eval merge`."),
+        click.option("--batch-size", type=int, help="Episodes per engine batch."),
+        click.option("--resume", is_flag=True, default=None, help="Continue the run in --out."),
+        click.option("--variant", type=click.Choice(["benchmark", "paper"]), default=None,
+                     help="Scoring variant shown as the headline (both are in the summary)."),
+        click.option("--judge-url", help="OpenAI-compatible endpoint judging open-ended answers."),
+        click.option("--judge-model", help="Model name at --judge-url."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return config_options(json_option(fn))
+
+
+def _flags(kw: dict) -> dict:
+    backend_choice = kw.get("backend")
+    backend = {"model": kw.get("model"), "base_url": kw.get("base_url")}
+    if backend_choice in ("hf", "openai"):
+        backend["kind"] = backend_choice
+    engine = {
+        "mode": kw.get("mode"), "evidence": kw.get("evidence"), "frames": kw.get("frames"),
+        "max_turns": kw.get("max_turns"), "max_parallel": kw.get("max_parallel"),
+        "timestamps": kw.get("timestamps"), "system_prompt": kw.get("system_prompt"),
+    }
+    flags = {
+        "benchmark": kw.get("benchmark"), "data": kw.get("data"), "videos": kw.get("videos"),
+        "out": kw.get("out"), "script": kw.get("script"), "subtitles": kw.get("subtitles"),
+        "limit": kw.get("limit"), "shard": kw.get("shard"), "batch_size": kw.get("batch_size"),
+        "resume": kw.get("resume"), "variant": kw.get("variant"),
+        "judge_base_url": kw.get("judge_url"), "judge_model": kw.get("judge_model"),
+        "backend": {k: v for k, v in backend.items() if v is not None},
+        "engine": {k: v for k, v in engine.items() if v is not None},
+    }
+    return {k: v for k, v in flags.items() if v not in (None, {})}
+
+
+def _print(summary: dict, as_json: bool) -> None:
+    if as_json:
+        emit_json(summary)
+        return
+    from paravt.cli.common import stdout_console
+    from paravt.eval.report import summary_table
+
+    stdout_console().print(summary_table(summary))
+
+
+def _progress_hook(console):
+    """A callback for the runner that drives a rich progress bar with the running score."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console, transient=False)
+    state: dict = {}
+
+    def hook(event: str, running, total: int = 0, done: int = 0) -> None:
+        if event == "start":
+            progress.start()
+            state["task"] = progress.add_task(running.text(), total=total, completed=done)
+        else:
+            progress.update(state["task"], advance=1, description=running.text())
+
+    hook.stop = progress.stop  # type: ignore[attr-defined]
+    return hook
+
+
+def _do_run(config_path, overrides, as_json, **kw) -> None:
+    from paravt.errors import UserError
+    from paravt.eval.config import EvalConfig
+    from paravt.eval.runner import run_eval
+
+    cfg = resolve_config(EvalConfig, config_path, overrides, _flags(kw))
+    if kw.get("backend") == "scripted" and not cfg.script:
+        raise UserError("--backend scripted needs --script FILE (the completions to replay)")
+    if kw.get("backend") in ("hf", "openai") and cfg.script:
+        raise UserError(f"--script is only for --backend scripted, not {kw['backend']}")
+    hook = _progress_hook(stderr_console()) if cfg.progress else None
+    try:
+        summary = run_eval(cfg, progress=hook)
+    finally:
+        if hook is not None:
+            hook.stop()
+    _print(summary, as_json)
+
+
+@click.group(name="eval", invoke_without_command=True)
+@_run_options
+@click.pass_context
+def command(ctx: click.Context, config_path, overrides, as_json, **kw) -> None:
+    """Evaluate on a long-video benchmark from its native files (see `eval run --help`).
+
+    Every sample gets one JSON line in OUT/results.jsonl (errors included and counted);
+    OUT/summary.json holds both scoring variants and the complete protocol.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not kw.get("benchmark") and not config_path:
+        click.echo(ctx.get_help())
+        return
+    _do_run(config_path, overrides, as_json, **kw)
+
+
+@command.command(name="run")
+@_run_options
+def run_cmd(config_path, overrides, as_json, **kw) -> None:
+    """Run (or --resume) an evaluation of one split."""
+    _do_run(config_path, overrides, as_json, **kw)
+
+
+@command.command(name="score")
+@click.argument("results", type=click.Path())
+@click.option("--variant", type=click.Choice(["benchmark", "paper"]), default="benchmark")
+@click.option("--judge-url", help="OpenAI-compatible endpoint judging open-ended answers.")
+@click.option("--judge-model", help="Model name at --judge-url.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Also write the summary JSON here.")
+@json_option
+def score_cmd(results, variant, judge_url, judge_model, out_file, as_json) -> None:
+    """Re-score RESULTS (a results JSONL) without running a model."""
+    from paravt.eval.judge import make_judge
+    from paravt.eval.rescore import rescore
+    from paravt.eval.results import write_json_atomic
+
+    summary = rescore(results, variant, judge=make_judge(judge_url, judge_model))
+    if out_file:
+        write_json_atomic(out_file, summary)
+    _print(summary, as_json)
+
+
+@command.command(name="merge")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path())
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the merged output.")
+@click.option("--allow-missing", is_flag=True, help="Count absent samples as errors instead of failing.")
+@json_option
+def merge_cmd(inputs, out, allow_missing, as_json) -> None:
+    """Merge shard outputs (their --out folders or run*.json files) into one run."""
+    from pathlib import Path
+
+    from paravt.eval.merge import merge_runs
+
+    summary = merge_runs([Path(p) for p in inputs], Path(out), allow_missing=allow_missing)
+    _print(summary, as_json)
+
+

@@ -1,0 +1,74 @@
+"""Benchmark adapters: each reads one benchmark's native files into ``EvalSample`` objects.
+
+Seven splits from six benchmarks. ``load_split(name, data, videos)`` is the one entry point;
+names are case-insensitive and accept the common spellings (``video-mme``, ``charades-sta``…).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from paravt.errors import UserError
+from paravt.eval.samples import LoadedSplit
+
+SPLITS = (
+    "videomme",
+    "videomme_sub",
+    "longvideobench",
+    "lvbench",
+    "mlvu",
+    "mmvu",
+    "charades",
+)
+
+_ALIASES = {
+    "video-mme": "videomme",
+    "videomme_wo_sub": "videomme",
+    "video-mme-sub": "videomme_sub",
+    "videomme-sub": "videomme_sub",
+    "videomme_w_sub": "videomme_sub",
+    "lvb": "longvideobench",
+    "longvideobench_val": "longvideobench",
+    "mlvu_dev": "mlvu",
+    "mlvu-dev": "mlvu",
+    "mmvu_val": "mmvu",
+    "charades-sta": "charades",
+    "charades_sta": "charades",
+}
+
+
+def canonical_split(name: str) -> str:
+    key = str(name).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in SPLITS:
+        raise UserError(f"unknown benchmark {name!r}; choose one of: {', '.join(SPLITS)}")
+    return key
+
+
+def load_split(name: str, data: str | Path, videos: str | Path) -> LoadedSplit:
+    """Read the split ``name`` from the annotation folder ``data`` and the video folder ``videos``."""
+    split = canonical_split(name)
+    data, videos = Path(data), Path(videos)
+    if split in ("videomme", "videomme_sub"):
+        from paravt.eval.adapters import videomme
+
+        return videomme.load(data, videos, subtitles=split == "videomme_sub")
+    if split == "longvideobench":
+        from paravt.eval.adapters import longvideobench
+
+        return longvideobench.load(data, videos)
+    if split == "lvbench":
+        from paravt.eval.adapters import lvbench
+
+        return lvbench.load(data, videos)
+    if split == "mlvu":
+        from paravt.eval.adapters import mlvu
+
+        return mlvu.load(data, videos)
+    if split == "mmvu":
+        from paravt.eval.adapters import mmvu
+
+        return mmvu.load(data, videos)
+    from paravt.eval.adapters import charades
+
+    return charades.load(data, videos)

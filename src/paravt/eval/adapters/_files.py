@@ -1,0 +1,143 @@
+"""File helpers shared by the benchmark adapters: finding annotation files, reading rows,
+locating videos, and splitting ``A. text`` / ``(A) text`` option prefixes.
+
+Every failure names the file or folder that is missing or malformed and what the adapter
+expected there, because the usual cause is a download unpacked into a different layout.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from paravt.errors import UserError
+
+VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
+
+_OPTION_PREFIX = re.compile(r"^\s*\(?([A-J])\s*[\.\):]\s*")
+
+
+class AnnotationError(UserError):
+    """An annotation file or folder is missing or not in the benchmark's native format."""
+
+
+def require_dir(path: Path, what: str) -> Path:
+    path = Path(path)
+    if not path.is_dir():
+        raise AnnotationError(f"{what}: folder not found: {path} (pass the folder that holds it)")
+    return path
+
+
+def find_file(folder: Path, candidates: Iterable[str], what: str, layout: str) -> Path:
+    """The first of ``candidates`` (relative paths or glob patterns) that exists in ``folder``."""
+    folder = Path(folder)
+    if folder.is_file():
+        return folder
+    require_dir(folder, what)
+    tried = []
+    for pattern in candidates:
+        tried.append(pattern)
+        if any(ch in pattern for ch in "*?["):
+            hits = sorted(p for p in folder.glob(pattern) if p.is_file())
+            if hits:
+                return hits[0]
+        elif (folder / pattern).is_file():
+            return folder / pattern
+    raise AnnotationError(
+        f"{what}: annotation file not found in {folder} (looked for {', '.join(tried)}); "
+        f"expected layout: {layout}"
+    )
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as e:
+        raise AnnotationError(f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    except UnicodeDecodeError:
+        raise AnnotationError(f"{path}: not UTF-8 text") from None
+
+
+def read_jsonl(path: Path) -> list[tuple[int, Any]]:
+    """``(line number, object)`` for each non-empty line; a bad line is an error naming it."""
+    rows = []
+    with open(path, encoding="utf-8-sig") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((lineno, json.loads(line)))
+            except json.JSONDecodeError as e:
+                raise AnnotationError(f"{path}:{lineno}: not a JSON object ({e.msg})") from None
+    return rows
+
+
+def read_rows(path: Path) -> list[dict]:
+    """Rows of a parquet, JSON (list, or dict of lists) or JSON-lines file."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path).to_pylist()
+        except Exception as e:  # pyarrow raises several unrelated types for a bad file
+            raise AnnotationError(f"{path}: cannot read as parquet ({e})") from None
+    if suffix == ".jsonl":
+        return [row for _, row in read_jsonl(path)]
+    data = read_json(path)
+    if isinstance(data, dict):
+        for key in ("data", "rows", "questions", "annotations"):
+            if isinstance(data.get(key), list):
+                return data[key]
+        raise AnnotationError(f"{path}: expected a JSON list of rows")
+    if not isinstance(data, list):
+        raise AnnotationError(f"{path}: expected a JSON list of rows")
+    return data
+
+
+def resolve_video(videos: Path, name: str, subdirs: Iterable[str] = ()) -> Path:
+    """Where ``name`` (a file name, a relative path, or a bare id) lives under ``videos``.
+
+    Tries the name as given, then with each known video extension, in ``videos`` and in each of
+    ``subdirs``. When nothing exists the first candidate is returned so the runner can report
+    the exact path it expected (a missing video is an error in the denominator, never a skip).
+    """
+    videos = Path(videos)
+    name = str(name).strip()
+    roots = [videos] + [videos / s for s in subdirs]
+    has_ext = Path(name).suffix.lower() in VIDEO_EXTENSIONS
+    candidates: list[Path] = []
+    for root in roots:
+        if has_ext:
+            candidates.append(root / name)
+            stem = str(Path(name).with_suffix(""))
+        else:
+            stem = name
+        candidates.extend(root / f"{stem}{ext}" for ext in VIDEO_EXTENSIONS)
+    for c in candidates:
+        if c.is_file():
+            return c
+    return candidates[0]
+
+
+def strip_option_prefix(text: str) -> tuple[str | None, str]:
+    """``"B. a dog"`` → ``("B", "a dog")``; text without a letter prefix → ``(None, text)``."""
+    text = str(text)
+    m = _OPTION_PREFIX.match(text)
+    if m and m.end() < len(text):
+        return m.group(1), text[m.end():].strip()
+    return None, text.strip()
+
+
+def clean_options(raw: Iterable[Any]) -> list[str]:
+    """Option texts with any ``A. `` / ``(A)`` prefix removed, in the given order."""
+    return [strip_option_prefix(str(o))[1] for o in raw]
+
+
+def normalise_text(text: str) -> str:
+    """Lower-case, collapse whitespace, drop a trailing full stop (for matching answer texts)."""
+    out = " ".join(str(text).split()).lower()
+    return out.rstrip(" .")

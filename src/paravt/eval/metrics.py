@@ -1,0 +1,114 @@
+"""Split-level metrics from per-sample results, in two scoring variants.
+
+``benchmark`` follows the benchmark's own published rule; ``paper`` follows the reference
+implementation behind the ParaVT paper's table. They differ only where the rules differ:
+
+- MLVU dev: ``benchmark`` = M-Avg, the mean over task types of per-task accuracy (MLVU's own
+  rule); ``paper`` = accuracy over all questions pooled (the reference's harness pools them).
+- Every other split: the same rule in both (pooled accuracy; Charades-STA mIoU and R@{0.3,0.5,
+  0.7} with hull IoU), reported under both names so tables can always be compared.
+
+Every sample is in every denominator, errors included (scored 0); ``errors`` counts them by kind.
+Accuracy-like values are fractions in [0, 1]; tables print percentages.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Iterable
+
+VARIANTS = ("benchmark", "paper")
+RECALL_THRESHOLDS = (0.3, 0.5, 0.7)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _group_values(result: dict, key: str) -> list[str]:
+    v = (result.get("sample", {}).get("groups") or {}).get(key)
+    if v is None:
+        return []
+    return [str(x) for x in v] if isinstance(v, list) else [str(v)]
+
+
+def accuracy_by_group(results: list[dict]) -> dict:
+    """``{group key: {value: {n, correct, accuracy}}}`` (a multi-label sample counts in each)."""
+    keys = sorted({k for r in results for k in (r.get("sample", {}).get("groups") or {})})
+    out: dict = {}
+    for key in keys:
+        buckets: dict[str, list[float]] = defaultdict(list)
+        for r in results:
+            for v in _group_values(r, key):
+                buckets[v].append(float(r["score"].get("correct", 0.0)))
+        out[key] = {
+            v: {"n": len(xs), "correct": sum(xs), "accuracy": _mean(xs)}
+            for v, xs in sorted(buckets.items())
+        }
+    return out
+
+
+def _grounding(results: list[dict]) -> dict:
+    ious = [float(r["score"].get("iou", 0.0)) for r in results]
+    out = {"miou": _mean(ious)}
+    for t in RECALL_THRESHOLDS:
+        out[f"r@{t}"] = _mean([float(i >= t) for i in ious])
+    return out
+
+
+def _variant(split: str, variant: str, results: list[dict]) -> dict:
+    if split == "charades":
+        metrics = _grounding(results)
+        return {"headline": "miou", "value": metrics["miou"], **metrics}
+    pooled = _mean([float(r["score"].get("correct", 0.0)) for r in results])
+    groups = accuracy_by_group(results)
+    if split == "mlvu" and variant == "benchmark":
+        per_task = [g["accuracy"] for g in groups.get("task", {}).values()]
+        value = _mean(per_task)
+        return {"headline": "m_avg", "value": value, "m_avg": value, "accuracy": pooled}
+    out = {"headline": "accuracy", "value": pooled, "accuracy": pooled}
+    if split == "mmvu":
+        oe = [r for r in results if r.get("sample", {}).get("question_type") == "oe"]
+        if oe:
+            out["open_ended_f1"] = _mean([float(r["score"].get("f1", 0.0)) for r in oe])
+    return out
+
+
+def tool_usage(results: list[dict]) -> dict:
+    """Average executed calls, share of samples with ≥1 executed call, average rounds."""
+    calls = [int((r.get("tools") or {}).get("executed", 0)) for r in results]
+    rounds = [int((r.get("tools") or {}).get("turns", 0)) for r in results]
+    return {
+        "avg_calls": _mean([float(c) for c in calls]),
+        "usage_rate": _mean([float(c > 0) for c in calls]),
+        "avg_turns": _mean([float(t) for t in rounds]),
+    }
+
+
+def summarize_results(split: str, results: Iterable[dict]) -> dict:
+    """All metrics of one split, both variants, in a deterministic order."""
+    results = sorted(results, key=lambda r: (r.get("index", 0), str(r.get("id"))))
+    errors = [r for r in results if r.get("status") != "ok"]
+    kinds = Counter(str((r.get("error") or {}).get("kind", "unknown")) for r in errors)
+    out = {
+        "split": split,
+        "n": len(results),
+        "scored": len(results) - len(errors),
+        "errors": len(errors),
+        "error_kinds": dict(sorted(kinds.items())),
+        "variants": {v: _variant(split, v, results) for v in VARIANTS},
+        "tools": tool_usage(results),
+    }
+    if split != "charades":
+        out["by_group"] = accuracy_by_group(results)
+    problems = [
+        {"id": r["id"], "problem": (r.get("error") or {}).get("message")}
+        for r in errors
+        if (r.get("error") or {}).get("kind") == "annotation"
+    ]
+    if problems:
+        out["annotation_problems"] = problems
+    judged = Counter(str(r["score"].get("judged_by")) for r in results if "judged_by" in r["score"])
+    if judged:
+        out["judged_by"] = dict(sorted(judged.items()))
+    return out

@@ -1,0 +1,35 @@
+"""The human-readable summary table (stdout) for an evaluation summary dict."""
+
+from __future__ import annotations
+
+
+def _pct(x: float) -> str:
+    return f"{100.0 * float(x):.1f}"
+
+
+def summary_table(summary: dict):
+    """A rich Table: headline of both variants, errors, tool use, then per-group accuracy."""
+    from rich.table import Table
+
+    m = summary["metrics"]
+    table = Table(title=f"{summary['benchmark']} ({m['n']} samples)", show_lines=False)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for variant, vals in m["variants"].items():
+        marker = " *" if variant == summary.get("variant") else ""
+        for key, val in vals.items():
+            if key in ("headline", "value"):
+                continue
+            table.add_row(f"{variant}{marker}: {key}", _pct(val))
+    table.add_row("errors", f"{m['errors']} ({', '.join(f'{k}: {v}' for k, v in m['error_kinds'].items()) or '-'})")
+    table.add_row("avg tool calls", f"{m['tools']['avg_calls']:.2f}")
+    table.add_row("tool usage rate", _pct(m["tools"]["usage_rate"]))
+    for key, groups in (m.get("by_group") or {}).items():
+        for value, g in groups.items():
+            table.add_row(f"{key} = {value}", f"{_pct(g['accuracy'])}  (n={g['n']})")
+    if summary.get("missing"):
+        table.add_row("missing", str(len(summary["missing"])))
+    if summary.get("duplicates"):
+        n = summary["duplicates"]
+        table.add_row("duplicates", str(len(n) if isinstance(n, list) else n))
+    return table

@@ -1,0 +1,349 @@
+"""Run one split: samples → episode engine in batches → scored JSON lines → summary.
+
+Honesty rules this module enforces:
+
+- every sample assigned to this run ends up as exactly one result line: a missing or unreadable
+  video, an unusable annotation, a backend failure or an engine crash is an ``error`` result
+  (scored 0, in the denominator), never a skipped sample;
+- a result line is appended and flushed as soon as its sample finishes, so a killed run loses at
+  most the batch in flight; ``resume`` skips finished ids, repairs a torn last line and refuses to
+  continue under a different protocol;
+- shards (``I/N``) take every N-th sample of the (limited) split in file order, so shards of the
+  same split are disjoint, cover it, and can be merged (``paravt.eval.merge``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from paravt.errors import UserError
+from paravt.eval.adapters import canonical_split, load_split
+from paravt.eval.config import EvalConfig, parse_shard, protocol_view, shard_tag
+from paravt.eval.episodes import episode_input, outcome_of
+from paravt.eval.metrics import summarize_results
+from paravt.eval.results import ResultsFile, iter_unique, read_results, write_json_atomic
+from paravt.eval.samples import EvalSample
+from paravt.eval.scoring import score_sample
+
+
+@dataclass
+class RunPaths:
+    results: Path
+    summary: Path
+    run: Path
+
+    @classmethod
+    def for_config(cls, cfg: EvalConfig) -> "RunPaths":
+        out, tag = Path(cfg.out), shard_tag(cfg.shard)
+        return cls(out / f"results{tag}.jsonl", out / f"summary{tag}.json", out / f"run{tag}.json")
+
+
+def select_shard(samples: list[EvalSample], shard: str) -> list[EvalSample]:
+    """Every N-th sample starting at I (deterministic: depends only on file order)."""
+    i, n = parse_shard(shard)
+    return samples[i::n]
+
+
+def _require(cfg: EvalConfig) -> None:
+    for name, flag in (("benchmark", "--benchmark"), ("data", "--data"), ("videos", "--videos"),
+                       ("out", "--out")):
+        if not getattr(cfg, name):
+            raise UserError(f"{flag} is required for an evaluation run")
+    if cfg.script and not Path(cfg.script).is_file():
+        raise UserError(f"--script {cfg.script}: file not found (the scripted backend's completions)")
+
+
+def _check_resume(cfg: EvalConfig, paths: RunPaths) -> None:
+    """Refuse to mix runs: existing results need --resume and the same protocol."""
+    has_results = paths.results.is_file() and paths.results.stat().st_size > 0
+    if has_results and not cfg.resume:
+        raise UserError(
+            f"{paths.results} already holds results; pass --resume to continue that run, "
+            f"or choose another --out"
+        )
+    if has_results and paths.run.is_file():
+        import json
+
+        previous = json.loads(paths.run.read_text()).get("protocol_config", {})
+        current = protocol_view(cfg)
+        if previous != current:
+            diff = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
+            raise UserError(
+                f"--resume: {paths.run} was written with a different protocol "
+                f"(differs in: {', '.join(diff)}); rerun with the same settings or another --out"
+            )
+
+
+def _error_result(sample: EvalSample, index: int, kind: str, message: str) -> dict:
+    return {
+        "prediction": None,
+        "answer_text": None,
+        "error": {"kind": kind, "message": message},
+        "forced": False,
+        "tools": {"executed": 0, "parseable": 0, "tool_errors": 0, "turns": 0},
+        "overview_times": [],
+        "timing_s": 0.0,
+    }
+
+
+def make_backend(cfg: EvalConfig):
+    """The generation backend named by the config (scripted when ``script`` is set)."""
+    if cfg.script:
+        return scripted_backend(cfg.script)
+    from paravt.agent.backends import make_backend as make
+
+    return make(cfg.backend)
+
+
+def scripted_backend(path: str | Path):
+    """``ScriptedBackend`` replaying a JSON script file (smoke tests, CI, kill/resume tests).
+
+    The file holds a list of turn texts used for every episode, or a mapping of sample id to its
+    list of turns; an item ``{"error": "…"}`` is a failed generation (as a real server error).
+    """
+    import json
+
+    from paravt.agent.records import Generation
+    from paravt.testing.scripted import ScriptedBackend
+
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise UserError(f"--script {path}: cannot read a JSON script ({e})") from None
+
+    def item(x):
+        if isinstance(x, dict) and "error" in x:
+            return Generation(error=str(x["error"]), finish_reason="error")
+        return str(x)
+
+    if isinstance(data, list):
+        script = [item(x) for x in data]
+    elif isinstance(data, dict):
+        script = {str(k): [item(x) for x in (v if isinstance(v, list) else [v])] for k, v in data.items()}
+    else:
+        raise UserError(f"--script {path}: expected a JSON list of turns or an object of id → turns")
+    return ScriptedBackend(script)
+
+
+class Runner:
+    """One evaluation run over the samples assigned to this shard."""
+
+    def __init__(self, cfg: EvalConfig, backend: Any = None, progress: Callable | None = None):
+        _require(cfg)
+        self.cfg = cfg
+        self.split = canonical_split(cfg.benchmark)
+        self.paths = RunPaths.for_config(cfg)
+        self._backend = backend
+        self._engine = None
+        self._progress = progress
+        from paravt.eval.judge import make_judge
+
+        self.judge = make_judge(cfg.judge_base_url, cfg.judge_model, cfg.judge_api_key)
+
+    # -- setup --------------------------------------------------------------------------------
+    def _engine_for_run(self):
+        if self._engine is None:
+            from paravt.agent.engine import EpisodeEngine
+
+            if self._backend is None:
+                self._backend = make_backend(self.cfg)
+            self._engine = EpisodeEngine(self._backend, self.cfg.engine)
+        return self._engine
+
+    def load(self):
+        loaded = load_split(self.split, self.cfg.data, self.cfg.videos)
+        samples = loaded.samples
+        if self.cfg.limit is not None:
+            samples = samples[: self.cfg.limit]
+        index = {s.id: i for i, s in enumerate(loaded.samples)}
+        if len(index) != len(loaded.samples):
+            seen: set[str] = set()
+            dup = next(s.id for s in loaded.samples if s.id in seen or seen.add(s.id))
+            raise UserError(f"{self.split}: sample id {dup!r} appears twice in {loaded.sources}")
+        return loaded, select_shard(samples, self.cfg.shard), index
+
+    # -- per batch ----------------------------------------------------------------------------
+    def _question_for(self, sample: EvalSample) -> tuple[str, dict | None]:
+        """The question text given to the engine (Video-MME subtitles prepended when asked)."""
+        if self.split != "videomme_sub" or self.cfg.subtitles == "none":
+            return sample.question, None
+        from paravt.eval import subtitles as subs
+
+        srt = sample.meta.get("subtitle_path")
+        if not srt:
+            return sample.question, {"mode": self.cfg.subtitles, "lines": 0, "file": None}
+        cues = subs.read_srt(Path(srt))
+        info: dict = {"mode": self.cfg.subtitles, "file": Path(srt).name}
+        if self.cfg.subtitles == "frames":
+            times = subs.frame_times_for(sample.video, self.cfg.engine.frames,
+                                         self.cfg.engine.overview_sampling)
+            cues = subs.select_cues(cues, times)
+            info["planned_times"] = [round(t, 3) for t in times]
+        info["lines"] = len(cues)
+        return subs.subtitle_block(cues) + sample.question, info
+
+    def _run_batch(self, batch: list[EvalSample]) -> list[dict]:
+        """Outcomes for ``batch`` in order; any failure becomes that sample's error outcome."""
+        outcomes: list[dict | None] = [None] * len(batch)
+        runnable: list[tuple[int, Any, dict | None]] = []
+        for pos, sample in enumerate(batch):
+            if sample.problem:
+                outcomes[pos] = _error_result(sample, pos, "annotation", sample.problem)
+                continue
+            if not Path(sample.video).is_file():
+                outcomes[pos] = _error_result(
+                    sample, pos, "video_missing", f"video not found: {sample.video}"
+                )
+                continue
+            try:
+                question, sub_info = self._question_for(sample)
+            except Exception as e:  # an unreadable video/subtitle must not stop the run
+                outcomes[pos] = _error_result(sample, pos, "video", f"{type(e).__name__}: {e}")
+                continue
+            runnable.append((pos, episode_input(sample, question), sub_info))
+        if runnable:
+            engine = self._engine_for_run()
+            records = self._run_engine(engine, [inp for _, inp, _ in runnable])
+            for (pos, _, sub_info), rec in zip(runnable, records):
+                if isinstance(rec, Exception):
+                    outcomes[pos] = _error_result(
+                        batch[pos], pos, "engine", f"{type(rec).__name__}: {rec}"
+                    )
+                    continue
+                outcome = outcome_of(rec)
+                if sub_info is not None:
+                    planned = sub_info.pop("planned_times", None)
+                    if planned is not None and outcome["overview_times"]:
+                        sub_info["frames_match"] = _same_times(planned, outcome["overview_times"])
+                    outcome["subtitles"] = sub_info
+                outcomes[pos] = outcome
+        return outcomes  # type: ignore[return-value]
+
+    @staticmethod
+    def _run_engine(engine, inputs: list) -> list:
+        """Records for ``inputs``; an engine crash is retried per episode to isolate it."""
+        try:
+            records = engine.run(inputs)
+            if len(records) == len(inputs):
+                return list(records)
+        except Exception:
+            pass
+        out: list = []
+        for inp in inputs:
+            try:
+                out.append(engine.run([inp])[0])
+            except Exception as e:
+                out.append(e)
+        return out
+
+    # -- the run ------------------------------------------------------------------------------
+    def run(self) -> dict:
+        started = time.time()
+        loaded, assigned, index = self.load()
+        _check_resume(self.cfg, self.paths)
+        self.paths.results.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.paths.run, {
+            "split": self.split,
+            "shard": self.cfg.shard,
+            "limit": self.cfg.limit,
+            "n_split": len(loaded.samples),
+            "assigned": [s.id for s in assigned],
+            "protocol_config": protocol_view(self.cfg),
+        })
+        writer = ResultsFile(self.paths.results).open_for_append()
+        try:
+            done = {r["id"] for r in read_results(self.paths.results)}
+            todo = [s for s in assigned if s.id not in done]
+            running = _Running(self.split)
+            for r in read_results(self.paths.results):
+                running.add(r)
+            if self._progress:
+                self._progress("start", total=len(assigned), done=len(assigned) - len(todo),
+                               running=running)
+            bs = self.cfg.batch_size
+            for start in range(0, len(todo), bs):
+                batch = todo[start : start + bs]
+                for sample, outcome in zip(batch, self._run_batch(batch)):
+                    result = self._result(sample, index[sample.id], outcome)
+                    writer.append(result)
+                    running.add(result)
+                    if self._progress:
+                        self._progress("advance", running=running)
+        finally:
+            writer.close()
+        summary = build_summary(self.split, self.cfg, loaded, assigned,
+                                read_results(self.paths.results), self.judge)
+        summary["timing"] = {"wall_s": round(time.time() - started, 3)}
+        write_json_atomic(self.paths.summary, summary)
+        return summary
+
+    def _result(self, sample: EvalSample, index: int, outcome: dict) -> dict:
+        score = score_sample(sample.to_dict(), outcome["prediction"], outcome["answer_text"],
+                             outcome["error"], judge=self.judge)
+        return {
+            "id": sample.id,
+            "index": index,
+            "split": self.split,
+            "status": "error" if outcome["error"] else "ok",
+            **outcome,
+            "score": score,
+            "sample": sample.to_dict(),
+        }
+
+
+def _same_times(a: list[float], b: list[float], tol: float = 0.05) -> bool:
+    return len(a) == len(b) and all(abs(x - y) <= tol for x, y in zip(a, b))
+
+
+class _Running:
+    """Running headline for the progress bar (accuracy, or mIoU for grounding)."""
+
+    def __init__(self, split: str):
+        self.split, self.n, self.total, self.errors = split, 0, 0.0, 0
+
+    def add(self, result: dict) -> None:
+        self.n += 1
+        key = "iou" if self.split == "charades" else "correct"
+        self.total += float(result.get("score", {}).get(key, 0.0))
+        self.errors += result.get("status") != "ok"
+
+    def text(self) -> str:
+        name = "mIoU" if self.split == "charades" else "acc"
+        value = 100.0 * self.total / self.n if self.n else 0.0
+        return f"{name} {value:5.1f}%  errors {self.errors}"
+
+
+def build_summary(split: str, cfg: EvalConfig, loaded, assigned: list[EvalSample],
+                  results: list[dict], judge) -> dict:
+    """Metrics of the assigned samples plus the complete protocol (no wall-clock fields)."""
+    from paravt.eval.protocol import describe
+
+    wanted = {s.id for s in assigned}
+    unique = list(iter_unique([r for r in results if r["id"] in wanted]))
+    duplicates = sum(1 for r in results if r["id"] in wanted) - len(unique)
+    missing = [s.id for s in assigned if s.id not in {r["id"] for r in unique}]
+    metrics = summarize_results(split, unique)
+    return {
+        "benchmark": split,
+        "variant": cfg.variant,
+        "headline": metrics["variants"][cfg.variant],
+        "metrics": metrics,
+        "n_split": len(loaded.samples),
+        "n_assigned": len(assigned),
+        "shard": cfg.shard,
+        "limit": cfg.limit,
+        "complete": not missing,
+        "missing": missing,
+        "duplicates": duplicates,
+        "skipped_rows": [{"row": ref, "reason": why} for ref, why in loaded.skipped],
+        "sources": loaded.sources,
+        "protocol": describe(cfg, judge.describe()),
+    }
+
+
+def run_eval(cfg: EvalConfig, backend: Any = None, progress: Callable | None = None) -> dict:
+    """Run (or resume) one evaluation; returns the summary also written to ``summary.json``."""
+    return Runner(cfg, backend=backend, progress=progress).run()
