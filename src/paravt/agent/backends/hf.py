@@ -1,0 +1,186 @@
+"""``hf`` backend: a local transformers Qwen-VL model, batched ``generate``, token in / token out.
+
+The engine hands over ``prompt_ids`` (the whole context, image pads expanded) and the matching
+``pixel_values``/``image_grid_thw`` (every frame as an image — the layout the training loss also
+uses). Requests are grouped by sampling settings and run ``batch_size`` at a time, left-padded;
+``mm_token_type_ids`` is derived from the ids so multimodal RoPE is computed correctly. Vision
+tokens are suppressed during sampling (a stray ``<|image_pad|>`` would break the next round), and
+generation stops at the chat's end-of-turn token, which is kept in ``token_ids``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from paravt.agent.chat import ChatCodec
+from paravt.agent.config import BackendConfig
+from paravt.agent.records import GenRequest, Generation
+from paravt.errors import UserError
+
+
+def _resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def _resolve_dtype(dtype: str, device: str) -> Any:
+    import torch
+
+    if dtype == "auto":
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    try:
+        return {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp16": torch.float16,
+                "float16": torch.float16, "fp32": torch.float32, "float32": torch.float32}[dtype]
+    except KeyError:
+        raise UserError(f"dtype {dtype!r}: choose auto, bf16, fp16 or fp32") from None
+
+
+class HFBackend:
+    """Generate with a loaded ``(model, processor)`` pair."""
+
+    name = "hf"
+
+    def __init__(self, model: Any, processor: Any, batch_size: int = 8, logprobs: bool = False):
+        self.model = model
+        self.processor = processor
+        self.codec = ChatCodec(processor)
+        self.batch_size = batch_size
+        self.logprobs = logprobs
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        model_id: str,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 8,
+        attn_implementation: str | None = None,
+    ) -> "HFBackend":
+        """Load a model folder or Hub id (downloaded by transformers on first use)."""
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        dev = _resolve_device(device)
+        kwargs: dict = {"dtype": _resolve_dtype(dtype, dev)}
+        if attn_implementation:
+            kwargs["attn_implementation"] = attn_implementation
+        try:
+            processor = AutoProcessor.from_pretrained(model_id)
+            model = AutoModelForImageTextToText.from_pretrained(model_id, **kwargs)
+        except OSError as e:
+            raise UserError(
+                f"cannot load model {model_id!r}: {str(e).splitlines()[0]} "
+                "(pass --model with a local model folder or a reachable Hub id)"
+            ) from e
+        model.to(dev).eval()
+        return cls(model, processor, batch_size=batch_size)
+
+    @classmethod
+    def from_config(cls, cfg: BackendConfig) -> "HFBackend":
+        return cls.from_pretrained(
+            cfg.model, cfg.device, cfg.dtype, cfg.batch_size, cfg.attn_implementation
+        )
+
+    # -- generation --------------------------------------------------------------------------
+    def generate(self, requests: list[GenRequest]) -> list[Generation]:
+        out: list[Generation | None] = [None] * len(requests)
+        groups: dict[tuple, list[int]] = {}
+        for i, r in enumerate(requests):
+            groups.setdefault((r.max_new_tokens, r.temperature, r.top_p), []).append(i)
+        for idx in groups.values():
+            for k in range(0, len(idx), self.batch_size):
+                chunk = idx[k : k + self.batch_size]
+                gens = self._batch([requests[i] for i in chunk])
+                for i, g in zip(chunk, gens):
+                    out[i] = g
+        return out  # type: ignore[return-value]
+
+    def _batch(self, reqs: list[GenRequest]) -> list[Generation]:
+        import torch
+
+        codec = self.codec
+        t0 = time.perf_counter()
+        try:
+            for r in reqs:
+                if r.prompt_ids is None:
+                    raise ValueError("the hf backend needs prompt_ids (run it through EpisodeEngine)")
+            device = self.model.device
+            width = max(len(r.prompt_ids) for r in reqs)
+            ids = torch.full((len(reqs), width), codec.pad_token_id, dtype=torch.long)
+            mask = torch.zeros((len(reqs), width), dtype=torch.long)
+            for i, r in enumerate(reqs):
+                n = len(r.prompt_ids)
+                ids[i, width - n :] = torch.tensor(r.prompt_ids, dtype=torch.long)
+                mask[i, width - n :] = 1
+            mm = torch.zeros_like(ids, dtype=torch.int32)
+            mm[ids == codec.image_token_id] = 1
+            mm[(ids == codec.video_token_id) & (mask == 1)] = 2
+            mm[mask == 0] = 0
+            kwargs: dict = {
+                "input_ids": ids.to(device),
+                "attention_mask": mask.to(device),
+                "mm_token_type_ids": mm.to(device),
+            }
+            pvs = [r.pixel_values for r in reqs if r.pixel_values is not None]
+            if pvs:
+                dtype = next(self.model.parameters()).dtype
+                kwargs["pixel_values"] = torch.cat(pvs).to(device=device, dtype=dtype)
+                kwargs["image_grid_thw"] = torch.cat([r.image_grid_thw for r in reqs if r.image_grid_thw is not None]).to(device)
+            first = reqs[0]
+            sample = first.temperature > 0
+            gen_kwargs = dict(
+                max_new_tokens=first.max_new_tokens,
+                do_sample=sample,
+                eos_token_id=codec.stop_ids,
+                pad_token_id=codec.pad_token_id,
+                suppress_tokens=codec.vision_ids or None,
+                return_dict_in_generate=True,
+                output_logits=self.logprobs,
+            )
+            if sample:
+                gen_kwargs.update(temperature=first.temperature, top_p=first.top_p)
+            else:
+                gen_kwargs.update(temperature=None, top_p=None, top_k=None)
+            prep = time.perf_counter() - t0
+            t1 = time.perf_counter()
+            with torch.no_grad():
+                res = self.model.generate(**kwargs, **gen_kwargs)
+            spent = time.perf_counter() - t1
+        except Exception as e:  # one failed batch is an error in each of its records
+            msg = f"{type(e).__name__}: {e}"
+            return [Generation(error=msg, finish_reason="error") for _ in reqs]
+        seqs = res.sequences[:, width:].cpu()
+        logprobs = None
+        if self.logprobs and res.logits:
+            logits = torch.stack(res.logits, dim=1).float()  # [B, steps, V]
+            if sample:
+                logits = logits / first.temperature
+            lp = torch.log_softmax(logits, dim=-1)
+            logprobs = lp.gather(-1, seqs[:, : lp.shape[1]].unsqueeze(-1).to(lp.device)).squeeze(-1).cpu()
+        out = []
+        stops = set(codec.stop_ids)
+        for i, r in enumerate(reqs):
+            row = seqs[i].tolist()
+            n, finish = len(row), "length"
+            for j, t in enumerate(row):
+                if t in stops:
+                    n, finish = j + 1, "stop"
+                    break
+            gen_ids = row[:n]
+            body = gen_ids[:-1] if finish == "stop" else gen_ids
+            out.append(
+                Generation(
+                    text=codec.decode(body),
+                    token_ids=gen_ids,
+                    logprobs=logprobs[i, :n].tolist() if logprobs is not None else None,
+                    finish_reason=finish,  # type: ignore[arg-type]
+                    prompt_tokens=len(r.prompt_ids),
+                    completion_tokens=len(gen_ids),
+                    preprocess_s=prep / len(reqs),
+                    generate_s=spent / len(reqs),
+                )
+            )
+        return out

@@ -1,0 +1,121 @@
+"""The episode engine's knobs and the backends' knobs: one typed dataclass each.
+
+``EngineConfig`` is shared by ``infer``, ``eval`` and ``train`` (each command's own config nests
+it), so an episode behaves the same wherever it runs. ``BackendConfig`` picks and configures the
+model behind the engine. Defaults follow PROTOCOL §1–§3 (evaluation settings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from paravt.errors import ConfigError
+
+#: The released ParaVT checkpoint on the Hugging Face Hub (Qwen3-VL-8B fine-tuned with PARA-GRPO).
+DEFAULT_MODEL_ID = "ParaVT/ParaVT-8B"
+
+
+@dataclass
+class CropSettings:
+    """How one ``crop_video`` window is sampled (PROTOCOL §3); mirrors ``tools.CropConfig``."""
+
+    fps: float = 1.0
+    min_frames: int = 2
+    max_frames: int = 16
+    workers: int = 2
+    min_pixels: int = 784
+    max_pixels: int = 50176
+
+
+@dataclass
+class EngineConfig:
+    """How episodes run.
+
+    - ``mode``: ``parallel`` (all calls of a turn run, up to ``max_parallel``), ``sequential`` (one
+      call per turn, extras answered with a tool error), ``direct`` (no tool, one answer turn).
+    - ``evidence``: ``frames`` (window frames go back to the model) or ``subagent`` (the same model
+      summarises each window, ≤ ``subagent_max_tokens``, then `` [truncated]``).
+    - ``max_turns`` tool rounds; after the last one the agent is told to answer now
+      (``forced_tokens_*`` new tokens by question type).
+    - ``frames``: overview frame budget K (``EpisodeInput.frames_k`` overrides it per episode);
+      ``overview_sampling`` is the video engine's overview mode.
+    - ``timestamps``: precede each overview frame with ``<t seconds>`` (off = paper-compat eval).
+    - ``min_pixels``/``max_pixels``: overview pixel budget; window frames use ``crop``'s budget.
+    - ``think_prefix``: text pre-filled after the main agent's generation prompt (prompt tokens,
+      not completion); ``system_prompt``: a file that replaces the system prompt verbatim.
+    - ``temperature`` 0 means greedy.
+    """
+
+    mode: Literal["parallel", "sequential", "direct"] = "parallel"
+    evidence: Literal["frames", "subagent"] = "frames"
+    max_turns: int = 3
+    max_parallel: int = 5
+    frames: int = 64
+    overview_sampling: Literal["exact", "keyframe", "qwen-vl-utils"] = "exact"
+    timestamps: bool = True
+    max_new_tokens: int = 2048
+    forced_tokens_mcq: int = 64
+    forced_tokens_tvg: int = 128
+    forced_tokens_oe: int = 256
+    subagent_max_tokens: int = 512
+    temperature: float = 0.0
+    top_p: float = 1.0
+    min_pixels: int = 100352
+    max_pixels: int = 602112
+    think_prefix: str = ""
+    system_prompt: str | None = None
+    keep_images: bool = True
+    crop: CropSettings = field(default_factory=CropSettings)
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("parallel", "sequential", "direct"):
+            raise ConfigError(f"mode {self.mode!r}: choose parallel, sequential or direct")
+        if self.evidence not in ("frames", "subagent"):
+            raise ConfigError(f"evidence {self.evidence!r}: choose frames or subagent")
+        for name in ("max_turns", "max_parallel", "frames", "max_new_tokens", "subagent_max_tokens"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.min_pixels > self.max_pixels:
+            raise ConfigError(
+                f"min_pixels ({self.min_pixels}) is larger than max_pixels ({self.max_pixels})"
+            )
+
+    def forced_tokens(self, question_type: str) -> int:
+        return {
+            "mcq": self.forced_tokens_mcq,
+            "tvg": self.forced_tokens_tvg,
+        }.get(question_type, self.forced_tokens_oe)
+
+
+@dataclass
+class BackendConfig:
+    """Which model answers, and how to reach it.
+
+    ``kind``: ``hf`` (local transformers model; ``model`` is a Hub id or a folder) or ``openai``
+    (an OpenAI-compatible chat server at ``base_url``; ``model`` is the served model name).
+    ``api_key`` is sent as a bearer token (vLLM/SGLang accept any value unless started with one).
+    """
+
+    kind: Literal["hf", "openai"] = "hf"
+    model: str = DEFAULT_MODEL_ID
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = 8
+    attn_implementation: str | None = None
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key: str = "EMPTY"
+    concurrency: int = 8
+    retries: int = 3
+    backoff_s: float = 1.0
+    timeout_s: float = 300.0
+    image_format: Literal["jpeg", "png"] = "jpeg"
+    tool_role: Literal["user", "tool"] = "user"
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("hf", "openai"):
+            raise ConfigError(f"backend {self.kind!r}: choose hf or openai")
+        if self.concurrency < 1 or self.batch_size < 1:
+            raise ConfigError("backend concurrency and batch_size must be at least 1")
+        if self.retries < 0:
+            raise ConfigError(f"backend retries must be >= 0, got {self.retries}")

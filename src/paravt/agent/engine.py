@@ -1,0 +1,525 @@
+"""The episode engine: one loop that serves ``infer``, ``eval`` and ``train``.
+
+A batch of episodes advances together, round by round:
+
+1. generate for every active episode (one ``backend.generate`` call for the whole batch);
+2. parse each turn (``agent.parser``); a turn without calls is final;
+3. gather every call of every episode and run them all in **one** batched video pass
+   (``tools.execute_windows``: one decoder per video, windows de-duplicated);
+4. with ``evidence="subagent"``, summarise every successful window in one more batched generate;
+5. append each episode's tool turn (one ``role: tool`` message per call block, errors included)
+   and, after the last allowed tool round, the forced-answer message; next round.
+
+A corrupt or missing video, or a failed generation, ends that episode with ``status="error"`` and
+never stops its siblings. With a token-space backend (one that has a ``codec``) each episode also
+carries its token stream — prompt ids, generated ids, rendered tool-turn ids, concatenated, never
+re-tokenized — with a loss mask on generated tokens, logprobs, and every image in order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from paravt.agent.config import EngineConfig
+from paravt.agent.parser import parse_turn
+from paravt.agent.prompts import Prompts, load_prompts
+from paravt.agent.records import (
+    CallRecord,
+    EpisodeInput,
+    EpisodeRecord,
+    GenRequest,
+    Generation,
+    ImageItem,
+    TurnRecord,
+)
+from paravt.agent.tool_turns import plan_calls, tool_message, truncate_summary
+from paravt.errors import UserError
+
+
+class _Context:
+    """The growing conversation of one agent (main or sub-agent): messages, images, tokens."""
+
+    def __init__(self, codec: Any):
+        self.codec = codec
+        self.messages: list[dict] = []
+        self.images: list[ImageItem] = []
+        self.token_ids: list[int] = []
+        self.loss_mask: list[int] = []
+        self.logprobs: list[float] = []
+        self.pixel_chunks: list[Any] = []  # preprocessed images, aligned with ``images``
+        self.grid_rows: list[Any] = []
+
+    def add_images(self, items: list[ImageItem]) -> None:
+        if self.codec is not None:
+            for it in items:
+                _, h, w = it.data.shape
+                it.grid_thw = self.codec.grid_for(int(h), int(w), it.min_pixels, it.max_pixels)
+        self.images.extend(items)
+
+    def extend(self, ids: list[int], generated: bool, logprobs: list[float] | None = None) -> None:
+        self.token_ids.extend(ids)
+        self.loss_mask.extend([1 if generated else 0] * len(ids))
+        if generated and logprobs is not None and len(logprobs) == len(ids):
+            self.logprobs.extend(float(x) for x in logprobs)
+        else:
+            self.logprobs.extend([0.0] * len(ids))
+
+    def vision_inputs(self) -> tuple[Any, Any, float]:
+        """``pixel_values``/``image_grid_thw`` for all images so far (new ones preprocessed now)."""
+        if self.codec is None or not self.images:
+            return None, None, 0.0
+        import torch
+
+        from paravt.agent.vision import preprocess
+
+        t0 = time.perf_counter()
+        done = len(self.pixel_chunks)
+        if done < len(self.images):
+            pv, grid = preprocess(self.images[done:], self.codec)
+            # split the new rows per image so later rounds reuse them
+            offset = 0
+            for i, row in enumerate(grid):
+                n = int(row.prod())
+                self.pixel_chunks.append(pv[offset : offset + n])
+                self.grid_rows.append(row)
+                offset += n
+        spent = time.perf_counter() - t0
+        return torch.cat(self.pixel_chunks), torch.stack(self.grid_rows), spent
+
+
+class _Episode:
+    def __init__(self, inp: EpisodeInput, record: EpisodeRecord, codec: Any):
+        self.input = inp
+        self.record = record
+        self.ctx = _Context(codec)
+        self.done = False
+        self.turn = 0
+        self.forced_next = False
+        self.t0 = time.perf_counter()
+
+
+class EpisodeEngine:
+    """Runs batches of episodes against one backend under one ``EngineConfig``."""
+
+    def __init__(self, backend: Any, config: EngineConfig | None = None, prompts: Prompts | None = None):
+        self.backend = backend
+        self.config = config or EngineConfig()
+        self.prompts = prompts or load_prompts(self.config.system_prompt)
+        self.codec = getattr(backend, "codec", None)
+        #: ``tools.execute_windows`` BatchResult.stats of every tool round of the last ``run``.
+        self.tool_stats: list[Any] = []
+
+    # -- public -----------------------------------------------------------------------------
+    def run(self, inputs: list[EpisodeInput]) -> list[EpisodeRecord]:
+        """Run every episode to its final answer (or error); records come back in input order."""
+        self.tool_stats = []
+        seen: set[str] = set()
+        for inp in inputs:
+            if not isinstance(inp, EpisodeInput):
+                raise UserError(f"EpisodeEngine.run takes EpisodeInput items, got {type(inp).__name__}")
+            seen.add(inp.id)
+        episodes = self._start(inputs)
+        max_rounds = 1 if self.config.mode == "direct" else self.config.max_turns + 1
+        for _ in range(max_rounds):
+            active = [ep for ep in episodes if not ep.done]
+            if not active:
+                break
+            self._round(active)
+        for ep in episodes:
+            if not ep.done:  # cannot happen with max_rounds as above; kept as a guard
+                ep.done = True
+                ep.record.status = "error"
+                ep.record.error = "episode did not finish within the turn limit"
+            self._finish(ep)
+        return [ep.record for ep in episodes]
+
+    # -- episode start: overview frames and the first prompt ---------------------------------
+    def _new_record(self, inp: EpisodeInput) -> EpisodeRecord:
+        cfg = self.config
+        return EpisodeRecord(
+            id=inp.id,
+            video=str(inp.video),
+            question=inp.question,
+            question_type=inp.question_type,
+            options=list(inp.options) if inp.options else None,
+            gold=inp.answer,
+            mode=cfg.mode,
+            evidence=cfg.evidence,
+            frames_k=int(inp.frames_k or cfg.frames),
+            prefix=cfg.think_prefix,
+            meta=dict(inp.meta),
+        )
+
+    def _overview(self, path: str, k: int, cache: dict) -> tuple[Any, dict, float, str | None]:
+        """Overview frames of one video (decoded once per run and frame budget)."""
+        key = (path, k, self.config.overview_sampling)
+        if key in cache:
+            return cache[key]
+        t0 = time.perf_counter()
+        try:
+            from paravt.video import VideoSource
+
+            src = VideoSource(path)
+            meta = src.meta
+            frames = src.overview(k, mode=self.config.overview_sampling)
+            meta_dict = dataclasses.asdict(meta) if dataclasses.is_dataclass(meta) else dict(vars(meta))
+            meta_dict = {k2: (str(v) if not isinstance(v, (int, float, str, type(None))) else v) for k2, v in meta_dict.items()}
+            if len(frames.times) == 0:
+                out = (None, meta_dict, time.perf_counter() - t0, f"no overview frame of {path} could be decoded")
+            else:
+                out = (frames, meta_dict, time.perf_counter() - t0, None)
+        except Exception as e:  # a corrupt or missing video is an episode error, never a crash
+            out = (None, {}, time.perf_counter() - t0, f"cannot read video {path}: {type(e).__name__}: {e}")
+        cache[key] = out
+        return out
+
+    def _start(self, inputs: list[EpisodeInput]) -> list[_Episode]:
+        cfg = self.config
+        cache: dict = {}
+        episodes = []
+        system = self.prompts.system(cfg.mode, cfg.max_turns, cfg.max_parallel)
+        for inp in inputs:
+            rec = self._new_record(inp)
+            ep = _Episode(inp, rec, self.codec)
+            episodes.append(ep)
+            frames, meta, spent, err = self._overview(str(inp.video), rec.frames_k, cache)
+            rec.timings.decode_s += spent
+            rec.video_meta = meta
+            if err is not None:
+                self._fail(ep, err)
+                continue
+            rec.warnings.extend(getattr(frames, "warnings", []) or [])
+            rec.overview_times = [float(t) for t in frames.times]
+            items = [
+                ImageItem(frames.data[i], float(t), "overview", cfg.min_pixels, cfg.max_pixels)
+                for i, t in enumerate(frames.times)
+            ]
+            content = self.prompts.user_content(
+                rec.overview_times, inp.question, inp.options, inp.question_type, cfg.timestamps
+            )
+            ep.ctx.messages = [
+                {"role": "system", "content": system},
+                {"role": "user", "content": content},
+            ]
+            try:
+                ep.ctx.add_images(items)
+                if self.codec is not None:
+                    grids = [it.grid_thw for it in ep.ctx.images]
+                    ids = self.codec.prompt_ids(ep.ctx.messages, grids, prefill=cfg.think_prefix)
+                    ep.ctx.extend(ids, generated=False)
+                    rec.prompt_len = len(ids)
+            except Exception as e:  # e.g. a frame too small for the pixel budget
+                self._fail(ep, f"cannot build the prompt: {type(e).__name__}: {e}")
+        return episodes
+
+    def _fail(self, ep: _Episode, message: str) -> None:
+        ep.done = True
+        ep.record.status = "error"
+        ep.record.error = message
+        ep.record.prediction = None
+
+    # -- one round ---------------------------------------------------------------------------
+    def _request(self, ep_id: str, turn: int, role: str, ctx: _Context, max_new: int, forced: bool, prefill: str) -> GenRequest:
+        pv, grid, spent = ctx.vision_inputs()
+        req = GenRequest(
+            episode_id=ep_id,
+            turn=turn,
+            role=role,  # type: ignore[arg-type]
+            messages=ctx.messages,
+            images=ctx.images,
+            max_new_tokens=max_new,
+            temperature=self.config.temperature,
+            top_p=self.config.top_p,
+            forced=forced,
+            prompt_ids=list(ctx.token_ids) if self.codec is not None else None,
+            pixel_values=pv,
+            image_grid_thw=grid,
+            prefill=prefill,
+            key=f"{ep_id}/t{turn}" if role == "main" else f"{ep_id}/t{turn}/{role}",
+        )
+        req._preprocess_s = spent  # type: ignore[attr-defined]
+        return req
+
+    def _generate(self, requests: list[GenRequest]) -> list[Generation]:
+        if not requests:
+            return []
+        gens = self.backend.generate(requests)
+        if len(gens) != len(requests):
+            raise RuntimeError(
+                f"backend {type(self.backend).__name__} returned {len(gens)} generations for "
+                f"{len(requests)} requests"
+            )
+        return gens
+
+    def _round(self, active: list[_Episode]) -> None:
+        cfg = self.config
+        requests = []
+        for ep in active:
+            forced = ep.forced_next
+            max_new = cfg.forced_tokens(ep.input.question_type) if forced else cfg.max_new_tokens
+            prefill = cfg.think_prefix if ep.turn == 0 else ""
+            requests.append(self._request(ep.input.id, ep.turn, "main", ep.ctx, max_new, forced, prefill))
+        gens = self._generate(requests)
+
+        pending: list[tuple[_Episode, list]] = []  # episodes whose calls run this round
+        for ep, req, gen in zip(active, requests, gens):
+            rec = ep.record
+            rec.timings.preprocess_s += req._preprocess_s + gen.preprocess_s  # type: ignore[attr-defined]
+            rec.timings.generate_s += gen.generate_s
+            if gen.error is not None:
+                self._fail(ep, f"generation failed at turn {ep.turn}: {gen.error}")
+                continue
+            text = req.prefill + gen.text
+            turn = TurnRecord(
+                index=ep.turn,
+                text=text,
+                forced=req.forced,
+                finish_reason=gen.finish_reason,
+                prompt_tokens=len(req.prompt_ids) if req.prompt_ids is not None else int(gen.prompt_tokens or 0),
+                generate_s=gen.generate_s,
+                preprocess_s=req._preprocess_s + gen.preprocess_s,  # type: ignore[attr-defined]
+            )
+            self._append_generated(ep, gen, turn)
+            ep.ctx.messages = ep.ctx.messages + [{"role": "assistant", "content": text}]
+            rec.turns.append(turn)
+            parsed = parse_turn(text)
+            turn.answer = parsed.answer
+            turn.has_answer_tag = parsed.has_answer_tag
+            final = req.forced or cfg.mode == "direct" or not parsed.is_tool_turn
+            if final:
+                for call in plan_calls(parsed, ep.turn, "parallel", 10**6):
+                    call.record.status = "ignored"
+                    call.record.error = call.record.error or "not executed: the episode was answering"
+                    rec.calls.append(call.record)
+                rec.prediction = parsed.answer
+                rec.forced = req.forced
+                rec.answer_source = (
+                    "forced" if req.forced else ("answer_tag" if parsed.has_answer_tag else "extracted")
+                )
+                ep.done = True
+                continue
+            planned = plan_calls(parsed, ep.turn, cfg.mode, cfg.max_parallel)
+            turn.n_calls = len(planned)
+            pending.append((ep, planned))
+
+        if pending:
+            self._run_tools(pending)
+        for ep, _ in pending:
+            ep.turn += 1
+            if ep.turn >= cfg.max_turns:
+                ep.forced_next = True
+
+    def _append_generated(self, ep: _Episode, gen: Generation, turn: TurnRecord) -> None:
+        rec = ep.record
+        if self.codec is not None:
+            ids = gen.token_ids
+            if ids is None:  # a text-only backend behind a codec: tokenize once, and say so
+                ids = self.codec.encode_text(gen.text)
+                rec.warnings.append(f"turn {ep.turn}: backend returned no token ids; text was tokenized")
+            ep.ctx.extend(list(ids), generated=True, logprobs=gen.logprobs)
+            turn.generated_tokens = len(ids)
+            ep.last_closed = bool(ids) and ids[-1] in self.codec.stop_ids  # type: ignore[attr-defined]
+        else:
+            turn.generated_tokens = int(gen.completion_tokens or 0)
+            ep.last_closed = True  # type: ignore[attr-defined]
+
+    # -- tools -------------------------------------------------------------------------------
+    def _crop_config(self) -> Any:
+        from paravt.tools.crop_video import CropConfig
+
+        c = self.config.crop
+        return CropConfig(fps=c.fps, min_frames=c.min_frames, max_frames=c.max_frames, workers=c.workers)
+
+    def _run_tools(self, pending: list[tuple[_Episode, list]]) -> None:
+        from paravt.tools.crop_video import WindowRequest, execute_windows
+
+        cfg = self.config
+        requests, owners = [], []
+        for ep, planned in pending:
+            for p in planned:
+                if p.run:
+                    requests.append(WindowRequest(video=str(ep.input.video), arguments=p.record.arguments, key=len(owners)))
+                    owners.append((ep, p.record))
+        t0 = time.perf_counter()
+        batch = execute_windows(requests, self._crop_config()) if requests else None
+        spent = time.perf_counter() - t0
+        if batch is not None:
+            self.tool_stats.append(batch.stats)
+        per_ep: dict[int, int] = {}
+        for ep, _ in owners:
+            per_ep[id(ep)] = per_ep.get(id(ep), 0) + 1
+        # results → call records; frames stay with their call until the tool turn is built
+        frames_of: dict[int, Any] = {}
+        for i, (ep, call) in enumerate(owners):
+            res = batch.results[i]
+            call.start, call.end = getattr(res, "start", None), getattr(res, "end", None)
+            call.warnings = list(getattr(res, "warnings", []) or [])
+            if res.ok:
+                call.times = [float(t) for t in res.times]
+                call.n_frames = len(call.times)
+                call.response = res.message()
+                frames_of[id(call)] = res.frames
+            else:
+                call.status = "error"
+                call.error = res.error or res.message()
+                call.error_kind = res.error_kind
+        for ep, _ in pending:
+            if per_ep.get(id(ep)):
+                ep.record.timings.decode_s += spent * per_ep[id(ep)] / len(owners)
+
+        if cfg.evidence == "subagent":
+            self._summarise(owners, frames_of)
+
+        for ep, planned in pending:
+            self._tool_turn(ep, planned, frames_of)
+
+    def _window_items(self, frames: Any, times: list[float]) -> list[ImageItem]:
+        c = self.config.crop
+        return [ImageItem(frames[i], float(t), "tool", c.min_pixels, c.max_pixels) for i, t in enumerate(times)]
+
+    def _summarise(self, owners: list, frames_of: dict) -> None:
+        """One batched generate of sub-agent summaries for every successful window of the round."""
+        cfg = self.config
+        jobs, requests = [], []
+        for ep, call in owners:
+            if call.status != "ok":
+                continue
+            ctx = _Context(self.codec)
+            items = self._window_items(frames_of[id(call)], call.times)
+            content = self.prompts.subagent_content(
+                call.times, float(call.start), float(call.end), ep.input.question, cfg.timestamps
+            )
+            ctx.messages = [{"role": "user", "content": content}]
+            ctx.add_images(items)
+            if self.codec is not None:
+                ctx.extend(self.codec.prompt_ids(ctx.messages, [it.grid_thw for it in items]), generated=False)
+            sub_id = f"{ep.input.id}/sub{call.turn}.{call.index}"
+            requests.append(self._request(sub_id, call.turn, "subagent", ctx, cfg.subagent_max_tokens, False, ""))
+            jobs.append((ep, call, ctx, sub_id))
+        gens = self._generate(requests)
+        for (ep, call, ctx, sub_id), req, gen in zip(jobs, requests, gens):
+            ep.record.timings.generate_s += gen.generate_s
+            ep.record.timings.preprocess_s += req._preprocess_s + gen.preprocess_s  # type: ignore[attr-defined]
+            sub = EpisodeRecord(
+                id=sub_id,
+                video=str(ep.input.video),
+                question=ep.input.question,
+                question_type=ep.input.question_type,
+                options=None,
+                gold=None,
+                mode="subagent",
+                evidence="frames",
+                prompt_len=len(ctx.token_ids),
+            )
+            if gen.error is not None:
+                call.status = "error"
+                call.error_kind = "subagent"
+                call.error = f"The sub-agent could not summarise this window: {gen.error}"
+                sub.status, sub.error = "error", gen.error
+            else:
+                hit = gen.finish_reason == "length"
+                call.summary = truncate_summary(gen.text, hit)
+                turn = TurnRecord(index=0, text=gen.text, finish_reason=gen.finish_reason, generate_s=gen.generate_s)
+                if self.codec is not None:
+                    ids = gen.token_ids if gen.token_ids is not None else self.codec.encode_text(gen.text)
+                    ctx.extend(list(ids), generated=True, logprobs=gen.logprobs)
+                    turn.generated_tokens = len(ids)
+                sub.turns.append(turn)
+                sub.prediction = call.summary
+            self._close(sub, ctx)
+            ep.record.subagents.append(sub)
+
+    def _tool_turn(self, ep: _Episode, planned: list, frames_of: dict) -> None:
+        """Append one tool message per call block (+ the forced-answer message if due)."""
+        cfg = self.config
+        rec = ep.record
+        messages: list[dict] = []
+        new_items: list[ImageItem] = []
+        for p in planned:
+            call = p.record
+            rec.calls.append(call)
+            if call.status == "ok" and cfg.evidence == "frames":
+                items = self._window_items(frames_of[id(call)], call.times)
+                new_items.extend(items)
+                messages.append(tool_message(call.response, n_images=len(items)))
+            elif call.status == "ok":
+                call.response = f"Summary of {call.start:.1f}s to {call.end:.1f}s: {call.summary}"
+                messages.append(tool_message(call.response))
+            else:
+                call.response = call.error or "The call failed."
+                messages.append(tool_message(call.response))
+        last_round = ep.turn + 1 >= cfg.max_turns
+        if last_round:
+            messages.append({"role": "user", "content": self.prompts.forced_answer(ep.input.question_type)})
+        ep.ctx.messages = ep.ctx.messages + messages
+        try:
+            ep.ctx.add_images(new_items)
+            if self.codec is not None:
+                grids = [it.grid_thw for it in new_items]
+                msgs = messages if self.codec.wraps_tool_response else _wrap_tool_text(messages)
+                ids = self.codec.turn_delta_ids(msgs, grids, closed_by_model=ep.last_closed)  # type: ignore[attr-defined]
+                ep.ctx.extend(ids, generated=False)
+                rec.turns[-1].tool_tokens = len(ids)
+        except Exception as e:
+            self._fail(ep, f"cannot build the tool turn: {type(e).__name__}: {e}")
+
+    # -- closing -----------------------------------------------------------------------------
+    def _close(self, rec: EpisodeRecord, ctx: _Context) -> None:
+        """Move the context's token stream, images and counts into the record."""
+        rec.messages = ctx.messages
+        if self.config.keep_images:
+            rec.images = ctx.images
+        if self.codec is not None:
+            rec.token_ids = ctx.token_ids
+            rec.loss_mask = ctx.loss_mask
+            rec.logprobs = ctx.logprobs
+            if ctx.images and self.config.keep_images:
+                pv, grid, _ = ctx.vision_inputs()
+                rec.pixel_values, rec.image_grid_thw = pv, grid
+            n_gen = sum(ctx.loss_mask)
+            n_img = sum(1 for t in ctx.token_ids if t == self.codec.image_token_id)
+            rec.tokens.prompt = rec.prompt_len
+            rec.tokens.generated = n_gen
+            rec.tokens.image = n_img
+            rec.tokens.total = len(ctx.token_ids)
+            rec.tokens.tool = len(ctx.token_ids) - rec.prompt_len - n_gen
+        else:
+            rec.tokens.generated = sum(t.generated_tokens for t in rec.turns)
+            rec.tokens.prompt = rec.turns[0].prompt_tokens if rec.turns else 0
+            rec.tokens.total = (rec.turns[-1].prompt_tokens + rec.turns[-1].generated_tokens) if rec.turns else 0
+
+    def _finish(self, ep: _Episode) -> None:
+        rec = ep.record
+        self._close(rec, ep.ctx)
+        counts = rec.tool_counts
+        for call in rec.calls:
+            if call.status == "ignored":
+                continue
+            if call.name is not None:
+                counts.parseable_calls += 1
+            else:
+                counts.parse_errors += 1
+            if call.status == "ok":
+                counts.executed_ok += 1
+            else:
+                counts.errors += 1
+            if call.error_kind in ("over_cap", "sequential_extra"):
+                counts.over_cap += 1
+        rec.timings.total_s = time.perf_counter() - ep.t0
+
+
+def _wrap_tool_text(messages: list[dict]) -> list[dict]:
+    """For templates that do not wrap tool results themselves: put the text in <tool_response>."""
+    out = []
+    for m in messages:
+        if m.get("role") != "tool":
+            out.append(m)
+            continue
+        parts = [
+            dict(p, text=f"<tool_response>\n{p['text']}\n</tool_response>") if p.get("type") == "text" else p
+            for p in m["content"]
+        ]
+        out.append({"role": "tool", "content": parts})
+    return out

@@ -1,0 +1,173 @@
+"""Load the prompt files (package data in ``agent/prompts/``) and render them into chat content.
+
+Prompts are data, not code: the files hold our own wording with ``${name}`` placeholders
+(``string.Template``), and this module fills them. The user turn is built as a list of chat content
+parts — for each overview frame an optional ``<t seconds>`` text part then an image part — followed
+by the question text, so the model's own chat template places the vision tokens.
+
+``--system-prompt FILE`` replaces the system prompt verbatim (no placeholder filling), so a
+released checkpoint's own prompt can be used unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from paravt.errors import UserError
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _read(name: str) -> str:
+    return resources.files("paravt.agent").joinpath("prompts", name).read_text(encoding="utf-8")
+
+
+def _fill(text: str, **values) -> str:
+    return Template(text).safe_substitute(**{k: str(v) for k, v in values.items()})
+
+
+def tool_schema() -> dict:
+    """The crop_video schema from the tool room, with a local copy if it has not landed."""
+    try:
+        from paravt.tools.crop_video import TOOL_SCHEMA
+
+        return TOOL_SCHEMA
+    except ImportError:  # pragma: no cover - only before the tools room exists
+        return {
+            "type": "function",
+            "function": {
+                "name": "crop_video",
+                "description": "Return frames sampled from a time window of the video.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "video_path": {"type": "string"},
+                        "start_time": {"type": "number"},
+                        "end_time": {"type": "number"},
+                    },
+                    "required": ["video_path", "start_time", "end_time"],
+                },
+            },
+        }
+
+
+def format_timestamp(t: float) -> str:
+    """The per-frame time label that precedes each overview frame (Qwen3-VL's own style)."""
+    return f"<{t:.1f} seconds>"
+
+
+def format_options(options: list[str] | None) -> str:
+    """``A. first\\nB. second\\n`` — options already lettered (``"A. x"``, ``"(A) x"``) stay as given."""
+    if not options:
+        return ""
+    lines = []
+    for i, opt in enumerate(options):
+        text = str(opt).strip()
+        letter = _LETTERS[i] if i < len(_LETTERS) else str(i + 1)
+        head = text[:3].lstrip("(")
+        if len(head) >= 2 and head[0] == letter and head[1] in ".):":
+            lines.append(text)
+        else:
+            lines.append(f"{letter}. {text}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Prompts:
+    """All prompt texts of one run. Build with ``load_prompts``."""
+
+    system_by_mode: dict[str, str]
+    user: str
+    instructions: dict[str, str]
+    forced: str
+    forced_mcq: str
+    subagent: str
+    system_override: str | None = None
+
+    def system(self, mode: str, max_turns: int, max_parallel: int) -> str:
+        if self.system_override is not None:
+            return self.system_override
+        if mode not in self.system_by_mode:
+            raise UserError(f"no system prompt for mode {mode!r}; choose parallel, sequential or direct")
+        schema = json.dumps(tool_schema())
+        return _fill(
+            self.system_by_mode[mode],
+            tool_schema=schema,
+            max_turns=max_turns,
+            max_parallel=max_parallel,
+        )
+
+    def instruction(self, question_type: str) -> str:
+        return self.instructions.get(question_type, self.instructions["oe"])
+
+    def question_text(self, question: str, options: list[str] | None, question_type: str) -> str:
+        """The text that follows the overview frames: question, lettered options, instruction."""
+        return _fill(
+            self.user,
+            question=question.strip(),
+            options=format_options(options),
+            instruction=self.instruction(question_type),
+        )
+
+    def user_content(
+        self,
+        times: list[float],
+        question: str,
+        options: list[str] | None,
+        question_type: str,
+        timestamps: bool = True,
+    ) -> list[dict]:
+        """Chat content parts of the first user turn: ``[<t>] image`` per frame, then the text."""
+        parts: list[dict] = []
+        for t in times:
+            if timestamps:
+                parts.append({"type": "text", "text": format_timestamp(t)})
+            parts.append({"type": "image"})
+        text = self.question_text(question, options, question_type)
+        parts.append({"type": "text", "text": ("\n" if times else "") + text})
+        return parts
+
+    def forced_answer(self, question_type: str) -> str:
+        if question_type == "mcq":
+            return self.forced_mcq
+        return _fill(self.forced, instruction=self.instruction(question_type))
+
+    def subagent_content(
+        self, times: list[float], start: float, end: float, question: str, timestamps: bool = True
+    ) -> list[dict]:
+        """Content of the sub-agent's user turn: the window's frames, then what to summarise."""
+        parts: list[dict] = []
+        for t in times:
+            if timestamps:
+                parts.append({"type": "text", "text": format_timestamp(t)})
+            parts.append({"type": "image"})
+        text = _fill(self.subagent, start=f"{start:.1f}", end=f"{end:.1f}", question=question.strip())
+        parts.append({"type": "text", "text": ("\n" if times else "") + text})
+        return parts
+
+
+def load_prompts(system_prompt_file: str | Path | None = None) -> Prompts:
+    """Read the packaged prompts; ``system_prompt_file`` replaces the system prompt verbatim."""
+    override = None
+    if system_prompt_file is not None:
+        p = Path(system_prompt_file)
+        if not p.is_file():
+            raise UserError(
+                f"system prompt file not found: {p} (pass an existing text file to --system-prompt)"
+            )
+        override = p.read_text(encoding="utf-8").strip()
+        if not override:
+            raise UserError(f"system prompt file {p} is empty; write the prompt into it")
+    return Prompts(
+        system_by_mode={m: _read(f"system_{m}.txt").strip() for m in ("parallel", "sequential", "direct")},
+        user=_read("user.txt").strip(),
+        instructions={q: _read(f"instruction_{q}.txt").strip() for q in ("mcq", "tvg", "oe")},
+        forced=_read("forced_answer.txt").strip(),
+        forced_mcq=_read("forced_answer_mcq.txt").strip(),
+        subagent=_read("subagent.txt").strip(),
+        system_override=override,
+    )

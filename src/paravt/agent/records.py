@@ -1,0 +1,265 @@
+"""What goes into the episode engine, what crosses the backend boundary, and what comes out.
+
+One module holds these plain dataclasses so that the engine, the backends, the scripted test
+backend, evaluation and the trainer all speak the same vocabulary:
+
+- ``EpisodeInput``: one question about one video (what callers hand the engine).
+- ``GenRequest`` / ``Generation``: one generation asked of a backend and its answer. A request
+  carries the conversation twice — as chat ``messages`` + raw ``images`` (for HTTP backends that
+  apply the template server-side) and, when the backend works in token space, as ``prompt_ids`` +
+  ``pixel_values``/``image_grid_thw`` (token-in/token-out, for the local model and the policy).
+- ``EpisodeRecord``: everything that happened in one episode — turns, calls, results, errors,
+  timings, token counts, final answer — plus the token stream, loss mask, logprobs and images the
+  trainer needs for its loss forward.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+QuestionType = Literal["mcq", "tvg", "oe"]
+
+
+@dataclass
+class EpisodeInput:
+    """One question about one video.
+
+    ``frames_k`` overrides ``EngineConfig.frames`` for this episode (nFrames Gating sets it per
+    prompt). ``answer`` is the gold answer, carried through to the record untouched (scoring is not
+    the engine's job). ``meta`` is copied to the record as-is.
+    """
+
+    id: str
+    video: str
+    question: str
+    options: list[str] | None = None
+    question_type: QuestionType = "mcq"
+    frames_k: int | None = None
+    answer: Any = None
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class ImageItem:
+    """One image of an episode's context, in order (overview frames, then tool frames).
+
+    ``data`` is the decoded uint8 ``[3, H, W]`` frame; ``min_pixels``/``max_pixels`` are the pixel
+    budget it is resized under; ``grid_thw`` is the vision grid the model sees (image layout, so
+    ``t == 1``), which fixes how many image-pad tokens stand for it in the token stream.
+    """
+
+    data: Any
+    time: float
+    source: Literal["overview", "tool"]
+    min_pixels: int
+    max_pixels: int
+    grid_thw: tuple[int, int, int] | None = None
+
+
+@dataclass
+class GenRequest:
+    """One generation asked of a backend.
+
+    ``role`` is ``main`` for the main agent (``forced`` marks the final forced-answer turn) and
+    ``subagent`` for a sub-agent summarising one window. ``messages`` uses the Hugging Face chat
+    format with ``{"type": "image"}`` parts standing for ``images`` in order; tool results are
+    ``role: "tool"`` messages. ``prompt_ids`` is the whole context so far (image pads expanded), set
+    only when the backend has a ``codec`` (token space); then ``pixel_values``/``image_grid_thw``
+    cover every image of that context, in order.
+    """
+
+    episode_id: str
+    turn: int
+    role: Literal["main", "subagent"]
+    messages: list[dict]
+    images: list[ImageItem]
+    max_new_tokens: int
+    temperature: float = 0.0
+    top_p: float = 1.0
+    forced: bool = False
+    prompt_ids: list[int] | None = None
+    pixel_values: Any = None
+    image_grid_thw: Any = None
+    prefill: str = ""
+    key: str = ""
+
+
+@dataclass
+class Generation:
+    """A backend's answer to one ``GenRequest``.
+
+    ``error`` set means the generation failed (server down, bad response): the engine records it as
+    an episode error and never scores ``text`` as an answer. ``token_ids`` (generated ids only, the
+    stop token included when the model emitted it) and ``logprobs`` (one per generated id) are
+    given by token-space backends; HTTP backends leave them ``None``.
+    """
+
+    text: str = ""
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    error: str | None = None
+    finish_reason: Literal["stop", "length", "error"] = "stop"
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    preprocess_s: float = 0.0
+    generate_s: float = 0.0
+
+
+@dataclass
+class CallRecord:
+    """One ``crop_video`` call (or one malformed call block) of one turn.
+
+    ``status``: ``ok`` (executed, evidence returned), ``error`` (a tool error went back to the
+    model: malformed block, bad window, over the cap, ...), ``ignored`` (a call in a turn that gets
+    no tool response, e.g. the forced-answer turn or ``direct`` mode).
+    """
+
+    turn: int
+    index: int
+    name: str | None
+    arguments: dict | None
+    status: Literal["ok", "error", "ignored"]
+    error: str | None = None
+    error_kind: str | None = None
+    start: float | None = None
+    end: float | None = None
+    n_frames: int = 0
+    times: list[float] = field(default_factory=list)
+    response: str = ""
+    summary: str | None = None
+    raw: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TurnRecord:
+    """One generation of the main agent."""
+
+    index: int
+    text: str
+    forced: bool = False
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+    tool_tokens: int = 0
+    n_calls: int = 0
+    answer: str | None = None
+    has_answer_tag: bool = False
+    generate_s: float = 0.0
+    preprocess_s: float = 0.0
+    decode_s: float = 0.0
+
+
+@dataclass
+class Timings:
+    """Seconds spent per stage, summed over the episode (batched work is split evenly)."""
+
+    decode_s: float = 0.0
+    preprocess_s: float = 0.0
+    generate_s: float = 0.0
+    total_s: float = 0.0
+
+
+@dataclass
+class TokenCounts:
+    prompt: int = 0
+    generated: int = 0
+    tool: int = 0
+    image: int = 0
+    total: int = 0
+
+
+@dataclass
+class ToolCounts:
+    """Execution counts the tool reward and the metrics read (from execution, not from text)."""
+
+    parseable_calls: int = 0
+    executed_ok: int = 0
+    errors: int = 0
+    parse_errors: int = 0
+    over_cap: int = 0
+
+
+@dataclass
+class EpisodeRecord:
+    """Everything one episode produced.
+
+    ``status`` is ``ok`` or ``error`` (then ``error`` says why: unreadable video, failed
+    generation, ...); an errored episode has ``prediction is None`` and still counts in a
+    benchmark's denominator. ``prediction`` is the final answer text (PROTOCOL §4 extraction).
+
+    Token-in/token-out fields (filled when the backend works in token space): ``token_ids`` is the
+    whole stream (prompt first), ``loss_mask`` is 1 exactly on generated tokens, ``logprobs`` is
+    aligned with ``token_ids`` (0.0 where not generated or not returned), ``prompt_len`` counts the
+    tokens before the first generated one (think prefix included), ``images`` are every image of the
+    stream in order, with ``pixel_values``/``image_grid_thw`` their preprocessed form (one grid row
+    per image; image-pad tokens in the stream == sum of grid products / merge²).
+    """
+
+    id: str
+    video: str
+    question: str
+    question_type: str
+    options: list[str] | None
+    gold: Any
+    mode: str
+    evidence: str
+    status: Literal["ok", "error"] = "ok"
+    error: str | None = None
+    prediction: str | None = None
+    answer_source: str | None = None
+    forced: bool = False
+    frames_k: int = 0
+    overview_times: list[float] = field(default_factory=list)
+    video_meta: dict = field(default_factory=dict)
+    prefix: str = ""
+    turns: list[TurnRecord] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
+    tool_counts: ToolCounts = field(default_factory=ToolCounts)
+    timings: Timings = field(default_factory=Timings)
+    tokens: TokenCounts = field(default_factory=TokenCounts)
+    warnings: list[str] = field(default_factory=list)
+    messages: list[dict] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    token_ids: list[int] = field(default_factory=list)
+    loss_mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    prompt_len: int = 0
+    images: list[ImageItem] = field(default_factory=list)
+    pixel_values: Any = None
+    image_grid_thw: Any = None
+    subagents: list["EpisodeRecord"] = field(default_factory=list)
+
+    @property
+    def completion_text(self) -> str:
+        """Every main-agent turn's text joined, as the format reward reads it."""
+        return "".join(t.text for t in self.turns)
+
+    @property
+    def final_text(self) -> str | None:
+        return self.turns[-1].text if self.turns else None
+
+    def to_dict(self, tokens: bool = False) -> dict:
+        """JSON-able view (no tensors). ``tokens=True`` adds the token stream, mask and logprobs."""
+        heavy = {"images", "pixel_values", "image_grid_thw", "token_ids", "loss_mask", "logprobs"}
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name in heavy:
+                continue
+            value = getattr(self, f.name)
+            if f.name == "subagents":
+                out[f.name] = [s.to_dict(tokens=tokens) for s in value]
+            elif dataclasses.is_dataclass(value):
+                out[f.name] = dataclasses.asdict(value)
+            elif isinstance(value, list) and value and dataclasses.is_dataclass(value[0]):
+                out[f.name] = [dataclasses.asdict(v) for v in value]
+            else:
+                out[f.name] = value
+        out["n_images"] = len(self.images)
+        if tokens:
+            out["token_ids"] = list(self.token_ids)
+            out["loss_mask"] = list(self.loss_mask)
+            out["logprobs"] = list(self.logprobs)
+        return out

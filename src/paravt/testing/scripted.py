@@ -1,0 +1,127 @@
+"""A backend that replays given completions: deterministic episodes without a trained model.
+
+Why: with random tiny weights the generated text is noise, yet the engine's behaviour (parallel
+calls, malformed blocks, calls over the cap, windows outside the video, a missing answer, a failed
+request) must be exercised and asserted. ``ScriptedBackend`` answers every ``GenRequest`` from a
+script and behaves like a real token-space backend when given a processor: it returns generated
+token ids (ending with the stop token, like a model that stopped), honours ``max_new_tokens`` (a
+long completion is cut and reported as ``finish_reason="length"``), and can return logprobs.
+
+Script forms:
+- ``list[str]``: the same turns for every episode (turn n gets item n);
+- ``dict[episode_id, list[str]]``: per episode;
+- a callable ``(GenRequest) -> str | Generation``.
+An item may be a ``Generation`` (e.g. ``Generation(error="boom")`` to simulate a failed request).
+Sub-agent requests get ``subagent`` (a string or a callable). Running out of script is reported as
+a generation error, which the engine records as an episode error.
+
+Users can smoke-test a pipeline with it too: ``paravt`` never imports it outside tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from paravt.agent.records import GenRequest, Generation
+
+Script = "list[str] | dict[str, list[str]] | Callable[[GenRequest], Any]"
+
+
+class ScriptedBackend:
+    """Replays scripted completions. ``processor`` (or a model folder) turns on token space.
+
+    ``tokenize="pieces"`` encodes each completion in 3-character pieces — a tokenization no
+    tokenizer would produce from the whole text — so a test can prove the engine never
+    re-tokenizes generated text. ``logprobs=True`` returns a distinct fake logprob per token.
+    """
+
+    name = "scripted"
+
+    def __init__(
+        self,
+        script: Any,
+        processor: Any = None,
+        subagent: str | Callable[[GenRequest], str] = "The window shows a person moving in a room.",
+        tokenize: str = "canonical",
+        logprobs: bool = False,
+        stop: bool = True,
+    ):
+        self.script = script
+        self.subagent = subagent
+        self.tokenize = tokenize
+        self.want_logprobs = logprobs
+        self.stop = stop
+        self.codec = None
+        if processor is not None:
+            from paravt.agent.chat import ChatCodec
+
+            if isinstance(processor, (str, Path)):
+                from transformers import AutoProcessor
+
+                processor = AutoProcessor.from_pretrained(str(processor))
+            self.codec = processor if isinstance(processor, ChatCodec) else ChatCodec(processor)
+        #: Every ``generate`` call's requests, in order (tests assert batching with it).
+        self.batches: list[list[GenRequest]] = []
+
+    # -- script lookup ---------------------------------------------------------------------
+    def _item(self, req: GenRequest) -> Any:
+        if req.role == "subagent":
+            return self.subagent(req) if callable(self.subagent) else self.subagent
+        script = self.script
+        if callable(script):
+            return script(req)
+        turns = script.get(req.episode_id) if isinstance(script, dict) else script
+        if turns is None:
+            return Generation(error=f"scripted backend has no script for episode {req.episode_id!r}", finish_reason="error")
+        if req.turn >= len(turns):
+            return Generation(
+                error=f"script of episode {req.episode_id!r} has no turn {req.turn} ({len(turns)} given)",
+                finish_reason="error",
+            )
+        return turns[req.turn]
+
+    def _encode(self, text: str) -> list[int]:
+        codec = self.codec
+        if self.tokenize == "pieces":
+            ids: list[int] = []
+            for i in range(0, len(text), 3):
+                ids.extend(codec.encode_text(text[i : i + 3]))
+            return ids
+        return codec.encode_text(text)
+
+    def _one(self, req: GenRequest) -> Generation:
+        item = self._item(req)
+        if isinstance(item, Generation):
+            if item.error is not None or self.codec is None or item.token_ids is not None:
+                return item
+            text = item.text
+        else:
+            text = str(item)
+        if self.codec is None:
+            words = len(text.split())
+            if words > req.max_new_tokens:
+                text = " ".join(text.split()[: req.max_new_tokens])
+                return Generation(text=text, finish_reason="length", completion_tokens=req.max_new_tokens)
+            return Generation(text=text, finish_reason="stop", completion_tokens=words)
+        ids = self._encode(text)
+        finish = "stop"
+        if self.stop:
+            ids = ids + [self.codec.end_of_turn_id]
+        if len(ids) > req.max_new_tokens:
+            ids = ids[: req.max_new_tokens]
+            finish = "length"
+            text = self.codec.decode([i for i in ids if i not in self.codec.stop_ids])
+        lps = [-0.001 * (i + 1) for i in range(len(ids))] if self.want_logprobs else None
+        return Generation(
+            text=text,
+            token_ids=ids,
+            logprobs=lps,
+            finish_reason=finish,  # type: ignore[arg-type]
+            prompt_tokens=len(req.prompt_ids) if req.prompt_ids is not None else None,
+            completion_tokens=len(ids),
+        )
+
+    def generate(self, requests: list[GenRequest]) -> list[Generation]:
+        self.batches.append(list(requests))
+        return [self._one(r) for r in requests]
