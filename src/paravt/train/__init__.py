@@ -1,0 +1,25 @@
+"""PARA-GRPO on TRL: ``ParaGRPOConfig``, ``ParaGRPOTrainer``, nFrames Gating, recipes.
+
+Only this room imports TRL's trainer. Heavy names load on first use so ``import paravt.train``
+stays cheap; ``gated_frames`` is pure and always available.
+"""
+
+from paravt.train.gating import PAPER_CHOICES, gated_frames
+
+__all__ = ["ParaGRPOConfig", "ParaGRPOTrainer", "PolicyBackend", "gated_frames", "PAPER_CHOICES"]
+
+
+def __getattr__(name):
+    if name == "ParaGRPOConfig":
+        from paravt.train.config import ParaGRPOConfig
+
+        return ParaGRPOConfig
+    if name == "ParaGRPOTrainer":
+        from paravt.train.trainer import ParaGRPOTrainer
+
+        return ParaGRPOTrainer
+    if name == "PolicyBackend":
+        from paravt.train.policy_backend import PolicyBackend
+
+        return PolicyBackend
+    raise AttributeError(name)

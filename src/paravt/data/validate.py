@@ -1,0 +1,101 @@
+"""Check every row's video once before training; build the TRL dataset from the survivors.
+
+A video is usable when it exists, opens, has a video stream and decodes one frame. Everything
+else is skipped with its reason and written to ``skipped_rows.jsonl`` in the run folder.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from paravt.data.rows import SkippedRow, TrainRow, read_rows
+from paravt.errors import UserError
+
+
+@dataclass
+class SkipReport:
+    total: int = 0
+    kept: int = 0
+    skipped: list[SkippedRow] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        reasons: dict[str, int] = {}
+        for s in self.skipped:
+            key = s.reason.split(":")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+        return {"rows": self.total, "kept": self.kept, "skipped": len(self.skipped), "reasons": reasons}
+
+    def write(self, run_dir: str | Path) -> Path:
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        path = run_dir / "skipped_rows.jsonl"
+        with path.open("w") as f:
+            for s in self.skipped:
+                f.write(json.dumps(asdict(s)) + "\n")
+        (run_dir / "data_report.json").write_text(json.dumps(self.summary(), indent=2))
+        return path
+
+
+def _probe(path: str) -> str | None:
+    """None when the video is usable, else why not."""
+    p = Path(path)
+    if not p.is_file():
+        return "missing: file not found"
+    try:
+        from paravt.video import VideoSource
+
+        src = VideoSource(str(p))
+        meta = src.meta
+        if not meta.duration or meta.duration <= 0:
+            return "unreadable: zero duration"
+        frames = src.frames_at([min(meta.duration * 0.5, max(meta.duration - 1e-3, 0.0))])
+        if len(frames.times) == 0:
+            return "unreadable: no frame decodes"
+    except Exception as e:  # any decoder failure means: skip this row, keep training
+        return f"unreadable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return None
+
+
+def check_videos(rows: list[TrainRow]) -> tuple[list[TrainRow], list[SkippedRow]]:
+    verdicts: dict[str, str | None] = {}
+    good, bad = [], []
+    for row in rows:
+        if row.video not in verdicts:
+            verdicts[row.video] = _probe(row.video)
+        why = verdicts[row.video]
+        if why is None:
+            good.append(row)
+        else:
+            bad.append(SkippedRow(row.source_index, row.id, row.video, why))
+    return good, bad
+
+
+def load_training_rows(path, video_root=None, fmt="auto", limit: int | None = None) -> tuple[list[TrainRow], SkipReport]:
+    result = read_rows(path, video_root, fmt)
+    rows = result.rows[:limit] if limit else result.rows
+    good, bad = check_videos(rows)
+    report = SkipReport(total=len(rows) + len(result.skipped), kept=len(good), skipped=result.skipped + bad)
+    if not good:
+        raise UserError(
+            f"no usable training rows in {path}: {report.summary()} — check data.video_root and the files "
+            "listed in skipped_rows.jsonl"
+        )
+    return good, report
+
+
+def to_dataset(rows: list[TrainRow]):
+    """A ``datasets.Dataset`` the GRPO sampler can index; JSON columns keep mixed types intact."""
+    from datasets import Dataset
+
+    return Dataset.from_dict(
+        {
+            "prompt": [r.question for r in rows],
+            "prompt_id": [r.id for r in rows],
+            "video": [r.video for r in rows],
+            "question_type": [r.question_type for r in rows],
+            "options_json": [json.dumps(r.options) for r in rows],
+            "answer_json": [json.dumps(r.answer) for r in rows],
+        }
+    )

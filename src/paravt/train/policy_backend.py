@@ -1,0 +1,174 @@
+"""The policy being trained, as a token-in/token-out backend of the episode engine.
+
+The engine sends ``GenRequest``s whose ``prompt_ids`` already hold the whole context (image pads
+expanded, think prefix included) with ``pixel_values``/``image_grid_thw`` for every image of it.
+This backend left-pads them, samples all of them in one ``generate`` call per (budget, sampling)
+group, and returns the generated ids (stop token included) so the trainer can concatenate the
+episode's stream exactly as sampled — no re-rendering, no re-tokenizing (PROTOCOL §7).
+
+``first_turn_text`` forces the main agent's first turn (a completion prefix for smoke tests with
+random weights: the forced text carries real ``crop_video`` calls, later turns are sampled).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from paravt.agent.records import GenRequest, Generation
+
+VISION_TOKENS = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
+
+
+def vision_token_ids(tokenizer) -> list[int]:
+    ids = []
+    for tok in VISION_TOKENS:
+        tid = tokenizer.convert_tokens_to_ids(tok)
+        if isinstance(tid, int) and tid != tokenizer.unk_token_id and tid >= 0:
+            ids.append(tid)
+    return ids
+
+
+class PolicyBackend:
+    """Batched sampling from the (unwrapped) policy model; see the module docstring."""
+
+    token_space = True
+
+    def __init__(
+        self,
+        model: Any,
+        processing_class: Any,
+        *,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        top_k: int = 0,
+        eos_token_ids: list[int] | None = None,
+        suppress_vision_tokens: bool = True,
+        first_turn_text: str | None = None,
+        batch_size: int = 64,
+        with_logprobs: bool = False,
+    ):
+        self.model = model
+        self.processing_class = processing_class
+        self.tokenizer = getattr(processing_class, "tokenizer", processing_class)
+        self.temperature = temperature
+        self.top_p = top_p
+        self.top_k = top_k
+        tok = self.tokenizer
+        eos = list(eos_token_ids or [])
+        for name in ("<|im_end|>", tok.eos_token):
+            tid = tok.convert_tokens_to_ids(name) if name else None
+            if isinstance(tid, int) and tid >= 0 and tid not in eos and tid != tok.unk_token_id:
+                eos.append(tid)
+        self.eos_token_ids = eos
+        self.pad_token_id = tok.pad_token_id if tok.pad_token_id is not None else eos[0]
+        self.image_pad_id = tok.convert_tokens_to_ids("<|image_pad|>")
+        self.suppress_ids = vision_token_ids(tok) if suppress_vision_tokens else []
+        self.first_turn_text = first_turn_text
+        self.batch_size = batch_size
+        self.with_logprobs = with_logprobs
+        self.calls = 0  # generate() calls, for tests and benchmarks
+        from paravt.agent.chat import ChatCodec
+
+        self.codec = ChatCodec(processing_class)  # token space: the engine renders prompts with it
+
+    # -- helpers -------------------------------------------------------------------------
+    def _decode(self, ids: list[int]) -> str:
+        text = self.tokenizer.decode(ids, skip_special_tokens=False)
+        for tid in set(self.eos_token_ids) | {self.pad_token_id}:
+            piece = self.tokenizer.convert_ids_to_tokens(tid)
+            if piece and text.endswith(piece):
+                text = text[: -len(piece)]
+        return text
+
+    def _forced(self, req: GenRequest) -> Generation:
+        text = self.first_turn_text or ""
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"] + [self.eos_token_ids[0]]
+        return Generation(
+            text=text, token_ids=ids, logprobs=[0.0] * len(ids), finish_reason="stop",
+            prompt_tokens=len(req.prompt_ids or []), completion_tokens=len(ids),
+        )
+
+    def _device(self):
+        try:
+            return next(self.model.parameters()).device
+        except StopIteration:  # pragma: no cover
+            return torch.device("cpu")
+
+    # -- the backend protocol ------------------------------------------------------------
+    def generate(self, requests: list[GenRequest]) -> list[Generation]:
+        self.calls += 1
+        out: list[Generation | None] = [None] * len(requests)
+        groups: dict[tuple, list[int]] = {}
+        for i, req in enumerate(requests):
+            if req.prompt_ids is None:
+                out[i] = Generation(error="policy backend needs token-space requests (prompt_ids)",
+                                    finish_reason="error")
+            elif self.first_turn_text and req.role == "main" and req.turn == 0 and not req.forced:
+                out[i] = self._forced(req)
+            else:
+                key = (int(req.max_new_tokens), float(req.temperature), float(req.top_p))
+                groups.setdefault(key, []).append(i)
+        for (max_new, temperature, top_p), idx in groups.items():
+            for s in range(0, len(idx), self.batch_size):
+                chunk = idx[s : s + self.batch_size]
+                for i, gen in zip(chunk, self._sample([requests[i] for i in chunk], max_new, temperature, top_p)):
+                    out[i] = gen
+        return out  # type: ignore[return-value]
+
+    @torch.no_grad()
+    def _sample(self, reqs: list[GenRequest], max_new: int, temperature: float, top_p: float) -> list[Generation]:
+        device = self._device()
+        t0 = time.perf_counter()
+        width = max(len(r.prompt_ids) for r in reqs)
+        input_ids = torch.full((len(reqs), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(reqs), width), dtype=torch.long)
+        for b, r in enumerate(reqs):
+            n = len(r.prompt_ids)
+            input_ids[b, width - n :] = torch.tensor(r.prompt_ids, dtype=torch.long)
+            attention[b, width - n :] = 1
+        kwargs: dict[str, Any] = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
+        pix = [r.pixel_values for r in reqs if r.pixel_values is not None and len(r.pixel_values)]
+        if pix:
+            kwargs["pixel_values"] = torch.cat([p.to(device) for p in pix], dim=0)
+            kwargs["image_grid_thw"] = torch.cat(
+                [torch.as_tensor(r.image_grid_thw).to(device) for r in reqs
+                 if r.image_grid_thw is not None and len(r.image_grid_thw)], dim=0
+            )
+            kwargs["mm_token_type_ids"] = (kwargs["input_ids"] == self.image_pad_id).long()
+        sampling = temperature > 0
+        gen_kwargs = dict(
+            max_new_tokens=max_new,
+            do_sample=sampling,
+            pad_token_id=self.pad_token_id,
+            eos_token_id=self.eos_token_ids,
+            return_dict_in_generate=True,
+            output_scores=self.with_logprobs,
+        )
+        if sampling:
+            gen_kwargs.update(temperature=temperature, top_p=top_p, top_k=self.top_k or None)
+        if self.suppress_ids:
+            gen_kwargs["suppress_tokens"] = self.suppress_ids
+        result = self.model.generate(**kwargs, **gen_kwargs, disable_compile=True)
+        seqs = result.sequences[:, width:].cpu()
+        logps = None
+        if self.with_logprobs and result.scores:
+            scores = torch.stack(result.scores, dim=1).float().log_softmax(-1).cpu()
+            logps = scores.gather(-1, seqs[:, : scores.size(1)].unsqueeze(-1)).squeeze(-1)
+        dt = (time.perf_counter() - t0) / len(reqs)
+        gens = []
+        eos = torch.tensor(self.eos_token_ids)
+        for b, r in enumerate(reqs):
+            row = seqs[b]
+            hits = torch.isin(row, eos).nonzero()
+            n = int(hits[0]) + 1 if len(hits) else len(row)
+            ids = row[:n].tolist()
+            lp = logps[b, :n].tolist() if logps is not None else [0.0] * n
+            gens.append(Generation(
+                text=self._decode(ids), token_ids=ids, logprobs=lp,
+                finish_reason="stop" if len(hits) else "length",
+                prompt_tokens=len(r.prompt_ids), completion_tokens=n, generate_s=dt,
+            ))
+        return gens

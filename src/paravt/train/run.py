@@ -1,0 +1,186 @@
+"""``paravt train`` as a library call: recipe → run folder → data → ParaGRPOTrainer → checkpoints.
+
+The command's config is ``TrainCommandConfig``: the model (a folder, a Hub id, or ``tiny:<arch>``
+for a tiny random model built into the run folder), the data section, the run folder, and
+``trainer`` — the keys of ``ParaGRPOConfig`` (TRL's GRPOConfig + paravt knobs), checked and
+coerced against that dataclass so a typo fails before any model loads.
+
+The run folder holds ``config.json`` (the resolved config), ``data_report.json`` +
+``skipped_rows.jsonl`` (rows dropped for missing/unreadable videos), ``metrics.jsonl`` (one row per
+step), ``checkpoint-N/`` (safetensors + optimizer, scheduler, RNG and data position, by HF
+Trainer) and ``final/`` (the trained model + processor, loadable with ``from_pretrained``).
+``resume=True`` continues from the newest checkpoint and first cuts ``metrics.jsonl`` back to that
+checkpoint's step, so the file stays continuous after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from paravt.config import build, read_yaml, to_dict
+from paravt.errors import ConfigError, UserError
+
+RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke")
+
+
+@dataclass
+class DataConfig:
+    """``path``: .parquet / .jsonl file (``builtin:smoke`` = the packaged smoke questions);
+    ``video_root``: relative video paths are resolved against it; ``limit``: first N rows."""
+
+    path: str = "builtin:smoke"
+    video_root: str = "."
+    format: str = "auto"
+    limit: int | None = None
+
+
+@dataclass
+class TrainCommandConfig:
+    model: str = "tiny:qwen3-vl"
+    output_dir: str = "runs/paravt"
+    data: DataConfig = field(default_factory=DataConfig)
+    trainer: dict = field(default_factory=dict)
+
+
+def recipe_path(name_or_path: str) -> Path:
+    """A YAML path as given, or a packaged recipe by name (``paragrpo``, ``vanilla_grpo``, ``cpu-smoke``)."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        if not p.is_file():
+            raise ConfigError(f"recipe file not found: {p}")
+        return p
+    name = name_or_path.replace("_", "-") if name_or_path.replace("_", "-") == "cpu-smoke" else name_or_path
+    res = resources.files("paravt.train") / "recipes" / f"{name}.yaml"
+    if not res.is_file():
+        raise ConfigError(f"unknown recipe {name_or_path!r}: use a YAML path or one of {', '.join(RECIPES)}")
+    return Path(str(res))
+
+
+def builtin_data(name: str) -> Path:
+    if name != "smoke":
+        raise UserError(f"data.path=builtin:{name}: the only built-in data set is builtin:smoke")
+    return Path(str(resources.files("paravt.train") / "recipes" / "smoke_data.jsonl"))
+
+
+def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
+    """Build ParaGRPOConfig from the ``trainer`` section (unknown keys → ConfigError)."""
+    from paravt.train.config import ParaGRPOConfig
+
+    data = dict(cfg.trainer)
+    if "output_dir" in data:
+        raise ConfigError("set the run folder with the top-level output_dir, not trainer.output_dir")
+    data["output_dir"] = world_output_dir or cfg.output_dir
+    data.setdefault("save_only_model", False)
+    return build(ParaGRPOConfig, data, prefix="trainer.")
+
+
+def resolve_model(spec: str, run_dir: Path) -> str:
+    if spec.startswith("tiny:"):
+        from paravt.testing.tiny import make_tiny_model
+
+        arch = spec.split(":", 1)[1] or "qwen3-vl"
+        target = run_dir / f"tiny-{arch}"
+        if not (target / "config.json").is_file():
+            make_tiny_model(target, arch=arch)
+        return str(target)
+    return spec
+
+
+def last_checkpoint(run_dir: Path) -> Path | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    if not run_dir.is_dir():
+        return None
+    found = get_last_checkpoint(str(run_dir))
+    return Path(found) if found else None
+
+
+def checkpoint_step(ckpt: Path) -> int:
+    state = ckpt / "trainer_state.json"
+    if state.is_file():
+        return int(json.loads(state.read_text()).get("global_step", 0))
+    return int(ckpt.name.rsplit("-", 1)[-1])
+
+
+def run_training(cfg: TrainCommandConfig, resume: bool = False, console: Any = None) -> dict:
+    """Train per ``cfg``; returns a summary (steps, run folder, final model path, skips)."""
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from paravt.data import load_training_rows, to_dataset
+    from paravt.train.metrics import MetricsJsonl, truncate_after
+    from paravt.train.trainer import ParaGRPOTrainer
+
+    run_dir = Path(cfg.output_dir)
+    args = para_config(cfg)  # validates before anything heavy happens
+    is_main = args.process_index == 0
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    ckpt = None
+    if resume:
+        ckpt = last_checkpoint(run_dir)
+        if ckpt is None:
+            raise UserError(f"--resume: no checkpoint-N folder in {run_dir}; start without --resume")
+    metrics_path = run_dir / args.metrics_file
+    if is_main:
+        (run_dir / "config.json").write_text(json.dumps(
+            {"command": to_dict(cfg), "trainer_resolved": args.to_dict(), "resumed_from": str(ckpt) if ckpt else None},
+            indent=2, default=str))
+        if ckpt is not None:
+            truncate_after(metrics_path, checkpoint_step(ckpt))
+        elif metrics_path.exists():
+            metrics_path.unlink()  # a fresh run starts a fresh file
+    model_path = resolve_model(cfg.model, run_dir) if is_main else None
+    if args.world_size > 1:
+        from accelerate.utils import broadcast_object_list
+
+        holder = [model_path]
+        broadcast_object_list(holder, from_process=0)
+        model_path = holder[0]
+
+    data_path = cfg.data.path
+    if data_path.startswith("builtin:"):
+        data_path = str(builtin_data(data_path.split(":", 1)[1]))
+    rows, report = load_training_rows(data_path, cfg.data.video_root, cfg.data.format, cfg.data.limit)
+    if is_main:
+        report.write(run_dir)
+        if console is not None and report.skipped:
+            console.print(f"[yellow]skipped {len(report.skipped)} of {report.total} rows "
+                          f"(see {run_dir / 'skipped_rows.jsonl'})[/yellow]")
+
+    dtype = torch.bfloat16 if args.bf16 else (torch.float16 if args.fp16 else torch.float32)
+    model = AutoModelForImageTextToText.from_pretrained(model_path, dtype=dtype)
+    processor = AutoProcessor.from_pretrained(model_path)
+    processor.tokenizer.padding_side = "left"
+    trainer = ParaGRPOTrainer(model=model, args=args, train_dataset=to_dataset(rows), processing_class=processor,
+                              callbacks=[MetricsJsonl(metrics_path)])
+    result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
+    final_dir = run_dir / "final"
+    trainer.save_model(str(final_dir))
+    if is_main:
+        processor.save_pretrained(str(final_dir))
+    summary = {
+        "run_dir": str(run_dir), "global_step": int(trainer.state.global_step), "final_model": str(final_dir),
+        "resumed_from": str(ckpt) if ckpt else None, "data": report.summary(),
+        "train_loss": float(result.training_loss) if result is not None else None,
+        "metrics_file": str(metrics_path),
+    }
+    if is_main:
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def load_command_config(config: str | None, overrides: tuple[str, ...]) -> TrainCommandConfig:
+    from paravt.config import _merge, parse_overrides
+
+    data: dict = {}
+    if config:
+        data = read_yaml(recipe_path(config))
+    data = _merge(data, parse_overrides(overrides))
+    cfg = build(TrainCommandConfig, data)
+    para_config(cfg)  # fail fast on bad trainer keys
+    return cfg

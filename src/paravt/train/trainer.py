@@ -1,0 +1,410 @@
+"""``ParaGRPOTrainer``: TRL's ``GRPOTrainer`` with the episode engine as its rollout.
+
+What changes against TRL (everything else — loss types, clipping, KL, gradient accumulation,
+DDP/FSDP/DeepSpeed, checkpointing, resume — is TRL's and HF Trainer's own code path):
+
+- ``_generate_and_score_completions`` runs the paravt episode engine once for the whole local
+  generation batch with the policy as a token-in/token-out backend, so every ``crop_video`` call of
+  every episode of a round is decoded and preprocessed together (TRL's own ``tools=`` loop handles
+  samples one after another). Each episode's stream is the concatenation the engine recorded:
+  prompt ids, then generated ids and tool-turn ids; tool-turn tokens get ``tool_mask = 0`` and
+  never reach the loss.
+- Frames are images: the ``pixel_values``/``image_grid_thw`` of every image of the episode (overview
+  and tool frames) travel with the batch into both the old/ref log-prob passes and the loss
+  forward, with ``mm_token_type_ids`` for M-RoPE. The image-pad count of every row is checked
+  against its features (a mismatch is a bug, raised, never silently dropped as TRL does).
+- nFrames Gating: ``K = gated_frames(seed, prompt id, epoch)`` — a pure function, so the same on
+  every rank holding a generation of the group.
+- Rewards: ``paravt.rewards.compose`` on think prefix + completion + execution record; the group
+  advantage is computed over all ranks (gathered), and with ``token_anchor`` the per-token anchor
+  bonus is added at the structural tokens' positions (advantages become ``(B, T)``, which TRL's loss
+  accepts).
+- Sub-agent trajectories (``evidence_mode="subagent"`` + ``subagent_in_loss``) are appended as extra
+  rows carrying their episode's advantage.
+- PROTOCOL §5 metrics each step, to the trainer's loggers (and ``MetricsJsonl``).
+
+Distributed use: launch with ``torchrun``/``accelerate launch`` (DDP, FSDP or DeepSpeed configs pass
+through ``TrainingArguments``); generation unwraps the model with TRL's
+``unwrap_model_for_generation`` (gathers ZeRO-3 parameters, summons FSDP full parameters).
+``use_vllm``/``vllm_mode`` are TRL's options and pass through unchanged (TRL then builds its vLLM
+client for weight syncing; vLLM is not installed with paravt and needs its own environment).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from contextlib import nullcontext
+from typing import Any
+
+import torch
+from accelerate.utils import gather, gather_object
+from trl import GRPOTrainer
+from trl.models import unwrap_model_for_generation
+from trl.trainer.utils import nanstd, pad
+
+from paravt.errors import ParavtError
+from paravt.train.config import ParaGRPOConfig
+from paravt.train.gating import gated_frames
+from paravt.train.metrics import episode_stats, step_metrics
+from paravt.train.policy_backend import PolicyBackend
+
+
+class FeatureMismatchError(ParavtError):
+    """A row's image-pad tokens do not match its vision features (would corrupt the loss)."""
+
+
+def para_reward(prompts=None, completions=None, **kwargs):
+    """Name-holder for TRL's reward bookkeeping; paravt's rewards are computed in the rollout."""
+    return [None] * len(prompts or [])
+
+
+def _row_image_tokens(ids: list[int] | torch.Tensor, image_pad_id: int) -> int:
+    t = torch.as_tensor(ids)
+    return int((t == image_pad_id).sum())
+
+
+class ParaGRPOTrainer(GRPOTrainer):
+    """GRPOTrainer whose rollout is the paravt episode engine (see the module docstring)."""
+
+    _tag_names = ["trl", "grpo", "paravt", "para-grpo"]
+
+    def __init__(self, model, args: ParaGRPOConfig, train_dataset=None, processing_class=None,
+                 callbacks=None, engine_factory=None, **kwargs):
+        if not isinstance(args, ParaGRPOConfig):
+            raise TypeError("ParaGRPOTrainer needs a ParaGRPOConfig")
+        if args.video_device != "cpu":
+            from paravt.errors import ConfigError
+
+            raise ConfigError(
+                f"video_device={args.video_device!r}: the episode engine decodes on the CPU for now; set video_device=cpu"
+            )
+        super().__init__(model=model, reward_funcs=[para_reward], args=args, train_dataset=train_dataset,
+                         processing_class=processing_class, callbacks=callbacks, **kwargs)
+        self.para_args = args
+        self._engine_factory = engine_factory
+        self._backend = PolicyBackend(
+            self.model, self.processing_class,
+            temperature=args.temperature, top_p=args.top_p, top_k=args.top_k or 0,
+            eos_token_ids=list(self.eos_token_ids), suppress_vision_tokens=args.suppress_vision_tokens,
+            first_turn_text=args.first_turn_text,
+            batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
+        )
+        ip = getattr(self.processing_class, "image_processor", None)
+        self._merge = int(getattr(ip, "merge_size", 2)) ** 2
+        tok = self._tokenizer
+        self._image_pad = tok.convert_tokens_to_ids("<|image_pad|>")
+        # Exposed for tests and the benchmark: what the last rollout / loss forward saw.
+        self.last_rollout: dict[str, Any] = {}
+        self.loss_forward_image_rows: list[int] = []
+
+    # -- engine ------------------------------------------------------------------------------
+    def _engine_config(self, mode: str):
+        from paravt.agent.config import CropSettings, EngineConfig
+
+        a = self.para_args
+        return EngineConfig(
+            mode=a.dispatch_mode, evidence=a.evidence_mode, max_turns=a.max_turns,
+            max_parallel=a.max_parallel, frames=a.overview_frames, timestamps=a.timestamps,
+            max_new_tokens=a.max_turn_tokens, temperature=a.temperature if mode == "train" else 0.0,
+            top_p=a.top_p, min_pixels=a.min_pixels, max_pixels=a.max_pixels,
+            think_prefix=a.think_prefix,
+            crop=CropSettings(max_frames=a.window_max_frames, min_pixels=min(a.min_pixels, a.max_pixels),
+                              max_pixels=a.max_pixels),
+        )
+
+    def _make_engine(self, mode: str):
+        if self._engine_factory is not None:
+            return self._engine_factory(self._backend, self._engine_config(mode), self)
+        from paravt.agent.engine import EpisodeEngine
+
+        return EpisodeEngine(self._backend, self._engine_config(mode))
+
+    def episode_inputs(self, inputs: list[dict], epoch: int, mode: str) -> list:
+        """One EpisodeInput per row; K from gating (train) or the fixed budget (eval)."""
+        from paravt.agent.records import EpisodeInput
+
+        a = self.para_args
+        out = []
+        for i, x in enumerate(inputs):
+            k = gated_frames(a.seed, x["prompt_id"], epoch, a.gating_choices,
+                             enabled=a.frames_gating and mode == "train", fixed=a.overview_frames)
+            out.append(EpisodeInput(
+                id=str(x["prompt_id"]), video=x["video"], question=x["prompt"],
+                options=json.loads(x["options_json"]), question_type=x["question_type"],
+                frames_k=k, answer=json.loads(x["answer_json"]),
+                meta={"row": i, "rank": self.accelerator.process_index},
+            ))
+        return out
+
+    def run_episodes(self, episode_inputs: list, mode: str) -> list:
+        """All episodes of the local batch through the engine, with the policy unwrapped once."""
+        ctx = unwrap_model_for_generation(
+            self.model_wrapped, self.accelerator,
+            gather_deepspeed3_params=self.args.ds3_gather_for_generation,
+            gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
+        )
+        summon = getattr(self, "_dist", None)
+        summon_ctx = summon.summon_full_params(self.model_wrapped, recurse=False) if summon else nullcontext()
+        with ctx as unwrapped, torch.no_grad(), summon_ctx:
+            self._backend.model = unwrapped
+            was_training = unwrapped.training
+            unwrapped.eval()
+            try:
+                return self._make_engine(mode).run(episode_inputs)
+            finally:
+                if was_training:
+                    unwrapped.train()
+
+    # -- rewards -----------------------------------------------------------------------------
+    def _reward_config(self):
+        from paravt.rewards import RewardConfig
+
+        a = self.para_args
+        return RewardConfig(format_weight=a.format_weight, anchor_lambda=a.anchor_lambda, oe_metric=a.oe_metric,
+                            token_anchor=a.token_anchor, token_anchor_values=dict(a.token_anchor_values))
+
+    def score_episode(self, record, cfg):
+        """RewardBreakdown of one episode, or None when the episode failed (unscorable)."""
+        from paravt.rewards import ToolExecutionSummary, compose
+
+        if getattr(record, "status", "ok") != "ok" or not record.token_ids:
+            return None
+        tc = record.tool_counts
+        execution = ToolExecutionSummary(parseable_calls=tc.parseable_calls, executed_ok=tc.executed_ok,
+                                         errors=tc.errors)
+        return compose(record.prefix, record.completion_text, execution, record.gold, record.question_type,
+                       record.options, cfg)
+
+    def _token_bonus(self, completion_ids: list[int]) -> list[float]:
+        from paravt.rewards import anchor_token_bonus
+
+        return list(anchor_token_bonus(completion_ids, self._tokenizer, dict(self.para_args.token_anchor_values)))
+
+    # -- the rollout -------------------------------------------------------------------------
+    def _row_from_record(self, record) -> dict:
+        ok = getattr(record, "status", "ok") == "ok" and len(record.token_ids) > record.prompt_len > 0
+        if not ok:
+            filler = [self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0]
+            return {"prompt": filler, "completion": filler, "mask": [0], "logps": [0.0],
+                    "pixel_values": None, "grid": None, "ok": False}
+        p = record.prompt_len
+        mask = [int(m) for m in record.loss_mask[p:]]
+        logps = list(record.logprobs[p:]) if record.logprobs else [0.0] * len(mask)
+        grid = record.image_grid_thw
+        pv = record.pixel_values
+        if grid is not None:
+            grid = torch.as_tensor(grid).reshape(-1, 3).long()
+            features = int(grid.prod(-1).sum()) // self._merge
+            tokens = _row_image_tokens(record.token_ids, self._image_pad)
+            if tokens != features:
+                raise FeatureMismatchError(
+                    f"episode {record.id}: {tokens} image-pad tokens but {features} vision features "
+                    f"({len(grid)} images); the loss forward would misalign frames and tokens"
+                )
+            if len(grid) == 0:
+                grid, pv = None, None
+        elif _row_image_tokens(record.token_ids, self._image_pad):
+            raise FeatureMismatchError(f"episode {record.id}: image-pad tokens but no image features")
+        return {"prompt": list(record.token_ids[:p]), "completion": list(record.token_ids[p:]), "mask": mask,
+                "logps": logps, "pixel_values": pv, "grid": grid, "ok": True}
+
+    def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
+        device = self.accelerator.device
+        mode = "train" if self.model.training else "eval"
+        a = self.para_args
+        epoch = int(math.floor(self.state.epoch or 0.0)) if mode == "train" else 0
+        ep_inputs = self.episode_inputs(inputs, epoch, mode)
+        records = self.run_episodes(ep_inputs, mode)
+        if len(records) != len(inputs):
+            raise ParavtError(f"engine returned {len(records)} records for {len(inputs)} episodes")
+
+        # Rewards: local breakdowns, gathered for group statistics (groups may span ranks).
+        rcfg = self._reward_config()
+        breakdowns = [self.score_episode(r, rcfg) for r in records]
+        local = torch.tensor(
+            [[b.total if b is not None else math.nan] for b in breakdowns], dtype=torch.float32, device=device
+        )
+        all_rewards = gather(local)[:, 0]
+        G = self.num_generations if mode == "train" else self.num_generations_eval
+        grouped = all_rewards.view(-1, G)
+        mean = torch.nanmean(grouped, dim=1).repeat_interleave(G)
+        std_group = nanstd(grouped, dim=1).repeat_interleave(G) if G > 1 else torch.zeros_like(all_rewards)
+        if self.scale_rewards == "batch":
+            std = nanstd(all_rewards).expand_as(all_rewards)
+        else:
+            std = std_group
+        advantages = all_rewards - mean
+        if self.scale_rewards != "none":
+            advantages = advantages / (std + 1e-4)
+        advantages = torch.nan_to_num(advantages, nan=0.0)
+        zero_var = torch.isclose(torch.nan_to_num(std_group, nan=0.0), torch.zeros_like(std_group))
+        zero_var_share = zero_var.view(-1, G)[:, 0].float().mean().item()
+        start = self.accelerator.process_index * len(inputs)
+        local_adv = advantages[start : start + len(inputs)]
+
+        # Rows: one per episode, then (optionally) one per sub-agent trajectory.
+        rows, row_adv = [], []
+        for r, adv in zip(records, local_adv.tolist()):
+            rows.append(self._row_from_record(r))
+            row_adv.append(adv)
+        if a.subagent_in_loss and a.evidence_mode == "subagent":
+            for r, adv in zip(records, local_adv.tolist()):
+                for sub in getattr(r, "subagents", []) or []:
+                    rows.append(self._row_from_record(sub))
+                    row_adv.append(adv)
+        spg = self.args.steps_per_generation if mode == "train" else 1
+        while len(rows) % spg:  # TRL splits the batch evenly across accumulation steps: pad with no-loss rows
+            filler = self._row_from_record(type("Failed", (), {"status": "error", "token_ids": [], "prompt_len": 0})())
+            rows.append(filler)
+            row_adv.append(0.0)
+
+        pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        prompt_ids = pad([torch.tensor(r["prompt"]) for r in rows], padding_value=pad_id, padding_side="left").to(device)
+        prompt_mask = pad([torch.ones(len(r["prompt"]), dtype=torch.long) for r in rows], padding_value=0,
+                          padding_side="left").to(device)
+        completion_ids = pad([torch.tensor(r["completion"]) for r in rows], padding_value=pad_id,
+                             padding_side="right").to(device)
+        completion_mask = pad([torch.ones(len(r["completion"]), dtype=torch.long) for r in rows], padding_value=0,
+                              padding_side="right").to(device)
+        tool_mask = pad([torch.tensor(r["mask"], dtype=torch.long) for r in rows], padding_value=0,
+                        padding_side="right").to(device)
+        sampling_logps = pad([torch.tensor(r["logps"], dtype=torch.float32) for r in rows], padding_value=0.0,
+                             padding_side="right").to(device)
+        loss_mask = completion_mask * tool_mask
+        num_items_in_batch = self.accelerator.gather(loss_mask.sum()).sum()
+        prompt_completion_ids = torch.cat([prompt_ids, completion_ids], dim=1)
+        attention_mask = torch.cat([prompt_mask, completion_mask], dim=1)
+        logits_to_keep = completion_ids.size(1)
+
+        # Images of every row, in stream order.
+        num_images = [0 if r["grid"] is None else int(r["grid"].shape[0]) for r in rows]
+        forward_kwargs: dict[str, Any] = {}
+        if sum(num_images):
+            forward_kwargs["pixel_values"] = torch.cat(
+                [torch.as_tensor(r["pixel_values"]) for r in rows if r["grid"] is not None]).to(device)
+            forward_kwargs["image_grid_thw"] = torch.cat([r["grid"] for r in rows if r["grid"] is not None]).to(device)
+            forward_kwargs["mm_token_type_ids"] = (prompt_completion_ids == self._image_pad).long()
+            rows_needed = int(forward_kwargs["image_grid_thw"].prod(-1).sum())
+            if rows_needed != forward_kwargs["pixel_values"].shape[0]:
+                raise FeatureMismatchError(
+                    f"pixel_values has {forward_kwargs['pixel_values'].shape[0]} patch rows, grids need {rows_needed}")
+            if self.model.dtype in (torch.bfloat16, torch.float16):
+                forward_kwargs["pixel_values"] = forward_kwargs["pixel_values"].to(self.model.dtype)
+
+        # Advantages: per-episode, plus the token-level anchor bonus at structural tokens.
+        adv = torch.tensor(row_adv, dtype=torch.float32, device=device)
+        anchor_bonus_total = 0.0
+        if a.token_anchor:
+            bonus = torch.zeros_like(completion_ids, dtype=torch.float32)
+            for i, r in enumerate(rows):
+                if not r["ok"]:
+                    continue
+                b = self._token_bonus(r["completion"])
+                bonus[i, : len(b)] = torch.tensor(b[: completion_ids.size(1)], dtype=torch.float32)
+            bonus = bonus * loss_mask.float()
+            anchor_bonus_total = float(bonus.abs().sum())
+            adv = adv.unsqueeze(1) + bonus
+
+        batch_size = self.args.per_device_train_batch_size if mode == "train" else self.args.per_device_eval_batch_size
+        with torch.no_grad():
+            generate_every = self.args.steps_per_generation * self.num_iterations
+            old_logps = None
+            if self.args.gradient_accumulation_steps % generate_every != 0:
+                old_logps, _, _ = self._get_per_token_logps_and_entropies(
+                    self.model, prompt_completion_ids, attention_mask, logits_to_keep, batch_size=batch_size,
+                    num_images=num_images, **forward_kwargs)
+            ref_logps = None
+            if self.beta != 0.0 and self.ref_model is not None:
+                ref_logps, _, _ = self._get_per_token_logps_and_entropies(
+                    self.ref_model, prompt_completion_ids, attention_mask, logits_to_keep, batch_size=batch_size,
+                    num_images=num_images, **forward_kwargs)
+            elif self.beta != 0.0:
+                from trl.trainer.utils import use_adapter
+
+                model = self.accelerator.unwrap_model(self.model)
+                with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
+                    ref_logps, _, _ = self._get_per_token_logps_and_entropies(
+                        self.model, prompt_completion_ids, attention_mask, logits_to_keep, batch_size=batch_size,
+                        num_images=num_images, **forward_kwargs)
+
+        # Metrics (all ranks' episodes).
+        stats = [episode_stats(r, b, e.frames_k, int(sum(row["mask"])), len(row["completion"]))
+                 for r, b, e, row in zip(records, breakdowns, ep_inputs, rows)]
+        all_stats = gather_object(stats)
+        m = step_metrics(all_stats, zero_var_share, list(a.gating_choices))
+        valid = all_rewards[~torch.isnan(all_rewards)]
+        m["reward"] = valid.mean().item() if valid.numel() else 0.0
+        m["reward_std"] = nanstd(all_rewards).item() if valid.numel() > 1 else 0.0
+        m["frac_reward_zero_std"] = zero_var.float().mean().item()
+        m["anchor/token_bonus_abs_sum"] = self.accelerator.gather(
+            torch.tensor(anchor_bonus_total, device=device)).sum().item()
+        m["images/per_episode"] = sum(num_images[: len(records)]) / max(1, len(records))
+        if mode == "train":
+            self.state.num_input_tokens_seen += int(self.accelerator.gather(attention_mask.sum()).sum().item())
+        self._metrics[mode]["num_tokens"] = [self.state.num_input_tokens_seen]
+        for key, value in m.items():
+            self._metrics[mode][key].append(float(value))
+
+        self.last_rollout = {
+            "records": records, "episode_inputs": ep_inputs, "breakdowns": breakdowns,
+            "advantages": adv.detach().cpu(), "tool_mask": tool_mask.cpu(), "completion_ids": completion_ids.cpu(),
+            "num_images": num_images, "metrics": m, "epoch": epoch,
+        }
+
+        output = {
+            "prompt_ids": prompt_ids, "prompt_mask": prompt_mask, "completion_ids": completion_ids,
+            "completion_mask": completion_mask, "tool_mask": tool_mask, "advantages": adv,
+            "num_items_in_batch": num_items_in_batch, "sampling_per_token_logps": sampling_logps,
+        }
+        if old_logps is not None:
+            output["old_per_token_logps"] = old_logps
+        if ref_logps is not None:
+            output["ref_per_token_logps"] = ref_logps
+        if forward_kwargs:
+            output.update(forward_kwargs)
+            output["num_images"] = num_images
+        return output
+
+    # -- loss forward --------------------------------------------------------------------------
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
+                                           batch_size=None, num_images=None, pixel_values=None,
+                                           image_grid_thw=None, mm_token_type_ids=None, **kwargs):
+        """TRL's forward, chunked here so that a chunk without images passes no pixel tensors."""
+        if pixel_values is None or num_images is None:
+            return super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size, num_images=num_images,
+                mm_token_type_ids=mm_token_type_ids, **kwargs)
+        n = input_ids.size(0)
+        step = batch_size or n
+        cum_img = [0]
+        for k in num_images:
+            cum_img.append(cum_img[-1] + k)
+        rows_per_image = image_grid_thw.prod(-1).tolist()
+        cum_rows = [0]
+        for r in rows_per_image:
+            cum_rows.append(cum_rows[-1] + int(r))
+        logps, ents, auxes = [], [], []
+        for s in range(0, n, step):
+            e = min(s + step, n)
+            i0, i1 = cum_img[s], cum_img[e]
+            kw = dict(kwargs)
+            sub_mm = mm_token_type_ids[s:e] if mm_token_type_ids is not None else None
+            if i1 > i0:
+                kw.update(pixel_values=pixel_values[cum_rows[i0] : cum_rows[i1]],
+                          image_grid_thw=image_grid_thw[i0:i1], num_images=list(num_images[s:e]))
+            lp, en, aux = super()._get_per_token_logps_and_entropies(
+                model, input_ids[s:e], attention_mask[s:e], logits_to_keep, batch_size=e - s,
+                mm_token_type_ids=sub_mm, **kw)
+            logps.append(lp)
+            if en is not None:
+                ents.append(en)
+            if aux is not None:
+                auxes.append(aux)
+        return (torch.cat(logps), torch.cat(ents) if ents else None,
+                torch.stack(auxes).mean() if auxes else None)
+
+    def _compute_loss(self, model, inputs):
+        pv = inputs.get("pixel_values")
+        self.loss_forward_image_rows.append(0 if pv is None else int(pv.shape[0]))
+        return super()._compute_loss(model, inputs)
