@@ -1,0 +1,57 @@
+"""PARA-GRPO rewards (PROTOCOL §5) as plain functions of their inputs: no environment variables,
+no global state, no model or tokenizer loading (a tokenizer is passed in where one is needed).
+
+Modules: ``answers`` (answer reading and R_acc), ``format`` (R_fmt with the anchor term), ``tool``
+(R_tool from execution counts), ``token_anchor`` (per-token bonus at structural tokens),
+``compose`` (the total with its breakdown), ``config`` (``RewardConfig``).
+"""
+
+from paravt.rewards.answers import (
+    LETTERS,
+    QUESTION_TYPES,
+    UnknownQuestionTypeError,
+    accuracy,
+    answer_text,
+    exact_match,
+    extract_mcq_letter,
+    mcq_gold_letter,
+    parse_span,
+    temporal_iou,
+    temporal_iou_hull,
+    token_f1,
+)
+from paravt.rewards.compose import RewardBreakdown, compose, final_answer_text
+from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES, RewardConfig
+from paravt.rewards.format import FormatTerms, format_reward, format_score, format_terms, scored_text
+from paravt.rewards.token_anchor import ANCHOR_TAGS, anchor_positions, anchor_token_bonus
+from paravt.rewards.tool import ToolExecutionSummary, tool_reward
+
+__all__ = [
+    "ANCHOR_TAGS",
+    "DEFAULT_TOKEN_ANCHOR_VALUES",
+    "LETTERS",
+    "QUESTION_TYPES",
+    "FormatTerms",
+    "RewardBreakdown",
+    "RewardConfig",
+    "ToolExecutionSummary",
+    "UnknownQuestionTypeError",
+    "accuracy",
+    "anchor_positions",
+    "anchor_token_bonus",
+    "answer_text",
+    "compose",
+    "exact_match",
+    "extract_mcq_letter",
+    "final_answer_text",
+    "format_reward",
+    "format_score",
+    "format_terms",
+    "mcq_gold_letter",
+    "parse_span",
+    "scored_text",
+    "temporal_iou",
+    "temporal_iou_hull",
+    "token_f1",
+    "tool_reward",
+]

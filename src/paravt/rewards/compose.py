@@ -1,0 +1,75 @@
+"""One call that turns an episode into its PARA-GRPO reward, with every term kept for logging.
+
+R = R_acc + format_weight · R_fmt + R_tool  (PROTOCOL §5), where R_fmt already includes
+λ_anchor · anchor. ``RewardBreakdown.anchor`` is the raw anchor term (before λ) so the logs show
+whether the model closes its reasoning, independently of the weight.
+
+Which answer is scored: pass ``answer`` (the engine record's final answer, ``prediction``) when you
+have it. Without it the answer is read from the completion's last turn: the text after the last
+``</tool_response>`` if any, else from the last ``<answer>`` onward, else the whole completion, then
+PROTOCOL §4 extraction — so an ``<answer>`` written in an earlier tool turn does not count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from paravt.rewards.answers import accuracy
+from paravt.rewards.config import RewardConfig
+from paravt.rewards.format import format_score, format_terms
+from paravt.rewards.tool import tool_reward
+
+__all__ = ["RewardBreakdown", "compose", "final_answer_text"]
+
+
+@dataclass(frozen=True)
+class RewardBreakdown:
+    """Every term of one episode's reward; ``total`` is what GRPO normalises within the group."""
+
+    acc: float
+    fmt: float  # R_fmt after λ_anchor and clipping, in [0, 1]
+    anchor: float  # raw anchor term, before λ_anchor
+    tool: float
+    total: float
+    fmt_base: float = 0.0  # the base format terms alone, before the anchor and clipping
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def final_answer_text(completion: str) -> str:
+    """The part of a (possibly multi-turn) completion that holds the final answer."""
+    text = completion or ""
+    cut = text.rfind("</tool_response>")
+    if cut >= 0:
+        text = text[cut + len("</tool_response>") :]
+    cut = text.rfind("<answer>")
+    if cut > 0:
+        text = text[cut:]
+    return text
+
+
+def compose(
+    prefix: str | None,
+    completion: str | None,
+    execution: Any,
+    gold: Any,
+    question_type: str,
+    options: Sequence[Any] | None = None,
+    cfg: RewardConfig | None = None,
+    answer: str | None = None,
+) -> RewardBreakdown:
+    """The reward of one episode. ``prefix`` is the assistant pre-fill (e.g. ``"<think>\\n"``),
+    ``completion`` every generated turn's text, ``execution`` its tool execution counts."""
+    cfg = cfg or RewardConfig()
+    completion = completion if isinstance(completion, str) else ""
+    prediction = answer if answer is not None else final_answer_text(completion)
+    acc = accuracy(prediction, gold, question_type, options, oe_metric=cfg.oe_metric)
+    terms = format_terms(completion, cfg, prefix=prefix or "")
+    fmt = format_score(terms.base, terms.anchor, cfg)
+    tool = tool_reward(execution, acc, cfg)
+    total = acc + cfg.format_weight * fmt + tool
+    return RewardBreakdown(
+        acc=acc, fmt=fmt, anchor=terms.anchor, tool=tool, total=total, fmt_base=terms.base
+    )

@@ -1,0 +1,69 @@
+"""``RewardConfig``: every constant of the PARA-GRPO reward (PROTOCOL §5) in one typed place.
+
+Why a dataclass and not module constants: the paper recipe, the vanilla-GRPO baseline and any
+ablation differ only in these numbers, and the resolved values must be recorded with every run.
+The defaults are the paper's. Field names that the trainer's config also has (``format_weight``,
+``anchor_lambda``, ``token_anchor``, ``token_anchor_values``, ``oe_metric``) mean the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from paravt.errors import ConfigError
+
+#: The structural tokens that token-level anchoring looks for, and their default bonus.
+DEFAULT_TOKEN_ANCHOR_VALUES: dict[str, float] = {
+    "</think>": 0.1,
+    "<answer>": 0.05,
+    "</answer>": 0.05,
+    "</tool_call>": 0.05,
+}
+
+
+@dataclass
+class RewardConfig:
+    """R = R_acc + format_weight · R_fmt + R_tool, with R_fmt = clip(base + λ·anchor, 0, 1)."""
+
+    # weights
+    format_weight: float = 1.0  # w_fmt
+    anchor_lambda: float = 0.5  # λ_anchor (0 = vanilla GRPO)
+    # format base terms
+    think_min_chars: int = 10  # a <think> counts as substantive from this many characters
+    think_bonus: float = 0.2
+    answer_bonus: float = 0.3  # non-empty <answer>
+    answer_close_bonus: float = 0.2  # ... and its </answer>
+    think_before_call_bonus: float = 0.3  # <think> before the first tool call (when one exists)
+    balanced_bonus: float = 0.1  # every tag pair balanced (at least one pair present)
+    # anchor terms (multiplied by anchor_lambda)
+    anchor_close: float = 0.4  # </think> closes an open <think>
+    anchor_flow: float = 0.3  # <think> → </think> → <answer> non-empty </answer>
+    anchor_unclosed: float = -0.3  # a <think> opened and never closed
+    # tool reward (from execution, not text)
+    tool_parseable: float = 0.1
+    tool_executed: float = 0.3
+    tool_correct_bonus: float = 0.5
+    tool_correct_threshold: float = 0.5  # R_acc at or above this counts as correct
+    tool_bonus_requires_call: bool = True  # the +0.5 needs at least one parseable call
+    # accuracy
+    oe_metric: str = "f1"  # f1 | exact
+    # token-level anchoring (off in the paper-compatible recipe)
+    token_anchor: bool = False
+    token_anchor_values: dict = field(default_factory=lambda: dict(DEFAULT_TOKEN_ANCHOR_VALUES))
+
+    def __post_init__(self) -> None:
+        if self.oe_metric not in ("f1", "exact"):
+            raise ConfigError(f"oe_metric={self.oe_metric!r}: use 'f1' or 'exact'")
+        if self.think_min_chars < 0:
+            raise ConfigError(f"think_min_chars={self.think_min_chars}: must be >= 0")
+        bad = [k for k, v in self.token_anchor_values.items() if not isinstance(k, str) or not k]
+        if bad:
+            raise ConfigError(
+                f"token_anchor_values: keys must be non-empty token texts such as '</think>', "
+                f"got {bad!r}"
+            )
+
+    @classmethod
+    def vanilla(cls) -> "RewardConfig":
+        """The vanilla-GRPO baseline: no anchoring (PROTOCOL §5)."""
+        return cls(anchor_lambda=0.0, token_anchor=False)

@@ -1,0 +1,93 @@
+"""Token-level anchoring: where the structural tokens sit in a completion, and a per-token bonus.
+
+Why: the anchor term of R_fmt is one number per episode; GRPO spreads it over every token of the
+completion. Putting (part of) that credit on the very tokens that close the reasoning, open and
+close the answer, and close a tool call is our reading of "selective anchoring at structural token
+positions" (PROTOCOL §5). The trainer adds the vector to the advantages when
+``RewardConfig.token_anchor`` is on.
+
+How positions are found: from the tokenizer's own token strings (``convert_ids_to_tokens``), not
+by decoding and re-tokenizing. The strings are concatenated and each tag is searched for in that
+concatenation; the position is the token holding the tag's last character. So a tag that is one
+special token lands on that token, and a tag that the tokenizer happens to split (``</`` ``answer``
+``>``) lands on its final piece — both byte-level BPE (``Ġ``/``Ċ`` markers) and SentencePiece
+keep the ASCII characters of a tag as they are. No tokenizer state is cached here.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any, Iterable, Mapping, Sequence
+
+from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
+
+__all__ = ["ANCHOR_TAGS", "anchor_positions", "anchor_token_bonus"]
+
+#: The structural tags of PROTOCOL §5, in the order they usually appear.
+ANCHOR_TAGS: tuple[str, ...] = tuple(DEFAULT_TOKEN_ANCHOR_VALUES)
+
+
+def _token_strings(token_ids: Sequence[int], tokenizer: Any) -> list[str]:
+    ids = [int(t) for t in token_ids]
+    try:
+        pieces = tokenizer.convert_ids_to_tokens(ids)
+    except Exception:  # an id outside the vocabulary: convert one by one
+        pieces = []
+        for t in ids:
+            try:
+                pieces.append(tokenizer.convert_ids_to_tokens(t))
+            except Exception:
+                pieces.append("")
+    out = []
+    for p in pieces:
+        if p is None:
+            out.append("")
+        elif isinstance(p, bytes):
+            out.append(p.decode("latin-1"))
+        else:
+            out.append(str(p))
+    return out
+
+
+def anchor_positions(
+    token_ids: Sequence[int], tokenizer: Any, tags: Iterable[str] = ANCHOR_TAGS
+) -> dict[str, list[int]]:
+    """``{tag: [token index, ...]}`` for every occurrence of each tag in the token sequence."""
+    pieces = _token_strings(token_ids, tokenizer)
+    starts, pos = [], 0
+    for p in pieces:
+        starts.append(pos)
+        pos += len(p)
+    joined = "".join(pieces)
+    found: dict[str, list[int]] = {}
+    for tag in tags:
+        hits: list[int] = []
+        if tag:
+            at = joined.find(tag)
+            while at >= 0:
+                last_char = at + len(tag) - 1
+                hits.append(bisect_right(starts, last_char) - 1)
+                at = joined.find(tag, at + len(tag))
+        found[tag] = hits
+    return found
+
+
+def anchor_token_bonus(
+    token_ids: Sequence[int],
+    tokenizer: Any,
+    values: Mapping[str, float] | None = None,
+) -> list[float]:
+    """A vector as long as ``token_ids``: ``values[tag]`` at each position of ``tag``, 0 elsewhere.
+
+    Defaults to :data:`~paravt.rewards.config.DEFAULT_TOKEN_ANCHOR_VALUES`. Pass the completion's
+    ids only (the prompt's own tags are not the model's doing).
+    """
+    values = DEFAULT_TOKEN_ANCHOR_VALUES if values is None else values
+    bonus = [0.0] * len(token_ids)
+    if not bonus:
+        return bonus
+    positions = anchor_positions(token_ids, tokenizer, [t for t, v in values.items() if v])
+    for tag, where in positions.items():
+        for i in where:
+            bonus[i] += float(values[tag])
+    return bonus

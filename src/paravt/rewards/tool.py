@@ -1,0 +1,73 @@
+"""R_tool: the tool reward, read from what the engine executed — never from the text.
+
+Why from execution: the reference decided "executed" by looking for ``<tool_response>`` in the
+completion, which only a model hallucinating tool output can produce. The engine knows how many
+calls parsed and how many returned frames; that is what is rewarded.
+
+Levels (PROTOCOL §5): 0 with no parseable call; ``tool_parseable`` (0.1) with one; ``tool_executed``
+(0.3) when at least one call executed successfully; plus ``tool_correct_bonus`` (0.5) when the
+answer is correct (R_acc ≥ ``tool_correct_threshold``). *Choice*: the correct-answer bonus needs
+at least one parseable call (``tool_bonus_requires_call=True``): without a call it would be a
+second accuracy reward that pays for *not* using the tool, which is the collapse PARA-GRPO fights.
+The result is clipped to [0, 1].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from paravt.rewards.config import RewardConfig
+
+__all__ = ["ToolExecutionSummary", "tool_reward"]
+
+
+@dataclass(frozen=True)
+class ToolExecutionSummary:
+    """An episode's tool execution counts (the engine's ``ToolCounts`` has the same fields)."""
+
+    parseable_calls: int = 0  # calls the parser accepted as well-formed
+    executed_ok: int = 0  # calls whose window decoded and came back to the model
+    errors: int = 0  # calls that ended in a tool error (parse, argument or decode)
+
+    @classmethod
+    def of(cls, counts: Any) -> "ToolExecutionSummary":
+        """From any object or mapping with these field names (e.g. ``EpisodeRecord.tool_counts``)."""
+        if counts is None:
+            return cls()
+        if isinstance(counts, cls):
+            return counts
+        get = counts.get if isinstance(counts, dict) else (lambda k, d=0: getattr(counts, k, d))
+        return cls(
+            parseable_calls=_count(get("parseable_calls", 0)),
+            executed_ok=_count(get("executed_ok", 0)),
+            errors=_count(get("errors", 0)),
+        )
+
+
+def _count(value: Any) -> int:
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def tool_reward(execution: Any, acc: float, cfg: RewardConfig | None = None) -> float:
+    """R_tool ∈ [0, 1] from an execution summary (or anything :meth:`ToolExecutionSummary.of`
+    reads) and the episode's R_acc."""
+    cfg = cfg or RewardConfig()
+    ex = ToolExecutionSummary.of(execution)
+    if ex.executed_ok > 0:
+        level = cfg.tool_executed
+    elif ex.parseable_calls > 0:
+        level = cfg.tool_parseable
+    else:
+        level = 0.0
+    called = ex.executed_ok > 0 or ex.parseable_calls > 0
+    try:
+        correct = float(acc) >= cfg.tool_correct_threshold
+    except (TypeError, ValueError):
+        correct = False
+    if correct and (called or not cfg.tool_bonus_requires_call):
+        level += cfg.tool_correct_bonus
+    return min(1.0, max(0.0, level))

@@ -1,0 +1,210 @@
+"""R_acc: MCQ letters (A–J, first-letter traps), temporal spans and IoU, open-ended F1/exact."""
+
+from __future__ import annotations
+
+import pytest
+
+from paravt.errors import UserError
+from paravt.rewards import (
+    LETTERS,
+    UnknownQuestionTypeError,
+    accuracy,
+    exact_match,
+    extract_mcq_letter,
+    mcq_gold_letter,
+    parse_span,
+    temporal_iou,
+    temporal_iou_hull,
+    token_f1,
+)
+
+OPTIONS = ["A woman is cooking", "The dog runs away", "A man opens the door", "Nothing happens"]
+TEN = [f"option text {i}" for i in range(10)]
+
+
+@pytest.mark.parametrize(
+    "text, letter",
+    [
+        ("B", "B"),
+        ("(B)", "B"),
+        ("B.", "B"),
+        ("B)", "B"),
+        ("[B]", "B"),
+        ("**B**", "B"),
+        ("b", "B"),
+        ("Option B", "B"),
+        ("option (B)", "B"),
+        ("The answer is B", "B"),
+        ("The answer is B.", "B"),
+        ("The correct answer is: (B) the dog", "B"),
+        ("Answer: B", "B"),
+        ("<answer>B. The dog runs away</answer>", "B"),
+        ("<think>A seems wrong.</think><answer>(B)</answer>", "B"),
+        ("B. The dog runs away", "B"),
+        ("(B) The dog runs away", "B"),
+        ("B because the dog leaves", "B"),
+        ("Option A is wrong; the answer is B", "B"),
+        ("I think it is C", "C"),
+        ("A", "A"),
+        ("A.", "A"),
+        ("(A)", "A"),
+        ("The answer is A because the woman cooks", "A"),
+        ("A is correct", "A"),
+        ("a man", None),
+        ("A man", None),
+        ("A man opens the door", None),  # without options: an article, not a choice
+        ("The answer is A man", None),
+        ("I", "I"),
+        ("", None),
+        ("no letter here", None),
+        ("<|im_end|>", None),
+    ],
+)
+def test_mcq_letter_without_options(text, letter):
+    assert extract_mcq_letter(text) == letter
+
+
+@pytest.mark.parametrize("letter", list("EFGHIJ"))
+def test_letters_e_to_j(letter):
+    assert extract_mcq_letter(letter, TEN) == letter
+    assert extract_mcq_letter(f"({letter})", TEN) == letter
+    assert extract_mcq_letter(f"The answer is {letter}.", TEN) == letter
+    assert extract_mcq_letter(f"<answer>{letter}. option text</answer>", TEN) == letter
+    assert accuracy(f"Option {letter}", letter, "mcq", TEN) == 1.0
+    assert accuracy(f"Option {letter}", "A", "mcq", TEN) == 0.0
+
+
+def test_letter_must_exist_among_options():
+    four = OPTIONS
+    assert extract_mcq_letter("E", four) is None
+    assert extract_mcq_letter("E", LETTERS) == "E"
+    assert accuracy("E", "E", "mcq", four) == 0.0
+    assert extract_mcq_letter("K") is None
+
+
+@pytest.mark.parametrize(
+    "text, letter",
+    [
+        ("A man opens the door", "C"),  # the trap: option C's text, not letter A
+        ("a man opens the door.", "C"),
+        ("The dog runs away", "B"),
+        ("I believe the dog runs away in this clip", "B"),
+        ("A woman is cooking", "A"),
+        ("Nothing happens", "D"),
+        ("A", "A"),
+        ("a man", None),
+    ],
+)
+def test_mcq_option_text(text, letter):
+    assert extract_mcq_letter(text, OPTIONS) == letter
+
+
+def test_a_alone_scores_and_a_man_does_not():
+    assert accuracy("A", "A", "mcq", OPTIONS) == 1.0
+    assert accuracy("<answer>A</answer>", "A", "mcq", OPTIONS) == 1.0
+    assert accuracy("a man", "A", "mcq", OPTIONS) == 0.0
+    assert accuracy("A man is there", "A", "mcq") == 0.0
+    assert accuracy("A man opens the door", "A", "mcq", OPTIONS) == 0.0
+    assert accuracy("A man opens the door", "C", "mcq", OPTIONS) == 1.0
+
+
+def test_labelled_options_and_gold_forms():
+    labelled = ["A. red", "B. green", "C. blue"]
+    assert extract_mcq_letter("green", labelled) == "B"
+    assert mcq_gold_letter("B", labelled) == "B"
+    assert mcq_gold_letter("(C)", labelled) == "C"
+    assert mcq_gold_letter(1, labelled) == "B"
+    assert mcq_gold_letter("blue", labelled) == "C"  # MLVU gives the option text
+    assert mcq_gold_letter(None) is None and mcq_gold_letter(True) is None
+    assert accuracy("C", "blue", "mcq", labelled) == 1.0
+
+
+@pytest.mark.parametrize(
+    "text, span",
+    [
+        ("12.0 - 20.5", (12.0, 20.5)),
+        ("[12, 20.5]", (12.0, 20.5)),
+        ("12.0-20.5", (12.0, 20.5)),
+        ("12 to 20.5", (12.0, 20.5)),
+        ("(12, 20.5)", (12.0, 20.5)),
+        ("between 12 and 20.5 seconds", (12.0, 20.5)),
+        ("12.5s - 20s", (12.5, 20.0)),
+        ("12.5 seconds to 20 seconds", (12.5, 20.0)),
+        ("from 1 to 2 minutes", (60.0, 120.0)),
+        ("1:05 - 1:30", (65.0, 90.0)),
+        ("0:12.5 to 0:20", (12.5, 20.0)),
+        ("1:02:03 to 1:02:10", (3723.0, 3730.0)),
+        ("20.5 - 12", (12.0, 20.5)),  # reversed pair swapped
+        ("<answer>The event happens from 12.0 to 20.5 seconds.</answer>", (12.0, 20.5)),
+        ("At 1, 12 to 20", (12.0, 20.0)),
+        ('{"start": 3, "end": 9}', (3.0, 9.0)),
+        ("12", None),
+        ("no time here", None),
+        ("", None),
+        ("1" * 400 + " - 5", None),  # overflows to inf → unparseable
+    ],
+)
+def test_parse_span(text, span):
+    assert parse_span(text) == span
+
+
+def test_dash_and_bracket_forms_score_the_same():
+    gold = [12.0, 20.5]
+    assert accuracy("12.0 - 20.5", gold, "tvg") == 1.0
+    assert accuracy("[12, 20.5]", gold, "tvg") == 1.0
+    assert accuracy("12.0 - 20.5", gold, "tvg") == accuracy("[12, 20.5]", gold, "tvg")
+    assert accuracy("[12, 20.5]", "12 - 20.5", "tvg") == 1.0  # gold as text
+    assert accuracy("no idea", gold, "tvg") == 0.0
+
+
+@pytest.mark.parametrize(
+    "pred, gold, iou",
+    [
+        ((0, 10), (0, 10), 1.0),
+        ((0, 10), (5, 15), 5 / 15),
+        ((5, 15), (0, 10), 5 / 15),
+        ((0, 10), (2, 4), 0.2),
+        ((0, 10), (10, 20), 0.0),
+        ((0, 10), (30, 40), 0.0),
+        ((10, 0), (0, 10), 1.0),
+        ((3, 3), (3, 3), 1.0),
+        ((3, 3), (0, 10), 0.0),
+        ((float("nan"), 1), (0, 1), 0.0),
+        (("x", 1), (0, 1), 0.0),
+    ],
+)
+def test_iou_and_hull_iou(pred, gold, iou):
+    assert temporal_iou(pred, gold) == pytest.approx(iou)
+    assert temporal_iou_hull(pred, gold) == pytest.approx(iou)
+
+
+def test_tvg_accuracy_is_iou():
+    assert accuracy("5 - 15", (0, 10), "tvg") == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(
+    "pred, gold, f1, exact",
+    [
+        ("a red car", "the red car", 1.0, 1.0),
+        ("The Red car.", "red car", 1.0, 1.0),
+        ("red car", "red car parked outside", 2 * (1.0 * 0.5) / 1.5, 0.0),
+        ("dog dog dog", "dog", 2 * (1 / 3) / (1 / 3 + 1), 0.0),  # multiset, not set
+        ("blue", "red", 0.0, 0.0),
+        ("", "red", 0.0, 0.0),
+        ("red", "", 0.0, 0.0),
+        ("<answer>two people</answer>", ["three people", "two people"], 1.0, 1.0),
+    ],
+)
+def test_open_ended(pred, gold, f1, exact):
+    assert token_f1(pred, gold) == pytest.approx(f1)
+    assert exact_match(pred, gold) == exact
+    assert accuracy(pred, gold, "oe") == pytest.approx(f1)
+    assert accuracy(pred, gold, "oe", oe_metric="exact") == exact
+
+
+def test_unknown_question_type_is_a_user_error():
+    with pytest.raises(UnknownQuestionTypeError, match="question_type='yesno'") as info:
+        accuracy("B", "B", "yesno")
+    assert isinstance(info.value, UserError)
+    with pytest.raises(UnknownQuestionTypeError, match="oe_metric"):
+        accuracy("x", "x", "oe", oe_metric="bleu")

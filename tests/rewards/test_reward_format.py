@@ -1,0 +1,191 @@
+"""R_fmt and the anchor term: every PROTOCOL §5 constant, the pre-filled <think>, the exploit."""
+
+from __future__ import annotations
+
+import pytest
+
+from paravt.rewards import RewardConfig, format_reward, format_score, format_terms, scored_text
+
+CALL = '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}</tool_call>'
+THINK = "I compare the two windows."  # ≥ 10 characters
+
+# (id, prefix, completion, expected non-zero terms, expected R_fmt with λ_anchor = 0.5)
+TABLE = [
+    (
+        "full flow, pre-filled think",
+        "<think>\n",
+        THINK + "</think><answer>B</answer>",
+        dict(think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4,
+             anchor_flow=0.3),
+        1.0,  # 0.8 + 0.5 * 0.7 = 1.15, clipped to 1
+    ),
+    (
+        "same completion without the pre-fill (the reference's blind spot)",
+        "",
+        THINK + "</think><answer>B</answer>",
+        dict(answer=0.3, answer_close=0.2),
+        0.5,
+    ),
+    (
+        "think in the completion itself",
+        "",
+        f"<think>{THINK}</think><answer>B</answer>",
+        dict(think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4,
+             anchor_flow=0.3),
+        1.0,
+    ),
+    (
+        "think of exactly 10 characters is substantive",
+        "",
+        "<think>0123456789</think><answer>B</answer>",
+        dict(think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4,
+             anchor_flow=0.3),
+        1.0,
+    ),
+    (
+        "think of 9 characters is not",
+        "",
+        "<think> 012345678 </think><answer>B</answer>",
+        dict(answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4, anchor_flow=0.3),
+        0.95,  # 0.6 + 0.35
+    ),
+    (
+        "tool turn: think before the call",
+        "",
+        f"<think>{THINK}</think>{CALL}",
+        dict(think=0.2, think_before_call=0.3, balanced=0.1, anchor_close=0.4),
+        0.8,  # 0.6 + 0.2
+    ),
+    (
+        "tool turn: pre-filled think counts as before the call",
+        "<think>\n",
+        f"{THINK}</think>{CALL}",
+        dict(think=0.2, think_before_call=0.3, balanced=0.1, anchor_close=0.4),
+        0.8,
+    ),
+    (
+        "call before any think",
+        "",
+        f"{CALL}<think>{THINK}</think>",
+        dict(think=0.2, balanced=0.1, anchor_close=0.4),
+        0.5,  # 0.3 + 0.2
+    ),
+    (
+        "think opened and never closed",
+        "",
+        "<think>I keep thinking and thinking",
+        dict(anchor_unclosed=-0.3),
+        0.0,  # 0 - 0.15, clipped to 0
+    ),
+    (
+        "never-closed think with an answer",
+        "",
+        "<think>I keep thinking <answer>B</answer>",
+        dict(answer=0.3, answer_close=0.2, anchor_unclosed=-0.3),
+        0.35,  # 0.5 - 0.15
+    ),
+    (
+        "answer without its closer",
+        "",
+        f"<think>{THINK}</think><answer>B",
+        dict(think=0.2, answer=0.3, anchor_close=0.4),
+        0.7,  # 0.5 + 0.2
+    ),
+    (
+        "empty-tag exploit",
+        "",
+        "<think></think><answer></answer>",
+        dict(balanced=0.1, anchor_close=0.4),
+        0.3,  # no answer credit: only the closed think and the balance
+    ),
+    (
+        "exploit with whitespace and punctuation",
+        "",
+        "<think>   </think><answer> . </answer>",
+        dict(balanced=0.1, anchor_close=0.4),
+        0.3,
+    ),
+    (
+        "plain text earns nothing",
+        "",
+        "B",
+        dict(),
+        0.0,
+    ),
+    (
+        "multi-turn episode",
+        "<think>\n",
+        f"Look at 1-2 s.</think>{CALL}<think>{THINK}</think><answer>C</answer>",
+        dict(think=0.2, answer=0.3, answer_close=0.2, think_before_call=0.3, balanced=0.1,
+             anchor_close=0.4, anchor_flow=0.3),
+        1.0,
+    ),
+    (
+        "nested think is unbalanced and leaves one open",
+        "",
+        f"<think><think>{THINK}</think><answer>B</answer>",
+        dict(think=0.2, answer=0.3, answer_close=0.2, anchor_close=0.4, anchor_flow=0.3,
+             anchor_unclosed=-0.3),
+        0.9,  # 0.7 + 0.5 * 0.4
+    ),
+    (
+        "flow needs the answer after </think>",
+        "",
+        f"<answer>B</answer><think>{THINK}</think>",
+        dict(think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4),
+        1.0,  # 0.8 + 0.2
+    ),
+]
+
+TERMS = ("think", "answer", "answer_close", "think_before_call", "balanced", "anchor_close",
+         "anchor_flow", "anchor_unclosed")
+
+
+@pytest.mark.parametrize("name, prefix, completion, nonzero, fmt", TABLE, ids=[r[0] for r in TABLE])
+def test_format_table(name, prefix, completion, nonzero, fmt):
+    terms = format_terms(completion, RewardConfig(), prefix=prefix)
+    for term in TERMS:
+        assert getattr(terms, term) == pytest.approx(nonzero.get(term, 0.0)), term
+    base, anchor = format_reward(completion, RewardConfig(), prefix=prefix)
+    assert base == pytest.approx(sum(v for k, v in nonzero.items() if not k.startswith("anchor")))
+    assert anchor == pytest.approx(sum(v for k, v in nonzero.items() if k.startswith("anchor")))
+    assert format_score(base, anchor, RewardConfig()) == pytest.approx(fmt)
+
+
+def test_anchor_lambda_and_vanilla():
+    text = f"<think>{THINK}</think><answer>B</answer>"
+    base, anchor = format_reward(text)
+    assert (base, anchor) == (pytest.approx(0.8), pytest.approx(0.7))
+    assert format_score(base, anchor, RewardConfig(anchor_lambda=0.5)) == pytest.approx(1.0)
+    assert format_score(base, anchor, RewardConfig(anchor_lambda=0.1)) == pytest.approx(0.87)
+    assert format_score(base, anchor, RewardConfig.vanilla()) == pytest.approx(0.8)
+    assert RewardConfig().anchor_lambda == 0.5 and RewardConfig().format_weight == 1.0
+
+
+def test_constants_come_from_config():
+    cfg = RewardConfig(
+        think_min_chars=3, think_bonus=0.01, answer_bonus=0.02, answer_close_bonus=0.03,
+        think_before_call_bonus=0.04, balanced_bonus=0.05, anchor_close=0.06, anchor_flow=0.07,
+        anchor_unclosed=-0.08,
+    )
+    t = format_terms(f"<think>abc</think>{CALL}<think>x<answer>B</answer>", cfg)
+    assert (t.think, t.answer, t.answer_close, t.think_before_call, t.balanced) == (
+        0.01, 0.02, 0.03, 0.04, 0.0,
+    )
+    assert (t.anchor_close, t.anchor_flow, t.anchor_unclosed) == (0.06, 0.07, -0.08)
+
+
+def test_only_the_assistant_prefill_of_a_full_prompt_counts():
+    prompt = (
+        "<|im_start|>system\nThink inside <think> and answer inside <answer> tags.<|im_end|>\n"
+        "<|im_start|>user\nWhat happens?<|im_end|>\n<|im_start|>assistant\n<think>\n"
+    )
+    assert scored_text(prompt, "x") == "\n<think>\nx"
+    whole = format_terms(THINK + "</think><answer>B</answer>", prefix=prompt)
+    prefill = format_terms(THINK + "</think><answer>B</answer>", prefix="<think>\n")
+    assert whole == prefill
+    assert whole.balanced == 0.1 and whole.anchor_close == 0.4
+
+
+def test_non_string_completion():
+    assert format_reward(None) == (0.0, 0.0)  # type: ignore[arg-type]
