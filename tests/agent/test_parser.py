@@ -282,3 +282,20 @@ def test_never_raises_and_is_consistent(text):
     assert isinstance(extract_answer(text), str)
     if turn.answer is not None:
         assert turn.answer == extract_answer(text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 5000 + "]" * 5000,
+        "{" * 5000,
+        "crop_video(start_time=" + "(" * 5000 + "1" + ")" * 5000 + ")",
+        '{"name": "crop_video", "arguments": {"start_time": ' + "9" * 5000 + "}}",
+        "crop_video(start_time=" + "9" * 5000 + ")",
+        "{'a': " * 3000,
+    ],
+)
+def test_pathological_blocks_become_errors(body):
+    turn = parse_turn(f"<tool_call>{body}</tool_call>" + call(1, 2))
+    assert turn.errors and all(e.kind in ERROR_KINDS for e in turn.errors)
+    assert [c.arguments["start_time"] for c in turn.calls] == [1]

@@ -187,5 +187,13 @@ def test_only_the_assistant_prefill_of_a_full_prompt_counts():
     assert whole.balanced == 0.1 and whole.anchor_close == 0.4
 
 
+def test_prefill_already_in_the_completion_is_counted_once():
+    # the engine records turn 0 as pre-fill + generated text; the trainer also passes the pre-fill
+    completion = "<think>\n" + THINK + "</think><answer>B</answer>"
+    assert scored_text("<think>\n", completion) == completion
+    assert format_terms(completion, prefix="<think>\n") == format_terms(completion)
+    assert format_terms(completion, prefix="<think>\n").anchor_unclosed == 0.0
+
+
 def test_non_string_completion():
     assert format_reward(None) == (0.0, 0.0)  # type: ignore[arg-type]

@@ -65,12 +65,20 @@ class FormatTerms:
 
 
 def scored_text(prefix: str | None, completion: str | None) -> str:
-    """The text the format reward scores: the assistant pre-fill followed by the completion."""
+    """The text the format reward scores: the assistant pre-fill followed by the completion.
+
+    The pre-fill is counted once: when the completion already starts with it (the engine records
+    each turn's text with its pre-fill), it is not prepended again — a doubled ``<think>`` would
+    read as a nested, never-closed think."""
     prefix = prefix or ""
+    completion = completion or ""
     cut = prefix.rfind(_ASSISTANT_HEADER)
     if cut >= 0:
         prefix = prefix[cut + len(_ASSISTANT_HEADER) :]
-    return prefix + (completion or "")
+    head = prefix.strip()
+    if head and completion.lstrip().startswith(head):
+        return completion
+    return prefix + completion
 
 
 def format_terms(text: str, cfg: RewardConfig | None = None, prefix: str = "") -> FormatTerms:
