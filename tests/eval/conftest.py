@@ -5,6 +5,8 @@ names each benchmark uses (symlinks; nothing is copied)."""
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -218,3 +220,42 @@ def charades(tmp_path, real):
     link(videos, "CHA2.mp4", real["pancake"])
     link(videos, "CHA3.mp4", real["bunny"])
     return data, videos
+
+
+# ----------------------------------------------------------------------------- judge server
+class _JudgeHandler(BaseHTTPRequestHandler):
+    """A real OpenAI-compatible chat endpoint on loopback. Verdict: CORRECT iff the candidate
+    contains the reference's last word as a substring (so "rabbits" passes for "rabbit", unlike
+    the rule-based matcher); a candidate containing 'crash' gets HTTP 500."""
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append(body)
+        user = body["messages"][-1]["content"]
+        ref = user.split("Reference answer: ")[1].split("\n")[0]
+        cand = user.split("Candidate answer: ")[1].split("\n")[0]
+        if "crash" in cand:
+            self.send_response(500)
+            self.end_headers()
+            return
+        verdict = "CORRECT" if ref.split()[-1].lower() in cand.lower() else "INCORRECT"
+        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": verdict}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def judge_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _JudgeHandler)
+    server.requests = []
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    yield server
+    server.shutdown()
+    server.server_close()

@@ -48,9 +48,15 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def describe(cfg: EvalConfig, judge_description: dict) -> dict:
-    """The complete protocol of a run (config recorded with secrets redacted)."""
+def describe(cfg: EvalConfig, judge_description: dict, backend_label: str | None = None) -> dict:
+    """The complete protocol of a run (config recorded with secrets redacted).
+
+    ``backend_label`` names a backend handed in by the caller (e.g. the trainer's policy, or a
+    test's scripted backend) instead of the one the config describes.
+    """
     import paravt
+
+    backend = backend_label or cfg.backend_name
 
     eng = cfg.engine
     script = None
@@ -59,9 +65,9 @@ def describe(cfg: EvalConfig, judge_description: dict) -> dict:
         script = {"file": str(p), "sha256": _sha256(p.read_bytes()) if p.is_file() else None}
     return {
         "paravt_version": paravt.__version__,
-        "model": None if cfg.script else cfg.backend.model,
-        "backend": cfg.backend_name,
-        "base_url": cfg.backend.base_url if cfg.backend_name == "openai" else None,
+        "model": cfg.backend.model if backend in ("hf", "openai") else None,
+        "backend": backend,
+        "base_url": cfg.backend.base_url if backend == "openai" else None,
         "script": script,
         "prompts": prompt_hashes(eng.system_prompt),
         "mode": eng.mode,

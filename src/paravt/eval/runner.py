@@ -98,11 +98,25 @@ def make_backend(cfg: EvalConfig):
     return make(cfg.backend)
 
 
+class _Paced:
+    """Wraps a backend so each ``generate`` call takes at least ``delay_s`` (a slow model)."""
+
+    def __init__(self, inner: Any, delay_s: float):
+        self.inner, self.delay_s = inner, delay_s
+        self.codec = getattr(inner, "codec", None)
+        self.name = getattr(inner, "name", type(inner).__name__)
+
+    def generate(self, requests: list) -> list:
+        time.sleep(self.delay_s)
+        return self.inner.generate(requests)
+
+
 def scripted_backend(path: str | Path):
     """``ScriptedBackend`` replaying a JSON script file (smoke tests, CI, kill/resume tests).
 
     The file holds a list of turn texts used for every episode, or a mapping of sample id to its
-    list of turns; an item ``{"error": "…"}`` is a failed generation (as a real server error).
+    list of turns, or ``{"turns": <either>, "delay_s": seconds}`` to pace each generate call like
+    a slow model; an item ``{"error": "…"}`` is a failed generation (as a real server error).
     """
     import json
 
@@ -113,6 +127,10 @@ def scripted_backend(path: str | Path):
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise UserError(f"--script {path}: cannot read a JSON script ({e})") from None
+    delay = 0.0
+    if isinstance(data, dict) and "turns" in data:
+        delay = float(data.get("delay_s", 0.0))
+        data = data["turns"]
 
     def item(x):
         if isinstance(x, dict) and "error" in x:
@@ -125,7 +143,8 @@ def scripted_backend(path: str | Path):
         script = {str(k): [item(x) for x in (v if isinstance(v, list) else [v])] for k, v in data.items()}
     else:
         raise UserError(f"--script {path}: expected a JSON list of turns or an object of id → turns")
-    return ScriptedBackend(script)
+    backend = ScriptedBackend(script)
+    return _Paced(backend, delay) if delay > 0 else backend
 
 
 class Runner:
@@ -137,6 +156,9 @@ class Runner:
         self.split = canonical_split(cfg.benchmark)
         self.paths = RunPaths.for_config(cfg)
         self._backend = backend
+        self.backend_label = (
+            None if backend is None else str(getattr(backend, "name", type(backend).__name__))
+        )
         self._engine = None
         self._progress = progress
         from paravt.eval.judge import make_judge
@@ -275,7 +297,7 @@ class Runner:
         finally:
             writer.close()
         summary = build_summary(self.split, self.cfg, loaded, assigned,
-                                read_results(self.paths.results), self.judge)
+                                read_results(self.paths.results), self.judge, self.backend_label)
         summary["timing"] = {"wall_s": round(time.time() - started, 3)}
         write_json_atomic(self.paths.summary, summary)
         return summary
@@ -317,7 +339,7 @@ class _Running:
 
 
 def build_summary(split: str, cfg: EvalConfig, loaded, assigned: list[EvalSample],
-                  results: list[dict], judge) -> dict:
+                  results: list[dict], judge, backend_label: str | None = None) -> dict:
     """Metrics of the assigned samples plus the complete protocol (no wall-clock fields)."""
     from paravt.eval.protocol import describe
 
@@ -340,7 +362,7 @@ def build_summary(split: str, cfg: EvalConfig, loaded, assigned: list[EvalSample
         "duplicates": duplicates,
         "skipped_rows": [{"row": ref, "reason": why} for ref, why in loaded.skipped],
         "sources": loaded.sources,
-        "protocol": describe(cfg, judge.describe()),
+        "protocol": describe(cfg, judge.describe(), backend_label),
     }
 
 

@@ -1,0 +1,155 @@
+"""Each benchmark end to end on real videos: native annotations → adapter → episode engine with a
+scripted backend (known predictions) → scored JSON lines → summary with known numbers.
+
+Frames are kept at 2 per overview so the real decoding stays cheap on CI cores.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paravt.agent.records import Generation
+from paravt.config import load_config
+from paravt.eval.config import EvalConfig
+from paravt.eval.results import read_results
+from paravt.eval.runner import run_eval
+from paravt.testing.scripted import ScriptedBackend
+
+
+def A(text: str) -> list[str]:
+    """A one-turn episode that answers ``text``."""
+    return [f"<think>Looking at the frames.</think><answer>{text}</answer>"]
+
+
+def run(split, fixture, tmp_path, script, **over):
+    data, videos = fixture
+    base = {"benchmark": split, "data": str(data), "videos": str(videos),
+            "out": str(tmp_path / f"out_{split}"), "progress": False,
+            "engine": {"frames": 2, "max_turns": 1}, **over}
+    cfg = load_config(EvalConfig, None, [], base=base)
+    backend = script if hasattr(script, "generate") else ScriptedBackend(script)
+    summary = run_eval(cfg, backend=backend)
+    results = {r["id"]: r for r in read_results(tmp_path / f"out_{split}" / "results.jsonl")}
+    on_disk = json.loads((tmp_path / f"out_{split}" / "summary.json").read_text())
+    assert on_disk["metrics"] == summary["metrics"]
+    return summary, results, backend
+
+
+def test_videomme(videomme, tmp_path):
+    script = {"001-1": A("(C)"), "001-2": A("Coloured test bars"), "002-1": A("The answer is D.")}
+    summary, res, _ = run("videomme", videomme, tmp_path, script)
+    m = summary["metrics"]
+    assert m["n"] == 4 and m["errors"] == 1 and m["error_kinds"] == {"video_missing": 1}
+    assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 4)
+    assert m["by_group"]["duration"] == {
+        "long": {"n": 1, "correct": 0.0, "accuracy": 0.0},
+        "medium": {"n": 1, "correct": 1.0, "accuracy": 1.0},
+        "short": {"n": 2, "correct": 1.0, "accuracy": 0.5},
+    }
+    assert res["001-2"]["score"] == {"extracted": "B", "correct": 1.0}
+    assert res["003-1"]["status"] == "error" and "vmMissing" in res["003-1"]["error"]["message"]
+    assert len(res["002-1"]["overview_times"]) == 2
+    assert summary["protocol"]["frames"] == 2 and summary["protocol"]["backend"] == "scripted"
+    assert summary["protocol"]["prompts"]["files"]  # every packaged prompt file is hashed
+
+
+def test_videomme_subtitles_follow_sampled_frames(videomme, tmp_path):
+    from paravt.eval.subtitles import parse_srt, select_cues
+
+    SRT = (videomme[0] / "subtitle" / "vmB.srt").read_text()
+    script = {"001-1": A("B"), "001-2": A("B"), "002-1": A("D")}
+    summary, res, backend = run("videomme_sub", videomme, tmp_path, script)
+    sub = res["002-1"]["subtitles"]
+    expected = select_cues(parse_srt(SRT), res["002-1"]["overview_times"])
+    assert sub["frames_match"] is True and sub["lines"] == len(expected) >= 1
+    asked = {r.episode_id: json.dumps(r.messages) for batch in backend.batches for r in batch}
+    for cue in parse_srt(SRT):
+        assert (cue.text in asked["002-1"]) == (cue in expected)
+    assert "A blink-and-miss line." not in asked["002-1"]  # on screen between the two frames
+    assert res["001-1"]["subtitles"]["lines"] == 0  # vmA has no .srt
+    assert summary["metrics"]["variants"]["paper"]["accuracy"] == pytest.approx(3 / 4)
+
+
+def test_longvideobench_five_options_backend_failure_and_missing_video(longvideobench, tmp_path):
+    script = {"lvA_0": A("E"), "lvB_0": [Generation(error="HTTP 503 from server", finish_reason="error")]}
+    summary, res, _ = run("longvideobench", longvideobench, tmp_path, script)
+    m = summary["metrics"]
+    assert res["lvA_0"]["score"]["correct"] == 1.0  # option E of five
+    assert res["lvB_0"]["status"] == "error" and res["lvB_0"]["error"]["kind"] == "backend"
+    assert res["lvB_0"]["answer_text"] is None  # a failed request is never scored as an answer
+    assert m["errors"] == 2 and m["error_kinds"] == {"backend": 1, "video_missing": 1}
+    assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(1 / 3)  # errors in denominator
+
+
+def test_lvbench_first_letter_trap_and_multi_label_groups(lvbench, tmp_path):
+    script = {"101": A("(B) a rabbit"), "102": A("A man walks in."), "201": A("B")}
+    summary, res, _ = run("lvbench", lvbench, tmp_path, script)
+    assert res["102"]["score"] == {"extracted": None, "correct": 0.0}  # gold is A: the trap must fail
+    m = summary["metrics"]
+    assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 3)
+    assert m["by_group"]["task"]["temporal grounding"]["n"] == 1
+    assert m["by_group"]["task"]["event understanding"]["accuracy"] == 0.0
+    assert m["by_group"]["task"]["entity recognition"]["accuracy"] == 1.0
+
+
+def test_mlvu_macro_vs_pooled_and_unmatched_answer_reported(mlvu, tmp_path):
+    script = {"1_plotQA/0": A("B"), "1_plotQA/2": A("A"), "2_needle/0": A("A")}
+    summary, res, backend = run("mlvu", mlvu, tmp_path, script)
+    m = summary["metrics"]
+    assert m["variants"]["benchmark"]["m_avg"] == pytest.approx((1 / 3 + 1.0) / 2)
+    assert m["variants"]["paper"]["accuracy"] == pytest.approx(2 / 4)
+    assert m["annotation_problems"] == [
+        {"id": "1_plotQA/1", "problem": "answer 'Pancakes' matches no candidate"}
+    ]
+    assert "1_plotQA/1" not in {r.episode_id for b in backend.batches for r in b}  # not guessed
+    assert summary["skipped_rows"][0]["row"] == "8_sub_scene.json[0]"
+
+
+def test_mmvu_open_ended_rule_and_judge(mmvu, tmp_path, judge_server):
+    script = {"mc-5": A("E"), "mc-text": A("C"), "oe-1": A("They flip a pancake."), "oe-2": A("rabbits")}
+    summary, res, _ = run("mmvu", mmvu, tmp_path, script)
+    assert summary["metrics"]["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 4)
+    assert res["oe-2"]["score"]["judged_by"] == "rule" and res["oe-2"]["score"]["correct"] == 0.0
+    url = f"http://127.0.0.1:{judge_server.server_address[1]}/v1"
+    judged, res2, _ = run("mmvu", mmvu, tmp_path / "judged", script, judge_base_url=url, judge_model="grader")
+    assert judged["metrics"]["variants"]["benchmark"]["accuracy"] == pytest.approx(3 / 4)
+    assert judged["metrics"]["judged_by"] == {"http": 2}
+    assert judged["protocol"]["scoring"]["open_ended_judge"]["base_url"] == url
+    assert len(judge_server.requests) == 2  # only open-ended answers are judged
+
+
+def test_charades_iou_metrics(charades, tmp_path):
+    script = {"CHA1#1": A("0.5 - 1.5"), "CHA2#2": A("[9, 10.4]"), "CHA3#5": A("between 1.5 and 2.5 seconds")}
+    summary, res, _ = run("charades", charades, tmp_path, script)
+    v = summary["metrics"]["variants"]["benchmark"]
+    assert res["CHA2#2"]["score"]["iou"] == pytest.approx(0.35)  # gold 8-12 beyond the 10.4 s video
+    assert v["miou"] == pytest.approx((1 + 0.35 + 0 + 1 / 3) / 4)
+    assert (v["r@0.3"], v["r@0.5"], v["r@0.7"]) == (0.75, 0.25, 0.25)
+    assert summary["metrics"]["error_kinds"] == {"video_missing": 1}
+    assert summary["skipped_rows"] == [{"row": "charades_sta_test.txt:4",
+                                        "reason": "no '##' between the span and the sentence"}]
+
+
+class _ExplodingBackend:
+    """Raises (instead of returning an error Generation) whenever one episode is in the batch."""
+
+    codec = None
+
+    def __init__(self, inner, bad_id):
+        self.inner, self.bad_id = inner, bad_id
+
+    def generate(self, requests):
+        if any(r.episode_id == self.bad_id for r in requests):
+            raise RuntimeError("CUDA error: device-side assert")
+        return self.inner.generate(requests)
+
+
+def test_engine_crash_is_isolated_to_its_sample(charades, tmp_path):
+    script = {"CHA1#1": A("0.5 - 1.5"), "CHA2#2": A("[9, 10.4]"), "CHA3#5": A("1.0 - 2.0")}
+    backend = _ExplodingBackend(ScriptedBackend(script), "CHA2#2")
+    summary, res, _ = run("charades", charades, tmp_path, backend)
+    assert res["CHA2#2"]["error"]["kind"] == "engine" and "device-side" in res["CHA2#2"]["error"]["message"]
+    assert res["CHA1#1"]["score"]["iou"] == 1.0 and res["CHA3#5"]["score"]["iou"] == 1.0
+    assert summary["metrics"]["errors"] == 2 and summary["metrics"]["n"] == 4

@@ -1,0 +1,125 @@
+"""Per-sample scoring, split metrics in both variants, the open-ended judge, the results file."""
+
+from __future__ import annotations
+
+import pytest
+
+from paravt.eval.judge import HttpJudge, RuleJudge
+from paravt.eval.metrics import summarize_results
+from paravt.eval.results import ResultsFile, read_results
+from paravt.eval.scoring import score_sample
+
+MCQ = {"question_type": "mcq", "options": ["A man reading", "Coloured test bars", "A dog", "Snow"], "answer": "B"}
+
+
+@pytest.mark.parametrize(
+    "answer, extracted, correct",
+    [
+        ("B", "B", 1.0),
+        ("(B)", "B", 1.0),
+        ("The answer is B.", "B", 1.0),
+        ("Coloured test bars", "B", 1.0),  # the option's own text
+        ("A man is cooking", None, 0.0),  # first-letter trap: not option A
+        ("E", None, 0.0),  # no option E here
+        ("", None, 0.0),
+    ],
+)
+def test_mcq_letter_extraction(answer, extracted, correct):
+    out = score_sample(MCQ, prediction=answer, answer_text=answer, error=None)
+    assert out == {"extracted": extracted, "correct": correct}
+
+
+def test_mcq_falls_back_to_protocol_extraction_of_raw_text():
+    out = score_sample(MCQ, prediction="<think>bars everywhere</think><answer>B</answer>", answer_text=None, error=None)
+    assert out["correct"] == 1.0
+
+
+def test_grounding_hull_iou_with_gold_beyond_video():
+    gold = {"question_type": "tvg", "answer": [8.0, 12.0]}  # video is 10.4 s long
+    out = score_sample(gold, "x", "9 - 10.4", None)
+    assert out["extracted"] == [9.0, 10.4]
+    assert out["iou"] == pytest.approx(1.4 / 4.0)  # not 1.4/2.4 as a clamped gold would give
+    assert score_sample(gold, "x", "[14, 20]", None)["iou"] == 0.0
+    assert score_sample(gold, "x", "no idea", None) == {"extracted": None, "iou": 0.0}
+
+
+def test_errors_score_zero():
+    assert score_sample(MCQ, "B", "B", {"kind": "backend"})["correct"] == 0.0
+    assert score_sample({"question_type": "tvg", "answer": [1, 2]}, "1-2", "1-2", {"kind": "video"})["iou"] == 0.0
+
+
+def test_rule_judge_open_ended():
+    j = RuleJudge()
+    assert j.judge("q", "a pancake", "It is a pancake.")["correct"] == 1.0
+    assert j.judge("q", "a pancake", "pancakes")["correct"] == 0.0
+    assert j.judge("q", "rabbit", "A rabbit")["f1"] == 1.0
+
+
+def _result(i, correct, task, kind=None):
+    return {"id": f"s{i}", "index": i, "status": "error" if kind else "ok",
+            "error": {"kind": kind, "message": "x"} if kind else None,
+            "score": {"correct": float(correct)}, "tools": {"executed": i % 2, "turns": 1},
+            "sample": {"groups": {"task": task}, "question_type": "mcq"}}
+
+
+def test_mlvu_variants_differ_macro_vs_pooled_and_errors_in_denominator():
+    results = [_result(0, 1, "plotQA"), _result(1, 1, "plotQA"), _result(2, 0, "plotQA"),
+               _result(3, 0, "needle", kind="backend")]
+    m = summarize_results("mlvu", results)
+    assert m["variants"]["benchmark"]["m_avg"] == pytest.approx((2 / 3 + 0) / 2)
+    assert m["variants"]["paper"]["accuracy"] == pytest.approx(2 / 4)
+    assert m["errors"] == 1 and m["error_kinds"] == {"backend": 1} and m["n"] == 4
+    assert m["by_group"]["task"]["needle"] == {"n": 1, "correct": 0.0, "accuracy": 0.0}
+    assert m["tools"]["usage_rate"] == 0.5 and m["tools"]["avg_calls"] == 0.5
+
+
+def test_charades_metrics():
+    res = [{"id": str(i), "index": i, "status": "ok", "score": {"iou": v}, "sample": {}}
+           for i, v in enumerate([1.0, 0.35, 0.0, 0.6])]
+    v = summarize_results("charades", res)["variants"]["benchmark"]
+    assert v["miou"] == pytest.approx(1.95 / 4)
+    assert (v["r@0.3"], v["r@0.5"], v["r@0.7"]) == (0.75, 0.5, 0.25)
+
+
+def test_http_judge_verdicts_and_fallback_on_failure(judge_server):
+    url = f"http://127.0.0.1:{judge_server.server_address[1]}/v1"
+    judge = HttpJudge(base_url=url, model="grader", retries=1)
+    assert judge.judge("What is flipped?", "a pancake", "They flip a big pancake")["correct"] == 1.0
+    no = judge.judge("Which animal?", "rabbit", "a hare")
+    assert no == {"correct": 0.0, "f1": 0.0, "judged_by": "http"}
+    failed = judge.judge("Which animal?", "rabbit", "crash rabbit")
+    assert failed["judged_by"] == "rule-fallback" and "HTTP Error 500" in failed["judge_error"]
+    assert judge_server.requests[0]["model"] == "grader"
+    assert judge_server.requests[0]["temperature"] == 0.0
+    assert judge.describe()["base_url"] == url
+
+
+def test_results_file_repairs_torn_tail_and_never_duplicates(tmp_path):
+    path = tmp_path / "results.jsonl"
+    with ResultsFile(path) as w:
+        w.append({"id": "a", "v": 1})
+        w.append({"id": "b", "v": 2})
+    with open(path, "a") as fh:
+        fh.write('{"id": "c", "v"')  # killed mid-write
+    assert [r["id"] for r in read_results(path)] == ["a", "b"]
+    with ResultsFile(path) as w:
+        w.append({"id": "c", "v": 3})
+    assert [r["id"] for r in read_results(path)] == ["a", "b", "c"]
+    assert path.read_text().count("\n") == 3
+
+
+def test_results_file_keeps_complete_last_line_without_newline(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "a"}\n{"id": "b"}')
+    with ResultsFile(path) as w:
+        w.append({"id": "c"})
+    assert [r["id"] for r in read_results(path)] == ["a", "b", "c"]
+
+
+def test_malformed_middle_line_is_an_error(tmp_path):
+    from paravt.errors import UserError
+
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "a"}\nnot json\n{"id": "b"}\n')
+    with pytest.raises(UserError, match=":2:"):
+        read_results(path)
