@@ -26,12 +26,14 @@ def call(s, e, **extra):
 
 def ordered(turn: ParsedTurn):
     """Calls and errors merged in text order, as the engine answers them."""
-    items = [("call", c.index, c) for c in turn.calls] + [("error", e.index, e) for e in turn.errors]
+    items = [("call", c.index, c) for c in turn.calls]
+    items += [("error", e.index, e) for e in turn.errors]
     return [(kind, obj) for kind, _, obj in sorted(items, key=lambda x: x[1])]
 
 
 def test_parallel_calls_parse_in_order():
-    text = "<think>Check three windows.</think>\n" + call(0, 10) + "\n" + call(20, 30) + call(40, 50)
+    text = "<think>Check three windows.</think>\n" + call(0, 10) + "\n" + call(20, 30)
+    text += call(40, 50)
     turn = parse_turn(text)
     assert [(c.arguments["start_time"], c.arguments["end_time"]) for c in turn.calls] == [
         (0, 10),

@@ -6,7 +6,10 @@ import pytest
 
 from paravt.rewards import RewardConfig, format_reward, format_score, format_terms, scored_text
 
-CALL = '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}</tool_call>'
+CALL = (
+    '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}'
+    "</tool_call>"
+)
 THINK = "I compare the two windows."  # ≥ 10 characters
 
 # (id, prefix, completion, expected non-zero terms, expected R_fmt with λ_anchor = 0.5)

@@ -15,7 +15,10 @@ from paravt.rewards import (
     tool_reward,
 )
 
-CALL = '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}</tool_call>'
+CALL = (
+    '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}'
+    "</tool_call>"
+)
 
 
 @pytest.mark.parametrize(

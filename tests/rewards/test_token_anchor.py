@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from paravt.rewards import ANCHOR_TAGS, DEFAULT_TOKEN_ANCHOR_VALUES, anchor_positions, anchor_token_bonus
+from paravt.rewards import (
+    ANCHOR_TAGS,
+    DEFAULT_TOKEN_ANCHOR_VALUES,
+    anchor_positions,
+    anchor_token_bonus,
+)
 
 COMPLETION = (
     "The clip is long.</think>"

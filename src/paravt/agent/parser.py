@@ -39,8 +39,9 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = [
     "DEFAULT_TOOLS",
@@ -164,7 +165,8 @@ def _think_regions(tags: list[_Tag], text_len: int) -> list[tuple[int, int]]:
     if open_at is not None:
         stop = text_len
         for t in tags:
-            if t.start > open_at and not t.closing and t.name in ("tool_call", "tool_code", "answer"):
+            moved_on = t.name in ("tool_call", "tool_code", "answer")
+            if t.start > open_at and not t.closing and moved_on:
                 stop = t.start
                 break
         regions.append((open_at, stop))

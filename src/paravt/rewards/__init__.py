@@ -22,7 +22,13 @@ from paravt.rewards.answers import (
 )
 from paravt.rewards.compose import RewardBreakdown, compose, final_answer_text
 from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES, RewardConfig
-from paravt.rewards.format import FormatTerms, format_reward, format_score, format_terms, scored_text
+from paravt.rewards.format import (
+    FormatTerms,
+    format_reward,
+    format_score,
+    format_terms,
+    scored_text,
+)
 from paravt.rewards.token_anchor import ANCHOR_TAGS, anchor_positions, anchor_token_bonus
 from paravt.rewards.tool import ToolExecutionSummary, tool_reward
 

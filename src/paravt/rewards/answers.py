@@ -25,7 +25,8 @@ import math
 import re
 import string
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from paravt.errors import UserError
 
@@ -87,7 +88,9 @@ _PHRASE = re.compile(
 )
 _LEADING_BARE = re.compile(r"^([A-J])\s+(\S+)")
 _STANDALONE = re.compile(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])")
-_OPTION_LABEL = re.compile(r"^\s*[\(\[]?\s*([A-J])\s*[\)\]]?\s*[.:)]\s*|^\s*[\(\[]\s*([A-J])\s*[\)\]]\s*")
+_OPTION_LABEL = re.compile(
+    r"^\s*[\(\[]?\s*([A-J])\s*[\)\]]?\s*[.:)]\s*|^\s*[\(\[]\s*([A-J])\s*[\)\]]\s*"
+)
 _PUNCT_TABLE = str.maketrans({c: " " for c in string.punctuation})
 
 

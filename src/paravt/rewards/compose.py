@@ -12,8 +12,9 @@ PROTOCOL §4 extraction — so an ``<answer>`` written in an earlier tool turn d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from paravt.rewards.answers import accuracy
 from paravt.rewards.config import RewardConfig

@@ -64,6 +64,6 @@ class RewardConfig:
             )
 
     @classmethod
-    def vanilla(cls) -> "RewardConfig":
+    def vanilla(cls) -> RewardConfig:
         """The vanilla-GRPO baseline: no anchoring (PROTOCOL §5)."""
         return cls(anchor_lambda=0.0, token_anchor=False)

@@ -88,7 +88,8 @@ def format_terms(text: str, cfg: RewardConfig | None = None, prefix: str = "") -
     tags = [(m.start(), m.end(), m.group(2), m.group(1) == "/") for m in _TAG.finditer(text)]
 
     # <think> pairs (a closer closes the most recent open think) and openers left open
-    think_pairs: list[tuple[int, int, int, int]] = []  # (open_start, open_end, close_start, close_end)
+    # (open_start, open_end, close_start, close_end)
+    think_pairs: list[tuple[int, int, int, int]] = []
     open_thinks: list[tuple[int, int]] = []
     for start, end, name, closing in tags:
         if name != "think":
@@ -99,7 +100,8 @@ def format_terms(text: str, cfg: RewardConfig | None = None, prefix: str = "") -
             o_start, o_end = open_thinks.pop()
             think_pairs.append((o_start, o_end, start, end))
     substantive = any(
-        len(_TAG.sub("", text[oe:cs]).strip()) >= cfg.think_min_chars for _, oe, cs, _ in think_pairs
+        len(_TAG.sub("", text[oe:cs]).strip()) >= cfg.think_min_chars
+        for _, oe, cs, _ in think_pairs
     )
 
     # answers: (open_start, open_end, closed, non-empty); an opener is closed when the next

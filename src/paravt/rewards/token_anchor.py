@@ -17,7 +17,8 @@ keep the ASCII characters of a tag as they are. No tokenizer state is cached her
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
 

@@ -31,8 +31,8 @@ class ToolExecutionSummary:
     errors: int = 0  # calls that ended in a tool error (parse, argument or decode)
 
     @classmethod
-    def of(cls, counts: Any) -> "ToolExecutionSummary":
-        """From any object or mapping with these field names (e.g. ``EpisodeRecord.tool_counts``)."""
+    def of(cls, counts: Any) -> ToolExecutionSummary:
+        """From any object or mapping with these field names (``EpisodeRecord.tool_counts``)."""
         if counts is None:
             return cls()
         if isinstance(counts, cls):
