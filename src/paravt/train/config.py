@@ -62,6 +62,9 @@ class ParaGRPOConfig(GRPOConfig):
     suppress_vision_tokens: bool = field(
         default=True, metadata={"help": "Never sample <|image_pad|>/<|vision_start|>/... tokens."}
     )
+    episode_log: bool = field(
+        default=True, metadata={"help": "Write episodes/rank{r}.jsonl (K, rewards, calls) in the run folder."}
+    )
     metrics_file: str = field(default="metrics.jsonl", metadata={"help": "Per-step metrics (run folder)."})
 
     def __post_init__(self):

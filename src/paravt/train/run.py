@@ -106,7 +106,7 @@ def checkpoint_step(ckpt: Path) -> int:
     return int(ckpt.name.rsplit("-", 1)[-1])
 
 
-def run_training(cfg: TrainCommandConfig, resume: bool = False, console: Any = None) -> dict:
+def run_training(cfg: TrainCommandConfig, resume: bool = False, console: Any = None, on_trainer: Any = None) -> dict:
     """Train per ``cfg``; returns a summary (steps, run folder, final model path, skips)."""
     import torch
     from transformers import AutoModelForImageTextToText, AutoProcessor
@@ -131,9 +131,16 @@ def run_training(cfg: TrainCommandConfig, resume: bool = False, console: Any = N
             {"command": to_dict(cfg), "trainer_resolved": args.to_dict(), "resumed_from": str(ckpt) if ckpt else None},
             indent=2, default=str))
         if ckpt is not None:
-            truncate_after(metrics_path, checkpoint_step(ckpt))
-        elif metrics_path.exists():
-            metrics_path.unlink()  # a fresh run starts a fresh file
+            step = checkpoint_step(ckpt)
+            truncate_after(metrics_path, step)
+            for log in (run_dir / "episodes").glob("rank*.jsonl"):
+                truncate_after(log, step)
+        else:  # a fresh run starts fresh logs
+            import shutil
+
+            if metrics_path.exists():
+                metrics_path.unlink()
+            shutil.rmtree(run_dir / "episodes", ignore_errors=True)
     model_path = resolve_model(cfg.model, run_dir) if is_main else None
     if args.world_size > 1:
         from accelerate.utils import broadcast_object_list
@@ -158,6 +165,8 @@ def run_training(cfg: TrainCommandConfig, resume: bool = False, console: Any = N
     processor.tokenizer.padding_side = "left"
     trainer = ParaGRPOTrainer(model=model, args=args, train_dataset=to_dataset(rows), processing_class=processor,
                               callbacks=[MetricsJsonl(metrics_path)])
+    if on_trainer is not None:  # tests and benchmarks attach probes here
+        on_trainer(trainer)
     result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
     final_dir = run_dir / "final"
     trainer.save_model(str(final_dir))

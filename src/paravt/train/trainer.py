@@ -346,6 +346,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         for key, value in m.items():
             self._metrics[mode][key].append(float(value))
 
+        self._log_episodes(records, breakdowns, ep_inputs, local_adv.tolist(), epoch, mode)
         self.last_rollout = {
             "records": records, "episode_inputs": ep_inputs, "breakdowns": breakdowns,
             "advantages": adv.detach().cpu(), "tool_mask": tool_mask.cpu(), "completion_ids": completion_ids.cpu(),
@@ -365,6 +366,27 @@ class ParaGRPOTrainer(GRPOTrainer):
             output.update(forward_kwargs)
             output["num_images"] = num_images
         return output
+
+    def _log_episodes(self, records, breakdowns, ep_inputs, advantages, epoch, mode):
+        """One JSON row per episode in ``episodes/rank{r}.jsonl`` (K, rewards, calls, status)."""
+        if not self.para_args.episode_log or mode != "train":
+            return
+        from pathlib import Path
+
+        folder = Path(self.args.output_dir) / "episodes"
+        folder.mkdir(parents=True, exist_ok=True)
+        rank = self.accelerator.process_index
+        with (folder / f"rank{rank}.jsonl").open("a") as f:
+            for r, b, e, adv in zip(records, breakdowns, ep_inputs, advantages):
+                f.write(json.dumps({
+                    "step": int(self.state.global_step) + 1, "epoch": epoch, "rank": rank, "prompt_id": e.id,
+                    "k": e.frames_k, "status": r.status, "error": r.error,
+                    "reward": None if b is None else {"acc": b.acc, "fmt": b.fmt, "anchor": b.anchor,
+                                                      "tool": b.tool, "total": b.total},
+                    "advantage": adv, "turns": len(r.turns), "calls": [c.status for c in r.calls],
+                    "images": len(r.images), "prompt_len": r.prompt_len, "tokens": len(r.token_ids),
+                    "generated": int(sum(r.loss_mask)) if r.loss_mask else 0,
+                }, default=str) + "\n")
 
     # -- loss forward --------------------------------------------------------------------------
     def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
