@@ -97,6 +97,7 @@ class _Episode:
         self.done = False
         self.turn = 0
         self.forced_next = False
+        self.last_closed = True  # did the model end its last turn with the stop token?
         self.t0 = time.perf_counter()
 
 
@@ -161,9 +162,9 @@ class EpisodeEngine:
         try:
             from paravt.video import VideoSource
 
-            src = VideoSource(path)
-            meta = src.meta
-            frames = src.overview(k, mode=self.config.overview_sampling)
+            with VideoSource(path) as src:
+                meta = src.meta
+                frames = src.overview(k, mode=self.config.overview_sampling)
             meta_dict = dataclasses.asdict(meta) if dataclasses.is_dataclass(meta) else dict(vars(meta))
             meta_dict = {k2: (str(v) if not isinstance(v, (int, float, str, type(None))) else v) for k2, v in meta_dict.items()}
             if len(frames.times) == 0:
@@ -320,10 +321,10 @@ class EpisodeEngine:
                 rec.warnings.append(f"turn {ep.turn}: backend returned no token ids; text was tokenized")
             ep.ctx.extend(list(ids), generated=True, logprobs=gen.logprobs)
             turn.generated_tokens = len(ids)
-            ep.last_closed = bool(ids) and ids[-1] in self.codec.stop_ids  # type: ignore[attr-defined]
+            ep.last_closed = bool(ids) and ids[-1] in self.codec.stop_ids
         else:
             turn.generated_tokens = int(gen.completion_tokens or 0)
-            ep.last_closed = True  # type: ignore[attr-defined]
+            ep.last_closed = True
 
     # -- tools -------------------------------------------------------------------------------
     def _crop_config(self) -> Any:
@@ -459,7 +460,7 @@ class EpisodeEngine:
             if self.codec is not None:
                 grids = [it.grid_thw for it in new_items]
                 msgs = messages if self.codec.wraps_tool_response else _wrap_tool_text(messages)
-                ids = self.codec.turn_delta_ids(msgs, grids, closed_by_model=ep.last_closed)  # type: ignore[attr-defined]
+                ids = self.codec.turn_delta_ids(msgs, grids, closed_by_model=ep.last_closed)
                 ep.ctx.extend(ids, generated=False)
                 rec.turns[-1].tool_tokens = len(ids)
         except Exception as e:

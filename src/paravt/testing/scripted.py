@@ -63,6 +63,8 @@ class ScriptedBackend:
             self.codec = processor if isinstance(processor, ChatCodec) else ChatCodec(processor)
         #: Every ``generate`` call's requests, in order (tests assert batching with it).
         self.batches: list[list[GenRequest]] = []
+        #: The generations returned for each batch.
+        self.outputs: list[list[Generation]] = []
 
     # -- script lookup ---------------------------------------------------------------------
     def _item(self, req: GenRequest) -> Any:
@@ -124,4 +126,6 @@ class ScriptedBackend:
 
     def generate(self, requests: list[GenRequest]) -> list[Generation]:
         self.batches.append(list(requests))
-        return [self._one(r) for r in requests]
+        out = [self._one(r) for r in requests]
+        self.outputs.append(out)
+        return out

@@ -1,0 +1,253 @@
+"""Episode engine behaviour, driven by a scripted generator over real videos and real tools.
+
+The scripted backend replays completions that call tools in parallel — malformed blocks, calls
+over the cap, windows outside the video, no final answer — and the tests assert the tool turns,
+the errors the model is told, the forced answer, and the token stream against the tiny model's
+chat template.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from paravt.agent.engine import EpisodeEngine
+from paravt.agent.records import EpisodeInput, Generation
+from paravt.testing.scripted import ScriptedBackend
+
+from agent_helpers import call, small_config
+
+OPTIONS = ["He flips a pancake", "He opens a door"]
+
+
+def tool_texts(messages, after_assistant: int) -> list[str]:
+    """Texts of the tool messages that follow the n-th assistant message."""
+    seen, out = -1, []
+    for m in messages:
+        if m["role"] == "assistant":
+            seen += 1
+            continue
+        if seen == after_assistant and m["role"] == "tool":
+            out.append(m["content"][-1]["text"])
+    return out
+
+
+def generated_runs(rec) -> list[list[int]]:
+    runs, cur = [], []
+    for tid, m in zip(rec.token_ids, rec.loss_mask):
+        if m:
+            cur.append(tid)
+        elif cur:
+            runs.append(cur)
+            cur = []
+    if cur:
+        runs.append(cur)
+    return runs
+
+
+def assert_stream_matches_template(rec, codec):
+    """The concatenated stream equals the template's rendering of the same conversation."""
+    full = codec.render(rec.messages)
+    expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.images])
+    assert rec.token_ids == expected[: len(rec.token_ids)]
+    assert codec.decode(expected[len(rec.token_ids) :]) == "\n"  # the template's trailing newline
+
+
+@pytest.fixture
+def messy_script():
+    turn0 = (
+        "<think>Check the start and the end of the clip.</think>\n"
+        + call(0, 3)
+        + '\n<tool_call>{"name": "crop_video", "arguments": {"start_time": 2 "end_time": 4}}</tool_call>\n'
+        + call(50, 60)
+        + "\n"
+        + call(4, 6)
+        + "\n"
+        + call(7, 9)
+    )
+    turn1 = "<think>One more look.</think>\n" + call(8, 10)
+    forced = "<think>Enough.</think>\nHe flips a pancake"
+    return [turn0, turn1, forced]
+
+
+def test_parallel_episode_tool_turns_errors_forced_answer_and_stream(q3_processor, pancake, messy_script):
+    backend = ScriptedBackend(messy_script, processor=q3_processor)
+    cfg = small_config(max_turns=2, max_parallel=3)
+    [rec] = EpisodeEngine(backend, cfg).run(
+        [EpisodeInput("e1", pancake, "What does the man do?", OPTIONS, "mcq")]
+    )
+    assert rec.status == "ok", rec.error
+    statuses = [(c.turn, c.status, c.error_kind) for c in rec.calls]
+    assert statuses[0] == (0, "ok", None)
+    assert statuses[1][1:] == ("error", "invalid_json")
+    assert statuses[2][1] == "error" and statuses[2][2] not in (None, "over_cap")  # outside video
+    assert statuses[3] == (0, "ok", None)
+    assert statuses[4] == (0, "error", "over_cap")
+    assert statuses[5] == (1, "ok", None)
+    # one tool message per call block, in text order, errors spelled out for the model
+    texts0 = tool_texts(rec.messages, 0)
+    assert len(texts0) == 5
+    assert "frames from 0.0s to 3.0s" in texts0[0]
+    assert "at most 3 crop_video calls run per turn" in texts0[4]
+    assert texts0[2] == rec.calls[2].error and "start_time" in texts0[2]  # names the bad argument
+    # frames of executed windows go back as images; errors carry none
+    tool_msgs = [m for m in rec.messages if m["role"] == "tool"]
+    assert sum(p["type"] == "image" for p in tool_msgs[0]["content"]) == rec.calls[0].n_frames > 0
+    assert all(p["type"] == "text" for p in tool_msgs[1]["content"])
+    # after the last tool round: the forced-answer message, then a short forced generation
+    assert rec.messages[-2]["role"] == "user" and "answer now" in rec.messages[-2]["content"]
+    forced_req = backend.batches[-1][0]
+    assert forced_req.forced and forced_req.max_new_tokens == 64
+    assert rec.forced and rec.answer_source == "forced"
+    assert rec.prediction == "He flips a pancake"
+    assert len(rec.turns) == 3 and rec.turns[-1].forced
+    tc = rec.tool_counts
+    assert (tc.parseable_calls, tc.executed_ok, tc.parse_errors, tc.over_cap) == (5, 3, 1, 1)
+    assert tc.errors == 3
+    # token stream: prompt + generated + tool turns, mask on generated tokens only
+    codec = backend.codec
+    assert_stream_matches_template(rec, codec)
+    assert sum(rec.loss_mask) == sum(len(codec.encode_text(t)) + 1 for t in messy_script)
+    assert rec.tokens.total == len(rec.token_ids) == len(rec.loss_mask) == len(rec.logprobs)
+    n_pad = sum(t == codec.image_token_id for t in rec.token_ids)
+    assert rec.tokens.image == n_pad
+    assert rec.pixel_values.shape[0] == int(rec.image_grid_thw.prod(-1).sum()) == n_pad * 4
+    assert len(rec.images) == 4 + sum(c.n_frames for c in rec.calls if c.status == "ok")
+    assert [im.source for im in rec.images][:4] == ["overview"] * 4
+    # each round's calls ran in one batched tool pass
+    assert len(backend.batches) == 3
+
+
+def test_generated_tokens_are_never_retokenized(q3_processor, pancake):
+    script = ["<think>Look at the middle.</think>" + call(3, 6), "<think>Seen.</think><answer>A</answer>"]
+    backend = ScriptedBackend(script, processor=q3_processor, tokenize="pieces", logprobs=True)
+    cfg = small_config(think_prefix="<think>\n")
+    [rec] = EpisodeEngine(backend, cfg).run([EpisodeInput("e", pancake, "What?", OPTIONS)])
+    assert rec.status == "ok" and rec.prediction == "A"
+    codec = backend.codec
+    returned = [g.token_ids for batch in backend.outputs for g in batch]
+    runs = generated_runs(rec)
+    assert runs == returned
+    # the scripted ids are not what the tokenizer makes of the text: re-tokenizing would differ
+    assert any(codec.encode_text(codec.decode(r[:-1])) != r[:-1] for r in runs)
+    # logprobs sit exactly on generated tokens
+    lp = [x for x, m in zip(rec.logprobs, rec.loss_mask) if m]
+    assert lp == [-0.001 * (i + 1) for r in runs for i in range(len(r))]
+    assert all(x == 0.0 for x, m in zip(rec.logprobs, rec.loss_mask) if not m)
+    # the think prefix is prompt, and the turn text the rewards read includes it
+    assert rec.prompt_len == rec.loss_mask.index(1)
+    assert codec.decode(rec.token_ids[: rec.prompt_len]).endswith("<|im_start|>assistant\n<think>\n")
+    assert rec.turns[0].text.startswith("<think>\n<think>Look")
+    assert rec.prefix == "<think>\n"
+    # textually the stream is still the conversation the template renders
+    full = codec.render(rec.messages)
+    expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.images])
+    assert codec.decode(rec.token_ids) + "\n" == codec.decode(expected)
+
+
+def test_sequential_mode_runs_one_call_per_turn(q3_processor, pancake):
+    script = [call(0, 2) + call(3, 5) + call(6, 8), "<answer>B</answer>"]
+    backend = ScriptedBackend(script, processor=q3_processor)
+    [rec] = EpisodeEngine(backend, small_config(mode="sequential")).run(
+        [EpisodeInput("s", pancake, "Q?", OPTIONS)]
+    )
+    assert [c.status for c in rec.calls] == ["ok", "error", "error"]
+    assert [c.error_kind for c in rec.calls[1:]] == ["sequential_extra"] * 2
+    assert "only one crop_video call runs per turn" in tool_texts(rec.messages, 0)[1]
+    assert "Only one call runs per turn" in rec.messages[0]["content"]
+    assert rec.prediction == "B" and not rec.forced
+    assert_stream_matches_template(rec, backend.codec)
+
+
+def test_direct_mode_answers_in_one_turn_and_runs_no_tool(q3_processor, pancake):
+    script = ["<think>The overview is enough.</think>" + call(0, 2) + "<answer>A</answer>"]
+    backend = ScriptedBackend(script, processor=q3_processor)
+    [rec] = EpisodeEngine(backend, small_config(mode="direct")).run(
+        [EpisodeInput("d", pancake, "Q?", OPTIONS)]
+    )
+    assert rec.prediction == "A" and len(rec.turns) == 1 and len(backend.batches) == 1
+    assert [c.status for c in rec.calls] == ["ignored"]
+    assert "crop_video" not in rec.messages[0]["content"]
+    assert not any(m["role"] == "tool" for m in rec.messages)
+
+
+def test_subagent_evidence_is_one_batched_generate_with_truncated_summaries(q3_processor, pancake, bunny):
+    script = {
+        "a": [call(0, 3) + call(5, 8), "<answer>A</answer>"],
+        "b": [call(1, 4), "<answer>B</answer>"],
+    }
+    backend = ScriptedBackend(script, processor=q3_processor, subagent="a person " * 40)
+    cfg = small_config(evidence="subagent", subagent_max_tokens=12)
+    recs = EpisodeEngine(backend, cfg).run(
+        [EpisodeInput("a", pancake, "Who cooks?", OPTIONS), EpisodeInput("b", bunny, "What animal?", OPTIONS)]
+    )
+    assert [r.status for r in recs] == ["ok", "ok"]
+    roles = [[r.role for r in b] for b in backend.batches]
+    assert roles == [["main", "main"], ["subagent"] * 3, ["main", "main"]]
+    sub_req = backend.batches[1][0]
+    assert "Who cooks?" in sub_req.messages[0]["content"][-1]["text"]  # the sub-agent knows the question
+    assert sub_req.max_new_tokens == 12
+    a = recs[0]
+    texts = tool_texts(a.messages, 0)
+    assert len(texts) == 2 and all(t.endswith(" [truncated]") for t in texts)
+    assert texts[0].startswith("Summary of 0.0s to 3.0s:")
+    # evidence mode subagent: the main agent sees no window frames, only the overview
+    assert [im.source for im in a.images] == ["overview"] * 4
+    assert len(a.subagents) == 2 and len(recs[1].subagents) == 1
+    sub = a.subagents[0]
+    assert sum(sub.loss_mask) == 12 and sub.prompt_len == len(sub.token_ids) - 12
+    assert len(sub.images) == a.calls[0].n_frames
+    assert_stream_matches_template(a, backend.codec)
+
+
+def test_bad_videos_and_failed_generations_are_episode_errors(q3_processor, pancake, tmp_path):
+    garbage = tmp_path / "garbage.mp4"
+    garbage.write_bytes(b"\x00not a video at all" * 50)
+    script = {
+        "ok": ["<answer>A</answer>"],
+        "missing": ["<answer>A</answer>"],
+        "garbage": ["<answer>A</answer>"],
+        "fails": [call(0, 2), Generation(error="HTTP 500: boom", finish_reason="error")],
+        "short": [call(0, 2)],  # the script ends: the backend reports an error
+    }
+    backend = ScriptedBackend(script, processor=q3_processor)
+    inputs = [
+        EpisodeInput("ok", pancake, "Q?", OPTIONS, frames_k=3),
+        EpisodeInput("missing", str(tmp_path / "nope.mp4"), "Q?", OPTIONS),
+        EpisodeInput("garbage", str(garbage), "Q?", OPTIONS),
+        EpisodeInput("fails", pancake, "Q?", OPTIONS),
+        EpisodeInput("short", pancake, "Q?", OPTIONS),
+    ]
+    recs = {r.id: r for r in EpisodeEngine(backend, small_config()).run(inputs)}
+    assert recs["ok"].status == "ok" and recs["ok"].prediction == "A"
+    assert len(recs["ok"].images) == 3 and recs["ok"].frames_k == 3
+    for k in ("missing", "garbage"):
+        assert recs[k].status == "error" and "cannot read video" in recs[k].error
+        assert recs[k].prediction is None and recs[k].turns == []
+    assert recs["fails"].status == "error" and "HTTP 500" in recs["fails"].error
+    assert recs["fails"].prediction is None and recs["fails"].tool_counts.executed_ok == 1
+    assert recs["short"].status == "error" and "no turn 1" in recs["short"].error
+    # errored episodes never reached the backend
+    asked = {r.episode_id for b in backend.batches for r in b}
+    assert "missing" not in asked and "garbage" not in asked
+
+
+def test_message_only_backend_runs_without_token_stream(pancake):
+    backend = ScriptedBackend([call(0, 2), "<answer>B</answer>"])  # no processor: no codec
+    [rec] = EpisodeEngine(backend, small_config()).run([EpisodeInput("m", pancake, "Q?", OPTIONS)])
+    assert rec.status == "ok" and rec.prediction == "B"
+    assert rec.token_ids == [] and rec.pixel_values is None
+    assert rec.calls[0].status == "ok" and len(rec.images) == 4 + rec.calls[0].n_frames
+    assert rec.to_dict()["calls"][0]["n_frames"] == rec.calls[0].n_frames
+
+
+def test_one_round_of_8_episodes_x_3_calls_opens_each_video_once(q3_processor, pancake, bunny):
+    videos = [pancake, bunny] * 4
+    turn0 = call(0, 1.5) + call(2, 3.5) + call(3, 4.5)
+    backend = ScriptedBackend([turn0, "<answer>A</answer>"], processor=q3_processor)
+    engine = EpisodeEngine(backend, small_config())
+    recs = engine.run([EpisodeInput(f"e{i}", v, "Q?", OPTIONS) for i, v in enumerate(videos)])
+    assert all(r.status == "ok" and r.tool_counts.executed_ok == 3 for r in recs)
+    assert len(backend.batches[0]) == 8  # one batched generate for the round
+    assert len(engine.tool_stats) == 1  # one tool pass for all 24 calls
+    opens = engine.tool_stats[0].opens
+    assert {str(k): v for k, v in opens.items()} == {pancake: 1, bunny: 1}
