@@ -1,0 +1,94 @@
+"""The records the crop_video tool takes and gives back (see docs/INTERFACES.md)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass
+class CropConfig:
+    """How windows are sampled (PROTOCOL §3) and how the batch is decoded.
+
+    ``workers`` bounds the decoder pool (threads: torchcodec releases the GIL while decoding).
+    ``decoder_threads`` is FFmpeg's own thread count per decoder (1 suits a pool).
+    """
+
+    fps: float = 1.0
+    min_frames: int = 2
+    max_frames: int = 16
+    workers: int = 2
+    device: str = "cpu"
+    decoder_threads: int = 1
+
+
+@dataclass
+class WindowRequest:
+    """One crop_video call: the episode's video (the model's ``video_path`` is never opened)."""
+
+    video: str
+    arguments: dict
+    key: Any = None
+
+
+@dataclass
+class ToolResult:
+    """The outcome of one call: frames and their true times, or a typed error for the model."""
+
+    ok: bool
+    frames: torch.Tensor | None
+    times: list[float]
+    start: float
+    end: float
+    error: str | None = None
+    error_kind: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    failed: list[float] = field(default_factory=list)
+    key: Any = None
+    video: str | None = None
+
+    def message(self) -> str:
+        """What the model reads in the tool response."""
+        if not self.ok:
+            return self.error or "crop_video failed"
+        text = f"{len(self.times)} frames from {self.start:.1f}s to {self.end:.1f}s."
+        if self.failed:
+            text += f" {len(self.failed)} frames in this window could not be decoded."
+        return text
+
+
+@dataclass
+class BatchStats:
+    """Work done by one ``execute_windows`` batch (what the episode engine logs and asserts on).
+
+    ``opens[path]`` counts VideoSource opens (metadata + frame table read): 1 per video per
+    batch unless the caller passed the source in (0). ``decoders[path]`` counts torchcodec
+    decoders used on it (at most ``workers``: parallel GOP ranges of one video need one each).
+    """
+
+    opens: dict[str, int] = field(default_factory=dict)
+    decoders: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    calls_ok: int = 0
+    frames_returned: int = 0
+    distinct_frames: int = 0
+    frames_decoded: int = 0
+    frames_failed: int = 0
+    gop_frames: int = 0
+    lanes: int = 0
+    workers: int = 1
+    seconds: float = 0.0
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class BatchResult:
+    results: list[ToolResult]
+    stats: BatchStats

@@ -1,0 +1,85 @@
+"""Open a video file once: check the path, scan the packets, build the decoder, translate errors.
+
+Each failure mode gets its own message that names the file and the fix, instead of FFmpeg's
+"Invalid data found when processing input" for everything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from paravt.video.decode import short_reason
+from paravt.video.errors import NoVideoStreamError, VideoOpenError
+from paravt.video.meta import FrameTable
+
+
+def normalise_path(path: str | Path) -> str:
+    """Accept ``file://`` URLs as the reference does; everything else is a local path."""
+    text = str(path)
+    if text.startswith("file://"):
+        text = text[len("file://") :]
+    return text
+
+
+def check_file(path: str) -> None:
+    """Fail early, with a clear message, for paths FFmpeg would only call 'invalid data'."""
+    p = Path(path)
+    if not p.exists():
+        raise VideoOpenError(
+            f"video file not found: {path} (check the path; videos must be local files)", path
+        )
+    if p.is_dir():
+        raise VideoOpenError(f"video path is a directory, not a file: {path}", path)
+    try:
+        size = p.stat().st_size
+        with open(p, "rb") as fh:
+            fh.read(1)
+    except OSError as e:
+        raise VideoOpenError(f"cannot read video file {path}: {e.strerror or e}", path) from None
+    if size == 0:
+        raise VideoOpenError(
+            f"video file is empty (0 bytes): {path} (re-download or re-encode it)", path
+        )
+
+
+def _open_failure(path: str, err: BaseException) -> VideoOpenError:
+    reason = short_reason(err)
+    hint = "is it a video file? a truncated or partial download?"
+    if "moov atom not found" in str(err):
+        hint = "the MP4 index (moov atom) is missing: the file is probably truncated"
+    return VideoOpenError(f"cannot open {path} as a video: {reason} ({hint})", path)
+
+
+def scan_frames(path: str) -> FrameTable:
+    """Read every packet's pts/duration/keyframe flag of the best video stream (no decoding)."""
+    from torchcodec.decoders._blocks import Demuxer
+
+    try:
+        demuxer = Demuxer(path, streams="video")
+    except ValueError as e:  # torchcodec's "no such stream" for the selector
+        raise NoVideoStreamError(
+            f"{path} has no video stream (audio-only or data file?): {short_reason(e)}", path
+        ) from None
+    except RuntimeError as e:
+        if "stream" in str(e).lower() and "video" in str(e).lower():
+            raise NoVideoStreamError(f"{path} has no video stream: {short_reason(e)}", path) from None
+        raise _open_failure(path, e) from None
+    try:
+        index = demuxer.streams[0].scan()
+    except RuntimeError as e:
+        raise _open_failure(path, e) from None
+    if len(index) == 0:
+        raise NoVideoStreamError(f"{path} has a video stream with no frames in it", path)
+    return FrameTable(index.pts_seconds, index.duration_seconds, index.is_key_frame)
+
+
+def make_decoder(path: str, device: str = "cpu", num_threads: int = 1):
+    """A torchcodec ``VideoDecoder`` in exact seek mode (its indices match the frame table)."""
+    from torchcodec.decoders import VideoDecoder
+
+    try:
+        return VideoDecoder(path, device=device, num_ffmpeg_threads=num_threads, seek_mode="exact")
+    except ValueError as e:
+        raise NoVideoStreamError(f"{path} has no decodable video stream: {short_reason(e)}", path) from None
+    except RuntimeError as e:
+        raise _open_failure(path, e) from None

@@ -1,0 +1,222 @@
+"""``VideoSource``: one open video, its metadata read once, frames decoded on demand.
+
+Times in and out are on the video's own timeline: seconds since the first frame, on
+``[0, meta.duration]``. Requests are mapped to frame indices through the frame table (the frame
+shown at a time is the one whose ``[pts, pts + duration)`` covers it), de-duplicated and sorted
+before decoding, and every returned time is the pts of the frame actually decoded. Only the
+requested frames are ever decoded into memory.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Literal
+
+import torch
+
+from paravt.video.decode import DecodeOutcome, decode_indices
+from paravt.video.errors import VideoDecodeError
+from paravt.video.frames import Frames
+from paravt.video.meta import FrameTable, VideoMeta
+from paravt.video.opening import check_file, make_decoder, normalise_path, scan_frames
+from paravt.video.sampling import qwen_overview_indices, uniform_times
+
+OverviewMode = Literal["exact", "keyframe", "qwen-vl-utils"]
+OVERVIEW_MODES = ("exact", "keyframe", "qwen-vl-utils")
+
+
+class VideoSource:
+    """An opened video. Keep it for the life of an episode or a tool batch; ``close()`` frees it.
+
+    ``device="cuda"`` decodes with torchcodec's GPU decoder (frames come back on the GPU).
+    ``num_threads`` is FFmpeg's thread count per decoder; 1 suits several decoders in parallel.
+    """
+
+    def __init__(self, path: str | Path, device: str = "cpu", num_threads: int = 1):
+        self.path = normalise_path(path)
+        self.device = str(device)
+        self.num_threads = int(num_threads)
+        check_file(self.path)
+        self.table: FrameTable = scan_frames(self.path)
+        self._decoder = make_decoder(self.path, self.device, self.num_threads)
+        self._lock = threading.Lock()
+        self.decoders_created = 1
+        md = self._decoder.metadata
+        self._num_frames_decoder = int(md.num_frames or len(self.table))
+        self._fps_decoder = float(md.average_fps or 0.0)
+        begin, end = self.table.begin, self.table.end
+        self.meta = VideoMeta(
+            path=self.path,
+            duration=float(end - begin),
+            average_fps=float(len(self.table) / (end - begin)) if end > begin else self._fps_decoder,
+            num_frames=len(self.table),
+            width=int(md.width or 0),
+            height=int(md.height or 0),
+            begin=float(begin),
+            end=float(end),
+            rotation=None if md.rotation is None else float(md.rotation),
+            codec=md.codec,
+            num_keyframes=len(self.table.keyframes),
+        )
+        self.open_warnings: list[str] = []
+        if self._num_frames_decoder != len(self.table):
+            self.open_warnings.append(
+                f"decoder counts {self._num_frames_decoder} frames, packet scan {len(self.table)}"
+            )
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def close(self) -> None:
+        self._decoder = None
+
+    def __enter__(self) -> "VideoSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def new_decoder(self):
+        """Another decoder on the same file, for decoding a second GOP range in parallel."""
+        self.decoders_created += 1
+        return make_decoder(self.path, self.device, self.num_threads)
+
+    @property
+    def decoder(self):
+        if self._decoder is None:
+            self._decoder = make_decoder(self.path, self.device, self.num_threads)
+            self.decoders_created += 1
+        return self._decoder
+
+    # -- time <-> index ---------------------------------------------------------------------
+    def index_at(self, t: float) -> int:
+        """Index of the frame shown at time ``t`` (seconds since the first frame, clamped)."""
+        t = min(max(float(t), 0.0), self.meta.duration)
+        return self.table.index_at(self.meta.begin + t)
+
+    def time_of(self, index: int) -> float:
+        return self.table.pts[index] - self.meta.begin
+
+    # -- planning ---------------------------------------------------------------------------
+    def overview_plan(self, k: int, mode: OverviewMode = "exact") -> tuple[list[tuple[float, int]], list[str]]:
+        """[(requested time, frame index)] for a ``k``-frame overview, plus warnings."""
+        if mode not in OVERVIEW_MODES:
+            raise ValueError(f"overview mode {mode!r} is not one of {list(OVERVIEW_MODES)}")
+        k = int(k)
+        if k <= 0:
+            raise ValueError(f"overview needs k >= 1 frames, got {k}")
+        warnings: list[str] = []
+        if mode == "qwen-vl-utils":
+            idx, warnings = qwen_overview_indices(self._num_frames_decoder, k)
+            idx = [min(i, len(self.table) - 1) for i in idx]
+            return [(self.time_of(i), i) for i in idx], warnings
+        times = uniform_times(0.0, self.meta.duration, k)
+        plan = [(t, self.index_at(t)) for t in times]
+        if mode == "keyframe":
+            half = self.meta.duration / (2 * k)
+            exact = {i for _, i in plan}
+            used: set[int] = set()
+            snapped = 0
+            out = []
+            for t, i in plan:
+                kf = self.table.nearest_keyframe(self.meta.begin + t)
+                free = kf not in used and (kf == i or kf not in exact)
+                if free and abs(self.time_of(kf) - t) <= half:
+                    used.add(kf)
+                    out.append((t, kf))
+                    snapped += 1
+                else:
+                    out.append((t, i))
+            if snapped < len(plan):
+                warnings.append(
+                    f"keyframe mode: {snapped} of {len(plan)} frames are keyframes; "
+                    "the rest were decoded exactly (no keyframe within half a slice)"
+                )
+            plan = out
+        return plan, warnings
+
+    def overview_times(self, k: int, mode: OverviewMode = "exact") -> list[float]:
+        """Times (pts of the frames that will be decoded) of a ``k``-frame overview, no decoding."""
+        plan, _ = self.overview_plan(k, mode)
+        return sorted({self.time_of(i) for _, i in plan})
+
+    # -- decoding ---------------------------------------------------------------------------
+    def decode_indices(self, indices: list[int], decoder=None) -> DecodeOutcome:
+        """Decode sorted unique ``indices``; with no ``decoder``, the source's own (serialised)."""
+        if decoder is not None:
+            return decode_indices(decoder, indices, self.table.pts)
+        with self._lock:
+            return decode_indices(self.decoder, indices, self.table.pts)
+
+    def overview(self, k: int, mode: OverviewMode = "exact") -> Frames:
+        """``k`` frames over the whole video: time-uniform (``exact``), snapped to keyframes where
+        one is near (``keyframe``, one decode per frame), or qwen-vl-utils' index-uniform choice."""
+        plan, warnings = self.overview_plan(k, mode)
+        frames = self.assemble(plan, self.decode_indices(sorted({i for _, i in plan})))
+        frames.warnings[:0] = warnings
+        return frames
+
+    def frames_at(self, times: list[float]) -> Frames:
+        """The frames shown at ``times`` (seconds since the first frame; clamped into the video)."""
+        warnings = []
+        clamped = [min(max(float(t), 0.0), self.meta.duration) for t in times]
+        if any(abs(a - float(b)) > 0 for a, b in zip(clamped, times)):
+            warnings.append(f"times clamped to [0, {self.meta.duration:.3f}] s")
+        plan = [(t, self.index_at(t)) for t in clamped]
+        frames = self.assemble(plan, self.decode_indices(sorted({i for _, i in plan})))
+        frames.warnings[:0] = warnings
+        return frames
+
+    def assemble(self, plan: list[tuple[float, int]], outcome: DecodeOutcome) -> Frames:
+        """Frames in time order from a plan and a decode outcome; raises only if nothing decoded.
+
+        Warnings are about this plan only (a batch shares one outcome among many calls).
+        """
+        by_pts: dict[float, tuple[int, torch.Tensor, float]] = {}
+        failed: list[float] = []
+        reasons: list[str] = []
+        moved = 0
+        for t, i in plan:
+            if i in outcome.frames:
+                data, pts = outcome.frames[i]
+                key = round(pts - self.meta.begin, 9)
+                if key not in by_pts:
+                    by_pts[key] = (i, data, pts - self.meta.begin)
+                    moved += abs(pts - self.table.pts[i]) > 1e-6
+            elif i in outcome.failed:
+                failed.append(float(t))
+                reasons.append(outcome.failed[i])
+        if not by_pts and failed:
+            raise VideoDecodeError(
+                f"no frame of {self.path} could be decoded at the {len(failed)} requested times "
+                f"({reasons[0]}); the file is corrupt in that region",
+                self.path,
+            )
+        warnings: list[str] = []
+        distinct = len(by_pts) + len({i for _, i in plan if i in outcome.failed})
+        if distinct < len(plan):
+            warnings.append(
+                f"{len(plan)} frames requested but only {distinct} distinct frames cover those times"
+            )
+        if failed:
+            warnings.append(
+                "frames at "
+                + ", ".join(f"{t:.2f}s" for t in failed)
+                + f" could not be decoded ({reasons[0]})"
+            )
+        if moved:
+            warnings.append(
+                f"{moved} frames came back with another time than planned after a decoding "
+                "problem; their true times are reported"
+            )
+        times = sorted(by_pts)
+        if times:
+            data = torch.stack([by_pts[t][1] for t in times])
+        else:
+            data = torch.empty((0, 3, self.meta.height, self.meta.width), dtype=torch.uint8)
+        return Frames(
+            data=data,
+            times=[float(by_pts[t][2]) for t in times],
+            failed=failed,
+            warnings=warnings,
+            indices=[by_pts[t][0] for t in times],
+        )
