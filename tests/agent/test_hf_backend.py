@@ -1,0 +1,79 @@
+"""The ``hf`` backend with tiny real Qwen-VL models on real videos (CPU).
+
+With random weights the text is noise, so the first turn's tool call comes from a pre-filled
+prefix (``think_prefix`` is prompt text the turn continues): the episode then runs a real tool
+round, a real forced turn with the window frames as images, and — for the sub-agent mode — a
+batched sub-agent generate, all through ``model.generate``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from paravt.agent.backends.hf import HFBackend
+from paravt.agent.engine import EpisodeEngine
+from paravt.agent.records import EpisodeInput
+
+from agent_helpers import call, small_config
+
+PREFIX = "<think>look</think>" + call(0, 3)
+
+
+@pytest.fixture(scope="module")
+def q3_backend(tiny_qwen3_dir):
+    return HFBackend.from_pretrained(str(tiny_qwen3_dir), device="cpu", batch_size=4)
+
+
+def test_batched_episodes_tool_round_and_teacher_forced_logprobs(q3_backend, pancake, bunny):
+    q3_backend.logprobs = True
+    cfg = small_config(max_turns=1, max_new_tokens=6, forced_tokens_mcq=5, think_prefix=PREFIX)
+    inputs = [EpisodeInput("p", pancake, "What happens?", ["A cat", "A pan"]),
+              EpisodeInput("b", bunny, "What animal?", ["A rabbit", "A dog"], frames_k=2)]
+    recs = EpisodeEngine(q3_backend, cfg).run(inputs)
+    codec = q3_backend.codec
+    for rec in recs:
+        assert rec.status == "ok", rec.error
+        assert len(rec.turns) == 2 and rec.turns[1].forced
+        assert rec.calls[0].status == "ok" and rec.calls[0].n_frames >= 2
+        assert [t.generated_tokens <= n for t, n in zip(rec.turns, (6, 5))] == [True, True]
+        assert len(rec.images) == rec.frames_k + rec.calls[0].n_frames
+        n_pad = sum(t == codec.image_token_id for t in rec.token_ids)
+        assert rec.pixel_values.shape[0] == int(rec.image_grid_thw.prod(-1).sum()) == 4 * n_pad
+        assert rec.timings.generate_s > 0 and rec.timings.decode_s > 0
+    # the loss forward over the recorded stream reproduces generation's logprobs: tokens, images
+    # and positions in the record are exactly what the model saw while generating
+    rec = recs[0]
+    model = q3_backend.model
+    ids = torch.tensor([rec.token_ids])
+    mm = (ids == codec.image_token_id).to(torch.int32)
+    with torch.no_grad():
+        logits = model(
+            input_ids=ids,
+            attention_mask=torch.ones_like(ids),
+            mm_token_type_ids=mm,
+            pixel_values=rec.pixel_values,
+            image_grid_thw=rec.image_grid_thw,
+        ).logits[0].float()
+    lp = torch.log_softmax(logits[:-1], -1).gather(-1, ids[0, 1:, None]).squeeze(-1)
+    mask = torch.tensor(rec.loss_mask[1:], dtype=torch.bool)
+    recorded = torch.tensor(rec.logprobs[1:])[mask]
+    assert mask.sum() == sum(t.generated_tokens for t in rec.turns)
+    assert torch.allclose(lp[mask], recorded, atol=2e-3), (lp[mask] - recorded).abs().max()
+
+
+def test_qwen25_subagent_mode(tiny_qwen25_dir, pancake):
+    backend = HFBackend.from_pretrained(str(tiny_qwen25_dir), device="cpu")
+    cfg = small_config(
+        max_turns=1, max_new_tokens=4, forced_tokens_mcq=4, subagent_max_tokens=5,
+        evidence="subagent", think_prefix=PREFIX,
+    )
+    [rec] = EpisodeEngine(backend, cfg).run([EpisodeInput("q", pancake, "What?", ["x", "y"])])
+    assert rec.status == "ok", rec.error
+    [sub] = rec.subagents
+    assert sub.status == "ok" and 0 < sum(sub.loss_mask) <= 5
+    assert sub.pixel_values.shape[0] == int(sub.image_grid_thw.prod(-1).sum())
+    assert rec.calls[0].summary is not None
+    tool_msg = next(m for m in rec.messages if m["role"] == "tool")
+    assert tool_msg["content"][-1]["text"].startswith("Summary of 0.0s to 3.0s:")
+    assert all(im.source == "overview" for im in rec.images)
