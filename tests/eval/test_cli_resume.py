@@ -113,7 +113,9 @@ def test_sigkill_then_resume_gives_every_sample_once_and_the_same_summary(setup)
 
 def test_shards_merge_and_rescore(setup, capsys):
     tmp, args = setup
-    full = run_eval(_config(args, tmp / "full"))
+    assert paravt_main(["eval", "run", *args, "--out", str(tmp / "full"), "--json"]) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert full["protocol"]["backend"] == "scripted" and full["protocol"]["frames"] == 2
     shard_dir = tmp / "shards"
     for i in range(3):
         cfg = _config(args, shard_dir)
@@ -151,3 +153,16 @@ def test_shards_merge_and_rescore(setup, capsys):
     rescored = json.loads(capsys.readouterr().out)
     assert rescored["metrics"]["variants"] == full["metrics"]["variants"]
     assert rescored["headline"] == full["metrics"]["variants"]["paper"]
+
+
+def test_cli_user_errors_exit_2(setup, capsys):
+    tmp, args = setup
+    assert paravt_main(["eval", "--benchmark", "charades", "--out", str(tmp / "o")]) == 2
+    assert "--data is required" in capsys.readouterr().err
+    assert paravt_main(["eval", "--benchmark", "charades", "--data", str(tmp / "nope"), "--videos",
+                        str(tmp), "--out", str(tmp / "o"), "--backend", "scripted"]) == 2
+    assert "--script" in capsys.readouterr().err
+    bad = [*args[:4], "--videos", str(tmp), "--out", str(tmp / "o2")]
+    bad[3] = str(tmp / "missing_annotations")
+    assert paravt_main(["eval", *bad]) == 2
+    assert "missing_annotations" in capsys.readouterr().err

@@ -83,11 +83,21 @@ def test_longvideobench_five_options_backend_failure_and_missing_video(longvideo
     assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(1 / 3)  # errors in denominator
 
 
-def test_lvbench_first_letter_trap_and_multi_label_groups(lvbench, tmp_path):
-    script = {"101": A("(B) a rabbit"), "102": A("A man walks in."), "201": A("B")}
+def call(start, end):
+    args = {"video_path": "video.mp4", "start_time": start, "end_time": end}
+    return "<tool_call>" + json.dumps({"name": "crop_video", "arguments": args}) + "</tool_call>"
+
+
+def test_lvbench_first_letter_trap_multi_label_groups_and_tool_use(lvbench, tmp_path):
+    parallel = "<think>Two windows at once.</think>" + call(0, 2) + call(2.5, 4.5)
+    script = {"101": [parallel, "<answer>(B) a rabbit</answer>"], "102": A("A man walks in."),
+              "201": A("B")}
     summary, res, _ = run("lvbench", lvbench, tmp_path, script)
     assert res["102"]["score"] == {"extracted": None, "correct": 0.0}  # gold is A: the trap must fail
+    assert res["101"]["tools"]["executed"] == 2 and res["101"]["score"]["correct"] == 1.0
     m = summary["metrics"]
+    assert m["tools"]["avg_calls"] == pytest.approx(2 / 3)
+    assert m["tools"]["usage_rate"] == pytest.approx(1 / 3)
     assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 3)
     assert m["by_group"]["task"]["temporal grounding"]["n"] == 1
     assert m["by_group"]["task"]["event understanding"]["accuracy"] == 0.0
@@ -153,3 +163,17 @@ def test_engine_crash_is_isolated_to_its_sample(charades, tmp_path):
     assert res["CHA2#2"]["error"]["kind"] == "engine" and "device-side" in res["CHA2#2"]["error"]["message"]
     assert res["CHA1#1"]["score"]["iou"] == 1.0 and res["CHA3#5"]["score"]["iou"] == 1.0
     assert summary["metrics"]["errors"] == 2 and summary["metrics"]["n"] == 4
+
+
+def test_unreadable_video_is_an_error_in_the_denominator(charades, tmp_path):
+    data, videos = charades
+    (videos / "CHABAD.mp4").write_bytes(b"this is not a video file" * 100)
+    ann = data / "charades_sta_test.txt"
+    ann.write_text(ann.read_text() + "CHABAD 1.0 2.0##nothing decodes here.\n")
+    script = {"CHA1#1": A("0.5 - 1.5"), "CHA2#2": A("[9, 10.4]"), "CHA3#5": A("1.0 - 2.0"),
+              "CHABAD#6": A("1.0 - 2.0")}
+    summary, res, _ = run("charades", (data, videos), tmp_path, script)
+    assert res["CHABAD#6"]["status"] == "error" and res["CHABAD#6"]["error"]["kind"] == "video"
+    assert res["CHABAD#6"]["score"]["iou"] == 0.0
+    assert summary["metrics"]["n"] == 5
+    assert summary["metrics"]["error_kinds"] == {"video": 1, "video_missing": 1}
