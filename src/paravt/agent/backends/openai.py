@@ -15,6 +15,7 @@ the engine records it as an episode error — a failed request is never scored a
 from __future__ import annotations
 
 import base64
+import io
 import json
 import socket
 import time
@@ -31,11 +32,15 @@ _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 def encode_image(item: ImageItem, fmt: str = "jpeg") -> str:
     """A uint8 ``[3, H, W]`` frame as a ``data:`` URL."""
-    import torchvision.io as tio
+    from PIL import Image
 
-    data = item.data.detach().to("cpu").contiguous()
-    raw = tio.encode_png(data) if fmt == "png" else tio.encode_jpeg(data, quality=90)
-    b64 = base64.b64encode(bytes(raw.numpy().tobytes())).decode("ascii")
+    array = item.data.detach().to("cpu").permute(1, 2, 0).contiguous().numpy()
+    buf = io.BytesIO()
+    if fmt == "png":
+        Image.fromarray(array).save(buf, format="PNG")
+    else:
+        Image.fromarray(array).save(buf, format="JPEG", quality=90)
+    b64 = base64.b64encode(buf.getvalue()).decode("ascii")
     return f"data:image/{fmt};base64,{b64}"
 
 

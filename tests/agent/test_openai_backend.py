@@ -1,0 +1,149 @@
+"""The ``openai`` backend against a real OpenAI-compatible HTTP server on 127.0.0.1.
+
+The server (stdlib ``http.server`` in a thread) answers chat completions from a script keyed by
+episode and turn, can fail a turn with HTTP errors (transiently or for good), and records every
+request body and how many requests were in flight at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from PIL import Image
+
+from paravt.agent.backends.openai import OpenAIBackend
+from paravt.agent.engine import EpisodeEngine
+from paravt.agent.records import EpisodeInput
+
+from agent_helpers import call, small_config
+
+
+class FakeServer:
+    """Script: ``{(episode, turn): text | ("fail", status, times)}``; episode read from the question."""
+
+    def __init__(self, script: dict):
+        self.script = script
+        self.bodies: list[dict] = []
+        self.attempts: dict[tuple, int] = {}
+        self.inflight = 0
+        self.max_inflight = 0
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.inflight += 1
+                    server.max_inflight = max(server.max_inflight, server.inflight)
+                    server.bodies.append(body)
+                try:
+                    time.sleep(0.05)  # let concurrent requests overlap
+                    status, payload = server.answer(self.path, body)
+                finally:
+                    with server.lock:
+                        server.inflight -= 1
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def answer(self, path: str, body: dict) -> tuple[int, dict]:
+        if path != "/v1/chat/completions":
+            return 404, {"error": "not found"}
+        user = body["messages"][1]["content"]
+        question = next(p["text"] for p in user if p["type"] == "text" and "Question:" in p["text"])
+        episode = question.split("[")[1].split("]")[0]
+        turn = sum(m["role"] == "assistant" for m in body["messages"])
+        key = (episode, turn)
+        with self.lock:
+            self.attempts[key] = self.attempts.get(key, 0) + 1
+            attempt = self.attempts[key]
+        item = self.script[key]
+        if isinstance(item, tuple):
+            _, status, times = item
+            if times is None or attempt <= times:
+                return status, {"error": {"message": f"scripted failure {status}"}}
+            item = "<answer>B</answer>"
+        return 200, {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": item}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100 + turn, "completion_tokens": 7},
+        }
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    s = FakeServer({})
+    yield s
+    s.close()
+
+
+def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, pancake):
+    server.script.update({
+        ("ok", 0): "<think>two windows</think>" + call(0, 3) + call(5, 8),
+        ("ok", 1): "<think>seen</think><answer>A</answer>",
+        ("flaky", 0): call(1, 2),
+        ("flaky", 1): ("fail", 503, 1),  # fails once, the retry succeeds
+        ("down", 0): call(1, 2),
+        ("down", 1): ("fail", 500, None),  # the server error mid-episode persists
+        ("bad", 0): ("fail", 400, None),  # a client error is not retried
+    })
+    backend = OpenAIBackend(server.base_url, "paravt-test", concurrency=2, retries=2, backoff_s=0.01)
+    eps = [EpisodeInput(e, pancake, f"[{e}] What happens?", ["x", "y"]) for e in ("ok", "flaky", "down", "bad")]
+    recs = {r.id: r for r in EpisodeEngine(backend, small_config()).run(eps)}
+    assert recs["ok"].status == "ok" and recs["ok"].prediction == "A"
+    assert recs["ok"].tool_counts.executed_ok == 2
+    assert recs["ok"].tokens.generated == 14 and recs["ok"].turns[1].prompt_tokens == 101
+    assert recs["flaky"].status == "ok" and recs["flaky"].prediction == "B"
+    assert server.attempts[("flaky", 1)] == 2
+    down = recs["down"]
+    assert down.status == "error" and "HTTP 500" in down.error and "3 attempts" in down.error
+    assert down.prediction is None and server.attempts[("down", 1)] == 3
+    assert recs["bad"].status == "error" and "HTTP 400" in recs["bad"].error
+    assert server.attempts[("bad", 0)] == 1
+    assert 2 == server.max_inflight  # concurrent, and never above the bound
+    # wire format: images as base64 JPEG data URLs, tool results as a user turn in <tool_response>
+    body = next(
+        b for b in server.bodies
+        if "[ok]" in json.dumps(b["messages"][1]) and sum(m["role"] == "assistant" for m in b["messages"]) == 1
+    )
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
+    tool_turn = body["messages"][3]["content"]
+    texts = "".join(p["text"] for p in tool_turn if p["type"] == "text")
+    assert texts.count("<tool_response>") == 2 and "frames from 0.0s to 3.0s." in texts
+    urls = [p["image_url"]["url"] for p in tool_turn if p["type"] == "image_url"]
+    assert len(urls) == sum(c.n_frames for c in recs["ok"].calls)
+    head, b64 = urls[0].split(",", 1)
+    assert head == "data:image/jpeg;base64"
+    img = Image.open(io.BytesIO(base64.b64decode(b64)))
+    assert img.format == "JPEG"
+    assert (3, img.height, img.width) == tuple(recs["ok"].images[4].data.shape)
+    assert body["max_tokens"] == 1024 and body["model"] == "paravt-test"
+
+
+def test_unreachable_server_is_an_error_not_an_answer(pancake):
+    backend = OpenAIBackend("http://127.0.0.1:9/v1", "m", retries=1, backoff_s=0.01, timeout_s=2)
+    [rec] = EpisodeEngine(backend, small_config()).run([EpisodeInput("x", pancake, "Q?", ["a", "b"])])
+    assert rec.status == "error" and "cannot reach" in rec.error and rec.prediction is None
