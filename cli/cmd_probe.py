@@ -1,0 +1,37 @@
+"""``paravt probe VIDEO``: the metadata paravt's decoder reads from a video (what the tool uses)."""
+
+from __future__ import annotations
+
+import click
+
+from paravt.cli.common import config_options, emit_json, json_option, resolve_config
+
+
+@click.command("probe")
+@click.argument("video", type=str)
+@click.option("--device", default=None, help="Decode device: cpu (default) or cuda.")
+@json_option
+@config_options
+def command(video: str, device: str | None, as_json: bool, config_path: str | None, overrides: tuple[str, ...]) -> None:
+    """Print VIDEO's stream metadata as decoded: duration, fps, frame count, size, keyframes.
+
+    Times are seconds since the first frame; duration, fps and frame count come from a scan of the
+    stream's packets, not from the container header.
+    """
+    from dataclasses import asdict
+
+    from paravt.config import to_dict
+    from paravt.video import VideoSource
+    from paravt.video.config import ProbeConfig
+
+    cfg = resolve_config(ProbeConfig, config_path, overrides, {"device": device})
+    src = VideoSource(video, device=cfg.device)
+    meta = asdict(src.meta)
+    result = {"video": video, "meta": meta, "warnings": list(src.open_warnings), "config": to_dict(cfg)}
+    if as_json:
+        emit_json(result)
+        return
+    for key, value in meta.items():
+        click.echo(f"{key:>14}: {value}")
+    for w in src.open_warnings:
+        click.echo(f"warning: {w}", err=True)

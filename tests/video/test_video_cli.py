@@ -1,0 +1,43 @@
+"""``paravt probe`` and ``paravt frames`` end to end (real decodes, real PNG)."""
+
+from __future__ import annotations
+
+import json
+
+from PIL import Image
+
+from paravt.cli.main import main
+
+
+def test_probe_json_reports_the_scanned_metadata(video_path, capsys):
+    path = video_path("torchcodec__var_fps_video.mp4")
+    assert main(["probe", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["meta"]["num_frames"] == 300
+    assert abs(out["meta"]["average_fps"] - 20.04) < 0.01
+    assert out["config"] == {"device": "cpu"}
+
+
+def test_frames_overview_and_windows_with_a_contact_sheet(gop_video, tmp_path, capsys):
+    sheet = tmp_path / "sheet.png"
+    assert main(["frames", str(gop_video), "-k", "6", "--mode", "keyframe", "--json"]) == 0
+    over = json.loads(capsys.readouterr().out)["overview"]
+    assert len(over["times"]) == 6 and over["size"] == [90, 160]
+    argv = ["frames", str(gop_video), "--window", "2:6", "--window", "00:07,00:11", "--json", "--sheet", str(sheet)]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [len(w["times"]) for w in out["windows"]] == [4, 4]
+    assert out["windows"][1]["message"] == "4 frames from 7.0s to 11.0s."
+    assert out["stats"]["opens"] == {str(gop_video): 0}  # the command's own open was reused
+    img = Image.open(sheet)
+    assert img.format == "PNG" and img.size[0] > 160 and img.size[1] > 90
+
+
+def test_frames_user_errors_exit_2_with_one_line(gop_video, bad_files, capsys):
+    assert main(["frames", str(gop_video), "--window", "1-2-3"]) == 2
+    assert "--window '1-2-3'" in capsys.readouterr().err
+    assert main(["frames", str(gop_video), "--window", "9:3"]) == 2
+    assert "not before" in capsys.readouterr().err
+    assert main(["probe", str(bad_files["empty"])]) == 2
+    assert "empty" in capsys.readouterr().err
+    assert main(["frames", str(gop_video), "--set", "mode=fast"]) == 2
