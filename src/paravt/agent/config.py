@@ -119,3 +119,15 @@ class BackendConfig:
             raise ConfigError("backend concurrency and batch_size must be at least 1")
         if self.retries < 0:
             raise ConfigError(f"backend retries must be >= 0, got {self.retries}")
+
+
+@dataclass
+class InferConfig:
+    """``paravt infer``: which model (``backend``), how episodes run (``engine``).
+
+    ``question_type`` ``auto`` means ``mcq`` when options are given, else ``oe``.
+    """
+
+    backend: BackendConfig = field(default_factory=BackendConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    question_type: Literal["auto", "mcq", "tvg", "oe"] = "auto"

@@ -1,0 +1,175 @@
+"""``paravt infer``: ask questions about a video with the episode engine.
+
+``paravt infer VIDEO -q QUESTION [--option A ...]`` prints the final answer (``--json``: the whole
+episode record with the resolved config); ``-q -`` reads JSON lines of questions on stdin
+(``{"question": ..., "options": [...], "type": "mcq", "video": ..., "id": ...}``) and answers them
+as one batch, one output line each. ``--trace`` draws each turn, its calls, their windows and
+timings as a tree on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
+
+
+def _flags(kw: dict) -> dict:
+    backend = {"kind": kw.get("backend"), "model": kw.get("model"), "base_url": kw.get("base_url")}
+    engine = {
+        "mode": kw.get("mode"), "evidence": kw.get("evidence"), "frames": kw.get("frames"),
+        "max_turns": kw.get("max_turns"), "max_parallel": kw.get("max_parallel"),
+        "timestamps": kw.get("timestamps"), "system_prompt": kw.get("system_prompt"),
+    }
+    flags = {
+        "question_type": kw.get("question_type"),
+        "backend": {k: v for k, v in backend.items() if v is not None},
+        "engine": {k: v for k, v in engine.items() if v is not None},
+    }
+    return {k: v for k, v in flags.items() if v not in (None, {})}
+
+
+def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
+    """The episode inputs: one from the flags, or one per JSON line on stdin (``-q -``)."""
+    from paravt.agent.records import EpisodeInput
+    from paravt.errors import UserError
+
+    def kind(opts, given):
+        t = given if given not in (None, "auto") else ("mcq" if opts else "oe")
+        if t not in ("mcq", "tvg", "oe"):
+            raise UserError(f"question type {t!r}: choose mcq, tvg or oe")
+        return t
+
+    if question != "-":
+        opts = list(options) or None
+        return [EpisodeInput("q0", video, question, opts, kind(opts, qtype))]
+    inputs = []
+    for n, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UserError(f"stdin line {n} is not JSON ({e.msg}); write one JSON object per line") from None
+        if not isinstance(row, dict) or not isinstance(row.get("question"), str):
+            raise UserError(f'stdin line {n}: expected an object with a "question" string')
+        opts = row.get("options") or None
+        if opts is not None and not (isinstance(opts, list) and all(isinstance(o, str) for o in opts)):
+            raise UserError(f'stdin line {n}: "options" must be a list of strings')
+        inputs.append(
+            EpisodeInput(
+                id=str(row.get("id", f"q{len(inputs)}")),
+                video=str(row.get("video", video)),
+                question=row["question"],
+                options=opts,
+                question_type=kind(opts, row.get("type", row.get("question_type", qtype))),
+                frames_k=row.get("frames"),
+            )
+        )
+    if not inputs:
+        raise UserError("-q - read no questions from stdin (one JSON object per line)")
+    return inputs
+
+
+def trace_tree(rec):
+    """A rich tree of one episode: turns, their calls and windows, timings, the answer."""
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    head = f"[bold]{escape(rec.id)}[/] {escape(rec.video)} · {rec.mode}/{rec.evidence} · K={rec.frames_k}"
+    tree = Tree(head)
+    if rec.status == "error":
+        tree.add(f"[red]error:[/] {escape(str(rec.error))}")
+    for turn in rec.turns:
+        label = "forced answer" if turn.forced else f"turn {turn.index}"
+        node = tree.add(
+            f"{label}: {turn.generated_tokens} tokens generated, {turn.prompt_tokens} in context, "
+            f"{turn.generate_s:.2f}s generate ({turn.finish_reason})"
+        )
+        snippet = turn.text.strip().replace("\n", " ")
+        node.add(f"[dim]{escape(snippet[:160])}{'…' if len(snippet) > 160 else ''}[/]")
+        for c in (c for c in rec.calls if c.turn == turn.index):
+            if c.status == "ok":
+                detail = f"[green]ok[/] {c.start:.1f}s–{c.end:.1f}s, {c.n_frames} frames"
+                if c.summary is not None:
+                    detail += f": {escape(c.summary[:80])}"
+            elif c.status == "ignored":
+                detail = "[yellow]ignored[/] (answering turn)"
+            else:
+                detail = f"[red]{c.error_kind}[/] {escape(str(c.error))[:120]}"
+            node.add(f"call {c.index} {escape(json.dumps(c.arguments) if c.arguments else c.raw[:60])}: {detail}")
+    t = rec.timings
+    tree.add(
+        f"timings: decode {t.decode_s:.2f}s · preprocess {t.preprocess_s:.2f}s · "
+        f"generate {t.generate_s:.2f}s · total {t.total_s:.2f}s"
+    )
+    tree.add(f"answer: [bold]{escape(str(rec.prediction))}[/]")
+    return tree
+
+
+@click.command("infer")
+@click.argument("video", type=click.Path(dir_okay=False))
+@click.option("-q", "--question", required=True, help="The question; '-' reads JSON lines from stdin.")
+@click.option("--option", "options", multiple=True, help="A multiple-choice option (repeat, in order A, B, ...).")
+@click.option("--type", "question_type", type=click.Choice(["auto", "mcq", "tvg", "oe"]), default=None,
+              help="Question type (default: mcq with options, else oe).")
+@click.option("--model", help="Hub id or local model folder (hf), or the served model name (openai).")
+@click.option("--backend", type=click.Choice(["hf", "openai"]), default=None, help="Model backend (default hf).")
+@click.option("--base-url", help="OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--mode", type=click.Choice(["parallel", "sequential", "direct"]), default=None,
+              help="Tool dispatch (default parallel).")
+@click.option("--evidence", type=click.Choice(["frames", "subagent"]), default=None,
+              help="What a call returns: window frames (default) or a sub-agent's summary.")
+@click.option("--frames", type=int, help="Overview frame budget K (default 64).")
+@click.option("--max-turns", type=int, help="Tool rounds before the forced answer (default 3).")
+@click.option("--max-parallel", type=int, help="Calls executed per turn (default 5).")
+@click.option("--system-prompt", type=click.Path(dir_okay=False), help="Replace the system prompt verbatim.")
+@click.option("--timestamps/--no-timestamps", default=None,
+              help="Precede overview frames with their time (off = paper-compatible).")
+@click.option("--trace", is_flag=True, help="Show turns, calls, windows and timings as a tree on stderr.")
+@config_options
+@json_option
+def command(video, question, options, question_type, trace, config_path, overrides, as_json, **kw) -> None:
+    """Answer QUESTION about VIDEO with parallel crop_video tool calls."""
+    from pathlib import Path
+
+    from paravt.agent.backends import make_backend
+    from paravt.agent.config import InferConfig
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.config import to_dict
+    from paravt.errors import UserError
+
+    kw["question_type"] = question_type
+    cfg = resolve_config(InferConfig, config_path, overrides, _flags(kw))
+    if question != "-" and not Path(video).is_file():
+        raise UserError(f"video not found: {video} (pass the path of a video file)")
+    if cfg.backend.kind == "openai" and cfg.backend.model == "":
+        raise UserError("--backend openai needs --model (the name the server serves)")
+    inputs = _questions(video, question, options, cfg.question_type)
+    console = stderr_console()
+    with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
+        backend = make_backend(cfg.backend)
+    engine = EpisodeEngine(backend, cfg.engine)
+    with console.status(f"answering {len(inputs)} question(s)"):
+        records = engine.run(inputs)
+    if trace:
+        for rec in records:
+            console.print(trace_tree(rec))
+    config = to_dict(cfg)
+    for rec in records:
+        if as_json:
+            doc = {"config": config, "record": rec.to_dict()}
+            if len(records) == 1:
+                emit_json(doc)
+            else:
+                click.echo(json.dumps(doc, default=str))
+        elif rec.status == "ok":
+            click.echo(rec.prediction if rec.prediction is not None else "")
+        else:
+            click.echo("")
+            console.print(f"[red]{rec.id}: error:[/] {rec.error}")
+    if len(records) == 1 and records[0].status == "error":
+        raise UserError(f"{records[0].video}: {records[0].error}")

@@ -1,0 +1,76 @@
+"""``paravt infer`` end to end on CPU: a tiny real model, a real video, every dispatch and evidence mode.
+
+The tiny model's weights are random, so the first turn's tool call is pre-filled through
+``engine.think_prefix`` (prompt text the turn continues); everything after it — the tool round,
+window frames or sub-agent summaries, the forced answer — is the real pipeline.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from paravt.cli.main import main
+
+from agent_helpers import call
+
+SMALL = [
+    "--frames", "3", "--max-turns", "1",
+    "--set", "engine.max_new_tokens=4", "--set", "engine.forced_tokens_mcq=3",
+    "--set", "engine.forced_tokens_oe=3", "--set", "engine.subagent_max_tokens=3",
+    "--set", "engine.min_pixels=784", "--set", "engine.max_pixels=2048",
+    "--set", "engine.crop.max_pixels=2048", "--set", "engine.crop.max_frames=2",
+    "--set", "engine.think_prefix=<think>look</think>" + call(0, 2),
+]
+
+
+@pytest.mark.parametrize(
+    "mode,evidence",
+    [("parallel", "frames"), ("parallel", "subagent"), ("sequential", "frames"),
+     ("sequential", "subagent"), ("direct", "frames")],
+)
+def test_infer_runs_every_mode_and_returns_a_record(tiny_qwen3_dir, pancake, capsys, mode, evidence):
+    argv = ["infer", pancake, "-q", "What is cooked?", "--option", "A pancake", "--option", "Soup",
+            "--model", str(tiny_qwen3_dir), "--mode", mode, "--evidence", evidence, "--json", *SMALL]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rec, cfg = doc["record"], doc["config"]
+    assert rec["status"] == "ok" and rec["prediction"] is not None
+    assert (rec["mode"], rec["evidence"]) == (mode, evidence)
+    assert cfg["engine"]["mode"] == mode and cfg["backend"]["model"] == str(tiny_qwen3_dir)
+    assert rec["frames_k"] == 3 and rec["question_type"] == "mcq"
+    if mode == "direct":
+        assert len(rec["turns"]) == 1 and rec["calls"][0]["status"] == "ignored"
+    else:
+        assert len(rec["turns"]) == 2 and rec["turns"][1]["forced"]
+        assert rec["calls"][0]["status"] == "ok"
+        assert (rec["calls"][0]["summary"] is not None) == (evidence == "subagent")
+        assert len(rec["subagents"]) == (1 if evidence == "subagent" else 0)
+
+
+def test_infer_reads_questions_from_stdin_and_reports_errors(tiny_qwen3_dir, pancake, tmp_path, capsys, monkeypatch):
+    lines = [
+        {"question": "What is cooked?", "options": ["A pancake", "Soup"]},
+        {"id": "gone", "question": "Anything?", "video": str(tmp_path / "missing.mp4")},
+    ]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(json.dumps(x) for x in lines) + "\n"))
+    argv = ["infer", pancake, "-q", "-", "--model", str(tiny_qwen3_dir), "--json", "--trace", *SMALL]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    docs = [json.loads(line) for line in out.out.splitlines()]
+    assert [d["record"]["id"] for d in docs] == ["q0", "gone"]
+    assert docs[0]["record"]["status"] == "ok" and docs[0]["record"]["question_type"] == "mcq"
+    assert docs[1]["record"]["status"] == "error" and docs[1]["record"]["question_type"] == "oe"
+    assert "turn 0" in out.err and "answer:" in out.err  # the trace tree
+
+
+def test_infer_user_errors_exit_2(tiny_qwen3_dir, pancake, tmp_path, capsys, monkeypatch):
+    assert main(["infer", str(tmp_path / "none.mp4"), "-q", "Q?", "--model", str(tiny_qwen3_dir)]) == 2
+    assert "video not found" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO("not json\n"))
+    assert main(["infer", pancake, "-q", "-", "--model", str(tiny_qwen3_dir)]) == 2
+    assert "stdin line 1 is not JSON" in capsys.readouterr().err
+    assert main(["infer", pancake, "-q", "Q?", "--set", "engine.mode=fast"]) == 2
+    assert "mode" in capsys.readouterr().err
