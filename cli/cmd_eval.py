@@ -8,9 +8,7 @@ combines shards. Results go to stdout (a table, or JSON with ``--json``), progre
 
 from __future__ import annotations
 
-
 import click
-
 from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
 
 _SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades"
@@ -41,6 +39,8 @@ def _run_options(fn):
         click.option("--shard", help="Run shard I of N (I/N, from 0); merge with `eval merge`."),
         click.option("--batch-size", type=int, help="Episodes per engine batch."),
         click.option("--resume", is_flag=True, default=None, help="Continue the run in --out."),
+        click.option("--retry-errors", is_flag=True, default=None,
+                     help="With --resume: run again the samples whose backend or engine failed."),
         click.option("--variant", type=click.Choice(["benchmark", "paper"]), default=None,
                      help="Scoring variant shown as the headline (both are in the summary)."),
         click.option("--judge-url", help="OpenAI-compatible endpoint judging open-ended answers."),
@@ -65,7 +65,8 @@ def _flags(kw: dict) -> dict:
         "benchmark": kw.get("benchmark"), "data": kw.get("data"), "videos": kw.get("videos"),
         "out": kw.get("out"), "script": kw.get("script"), "subtitles": kw.get("subtitles"),
         "limit": kw.get("limit"), "shard": kw.get("shard"), "batch_size": kw.get("batch_size"),
-        "resume": kw.get("resume"), "variant": kw.get("variant"),
+        "resume": kw.get("resume"), "retry_errors": kw.get("retry_errors"),
+        "variant": kw.get("variant"),
         "judge_base_url": kw.get("judge_url"), "judge_model": kw.get("judge_model"),
         "backend": {k: v for k, v in backend.items() if v is not None},
         "engine": {k: v for k, v in engine.items() if v is not None},
@@ -78,6 +79,7 @@ def _print(summary: dict, as_json: bool) -> None:
         emit_json(summary)
         return
     from paravt.cli.common import stdout_console
+
     from paravt.eval.report import summary_table
 
     stdout_console().print(summary_table(summary))

@@ -228,7 +228,7 @@ class _JudgeHandler(BaseHTTPRequestHandler):
     contains the reference's last word as a substring (so "rabbits" passes for "rabbit", unlike
     the rule-based matcher); a candidate containing 'crash' gets HTTP 500."""
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(body)
         user = body["messages"][-1]["content"]

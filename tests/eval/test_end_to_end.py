@@ -82,6 +82,16 @@ def test_longvideobench_five_options_backend_failure_and_missing_video(longvideo
     assert m["errors"] == 2 and m["error_kinds"] == {"backend": 1, "video_missing": 1}
     assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(1 / 3)  # errors in denominator
 
+    # the server is back: a resumed run retries only the failed request
+    healed = ScriptedBackend({"lvB_0": A("C")})
+    summary, res, _ = run("longvideobench", longvideobench, tmp_path, healed, resume=True, retry_errors=True)
+    assert [b[0].episode_id for b in healed.batches] == ["lvB_0"]
+    assert res["lvB_0"]["score"]["correct"] == 1.0
+    assert summary["metrics"]["error_kinds"] == {"video_missing": 1}
+    assert summary["metrics"]["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 3)
+    lines = (tmp_path / "out_longvideobench" / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(x)["id"] for x in lines) == ["lvA_0", "lvB_0", "lvGone_0"]
+
 
 def call(start, end):
     args = {"video_path": "video.mp4", "start_time": start, "end_time": end}
@@ -123,7 +133,7 @@ def test_mmvu_open_ended_rule_and_judge(mmvu, tmp_path, judge_server):
     assert summary["metrics"]["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 4)
     assert res["oe-2"]["score"]["judged_by"] == "rule" and res["oe-2"]["score"]["correct"] == 0.0
     url = f"http://127.0.0.1:{judge_server.server_address[1]}/v1"
-    judged, res2, _ = run("mmvu", mmvu, tmp_path / "judged", script, judge_base_url=url, judge_model="grader")
+    judged, _, _ = run("mmvu", mmvu, tmp_path / "judged", script, judge_base_url=url, judge_model="grader")
     assert judged["metrics"]["variants"]["benchmark"]["accuracy"] == pytest.approx(3 / 4)
     assert judged["metrics"]["judged_by"] == {"http": 2}
     assert judged["protocol"]["scoring"]["open_ended_judge"]["base_url"] == url

@@ -21,7 +21,7 @@ from paravt.errors import ConfigError, UserError
 
 # Top-level knobs that do not change any model input or output.
 NON_PROTOCOL_FIELDS = frozenset(
-    {"data", "videos", "out", "resume", "limit", "batch_size", "variant", "judge_base_url",
+    {"data", "videos", "out", "resume", "retry_errors", "limit", "batch_size", "variant", "judge_base_url",
      "judge_model", "judge_api_key", "shard", "progress"}
 )
 # Backend knobs that change throughput or transport, not answers.
@@ -46,6 +46,7 @@ class EvalConfig:
     limit: int | None = None
     shard: str = "0/1"
     resume: bool = False
+    retry_errors: bool = False
     batch_size: int = 8
     progress: bool = True
     # scoring
@@ -64,6 +65,8 @@ class EvalConfig:
         if self.limit is not None and self.limit < 0:
             raise ConfigError(f"limit must be non-negative (got {self.limit})")
         parse_shard(self.shard)
+        if self.retry_errors and not self.resume:
+            raise ConfigError("retry_errors only applies to a resumed run: add --resume")
 
     @property
     def backend_name(self) -> str:
@@ -88,7 +91,7 @@ def shard_tag(shard: str) -> str:
     return "" if n == 1 else f"-{i:02d}-of-{n:02d}"
 
 
-def protocol_view(cfg: "EvalConfig | dict") -> dict:
+def protocol_view(cfg: EvalConfig | dict) -> dict:
     """The part of the config that must not change when a run is resumed or merged."""
     data = dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) else dict(cfg)
     out = {k: v for k, v in sorted(data.items()) if k not in NON_PROTOCOL_FIELDS}

@@ -15,7 +15,7 @@ Accuracy-like values are fractions in [0, 1]; tables print percentages.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 VARIANTS = ("benchmark", "paper")
 RECALL_THRESHOLDS = (0.3, 0.5, 0.7)

@@ -27,6 +27,8 @@ def summary_table(summary: dict):
     for key, groups in (m.get("by_group") or {}).items():
         for value, g in groups.items():
             table.add_row(f"{key} = {value}", f"{_pct(g['accuracy'])}  (n={g['n']})")
+    if summary.get("skipped_rows"):
+        table.add_row("skipped rows", str(len(summary["skipped_rows"])))
     if summary.get("missing"):
         table.add_row("missing", str(len(summary["missing"])))
     if summary.get("duplicates"):

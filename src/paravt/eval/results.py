@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from paravt.errors import UserError
 
@@ -81,7 +81,7 @@ class ResultsFile:
                 fh.truncate(keep)
         return len(data) - keep
 
-    def open_for_append(self) -> "ResultsFile":
+    def open_for_append(self) -> ResultsFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.repair()
         self._fh = open(self.path, "a", encoding="utf-8")
@@ -99,7 +99,7 @@ class ResultsFile:
             self._fh.close()
             self._fh = None
 
-    def __enter__(self) -> "ResultsFile":
+    def __enter__(self) -> ResultsFile:
         return self.open_for_append()
 
     def __exit__(self, *exc) -> None:

@@ -15,9 +15,10 @@ Honesty rules this module enforces:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from paravt.errors import UserError
 from paravt.eval.adapters import canonical_split, load_split
@@ -36,7 +37,7 @@ class RunPaths:
     run: Path
 
     @classmethod
-    def for_config(cls, cfg: EvalConfig) -> "RunPaths":
+    def for_config(cls, cfg: EvalConfig) -> RunPaths:
         out, tag = Path(cfg.out), shard_tag(cfg.shard)
         return cls(out / f"results{tag}.jsonl", out / f"summary{tag}.json", out / f"run{tag}.json")
 
@@ -77,7 +78,8 @@ def _check_resume(cfg: EvalConfig, paths: RunPaths) -> None:
             )
 
 
-def _error_result(sample: EvalSample, index: int, kind: str, message: str) -> dict:
+def _error_result(kind: str, message: str) -> dict:
+    """The outcome of a sample that produced no usable episode (scored 0, kept in the denominator)."""
     return {
         "prediction": None,
         "answer_text": None,
@@ -213,17 +215,15 @@ class Runner:
         runnable: list[tuple[int, Any, dict | None]] = []
         for pos, sample in enumerate(batch):
             if sample.problem:
-                outcomes[pos] = _error_result(sample, pos, "annotation", sample.problem)
+                outcomes[pos] = _error_result("annotation", sample.problem)
                 continue
             if not Path(sample.video).is_file():
-                outcomes[pos] = _error_result(
-                    sample, pos, "video_missing", f"video not found: {sample.video}"
-                )
+                outcomes[pos] = _error_result("video_missing", f"video not found: {sample.video}")
                 continue
             try:
                 question, sub_info = self._question_for(sample)
             except Exception as e:  # an unreadable video/subtitle must not stop the run
-                outcomes[pos] = _error_result(sample, pos, "video", f"{type(e).__name__}: {e}")
+                outcomes[pos] = _error_result("video", f"{type(e).__name__}: {e}")
                 continue
             runnable.append((pos, episode_input(sample, question), sub_info))
         if runnable:
@@ -231,9 +231,7 @@ class Runner:
             records = self._run_engine(engine, [inp for _, inp, _ in runnable])
             for (pos, _, sub_info), rec in zip(runnable, records):
                 if isinstance(rec, Exception):
-                    outcomes[pos] = _error_result(
-                        batch[pos], pos, "engine", f"{type(rec).__name__}: {rec}"
-                    )
+                    outcomes[pos] = _error_result("engine", f"{type(rec).__name__}: {rec}")
                     continue
                 outcome = outcome_of(rec)
                 if sub_info is not None:
@@ -251,8 +249,8 @@ class Runner:
             records = engine.run(inputs)
             if len(records) == len(inputs):
                 return list(records)
-        except Exception:
-            pass
+        except Exception:  # noqa: BLE001 - which episode broke the batch is found below
+            records = None
         out: list = []
         for inp in inputs:
             try:
@@ -277,11 +275,18 @@ class Runner:
         })
         writer = ResultsFile(self.paths.results).open_for_append()
         try:
-            done = {r["id"] for r in read_results(self.paths.results)}
+            previous = read_results(self.paths.results)
+            if self.cfg.retry_errors:
+                writer.close()
+                previous = _drop_retryable(self.paths.results, previous)
+                writer.open_for_append()
+            done = {r["id"] for r in previous}
             todo = [s for s in assigned if s.id not in done]
             running = _Running(self.split)
-            for r in read_results(self.paths.results):
-                running.add(r)
+            mine = {s.id for s in assigned}
+            for r in iter_unique(previous):
+                if r["id"] in mine:
+                    running.add(r)
             if self._progress:
                 self._progress("start", total=len(assigned), done=len(assigned) - len(todo),
                                running=running)
@@ -314,6 +319,30 @@ class Runner:
             "score": score,
             "sample": sample.to_dict(),
         }
+
+
+RETRYABLE_KINDS = ("backend", "engine")
+
+
+def _drop_retryable(path: Path, results: list[dict]) -> list[dict]:
+    """Rewrite ``path`` without backend/engine failures so a resumed run retries them.
+
+    The file is replaced atomically (written beside it, then renamed): a kill during the rewrite
+    leaves either the old or the new file, never a mix.
+    """
+    import json
+    import os
+
+    keep = [r for r in results if (r.get("error") or {}).get("kind") not in RETRYABLE_KINDS]
+    if len(keep) == len(results):
+        return results
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return keep
 
 
 def _same_times(a: list[float], b: list[float], tol: float = 0.05) -> bool:

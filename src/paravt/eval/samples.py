@@ -41,7 +41,7 @@ class EvalSample:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "EvalSample":
+    def from_dict(cls, data: dict) -> EvalSample:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
 

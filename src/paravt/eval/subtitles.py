@@ -11,9 +11,9 @@ cues covering them, and records whether they match the engine record's ``overvie
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from paravt.errors import UserError
 

@@ -71,10 +71,7 @@ def load(data: Path, videos: Path, *, subtitles: bool = False) -> LoadedSplit:
             skipped.append((ref, "row has no videoID"))
             continue
         qid = str(row.get("question_id") or f"{vid}-{i}")
-        opts = []
-        for j, o in enumerate(list(row.get("options") or [])):
-            pre, text = strip_option_prefix(str(o))
-            opts.append(text)
+        opts = [strip_option_prefix(str(o))[1] for o in list(row.get("options") or [])]
         gold = str(row.get("answer") or "").strip().upper()
         problem = None
         if not opts:
