@@ -187,3 +187,27 @@ def test_unreadable_video_is_an_error_in_the_denominator(charades, tmp_path):
     assert res["CHABAD#6"]["score"]["iou"] == 0.0
     assert summary["metrics"]["n"] == 5
     assert summary["metrics"]["error_kinds"] == {"video": 1, "video_missing": 1}
+
+
+def test_real_hf_backend_on_a_tiny_model(lvbench, tmp_path, tiny_qwen3_dir, capsys):
+    """The real local-model path (``--backend hf``): random weights, so only the pipeline is
+    asserted — every sample answered or errored, tool rounds executed, the model recorded."""
+    from paravt.cli.main import main
+
+    data, videos = lvbench
+    first = "<think>look</think>" + call(0, 2)
+    argv = ["eval", "--benchmark", "lvbench", "--data", str(data), "--videos", str(videos),
+            "--out", str(tmp_path / "hf"), "--backend", "hf", "--model", str(tiny_qwen3_dir),
+            "--frames", "2", "--max-turns", "1", "--json",
+            "--set", "backend.device=cpu", "--set", "engine.max_new_tokens=4",
+            "--set", "engine.forced_tokens_mcq=3", "--set", "engine.min_pixels=784",
+            "--set", "engine.max_pixels=2048", "--set", "engine.crop.max_pixels=2048",
+            "--set", "engine.crop.max_frames=2", "--set", f"engine.think_prefix={first}"]
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    m = summary["metrics"]
+    assert m["n"] == 3 and m["errors"] == 0
+    assert m["tools"]["usage_rate"] == 1.0  # the pre-filled call ran for every sample
+    assert summary["protocol"]["model"] == str(tiny_qwen3_dir)
+    assert summary["protocol"]["backend"] == "hf"
+    assert 0.0 <= m["variants"]["benchmark"]["accuracy"] <= 1.0
