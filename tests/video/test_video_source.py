@@ -178,3 +178,12 @@ def test_cuda_decoding_returns_frames_on_the_gpu(video_path):
     src = VideoSource(video_path("torchcodec__testsrc2.mp4"), device="cuda")
     frames = src.overview(4)
     assert frames.data.is_cuda and len(frames) == 4
+
+
+@pytest.mark.parametrize("mode", ["exact", "keyframe"])
+def test_parallel_overview_gives_the_same_frames(gop_video, mode):
+    src = VideoSource(gop_video)
+    one = src.overview(10, mode)
+    two = src.overview(10, mode, workers=2)
+    assert one.times == two.times and torch.equal(one.data, two.data)
+    assert src.decoders_created <= 2  # never more decoders than workers

@@ -2,25 +2,21 @@
 
 Steps: parse every call's arguments (no video needed); open each distinct video once; turn each
 window into frame indices (PROTOCOL §3 sampling); take the union of indices per video, sorted;
-split it into GOP-aligned lanes and decode them on a bounded pool of threads (torchcodec releases
-the GIL while decoding, so threads give real parallelism), one decoder per lane at a time and at
-most ``workers`` decoders per video; then hand each call its frames in call order. Calls asking
+split it into GOP-aligned lanes and decode them on a bounded pool of threads
+(``paravt.video.parallel``), at most ``workers`` decoders per video; then hand each call its frames in call order. Calls asking
 for the same window share one frames tensor. A failing call (bad arguments, unreadable video,
 corrupt frames) gets its own error and never affects its siblings.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from paravt.tools.arguments import clamp_window, read_window
-from paravt.tools.lanes import Lane, plan_lanes
 from paravt.tools.results import BatchResult, BatchStats, CropConfig, ToolResult, WindowRequest
-from paravt.video.decode import DecodeOutcome
 from paravt.video.errors import InvalidWindowError, VideoError
+from paravt.video.parallel import decode_parallel
 from paravt.video.sampling import uniform_times, window_frame_count
 from paravt.video.source import VideoSource
 
@@ -44,42 +40,6 @@ def window_plan(source: VideoSource, start: float, end: float, config: CropConfi
     """[(time, frame index)] for one clamped window: time-uniform slice centres."""
     n = window_frame_count(end - start, config.fps, config.min_frames, config.max_frames)
     return [(t, source.index_at(t)) for t in uniform_times(start, end, n)]
-
-
-class _DecoderPool:
-    """Idle decoders per video; a lane borrows one, a new one is made only when none is idle."""
-
-    def __init__(self, sources: dict[str, VideoSource]):
-        self._sources = sources
-        self._idle: dict[str, list] = {v: [s.decoder] for v, s in sources.items()}
-        self._lock = threading.Lock()
-
-    def acquire(self, video: str):
-        with self._lock:
-            if self._idle[video]:
-                return self._idle[video].pop()
-        return self._sources[video].new_decoder()
-
-    def release(self, video: str, decoder) -> None:
-        with self._lock:
-            self._idle[video].append(decoder)
-
-
-def _run_lane(lane: Lane, sources: dict[str, VideoSource], pool: _DecoderPool) -> DecodeOutcome:
-    try:
-        decoder = pool.acquire(lane.video)
-    except VideoError as e:
-        out = DecodeOutcome()
-        out.failed = {i: str(e) for i in lane.indices}
-        return out
-    try:
-        return sources[lane.video].decode_indices(lane.indices, decoder)
-    except Exception as e:  # a decoder bug must not take the batch down
-        out = DecodeOutcome()
-        out.failed = {i: f"{type(e).__name__}: {e}" for i in lane.indices}
-        return out
-    finally:
-        pool.release(lane.video, decoder)
 
 
 def execute_windows(
@@ -155,21 +115,10 @@ def execute_windows(
         needed.setdefault(requests[n].video, set()).update(i for _, i in plan)
     needed_sorted = {v: sorted(ix) for v, ix in needed.items()}
     stats.distinct_frames = sum(len(ix) for ix in needed_sorted.values())
-    lanes = plan_lanes(needed_sorted, {v: opened[v].table for v in needed_sorted}, stats.workers)
-    stats.lanes = len(lanes)
-    stats.gop_frames = sum(lane.cost for lane in lanes)
-    outcomes: dict[str, DecodeOutcome] = {v: DecodeOutcome() for v in needed_sorted}
-    if lanes:
-        pool = _DecoderPool({v: opened[v] for v in needed_sorted})
-        if stats.workers == 1 or len(lanes) == 1:
-            lane_outcomes = [_run_lane(lane, opened, pool) for lane in lanes]
-        else:
-            with ThreadPoolExecutor(max_workers=min(stats.workers, len(lanes))) as ex:
-                lane_outcomes = list(ex.map(lambda ln: _run_lane(ln, opened, pool), lanes))
-        for lane, out in zip(lanes, lane_outcomes):
-            merged = outcomes[lane.video]
-            merged.frames.update(out.frames)
-            merged.failed.update(out.failed)
+    decoded = decode_parallel({v: opened[v] for v in needed_sorted}, needed_sorted, stats.workers)
+    outcomes = decoded.outcomes
+    stats.lanes = len(decoded.lanes)
+    stats.gop_frames = sum(lane.cost for lane in decoded.lanes)
     stats.frames_decoded = sum(len(o.frames) for o in outcomes.values())
     stats.frames_failed = sum(len(o.failed) for o in outcomes.values())
 

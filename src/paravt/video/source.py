@@ -147,11 +147,21 @@ class VideoSource:
         with self._lock:
             return decode_indices(self.decoder, indices, self.table.pts)
 
-    def overview(self, k: int, mode: OverviewMode = "exact") -> Frames:
+    def overview(self, k: int, mode: OverviewMode = "exact", workers: int = 1) -> Frames:
         """``k`` frames over the whole video: time-uniform (``exact``), snapped to keyframes where
-        one is near (``keyframe``, one decode per frame), or qwen-vl-utils' index-uniform choice."""
+        one is near (``keyframe``, one decode per frame), or qwen-vl-utils' index-uniform choice.
+
+        ``workers > 1`` decodes GOP-aligned parts of the plan on that many decoders at once.
+        """
         plan, warnings = self.overview_plan(k, mode)
-        frames = self.assemble(plan, self.decode_indices(sorted({i for _, i in plan})))
+        needed = sorted({i for _, i in plan})
+        if workers > 1:
+            from paravt.video.parallel import decode_parallel
+
+            outcome = decode_parallel({self.path: self}, {self.path: needed}, workers).outcomes[self.path]
+        else:
+            outcome = self.decode_indices(needed)
+        frames = self.assemble(plan, outcome)
         frames.warnings[:0] = warnings
         return frames
 
