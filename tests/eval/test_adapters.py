@@ -123,3 +123,12 @@ def test_srt_selection_keeps_only_lines_at_frame_times():
     assert [(c.start, c.end, c.text) for c in cues] == [(0.0, 0.9, "Hi"), (62.5, 64.0, "Later line continued")]
     assert [c.text for c in select_cues(cues, [0.5, 10.0])] == ["Hi"]
     assert select_cues(cues, [1.0, 61.0]) == []
+
+
+def test_repeated_ids_are_renamed_not_lost(tmp_path):
+    rows = [{"id": "q", "video": "v.mp4", "question": f"Q{i}?", "choices": {}, "answer": "x",
+             "question_type": "open-ended", "metadata": {"subject": "S"}} for i in range(3)]
+    (tmp_path / "validation.json").write_text(json.dumps(rows))
+    loaded = load_split("mmvu", tmp_path, tmp_path)
+    assert [s.id for s in loaded.samples] == ["q", "q~2", "q~3"]
+    assert loaded.renamed == [("q", "q~2"), ("q", "q~3")]

@@ -183,10 +183,6 @@ class Runner:
         if self.cfg.limit is not None:
             samples = samples[: self.cfg.limit]
         index = {s.id: i for i, s in enumerate(loaded.samples)}
-        if len(index) != len(loaded.samples):
-            seen: set[str] = set()
-            dup = next(s.id for s in loaded.samples if s.id in seen or seen.add(s.id))
-            raise UserError(f"{self.split}: sample id {dup!r} appears twice in {loaded.sources}")
         return loaded, select_shard(samples, self.cfg.shard), index
 
     # -- per batch ----------------------------------------------------------------------------
@@ -390,6 +386,7 @@ def build_summary(split: str, cfg: EvalConfig, loaded, assigned: list[EvalSample
         "missing": missing,
         "duplicates": duplicates,
         "skipped_rows": [{"row": ref, "reason": why} for ref, why in loaded.skipped],
+        "renamed_ids": [{"id": old, "now": new} for old, new in loaded.renamed],
         "sources": loaded.sources,
         "protocol": describe(cfg, judge.describe(), backend_label),
     }

@@ -59,6 +59,7 @@ class LoadedSplit:
     samples: list[EvalSample]
     skipped: list[tuple[str, str]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
 
 
 def letter(index: int) -> str:

@@ -46,9 +46,29 @@ def canonical_split(name: str) -> str:
 
 
 def load_split(name: str, data: str | Path, videos: str | Path) -> LoadedSplit:
-    """Read the split ``name`` from the annotation folder ``data`` and the video folder ``videos``."""
-    split = canonical_split(name)
-    data, videos = Path(data), Path(videos)
+    """Read the split ``name`` from the annotation folder ``data`` and the video folder ``videos``.
+
+    Sample ids are made unique: a repeated id (a re-used question id in a release) gets a
+    ``~2``, ``~3``… suffix and the renaming is listed in ``LoadedSplit.renamed`` (and the
+    summary), so results files can key on ids without losing a question.
+    """
+    loaded = _load(canonical_split(name), Path(data), Path(videos))
+    seen: dict[str, int] = {}
+    for sample in loaded.samples:
+        count = seen.get(sample.id, 0) + 1
+        seen[sample.id] = count
+        if count > 1:
+            new = f"{sample.id}~{count}"
+            while new in seen:
+                count += 1
+                new = f"{sample.id}~{count}"
+            seen[new] = 1
+            loaded.renamed.append((sample.id, new))
+            sample.id = new
+    return loaded
+
+
+def _load(split: str, data: Path, videos: Path) -> LoadedSplit:
     if split in ("videomme", "videomme_sub"):
         from paravt.eval.adapters import videomme
 
