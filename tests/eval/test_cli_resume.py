@@ -95,7 +95,7 @@ def test_sigkill_then_resume_gives_every_sample_once_and_the_same_summary(setup)
     assert again.returncode == 2 and "--resume" in again.stderr
 
     changed = _cli([*args, "--out", str(out), "--resume", "--frames", "3"])
-    assert changed.returncode == 2 and "engine" in changed.stderr
+    assert changed.returncode == 2 and "engine.frames" in changed.stderr
 
     resumed = _cli([*args, "--out", str(out), "--resume", "--json"])
     assert resumed.returncode == 0, resumed.stderr

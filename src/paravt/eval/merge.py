@@ -128,6 +128,7 @@ def merge_runs(inputs: list[Path], out: Path, allow_missing: bool = False) -> di
         "duplicates": duplicates,
         "foreign_results": foreign,
         "protocol": previous.get("protocol"),
+        "merged_from": [str(f) for f, _, _ in runs],
     }
     write_json_atomic(out / "summary.json", summary)
     return summary

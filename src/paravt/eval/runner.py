@@ -57,6 +57,17 @@ def _require(cfg: EvalConfig) -> None:
         raise UserError(f"--script {cfg.script}: file not found (the scripted backend's completions)")
 
 
+def _flat(tree: dict, prefix: str = "") -> dict:
+    """``{"engine": {"frames": 2}}`` → ``{"engine.frames": 2}`` (to name what differs)."""
+    out: dict = {}
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
 def _check_resume(cfg: EvalConfig, paths: RunPaths) -> None:
     """Refuse to mix runs: existing results need --resume and the same protocol."""
     has_results = paths.results.is_file() and paths.results.stat().st_size > 0
@@ -71,7 +82,8 @@ def _check_resume(cfg: EvalConfig, paths: RunPaths) -> None:
         previous = json.loads(paths.run.read_text()).get("protocol_config", {})
         current = protocol_view(cfg)
         if previous != current:
-            diff = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
+            old, new = _flat(previous), _flat(current)
+            diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
             raise UserError(
                 f"--resume: {paths.run} was written with a different protocol "
                 f"(differs in: {', '.join(diff)}); rerun with the same settings or another --out"
