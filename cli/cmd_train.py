@@ -26,7 +26,11 @@ def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json:
     cfg = load_command_config(config_path, overrides)
     console = stderr_console()
     console.print(f"[bold]paravt train[/bold] → {cfg.output_dir} (model {cfg.model})")
-    summary = run_training(cfg, resume=resume, console=console)
+    import contextlib
+    import sys
+
+    with contextlib.redirect_stdout(sys.stderr):  # HF Trainer prints logs: stdout is for the result only
+        summary = run_training(cfg, resume=resume, console=console)
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized() and dist.get_rank() != 0:
