@@ -1,0 +1,65 @@
+"""Prompt files: packaged, filled per mode and question type, replaceable verbatim."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paravt.agent.engine import EpisodeEngine
+from paravt.agent.prompts import format_options, load_prompts, tool_schema
+from paravt.agent.records import EpisodeInput
+from paravt.errors import UserError
+from paravt.testing.scripted import ScriptedBackend
+
+from agent_helpers import small_config
+
+
+def test_system_prompts_per_mode():
+    p = load_prompts()
+    par = p.system("parallel", max_turns=3, max_parallel=5)
+    assert json.dumps(tool_schema()) in par and "At most 5 calls run per turn" in par
+    assert "<think>" in par and "<answer>" in par and "<tool_call>" in par and "$" not in par
+    seq = p.system("sequential", max_turns=2, max_parallel=5)
+    assert "Only one call runs per turn" in seq and "2 turns" in seq
+    direct = p.system("direct", 3, 5)
+    assert "crop_video" not in direct and "<answer>" in direct
+
+
+def test_user_turn_frames_timestamps_options_and_instructions():
+    p = load_prompts()
+    parts = p.user_content([0.0, 12.34], "What happens?", ["He sits", "He runs"], "mcq")
+    assert parts[:4] == [
+        {"type": "text", "text": "<0.0 seconds>"}, {"type": "image"},
+        {"type": "text", "text": "<12.3 seconds>"}, {"type": "image"},
+    ]
+    text = parts[-1]["text"]
+    assert "Question: What happens?\nA. He sits\nB. He runs\n" in text and "letter" in text
+    bare = p.user_content([0.0, 1.0], "When?", None, "tvg", timestamps=False)
+    assert [x["type"] for x in bare] == ["image", "image", "text"]
+    assert "[start, end]" in bare[-1]["text"] and "A." not in bare[-1]["text"]
+    assert "few words" in p.question_text("Who?", None, "oe")
+    assert format_options(["(A) red", "B. blue", "green"]) == "(A) red\nB. blue\nC. green\n"
+
+
+def test_forced_answer_and_subagent_prompt():
+    p = load_prompts()
+    assert "letter" in p.forced_answer("mcq") and "[start, end]" in p.forced_answer("tvg")
+    sub = p.subagent_content([2.0, 4.0], 2.0, 4.5, "Who opens the door?")
+    assert sub[0] == {"type": "text", "text": "<2.0 seconds>"}
+    assert "2.0s to 4.5s" in sub[-1]["text"] and "Who opens the door?" in sub[-1]["text"]
+
+
+def test_system_prompt_file_replaces_the_prompt_verbatim(tmp_path, q3_processor, pancake):
+    f = tmp_path / "released.txt"
+    f.write_text("You are ParaVT. Costs ${max_turns} and $5, kept as written.\n")
+    backend = ScriptedBackend(["<answer>A</answer>"], processor=q3_processor)
+    cfg = small_config(system_prompt=str(f), timestamps=False)
+    [rec] = EpisodeEngine(backend, cfg).run([EpisodeInput("s", pancake, "Q?", ["a", "b"])])
+    assert rec.messages[0]["content"] == "You are ParaVT. Costs ${max_turns} and $5, kept as written."
+    assert not any(p.get("text", "").startswith("<") for p in rec.messages[1]["content"][:-1])
+    with pytest.raises(UserError, match="not found"):
+        load_prompts(tmp_path / "nope.txt")
+    (tmp_path / "empty.txt").write_text("  \n")
+    with pytest.raises(UserError, match="empty"):
+        load_prompts(tmp_path / "empty.txt")
