@@ -133,6 +133,6 @@ def pixel_values(
     for win, (h, w) in zip(windows, sizes):
         rows = pack.rows_for(win.shape[0], h, w, spec, layout)
         resized = resize_cpu.resize(win, h, w, mode)
-        pack.pack_window(resized.contiguous(), out[row : row + rows], spec, layout)
+        pack.pack_window(resized, out[row : row + rows], spec, layout)
         row += rows
     return (out if out_dtype == torch.float32 else out.to(out_dtype)), grid_thw

@@ -23,8 +23,10 @@ def resize_uint8(frames: torch.Tensor, h: int, w: int) -> torch.Tensor:
         return frames  # what torchvision (and so transformers) does: no resample at equal size
     if frames.device.type != "cpu":
         return resize_two_pass(frames, h, w)
+    # No .contiguous(): torchvision's uint8 kernel is fastest on channels-last frames, which is
+    # how torchcodec decodes them.
     return tvF.resize(
-        frames.contiguous(),
+        frames,
         [h, w],
         interpolation=tvF.InterpolationMode.BICUBIC,
         antialias=True,
