@@ -109,6 +109,9 @@ class ParaGRPOTrainer(GRPOTrainer):
             max_new_tokens=a.max_turn_tokens, temperature=a.temperature if mode == "train" else 0.0,
             top_p=a.top_p, min_pixels=a.min_pixels, max_pixels=a.max_pixels,
             think_prefix=a.think_prefix,
+            # the forced final answer keeps PROTOCOL §1's budgets, capped by the per-turn budget
+            forced_tokens_mcq=min(64, a.max_turn_tokens), forced_tokens_tvg=min(128, a.max_turn_tokens),
+            forced_tokens_oe=min(256, a.max_turn_tokens),
             crop=CropSettings(max_frames=a.window_max_frames, min_pixels=min(a.min_pixels, a.max_pixels),
                               max_pixels=a.max_pixels),
         )
