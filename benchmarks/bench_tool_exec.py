@@ -1,0 +1,288 @@
+"""Tool execution and overview sampling: the reference path vs paravt, same process, same video.
+
+Reference (PREPROCESSING.md §7): per crop_video call an ``ffprobe`` subprocess for the duration,
+then ``qwen_vl_utils.fetch_video`` (torchcodec backend, decoder opened per call, exact seek mode,
+index-based frames, resize to the training pixel budget). Overview: ``fetch_video(nframes=64)``.
+
+Ours: one ``execute_windows`` batch (each video opened once, frames de-duplicated across calls,
+sorted, GOP-aligned lanes on ``--workers`` decoders); overview: ``VideoSource.overview`` in
+``exact`` and ``keyframe`` modes. Ours is timed twice: decode only (uint8 frames at source size)
+and decode + the same torchvision resize the reference applies, so both produce the same kind of
+output; the headline ratio uses the second.
+
+Cases: five windows of 10-30 s; a training-shaped batch (8 generations x 3 calls drawn from 6
+distinct windows); 64-frame overviews. Runs are interleaved (reference, then ours at each worker
+count) so machine load affects both alike; medians after warm-up. The long video is generated
+with ffmpeg at benchmark time (testsrc2, x264 default keyframe interval) and cached.
+
+    python benchmarks/bench_tool_exec.py --minutes 10 --workers 1,2,4
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+RESULTS = Path(__file__).resolve().parent / "results"
+MIN_PIXELS, MAX_PIXELS = 784, 50176  # training pixel budget (PROTOCOL §3)
+
+
+# -- the long video -------------------------------------------------------------------------
+def ensure_video(cache: Path, minutes: float, size: str, fps: int) -> tuple[Path, list[str], float]:
+    cache.mkdir(parents=True, exist_ok=True)
+    seconds = int(round(minutes * 60))
+    out = cache / f"testsrc2_{seconds}s_{size}_{fps}fps_x264.mp4"
+    cmd = [
+        shutil.which("ffmpeg") or "ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi",
+        "-i", f"testsrc2=size={size}:rate={fps}", "-t", str(seconds),
+        "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-threads", "2",
+    ]
+    if out.is_file():
+        return out, cmd + [str(out)], 0.0
+    tmp = out.with_suffix(".part.mp4")
+    t0 = time.perf_counter()
+    print(f"generating {out} ({seconds} s {size} @ {fps}) ...", file=sys.stderr)
+    subprocess.run(cmd + [str(tmp)], check=True)
+    tmp.rename(out)
+    return out, cmd + [str(out)], time.perf_counter() - t0
+
+
+# -- the reference path ---------------------------------------------------------------------
+def ffprobe_duration(path: Path) -> float:
+    out = subprocess.run(
+        ["ffprobe", "-v", "quiet", "-show_entries", "format=duration", "-of", "csv=p=0", str(path)],
+        capture_output=True, text=True, timeout=10, check=True,
+    )
+    return float(out.stdout.strip())
+
+
+def reference_call(path: Path, start: float, end: float) -> torch.Tensor:
+    from qwen_vl_utils.vision_process import fetch_video
+
+    duration = ffprobe_duration(path)
+    if start >= duration:
+        raise ValueError("start beyond duration")
+    end = min(end, duration)
+    return fetch_video({
+        "video": f"file://{path}", "fps": 1, "min_frames": 1, "max_frames": 16,
+        "min_pixels": MIN_PIXELS, "max_pixels": MAX_PIXELS, "video_start": start, "video_end": end,
+    })
+
+
+def reference_overview(path: Path, k: int) -> torch.Tensor:
+    from qwen_vl_utils.vision_process import fetch_video
+
+    return fetch_video({"video": str(path), "nframes": k, "min_pixels": MIN_PIXELS, "max_pixels": MAX_PIXELS})
+
+
+# -- ours -----------------------------------------------------------------------------------
+def resize_like_reference(frames: torch.Tensor) -> torch.Tensor:
+    """The reference's resize (qwen-vl-utils smart_resize, factor 28, AA bicubic) to float."""
+    from qwen_vl_utils.vision_process import smart_resize
+    from torchvision.transforms import InterpolationMode
+    from torchvision.transforms.functional import resize
+
+    h, w = smart_resize(frames.shape[2], frames.shape[3], factor=28, min_pixels=MIN_PIXELS, max_pixels=MAX_PIXELS)
+    return resize(frames, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True).float()
+
+
+def ours_windows(path: Path, windows: list[tuple[float, float]], workers: int, resize: bool):
+    from paravt.tools import CropConfig, WindowRequest, execute_windows
+
+    reqs = [WindowRequest(str(path), {"start_time": s, "end_time": e}) for s, e in windows]
+    batch = execute_windows(reqs, CropConfig(workers=workers))
+    assert all(r.ok for r in batch.results), [r.error for r in batch.results if not r.ok]
+    if resize:
+        done: dict[int, torch.Tensor] = {}
+        for r in batch.results:  # identical windows share a tensor: resize it once
+            if id(r.frames) not in done:
+                done[id(r.frames)] = resize_like_reference(r.frames)
+    return batch.stats
+
+
+def ours_overview(path: Path, k: int, mode: str, workers: int, resize: bool):
+    from paravt.video import VideoSource
+
+    src = VideoSource(path)
+    frames = src.overview(k, mode, workers=workers)
+    if resize:
+        resize_like_reference(frames.data)
+    return len(frames)
+
+
+# -- timing ---------------------------------------------------------------------------------
+def timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def run_case(name: str, reference: Callable[[], object], ours: dict[str, Callable[[], object]], warmup: int, repeats: int) -> dict:
+    """Interleave reference and ours; return medians and ratios (reference / ours)."""
+    samples: dict[str, list[float]] = {"reference": [], **{k: [] for k in ours}}
+    for rep in range(warmup + repeats):
+        t = timed(reference)
+        if rep >= warmup:
+            samples["reference"].append(t)
+        for key, fn in ours.items():
+            t = timed(fn)
+            if rep >= warmup:
+                samples[key].append(t)
+        print(f"  {name} rep {rep + 1}/{warmup + repeats}: " + ", ".join(
+            f"{k}={v[-1]:.2f}s" for k, v in samples.items() if v), file=sys.stderr)
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    return {
+        "median_s": {k: round(v, 4) for k, v in med.items()},
+        "samples_s": {k: [round(x, 4) for x in v] for k, v in samples.items()},
+        "ratio_reference_over_ours": {k: round(med["reference"] / v, 2) for k, v in med.items() if k != "reference"},
+    }
+
+
+def pick_windows(rng: random.Random, duration: float, n: int) -> list[tuple[float, float]]:
+    out = []
+    for _ in range(n):
+        length = rng.choice([10, 15, 20, 25, 30])
+        start = round(rng.uniform(0, duration - length - 1), 1)
+        out.append((start, start + length))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--video", type=Path, default=None, help="Use this video instead of generating one.")
+    ap.add_argument("--minutes", type=float, default=10.0)
+    ap.add_argument("--size", default="1280x720")
+    ap.add_argument("--fps", type=int, default=30)
+    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/paravt-bench"))
+    ap.add_argument("--workers", default="1,2,4", help="Comma-separated pool sizes to measure.")
+    ap.add_argument("--decode-only-workers", type=int, default=2,
+                    help="Pool size of the extra decode-only (no resize) measurement.")
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="Unmeasured runs before the first case (later cases run in a warm process).")
+    ap.add_argument("--repeats", type=int, default=3, help="Measured runs of the quick cases.")
+    ap.add_argument("--slow-repeats", type=int, default=2,
+                    help="Measured runs of the slow cases (training_batch, overview_exact).")
+    ap.add_argument("--overview-k", type=int, default=64)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cases", default="five_windows,training_batch,overview_exact,overview_keyframe")
+    ap.add_argument("--out", type=Path, default=RESULTS / "bench_tool_exec.json")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+
+    from paravt.video import VideoSource
+
+    load_start = os.getloadavg()
+    if args.video is not None:
+        video, gen_cmd, gen_s = args.video.resolve(), None, 0.0
+    else:
+        video, gen_cmd, gen_s = ensure_video(args.cache_dir, args.minutes, args.size, args.fps)
+    meta = VideoSource(video).meta
+    rng = random.Random(args.seed)
+    five = pick_windows(rng, meta.duration, 5)
+    six = pick_windows(rng, meta.duration, 6)
+    calls24 = [rng.choice(six) for _ in range(8 * 3)]
+    workers = [int(w) for w in args.workers.split(",") if w.strip()]
+    wanted = set(args.cases.split(","))
+
+    cases: dict[str, dict] = {}
+    warm = {"left": args.warmup}
+
+    def plan(slow: bool) -> tuple[int, int]:
+        w, warm["left"] = warm["left"], 0
+        return w, (args.slow_repeats if slow else args.repeats)
+
+    def ours_set(make: Callable[[int, bool], Callable[[], object]]) -> dict[str, Callable[[], object]]:
+        fns = {f"ours_workers{w}": make(w, True) for w in workers}
+        w = args.decode_only_workers
+        fns[f"ours_workers{w}_decode_only"] = make(w, False)
+        return fns
+
+    if "five_windows" in wanted:
+        print("case five_windows", file=sys.stderr)
+        cases["five_windows"] = {
+            "windows": five,
+            **run_case("five_windows", lambda: [reference_call(video, s, e) for s, e in five],
+                       ours_set(lambda w, r: (lambda: ours_windows(video, five, w, r))), *plan(False)),
+            "stats_workers2": ours_windows(video, five, 2, False).to_dict(),
+            "target_ratio": 2.0,
+        }
+    if "training_batch" in wanted:
+        print("case training_batch", file=sys.stderr)
+        cases["training_batch"] = {
+            "distinct_windows": six,
+            "calls": calls24,
+            **run_case("training_batch", lambda: [reference_call(video, s, e) for s, e in calls24],
+                       ours_set(lambda w, r: (lambda: ours_windows(video, calls24, w, r))), *plan(True)),
+            "stats_workers2": ours_windows(video, calls24, 2, False).to_dict(),
+            "target_ratio": 6.0,
+        }
+    for mode in ("exact", "keyframe"):
+        if f"overview_{mode}" not in wanted:
+            continue
+        print(f"case overview_{mode}", file=sys.stderr)
+        cases[f"overview_{mode}"] = {
+            "k": args.overview_k,
+            **run_case(f"overview_{mode}", lambda: reference_overview(video, args.overview_k),
+                       ours_set(lambda w, r, m=mode: (lambda: ours_overview(video, args.overview_k, m, w, r))),
+                       *plan(mode == "exact")),
+            "target_ratio": 10.0 if mode == "keyframe" else None,
+        }
+
+    load_end = os.getloadavg()
+    cpus = os.cpu_count() or 1
+    shared = max(load_start[0], load_end[0]) > 0.5 * cpus
+    import qwen_vl_utils  # noqa: F401
+    import torchcodec
+
+    result = {
+        "benchmark": "tool_exec",
+        "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+        "video": {
+            "path": str(video), "duration_s": meta.duration, "fps": meta.average_fps,
+            "frames": meta.num_frames, "size": f"{meta.width}x{meta.height}", "codec": meta.codec,
+            "keyframes": meta.num_keyframes, "generated_with": gen_cmd,
+            "generation_s": round(gen_s, 1),
+        },
+        "reference": "per call: ffprobe subprocess + qwen_vl_utils.fetch_video (torchcodec backend, "
+                     "TORCHCODEC_NUM_THREADS default 8, decoder opened per call, exact mode, resize "
+                     "to min/max pixels 784/50176); overview: fetch_video(nframes=k)",
+        "ours": "execute_windows (one open per video, frames de-duplicated across the batch, "
+                "GOP-aligned lanes on N decoder threads, 1 FFmpeg thread each); VideoSource.overview. "
+                "'ours_workersN' includes the same torchvision resize as the reference (run serially "
+                "after decoding); '_decode_only' stops at uint8 frames",
+        "warmup_runs_before_first_case": args.warmup,
+        "repeats": {"quick_cases": args.repeats, "slow_cases": args.slow_repeats},
+        "cases": cases,
+        "machine": {
+            "cpus": cpus, "platform": platform.platform(), "python": platform.python_version(),
+            "torch": torch.__version__, "torchcodec": torchcodec.__version__,
+            "load_avg_start": [round(x, 2) for x in load_start],
+            "load_avg_end": [round(x, 2) for x in load_end],
+            "shared": shared,
+            "note": ("timings taken on a shared machine (other jobs were running; load average above "
+                     "half the core count): absolute seconds are noisy, ratios come from interleaved "
+                     "runs in one process") if shared else "machine was mostly idle",
+        },
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    summary = {name: c["ratio_reference_over_ours"] for name, c in cases.items()}
+    print(json.dumps(summary, indent=2))
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
