@@ -39,21 +39,24 @@ BLOCK_C = 64
 @triton.jit
 def _horizontal_pass(
     src_ptr, tmp_ptr, starts_ptr, weights_ptr,
-    H, W, w_out, taps,
+    H, W, w_out, taps, stride_n, stride_c, stride_h, stride_w,
     BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
 ):
     plane = tl.program_id(0).to(tl.int64)
+    frame = plane // 3
+    ch = plane % 3
     rows = tl.program_id(1) * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = tl.program_id(2) * BLOCK_C + tl.arange(0, BLOCK_C)
     rmask = rows < H
     cmask = cols < w_out
     mask = rmask[:, None] & cmask[None, :]
     start = tl.load(starts_ptr + cols, mask=cmask, other=0)
-    src = src_ptr + plane * H * W + rows[:, None].to(tl.int64) * W
+    # Strided source: NCHW-contiguous and channels-last (torchcodec's layout) both read in place.
+    src = src_ptr + frame * stride_n + ch * stride_c + rows[:, None].to(tl.int64) * stride_h
     acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
     for t in range(taps):
         wt = tl.load(weights_ptr + cols * taps + t, mask=cmask, other=0.0)
-        px = tl.load(src + (start + t)[None, :], mask=mask, other=0)
+        px = tl.load(src + (start + t)[None, :].to(tl.int64) * stride_w, mask=mask, other=0)
         acc += px.to(tl.float32) * wt[None, :]
     dst = tmp_ptr + plane * H * w_out + rows[:, None].to(tl.int64) * w_out + cols[None, :]
     tl.store(dst, acc, mask=mask)
@@ -113,7 +116,7 @@ def _vertical_pass_pack(
         if IMAGE:
             tl.store(base + (ch * TP + t2) * (P * P), val, mask=mask)
         else:
-            tl.store(base + (ch * TP + t2) * (P * P), val, mask=mask & last & (t2 > tt))
+            tl.store(base + (ch * TP + t2) * (P * P), val, mask=mask & last & (tt < t2))
 
 
 def _device_table(in_size: int, out_size: int, device: torch.device):
@@ -134,14 +137,14 @@ def pack_windows(
     s255 = (torch.tensor(spec.std, dtype=torch.float32) * (1.0 / (1.0 / 255.0))).to(device)
     row_base = 0
     for frames, (h, w) in zip(windows, sizes):
-        frames = frames.contiguous()
         n, _, H, W = frames.shape
         hs, hw_, htaps = _device_table(W, w, device)
         vs, vw, vtaps = _device_table(H, h, device)
         tmp = torch.empty((n * 3, H, w), dtype=torch.float32, device=device)
         grid1 = (n * 3, triton.cdiv(H, BLOCK_R), triton.cdiv(w, BLOCK_C))
         _horizontal_pass[grid1](
-            frames, tmp, hs, hw_, H, W, w, htaps, BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C
+            frames, tmp, hs, hw_, H, W, w, htaps, *frames.stride(),
+            BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C,
         )
         grid2 = (n * 3, triton.cdiv(h, BLOCK_R), triton.cdiv(w, BLOCK_C))
         _vertical_pass_pack[grid2](

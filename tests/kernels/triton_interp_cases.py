@@ -32,7 +32,7 @@ def cases(video_dir: Path):
     yield "real h265 128x128 qwen3 video (odd)", "qwen3-vl", "video", [h265], 4096
     # a sharp-edged crop of a real 720p frame (testsrc2: text, colour bars), downscaled 2.4x
     src = VideoDecoder(str(video_dir / "torchcodec__testsrc2.mp4")).get_frames_at([10]).data
-    crop = src[:, :, 300:420, 500:660]
+    crop = src[:, :, 300:420, 500:660]  # a strided, channels-last view: read in place
     yield "real 720p crop qwen2.5 image", "qwen2.5-vl", "image", [crop], 3136
     yield "real mixed windows qwen2.5 video", "qwen2.5-vl", "video", [h265[:1], crop], 3136
 
