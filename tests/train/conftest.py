@@ -44,6 +44,18 @@ class Probe:
         visual.register_forward_hook(hook)
 
 
+@pytest.fixture
+def train_probe():
+    """``train_probe()`` → a fresh ``Probe`` to pass as ``run_training(..., on_trainer=probe.attach)``."""
+    return Probe
+
+
+@pytest.fixture
+def smoke_args():
+    """``smoke_args(run_dir, videos, *extra)`` → the cpu-smoke ``--set`` overrides for a test run."""
+    return smoke_overrides
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory, shared_videos):
     from paravt.train.run import load_command_config, run_training

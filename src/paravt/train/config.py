@@ -1,10 +1,10 @@
 """``ParaGRPOConfig``: TRL's ``GRPOConfig`` plus the paravt knobs of PARA-GRPO (PROTOCOL §5).
 
-Every TRL option keeps its meaning and passes straight through — in particular ``use_vllm``,
-``vllm_mode="server"|"colocate"``, ``vllm_server_host``/``vllm_server_port`` (vLLM needs its own
-environment; paravt does not install it), ``beta``, ``epsilon``, ``loss_type``, ``num_generations``,
-``gradient_checkpointing``, ``bf16``, and the distributed options of ``TrainingArguments``
-(``fsdp``, ``deepspeed``, ...). The added fields below are the ones the paper's recipe needs and
+Every TRL option keeps its meaning and passes straight through — ``beta``, ``epsilon``,
+``loss_type``, ``num_generations``, ``gradient_checkpointing``, ``bf16``, and the distributed options
+of ``TrainingArguments`` (``fsdp``/``fsdp_config``, ``deepspeed``, ``ddp_backend``, ...). TRL's vLLM
+keys (``use_vllm``, ``vllm_mode``, ``vllm_server_host``/``vllm_server_port``) are accepted and
+recorded, but ``ParaGRPOTrainer`` refuses ``use_vllm=true`` for now (see its module docstring). The added fields below are the ones the paper's recipe needs and
 TRL does not have.
 """
 

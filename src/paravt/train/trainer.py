@@ -26,8 +26,12 @@ DDP/FSDP/DeepSpeed, checkpointing, resume — is TRL's and HF Trainer's own code
 Distributed use: launch with ``torchrun``/``accelerate launch`` (DDP, FSDP or DeepSpeed configs pass
 through ``TrainingArguments``); generation unwraps the model with TRL's
 ``unwrap_model_for_generation`` (gathers ZeRO-3 parameters, summons FSDP full parameters).
-``use_vllm``/``vllm_mode`` are TRL's options and pass through unchanged (TRL then builds its vLLM
-client for weight syncing; vLLM is not installed with paravt and needs its own environment).
+``use_vllm``/``vllm_mode``/``vllm_server_*`` are TRL's options and stay in the config unchanged,
+but TRL's vLLM generator cannot serve these rollouts: it makes one collective generate call per
+step for groups of identical single-turn prompts with one length budget, while an episode round
+has per-rank, per-turn calls with growing, distinct contexts. ``use_vllm=true`` is therefore
+refused with a ``ConfigError`` until paravt has a vLLM episode backend (vLLM, which needs its own
+environment, is not a paravt dependency).
 """
 
 from __future__ import annotations
@@ -73,6 +77,15 @@ class ParaGRPOTrainer(GRPOTrainer):
                  callbacks=None, engine_factory=None, **kwargs):
         if not isinstance(args, ParaGRPOConfig):
             raise TypeError("ParaGRPOTrainer needs a ParaGRPOConfig")
+        if args.use_vllm:
+            from paravt.errors import ConfigError
+
+            raise ConfigError(
+                "use_vllm=true: TRL's vLLM generator serves single-turn groups (one collective call per step, "
+                "one max_completion_length, identical prompts per group), but PARA-GRPO rollouts are multi-turn "
+                "episodes with a different number of generate calls per rank; paravt generates them in-process "
+                "with the policy. Set use_vllm=false (the vLLM keys stay TRL's and are recorded as given)"
+            )
         if args.video_device != "cpu":
             from paravt.errors import ConfigError
 
@@ -111,7 +124,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             think_prefix=a.think_prefix,
             # the forced final answer keeps PROTOCOL §1's budgets, capped by the per-turn budget
             forced_tokens_mcq=min(64, a.max_turn_tokens), forced_tokens_tvg=min(128, a.max_turn_tokens),
-            forced_tokens_oe=min(256, a.max_turn_tokens),
+            forced_tokens_oe=min(256, a.max_turn_tokens), subagent_max_tokens=min(512, a.max_turn_tokens),
             crop=CropSettings(max_frames=a.window_max_frames, min_pixels=min(a.min_pixels, a.max_pixels),
                               max_pixels=a.max_pixels),
         )
