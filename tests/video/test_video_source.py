@@ -153,24 +153,16 @@ def test_overview_rejects_bad_arguments(gop_video):
         src.overview(0)
 
 
-def test_truncated_faststart_file_never_crashes(bad_files):
-    """The index says 6 s but only ~60% of the data is there: frames or a typed error."""
-    try:
-        src = VideoSource(bad_files["truncated_faststart"])
-    except VideoDecodeError:
-        return
-    except Exception as e:  # opening may fail cleanly too
-        from paravt.video import VideoError
-
-        assert isinstance(e, VideoError)
-        return
-    try:
-        frames = src.frames_at([0.5, 5.5])
-    except VideoDecodeError as e:
-        assert "truncated_faststart.mp4" in str(e)
-        return
-    assert len(frames) + len(frames.failed) >= 1
-    assert frames.times and all(0 <= t <= src.meta.duration for t in frames.times)
+def test_truncated_faststart_file_gives_what_is_there(bad_files):
+    """The index survives but only ~60% of the data does: the real (shorter) duration is used,
+    frames before the cut decode, and a frame at the cut is either returned or listed as failed."""
+    src = VideoSource(bad_files["truncated_faststart"])
+    assert src.meta.duration < 5.0
+    assert any("truncated" in w for w in src.open_warnings)
+    frames = src.frames_at([0.5, 2.0, 5.5])
+    assert frames.times[:2] == pytest.approx([0.48, 2.0])
+    assert len(frames) + len(frames.failed) == 3
+    assert all(0 <= t <= src.meta.duration for t in frames.times + frames.failed)
 
 
 @pytest.mark.gpu

@@ -60,6 +60,12 @@ class VideoSource:
             num_keyframes=len(self.table.keyframes),
         )
         self.open_warnings: list[str] = []
+        header = md.duration_seconds_from_header
+        if header and header - self.meta.duration > max(1.0, 0.05 * header):
+            self.open_warnings.append(
+                f"the header says {header:.2f} s but frames cover only {self.meta.duration:.2f} s "
+                "(truncated file?); the shorter, real duration is used"
+            )
         if self._num_frames_decoder != len(self.table):
             self.open_warnings.append(
                 f"decoder counts {self._num_frames_decoder} frames, packet scan {len(self.table)}"
