@@ -21,7 +21,7 @@ from paravt.video.sampling import uniform_times, window_frame_count
 from paravt.video.source import VideoSource
 
 
-def _error(req: WindowRequest, kind: str, message: str, start=float("nan"), end=float("nan"), warnings=None) -> ToolResult:
+def _error(req: WindowRequest, kind: str, message: str, start=None, end=None, warnings=None) -> ToolResult:
     return ToolResult(
         ok=False,
         frames=None,

@@ -40,8 +40,8 @@ class ToolResult:
     ok: bool
     frames: torch.Tensor | None
     times: list[float]
-    start: float
-    end: float
+    start: float | None  # the clamped window; None when the call failed before it was known
+    end: float | None
     error: str | None = None
     error_kind: str | None = None
     warnings: list[str] = field(default_factory=list)
