@@ -48,8 +48,7 @@ class _Context:
         self.token_ids: list[int] = []
         self.loss_mask: list[int] = []
         self.logprobs: list[float] = []
-        self.pixel_chunks: list[Any] = []  # preprocessed images, aligned with ``images``
-        self.grid_rows: list[Any] = []
+        self._joined: tuple[int, Any, Any] | None = None  # (n images, pixel_values, grid_thw)
 
     def add_images(self, items: list[ImageItem]) -> None:
         if self.codec is not None:
@@ -67,26 +66,32 @@ class _Context:
             self.logprobs.extend([0.0] * len(ids))
 
     def vision_inputs(self) -> tuple[Any, Any, float]:
-        """``pixel_values``/``image_grid_thw`` for all images so far (new ones preprocessed now)."""
+        """``pixel_values``/``image_grid_thw`` for all images so far (new ones preprocessed now).
+
+        Each image is preprocessed once: its rows are kept on the ``ImageItem``, which episodes
+        that share a video's overview also share (GRPO's generations of one prompt, eval batches).
+        """
         if self.codec is None or not self.images:
             return None, None, 0.0
+        if self._joined is not None and self._joined[0] == len(self.images):
+            return self._joined[1], self._joined[2], 0.0
         import torch
 
         from paravt.agent.vision import preprocess
 
         t0 = time.perf_counter()
-        done = len(self.pixel_chunks)
-        if done < len(self.images):
-            pv, grid = preprocess(self.images[done:], self.codec)
-            # split the new rows per image so later rounds reuse them
+        todo = [it for it in self.images if it.pixels is None]
+        if todo:
+            pv, grid = preprocess(todo, self.codec)
             offset = 0
-            for i, row in enumerate(grid):
+            for it, row in zip(todo, grid):
                 n = int(row.prod())
-                self.pixel_chunks.append(pv[offset : offset + n])
-                self.grid_rows.append(row)
+                it.pixels = pv[offset : offset + n]
                 offset += n
-        spent = time.perf_counter() - t0
-        return torch.cat(self.pixel_chunks), torch.stack(self.grid_rows), spent
+        pv = torch.cat([it.pixels for it in self.images])
+        grid = torch.tensor([list(it.grid_thw) for it in self.images], dtype=torch.long)
+        self._joined = (len(self.images), pv, grid)
+        return pv, grid, time.perf_counter() - t0
 
 
 class _Episode:
@@ -156,8 +161,9 @@ class EpisodeEngine:
     def _overview(self, path: str, k: int, cache: dict) -> tuple[Any, dict, float, str | None]:
         """Overview frames of one video (decoded once per run and frame budget)."""
         key = (path, k, self.config.overview_sampling)
-        if key in cache:
-            return cache[key]
+        if key in cache:  # decoded already: no decode time for this episode
+            frames, meta, _, err = cache[key]
+            return frames, meta, 0.0, err
         t0 = time.perf_counter()
         try:
             from paravt.video import VideoSource
@@ -179,6 +185,7 @@ class EpisodeEngine:
     def _start(self, inputs: list[EpisodeInput]) -> list[_Episode]:
         cfg = self.config
         cache: dict = {}
+        shared: dict = {}
         episodes = []
         system = self.prompts.system(cfg.mode, cfg.max_turns, cfg.max_parallel)
         for inp in inputs:
@@ -193,10 +200,13 @@ class EpisodeEngine:
                 continue
             rec.warnings.extend(getattr(frames, "warnings", []) or [])
             rec.overview_times = [float(t) for t in frames.times]
-            items = [
-                ImageItem(frames.data[i], float(t), "overview", cfg.min_pixels, cfg.max_pixels)
-                for i, t in enumerate(frames.times)
-            ]
+            key = (str(inp.video), rec.frames_k)
+            if key not in shared:  # one set of overview images per video and budget
+                shared[key] = [
+                    ImageItem(frames.data[i], float(t), "overview", cfg.min_pixels, cfg.max_pixels)
+                    for i, t in enumerate(frames.times)
+                ]
+            items = list(shared[key])
             content = self.prompts.user_content(
                 rec.overview_times, inp.question, inp.options, inp.question_type, cfg.timestamps
             )

@@ -56,6 +56,8 @@ class ImageItem:
     min_pixels: int
     max_pixels: int
     grid_thw: tuple[int, int, int] | None = None
+    #: preprocessed rows of this image (filled once, shared by every episode holding the item)
+    pixels: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass
