@@ -123,3 +123,16 @@ def test_corrupt_region_is_reported_per_call(video_path):
         assert len(r.times) >= 1 and (r.failed or r.warnings)
     else:
         assert r.error_kind == "decode" and "corrupt" in r.error
+
+
+def test_many_videos_in_one_batch_each_opened_once(gop_video, minutes_video):
+    a, b = str(gop_video), str(minutes_video)
+    plan = [(a, 0, 5), (b, 30, 50), (a, 3, 9), (b, "1:00", "1:20"), (a, 0, 5), (b, 100, 119)]
+    reqs = [WindowRequest(v, {"start_time": s, "end_time": e}, key=n) for n, (v, s, e) in enumerate(plan)]
+    batch = execute_windows(reqs, CropConfig(workers=2))
+    assert [r.key for r in batch.results] == list(range(6))
+    assert [r.video for r in batch.results] == [v for v, _, _ in plan]
+    assert all(r.ok for r in batch.results)
+    assert batch.stats.opens == {a: 1, b: 1}
+    assert all(1 <= n <= 2 for n in batch.stats.decoders.values())
+    assert [len(r.times) for r in batch.results] == [4, 16, 6, 16, 4, 16]
