@@ -39,19 +39,33 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def ensure_video(cache: Path, minutes: float) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
-    seconds = int(round(minutes * 60))
+    seconds = round(minutes * 60)
     out = cache / f"dispatch_testsrc2_{seconds}s_320x180_30fps.mp4"
     if not out.exists():
         cmd = [
-            shutil.which("ffmpeg") or "ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi",
-            "-i", f"testsrc2=size=320x180:rate=30:duration={seconds}",
-            "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", str(out),
+            shutil.which("ffmpeg") or "ffmpeg",
+            "-y",
+            "-loglevel",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            f"testsrc2=size=320x180:rate=30:duration={seconds}",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "veryfast",
+            "-pix_fmt",
+            "yuv420p",
+            str(out),
         ]
         subprocess.run(cmd, check=True)
     return out
 
 
-def windows_for(episodes: int, calls: int, duration: float, seed: int) -> list[list[tuple[float, float]]]:
+def windows_for(
+    episodes: int, calls: int, duration: float, seed: int
+) -> list[list[tuple[float, float]]]:
     rng = random.Random(seed)
     out = []
     for _ in range(episodes):
@@ -73,7 +87,9 @@ def scripts(wins: list[list[tuple[float, float]]], mode: str) -> dict[str, list[
     out = {}
     for i, ws in enumerate(wins):
         if mode == "parallel":
-            turns = ["<think>Look at all candidate moments.</think>" + "".join(call_text(*w) for w in ws)]
+            turns = [
+                "<think>Look at all candidate moments.</think>" + "".join(call_text(*w) for w in ws)
+            ]
         else:
             turns = ["<think>Look at one moment.</think>" + call_text(*w) for w in ws]
         out[f"e{i}"] = turns + ["<think>Done.</think><answer>A</answer>"]
@@ -97,7 +113,9 @@ def run_once(mode: str, wins, video: Path, processor, args) -> dict:
         crop=CropSettings(workers=args.workers),
         keep_images=False,
     )
-    inputs = [EpisodeInput(f"e{i}", str(video), "What is shown?", ["x", "y"]) for i in range(len(wins))]
+    inputs = [
+        EpisodeInput(f"e{i}", str(video), "What is shown?", ["x", "y"]) for i in range(len(wins))
+    ]
     engine = EpisodeEngine(backend, cfg)
     t0 = time.perf_counter()
     recs = engine.run(inputs)
@@ -105,7 +123,9 @@ def run_once(mode: str, wins, video: Path, processor, args) -> dict:
     bad = [r.error for r in recs if r.status != "ok"]
     if bad:
         raise RuntimeError(f"{mode}: episode errors: {bad[:2]}")
-    frames = sorted((c.start, c.end, tuple(c.times)) for r in recs for c in r.calls if c.status == "ok")
+    frames = sorted(
+        (c.start, c.end, tuple(c.times)) for r in recs for c in r.calls if c.status == "ok"
+    )
     return {
         "wall_s": wall,
         "rounds": len(backend.batches),
@@ -121,7 +141,9 @@ def run_once(mode: str, wins, video: Path, processor, args) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--minutes", type=float, default=3.0, help="length of the generated video")
     ap.add_argument("--episodes", type=int, default=8)
     ap.add_argument("--calls", type=int, default=3, help="windows per episode")
@@ -152,8 +174,10 @@ def main(argv: list[str] | None = None) -> int:
             r = run_once(mode, wins, video, processor, args)
             if rep:
                 runs[mode].append(r)
-            print(f"[{rep}] {mode:10s} {r['wall_s']:.3f}s rounds={r['rounds']} opens={r['video_opens']}",
-                  file=sys.stderr)
+            print(
+                f"[{rep}] {mode:10s} {r['wall_s']:.3f}s rounds={r['rounds']} opens={r['video_opens']}",
+                file=sys.stderr,
+            )
     same = runs["parallel"][0]["_frames"] == runs["sequential"][0]["_frames"]
     summary = {}
     for mode, rs in runs.items():
@@ -166,24 +190,38 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "dispatch",
         "claim": "parallel dispatch (one batched tool pass per round) vs sequential (one call per turn), same calls",
         "baseline": "sequential",
-        "speedup_parallel_vs_sequential": summary["sequential"]["wall_s_median"] / summary["parallel"]["wall_s_median"],
+        "speedup_parallel_vs_sequential": summary["sequential"]["wall_s_median"]
+        / summary["parallel"]["wall_s_median"],
         "same_windows_and_frames": same,
         "modes": summary,
         "setup": {
-            "episodes": args.episodes, "calls_per_episode": args.calls, "video_minutes": args.minutes,
-            "video": "ffmpeg testsrc2 320x180 @30 x264 (generated)", "overview_frames": args.frames,
-            "workers": args.workers, "repeats": args.repeats, "seed": args.seed,
+            "episodes": args.episodes,
+            "calls_per_episode": args.calls,
+            "video_minutes": args.minutes,
+            "video": "ffmpeg testsrc2 320x180 @30 x264 (generated)",
+            "overview_frames": args.frames,
+            "workers": args.workers,
+            "repeats": args.repeats,
+            "seed": args.seed,
             "backend": "ScriptedBackend (token space, tiny qwen3-vl processor): no model compute",
         },
         "machine": {
-            "platform": platform.platform(), "python": platform.python_version(),
-            "torch": torch.__version__, "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "cpus": os.cpu_count(),
         },
-        "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
+        "command": " ".join(
+            [Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]
+        ),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("speedup_parallel_vs_sequential", "same_windows_and_frames")}))
+    print(
+        json.dumps(
+            {k: result[k] for k in ("speedup_parallel_vs_sequential", "same_windows_and_frames")}
+        )
+    )
     return 0
 
 

@@ -13,16 +13,19 @@ import json
 import sys
 
 import click
-
 from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
 
 
 def _flags(kw: dict) -> dict:
     backend = {"kind": kw.get("backend"), "model": kw.get("model"), "base_url": kw.get("base_url")}
     engine = {
-        "mode": kw.get("mode"), "evidence": kw.get("evidence"), "frames": kw.get("frames"),
-        "max_turns": kw.get("max_turns"), "max_parallel": kw.get("max_parallel"),
-        "timestamps": kw.get("timestamps"), "system_prompt": kw.get("system_prompt"),
+        "mode": kw.get("mode"),
+        "evidence": kw.get("evidence"),
+        "frames": kw.get("frames"),
+        "max_turns": kw.get("max_turns"),
+        "max_parallel": kw.get("max_parallel"),
+        "timestamps": kw.get("timestamps"),
+        "system_prompt": kw.get("system_prompt"),
     }
     flags = {
         "question_type": kw.get("question_type"),
@@ -53,11 +56,15 @@ def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as e:
-            raise UserError(f"stdin line {n} is not JSON ({e.msg}); write one JSON object per line") from None
+            raise UserError(
+                f"stdin line {n} is not JSON ({e.msg}); write one JSON object per line"
+            ) from None
         if not isinstance(row, dict) or not isinstance(row.get("question"), str):
             raise UserError(f'stdin line {n}: expected an object with a "question" string')
         opts = row.get("options") or None
-        if opts is not None and not (isinstance(opts, list) and all(isinstance(o, str) for o in opts)):
+        if opts is not None and not (
+            isinstance(opts, list) and all(isinstance(o, str) for o in opts)
+        ):
             raise UserError(f'stdin line {n}: "options" must be a list of strings')
         inputs.append(
             EpisodeInput(
@@ -100,7 +107,9 @@ def trace_tree(rec):
                 detail = "[yellow]ignored[/] (answering turn)"
             else:
                 detail = f"[red]{c.error_kind}[/] {escape(str(c.error))[:120]}"
-            node.add(f"call {c.index} {escape(json.dumps(c.arguments) if c.arguments else c.raw[:60])}: {detail}")
+            node.add(
+                f"call {c.index} {escape(json.dumps(c.arguments) if c.arguments else c.raw[:60])}: {detail}"
+            )
     t = rec.timings
     tree.add(
         f"timings: decode {t.decode_s:.2f}s · preprocess {t.preprocess_s:.2f}s · "
@@ -112,27 +121,63 @@ def trace_tree(rec):
 
 @click.command("infer")
 @click.argument("video", type=click.Path(dir_okay=False))
-@click.option("-q", "--question", required=True, help="The question; '-' reads JSON lines from stdin.")
-@click.option("--option", "options", multiple=True, help="A multiple-choice option (repeat, in order A, B, ...).")
-@click.option("--type", "question_type", type=click.Choice(["auto", "mcq", "tvg", "oe"]), default=None,
-              help="Question type (default: mcq with options, else oe).")
-@click.option("--model", help="Hub id or local model folder (hf), or the served model name (openai).")
-@click.option("--backend", type=click.Choice(["hf", "openai"]), default=None, help="Model backend (default hf).")
+@click.option(
+    "-q", "--question", required=True, help="The question; '-' reads JSON lines from stdin."
+)
+@click.option(
+    "--option",
+    "options",
+    multiple=True,
+    help="A multiple-choice option (repeat, in order A, B, ...).",
+)
+@click.option(
+    "--type",
+    "question_type",
+    type=click.Choice(["auto", "mcq", "tvg", "oe"]),
+    default=None,
+    help="Question type (default: mcq with options, else oe).",
+)
+@click.option(
+    "--model", help="Hub id or local model folder (hf), or the served model name (openai)."
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["hf", "openai"]),
+    default=None,
+    help="Model backend (default hf).",
+)
 @click.option("--base-url", help="OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1.")
-@click.option("--mode", type=click.Choice(["parallel", "sequential", "direct"]), default=None,
-              help="Tool dispatch (default parallel).")
-@click.option("--evidence", type=click.Choice(["frames", "subagent"]), default=None,
-              help="What a call returns: window frames (default) or a sub-agent's summary.")
+@click.option(
+    "--mode",
+    type=click.Choice(["parallel", "sequential", "direct"]),
+    default=None,
+    help="Tool dispatch (default parallel).",
+)
+@click.option(
+    "--evidence",
+    type=click.Choice(["frames", "subagent"]),
+    default=None,
+    help="What a call returns: window frames (default) or a sub-agent's summary.",
+)
 @click.option("--frames", type=int, help="Overview frame budget K (default 64).")
 @click.option("--max-turns", type=int, help="Tool rounds before the forced answer (default 3).")
 @click.option("--max-parallel", type=int, help="Calls executed per turn (default 5).")
-@click.option("--system-prompt", type=click.Path(dir_okay=False), help="Replace the system prompt verbatim.")
-@click.option("--timestamps/--no-timestamps", default=None,
-              help="Precede overview frames with their time (off = paper-compatible).")
-@click.option("--trace", is_flag=True, help="Show turns, calls, windows and timings as a tree on stderr.")
+@click.option(
+    "--system-prompt", type=click.Path(dir_okay=False), help="Replace the system prompt verbatim."
+)
+@click.option(
+    "--timestamps/--no-timestamps",
+    default=None,
+    help="Precede overview frames with their time (off = paper-compatible).",
+)
+@click.option(
+    "--trace", is_flag=True, help="Show turns, calls, windows and timings as a tree on stderr."
+)
 @config_options
 @json_option
-def command(video, question, options, question_type, trace, config_path, overrides, as_json, **kw) -> None:
+def command(
+    video, question, options, question_type, trace, config_path, overrides, as_json, **kw
+) -> None:
     """Answer QUESTION about VIDEO with parallel crop_video tool calls."""
     from pathlib import Path
 

@@ -7,19 +7,17 @@ from paravt.agent.config import CropSettings, EngineConfig
 
 def small_config(**kw) -> EngineConfig:
     """Few frames, tiny pixel budgets: fast on 2 CPU cores, same code paths as full size."""
-    base = dict(
-        frames=4,
-        min_pixels=784,
-        max_pixels=4096,
-        max_new_tokens=1024,
-        crop=CropSettings(min_pixels=784, max_pixels=4096, max_frames=4),
-    )
+    base = {
+        "frames": 4,
+        "min_pixels": 784,
+        "max_pixels": 4096,
+        "max_new_tokens": 1024,
+        "crop": CropSettings(min_pixels=784, max_pixels=4096, max_frames=4),
+    }
     base.update(kw)
     return EngineConfig(**base)
 
 
 def call(start, end, video="video") -> str:
-    return (
-        '<tool_call>{"name": "crop_video", "arguments": {"video_path": "%s", "start_time": %s, '
-        '"end_time": %s}}</tool_call>' % (video, start, end)
-    )
+    args = f'"video_path": "{video}", "start_time": {start}, "end_time": {end}'
+    return '<tool_call>{"name": "crop_video", "arguments": {' + args + "}}</tool_call>"

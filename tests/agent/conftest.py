@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 
-
 @pytest.fixture(scope="session")
 def q3_processor(tiny_qwen3_dir):
     from transformers import AutoProcessor

@@ -9,12 +9,11 @@ chat template.
 from __future__ import annotations
 
 import pytest
+from agent_helpers import call, small_config
 
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput, Generation
 from paravt.testing.scripted import ScriptedBackend
-
-from agent_helpers import call, small_config
 
 OPTIONS = ["He flips a pancake", "He opens a door"]
 
@@ -69,7 +68,9 @@ def messy_script():
     return [turn0, turn1, forced]
 
 
-def test_parallel_episode_tool_turns_errors_forced_answer_and_stream(q3_processor, pancake, messy_script):
+def test_parallel_episode_tool_turns_errors_forced_answer_and_stream(
+    q3_processor, pancake, messy_script
+):
     backend = ScriptedBackend(messy_script, processor=q3_processor)
     cfg = small_config(max_turns=2, max_parallel=3)
     [rec] = EpisodeEngine(backend, cfg).run(
@@ -118,7 +119,10 @@ def test_parallel_episode_tool_turns_errors_forced_answer_and_stream(q3_processo
 
 
 def test_generated_tokens_are_never_retokenized(q3_processor, pancake):
-    script = ["<think>Look at the middle.</think>" + call(3, 6), "<think>Seen.</think><answer>A</answer>"]
+    script = [
+        "<think>Look at the middle.</think>" + call(3, 6),
+        "<think>Seen.</think><answer>A</answer>",
+    ]
     backend = ScriptedBackend(script, processor=q3_processor, tokenize="pieces", logprobs=True)
     cfg = small_config(think_prefix="<think>\n")
     [rec] = EpisodeEngine(backend, cfg).run([EpisodeInput("e", pancake, "What?", OPTIONS)])
@@ -135,7 +139,9 @@ def test_generated_tokens_are_never_retokenized(q3_processor, pancake):
     assert all(x == 0.0 for x, m in zip(rec.logprobs, rec.loss_mask) if not m)
     # the think prefix is prompt, and the turn text the rewards read includes it
     assert rec.prompt_len == rec.loss_mask.index(1)
-    assert codec.decode(rec.token_ids[: rec.prompt_len]).endswith("<|im_start|>assistant\n<think>\n")
+    assert codec.decode(rec.token_ids[: rec.prompt_len]).endswith(
+        "<|im_start|>assistant\n<think>\n"
+    )
     assert rec.turns[0].text.startswith("<think>\n<think>Look")
     assert rec.prefix == "<think>\n"
     # textually the stream is still the conversation the template renders
@@ -170,7 +176,9 @@ def test_direct_mode_answers_in_one_turn_and_runs_no_tool(q3_processor, pancake)
     assert not any(m["role"] == "tool" for m in rec.messages)
 
 
-def test_subagent_evidence_is_one_batched_generate_with_truncated_summaries(q3_processor, pancake, bunny):
+def test_subagent_evidence_is_one_batched_generate_with_truncated_summaries(
+    q3_processor, pancake, bunny
+):
     script = {
         "a": [call(0, 3) + call(5, 8), "<answer>A</answer>"],
         "b": [call(1, 4), "<answer>B</answer>"],
@@ -178,13 +186,18 @@ def test_subagent_evidence_is_one_batched_generate_with_truncated_summaries(q3_p
     backend = ScriptedBackend(script, processor=q3_processor, subagent="a person " * 40)
     cfg = small_config(evidence="subagent", subagent_max_tokens=12)
     recs = EpisodeEngine(backend, cfg).run(
-        [EpisodeInput("a", pancake, "Who cooks?", OPTIONS), EpisodeInput("b", bunny, "What animal?", OPTIONS)]
+        [
+            EpisodeInput("a", pancake, "Who cooks?", OPTIONS),
+            EpisodeInput("b", bunny, "What animal?", OPTIONS),
+        ]
     )
     assert [r.status for r in recs] == ["ok", "ok"]
     roles = [[r.role for r in b] for b in backend.batches]
     assert roles == [["main", "main"], ["subagent"] * 3, ["main", "main"]]
     sub_req = backend.batches[1][0]
-    assert "Who cooks?" in sub_req.messages[0]["content"][-1]["text"]  # the sub-agent knows the question
+    assert (
+        "Who cooks?" in sub_req.messages[0]["content"][-1]["text"]
+    )  # the sub-agent knows the question
     assert sub_req.max_new_tokens == 12
     a = recs[0]
     texts = tool_texts(a.messages, 0)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from agent_helpers import call, small_config
 
 from paravt.agent.backends.hf import HFBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
-
-from agent_helpers import call, small_config
 
 PREFIX = "<think>look</think>" + call(0, 3)
 
@@ -28,8 +27,10 @@ def q3_backend(tiny_qwen3_dir):
 def test_batched_episodes_tool_round_and_teacher_forced_logprobs(q3_backend, pancake, bunny):
     q3_backend.logprobs = True
     cfg = small_config(max_turns=1, max_new_tokens=6, forced_tokens_mcq=5, think_prefix=PREFIX)
-    inputs = [EpisodeInput("p", pancake, "What happens?", ["A cat", "A pan"]),
-              EpisodeInput("b", bunny, "What animal?", ["A rabbit", "A dog"], frames_k=2)]
+    inputs = [
+        EpisodeInput("p", pancake, "What happens?", ["A cat", "A pan"]),
+        EpisodeInput("b", bunny, "What animal?", ["A rabbit", "A dog"], frames_k=2),
+    ]
     recs = EpisodeEngine(q3_backend, cfg).run(inputs)
     codec = q3_backend.codec
     for rec in recs:
@@ -48,13 +49,17 @@ def test_batched_episodes_tool_round_and_teacher_forced_logprobs(q3_backend, pan
     ids = torch.tensor([rec.token_ids])
     mm = (ids == codec.image_token_id).to(torch.int32)
     with torch.no_grad():
-        logits = model(
-            input_ids=ids,
-            attention_mask=torch.ones_like(ids),
-            mm_token_type_ids=mm,
-            pixel_values=rec.pixel_values,
-            image_grid_thw=rec.image_grid_thw,
-        ).logits[0].float()
+        logits = (
+            model(
+                input_ids=ids,
+                attention_mask=torch.ones_like(ids),
+                mm_token_type_ids=mm,
+                pixel_values=rec.pixel_values,
+                image_grid_thw=rec.image_grid_thw,
+            )
+            .logits[0]
+            .float()
+        )
     lp = torch.log_softmax(logits[:-1], -1).gather(-1, ids[0, 1:, None]).squeeze(-1)
     mask = torch.tensor(rec.loss_mask[1:], dtype=torch.bool)
     recorded = torch.tensor(rec.logprobs[1:])[mask]
@@ -65,8 +70,12 @@ def test_batched_episodes_tool_round_and_teacher_forced_logprobs(q3_backend, pan
 def test_qwen25_subagent_mode(tiny_qwen25_dir, pancake):
     backend = HFBackend.from_pretrained(str(tiny_qwen25_dir), device="cpu")
     cfg = small_config(
-        max_turns=1, max_new_tokens=4, forced_tokens_mcq=4, subagent_max_tokens=5,
-        evidence="subagent", think_prefix=PREFIX,
+        max_turns=1,
+        max_new_tokens=4,
+        forced_tokens_mcq=4,
+        subagent_max_tokens=5,
+        evidence="subagent",
+        think_prefix=PREFIX,
     )
     [rec] = EpisodeEngine(backend, cfg).run([EpisodeInput("q", pancake, "What?", ["x", "y"])])
     assert rec.status == "ok", rec.error

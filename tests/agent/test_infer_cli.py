@@ -11,29 +11,66 @@ import io
 import json
 
 import pytest
-
+from agent_helpers import call
 from paravt.cli.main import main
 
-from agent_helpers import call
-
 SMALL = [
-    "--frames", "3", "--max-turns", "1",
-    "--set", "engine.max_new_tokens=4", "--set", "engine.forced_tokens_mcq=3",
-    "--set", "engine.forced_tokens_oe=3", "--set", "engine.subagent_max_tokens=3",
-    "--set", "engine.min_pixels=784", "--set", "engine.max_pixels=2048",
-    "--set", "engine.crop.max_pixels=2048", "--set", "engine.crop.max_frames=2",
-    "--set", "engine.think_prefix=<think>look</think>" + call(0, 2),
+    "--frames",
+    "3",
+    "--max-turns",
+    "1",
+    "--set",
+    "engine.max_new_tokens=4",
+    "--set",
+    "engine.forced_tokens_mcq=3",
+    "--set",
+    "engine.forced_tokens_oe=3",
+    "--set",
+    "engine.subagent_max_tokens=3",
+    "--set",
+    "engine.min_pixels=784",
+    "--set",
+    "engine.max_pixels=2048",
+    "--set",
+    "engine.crop.max_pixels=2048",
+    "--set",
+    "engine.crop.max_frames=2",
+    "--set",
+    "engine.think_prefix=<think>look</think>" + call(0, 2),
 ]
 
 
 @pytest.mark.parametrize(
     "mode,evidence",
-    [("parallel", "frames"), ("parallel", "subagent"), ("sequential", "frames"),
-     ("sequential", "subagent"), ("direct", "frames")],
+    [
+        ("parallel", "frames"),
+        ("parallel", "subagent"),
+        ("sequential", "frames"),
+        ("sequential", "subagent"),
+        ("direct", "frames"),
+    ],
 )
-def test_infer_runs_every_mode_and_returns_a_record(tiny_qwen3_dir, pancake, capsys, mode, evidence):
-    argv = ["infer", pancake, "-q", "What is cooked?", "--option", "A pancake", "--option", "Soup",
-            "--model", str(tiny_qwen3_dir), "--mode", mode, "--evidence", evidence, "--json", *SMALL]
+def test_infer_runs_every_mode_and_returns_a_record(
+    tiny_qwen3_dir, pancake, capsys, mode, evidence
+):
+    argv = [
+        "infer",
+        pancake,
+        "-q",
+        "What is cooked?",
+        "--option",
+        "A pancake",
+        "--option",
+        "Soup",
+        "--model",
+        str(tiny_qwen3_dir),
+        "--mode",
+        mode,
+        "--evidence",
+        evidence,
+        "--json",
+        *SMALL,
+    ]
     assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
     rec, cfg = doc["record"], doc["config"]
@@ -50,13 +87,25 @@ def test_infer_runs_every_mode_and_returns_a_record(tiny_qwen3_dir, pancake, cap
         assert len(rec["subagents"]) == (1 if evidence == "subagent" else 0)
 
 
-def test_infer_reads_questions_from_stdin_and_reports_errors(tiny_qwen3_dir, pancake, tmp_path, capsys, monkeypatch):
+def test_infer_reads_questions_from_stdin_and_reports_errors(
+    tiny_qwen3_dir, pancake, tmp_path, capsys, monkeypatch
+):
     lines = [
         {"question": "What is cooked?", "options": ["A pancake", "Soup"]},
         {"id": "gone", "question": "Anything?", "video": str(tmp_path / "missing.mp4")},
     ]
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(json.dumps(x) for x in lines) + "\n"))
-    argv = ["infer", pancake, "-q", "-", "--model", str(tiny_qwen3_dir), "--json", "--trace", *SMALL]
+    argv = [
+        "infer",
+        pancake,
+        "-q",
+        "-",
+        "--model",
+        str(tiny_qwen3_dir),
+        "--json",
+        "--trace",
+        *SMALL,
+    ]
     assert main(argv) == 0
     out = capsys.readouterr()
     docs = [json.loads(line) for line in out.out.splitlines()]
@@ -67,10 +116,14 @@ def test_infer_reads_questions_from_stdin_and_reports_errors(tiny_qwen3_dir, pan
 
 
 def test_infer_user_errors_exit_2(tiny_qwen3_dir, pancake, tmp_path, capsys, monkeypatch):
-    assert main(["infer", str(tmp_path / "none.mp4"), "-q", "Q?", "--model", str(tiny_qwen3_dir)]) == 2
+    assert (
+        main(["infer", str(tmp_path / "none.mp4"), "-q", "Q?", "--model", str(tiny_qwen3_dir)]) == 2
+    )
     assert "video not found" in capsys.readouterr().err
     monkeypatch.setattr("sys.stdin", io.StringIO("not json\n"))
     assert main(["infer", pancake, "-q", "-", "--model", str(tiny_qwen3_dir)]) == 2
     assert "stdin line 1 is not JSON" in capsys.readouterr().err
     assert main(["infer", pancake, "-q", "Q?", "--set", "engine.mode=fast"]) == 2
     assert "mode" in capsys.readouterr().err
+    assert main(["infer", pancake, "-q", "Q?", "--model", str(tmp_path / "no-model")]) == 2
+    assert "model folder not found" in capsys.readouterr().err

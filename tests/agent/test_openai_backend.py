@@ -15,13 +15,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from agent_helpers import call, small_config
 from PIL import Image
 
 from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
-
-from agent_helpers import call, small_config
 
 
 class FakeServer:
@@ -84,7 +83,13 @@ class FakeServer:
         return 200, {
             "id": "x",
             "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": item}, "finish_reason": "stop"}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": item},
+                    "finish_reason": "stop",
+                }
+            ],
             "usage": {"prompt_tokens": 100 + turn, "completion_tokens": 7},
         }
 
@@ -101,17 +106,24 @@ def server():
 
 
 def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, pancake):
-    server.script.update({
-        ("ok", 0): "<think>two windows</think>" + call(0, 3) + call(5, 8),
-        ("ok", 1): "<think>seen</think><answer>A</answer>",
-        ("flaky", 0): call(1, 2),
-        ("flaky", 1): ("fail", 503, 1),  # fails once, the retry succeeds
-        ("down", 0): call(1, 2),
-        ("down", 1): ("fail", 500, None),  # the server error mid-episode persists
-        ("bad", 0): ("fail", 400, None),  # a client error is not retried
-    })
-    backend = OpenAIBackend(server.base_url, "paravt-test", concurrency=2, retries=2, backoff_s=0.01)
-    eps = [EpisodeInput(e, pancake, f"[{e}] What happens?", ["x", "y"]) for e in ("ok", "flaky", "down", "bad")]
+    server.script.update(
+        {
+            ("ok", 0): "<think>two windows</think>" + call(0, 3) + call(5, 8),
+            ("ok", 1): "<think>seen</think><answer>A</answer>",
+            ("flaky", 0): call(1, 2),
+            ("flaky", 1): ("fail", 503, 1),  # fails once, the retry succeeds
+            ("down", 0): call(1, 2),
+            ("down", 1): ("fail", 500, None),  # the server error mid-episode persists
+            ("bad", 0): ("fail", 400, None),  # a client error is not retried
+        }
+    )
+    backend = OpenAIBackend(
+        server.base_url, "paravt-test", concurrency=2, retries=2, backoff_s=0.01
+    )
+    eps = [
+        EpisodeInput(e, pancake, f"[{e}] What happens?", ["x", "y"])
+        for e in ("ok", "flaky", "down", "bad")
+    ]
     recs = {r.id: r for r in EpisodeEngine(backend, small_config()).run(eps)}
     assert recs["ok"].status == "ok" and recs["ok"].prediction == "A"
     assert recs["ok"].tool_counts.executed_ok == 2
@@ -126,8 +138,10 @@ def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, p
     assert 2 == server.max_inflight  # concurrent, and never above the bound
     # wire format: images as base64 JPEG data URLs, tool results as a user turn in <tool_response>
     body = next(
-        b for b in server.bodies
-        if "[ok]" in json.dumps(b["messages"][1]) and sum(m["role"] == "assistant" for m in b["messages"]) == 1
+        b
+        for b in server.bodies
+        if "[ok]" in json.dumps(b["messages"][1])
+        and sum(m["role"] == "assistant" for m in b["messages"]) == 1
     )
     assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
     tool_turn = body["messages"][3]["content"]
@@ -145,5 +159,7 @@ def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, p
 
 def test_unreachable_server_is_an_error_not_an_answer(pancake):
     backend = OpenAIBackend("http://127.0.0.1:9/v1", "m", retries=1, backoff_s=0.01, timeout_s=2)
-    [rec] = EpisodeEngine(backend, small_config()).run([EpisodeInput("x", pancake, "Q?", ["a", "b"])])
+    [rec] = EpisodeEngine(backend, small_config()).run(
+        [EpisodeInput("x", pancake, "Q?", ["a", "b"])]
+    )
     assert rec.status == "error" and "cannot reach" in rec.error and rec.prediction is None

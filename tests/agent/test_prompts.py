@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from agent_helpers import small_config
 
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.prompts import format_options, load_prompts, tool_schema
 from paravt.agent.records import EpisodeInput
 from paravt.errors import UserError
 from paravt.testing.scripted import ScriptedBackend
-
-from agent_helpers import small_config
 
 
 def test_system_prompts_per_mode():
@@ -30,8 +29,10 @@ def test_user_turn_frames_timestamps_options_and_instructions():
     p = load_prompts()
     parts = p.user_content([0.0, 12.34], "What happens?", ["He sits", "He runs"], "mcq")
     assert parts[:4] == [
-        {"type": "text", "text": "<0.0 seconds>"}, {"type": "image"},
-        {"type": "text", "text": "<12.3 seconds>"}, {"type": "image"},
+        {"type": "text", "text": "<0.0 seconds>"},
+        {"type": "image"},
+        {"type": "text", "text": "<12.3 seconds>"},
+        {"type": "image"},
     ]
     text = parts[-1]["text"]
     assert "Question: What happens?\nA. He sits\nB. He runs\n" in text and "letter" in text
@@ -56,7 +57,9 @@ def test_system_prompt_file_replaces_the_prompt_verbatim(tmp_path, q3_processor,
     backend = ScriptedBackend(["<answer>A</answer>"], processor=q3_processor)
     cfg = small_config(system_prompt=str(f), timestamps=False)
     [rec] = EpisodeEngine(backend, cfg).run([EpisodeInput("s", pancake, "Q?", ["a", "b"])])
-    assert rec.messages[0]["content"] == "You are ParaVT. Costs ${max_turns} and $5, kept as written."
+    assert (
+        rec.messages[0]["content"] == "You are ParaVT. Costs ${max_turns} and $5, kept as written."
+    )
     assert not any(p.get("text", "").startswith("<") for p in rec.messages[1]["content"][:-1])
     with pytest.raises(UserError, match="not found"):
         load_prompts(tmp_path / "nope.txt")

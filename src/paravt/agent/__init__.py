@@ -28,7 +28,24 @@ _EXPORTS = {
     "parse_turn": "paravt.agent.parser",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "DEFAULT_MODEL_ID",
+    "BackendConfig",
+    "CallRecord",
+    "ChatCodec",
+    "CropSettings",
+    "EngineConfig",
+    "EpisodeEngine",
+    "EpisodeInput",
+    "EpisodeRecord",
+    "GenRequest",
+    "Generation",
+    "ImageItem",
+    "TurnRecord",
+    "load_prompts",
+    "make_backend",
+    "parse_turn",
+]
 
 
 def __getattr__(name: str):

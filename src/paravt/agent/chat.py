@@ -72,7 +72,10 @@ class ChatCodec:
 
     # -- rendering ---------------------------------------------------------------------------
     def render(self, messages: list[dict], add_generation_prompt: bool = False) -> str:
-        fn = getattr(self.processor, "apply_chat_template", None) or self.tokenizer.apply_chat_template
+        fn = (
+            getattr(self.processor, "apply_chat_template", None)
+            or self.tokenizer.apply_chat_template
+        )
         try:
             return fn(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
         except Exception as e:  # a template that rejects a role or a content shape
@@ -89,7 +92,9 @@ class ChatCodec:
                 {"role": "tool", "content": [{"type": "text", "text": _PROBE}]},
             ]
         )
-        return text.replace(f"<tool_response>\n{_PROBE}", "").replace(f"<tool_response>{_PROBE}", "")
+        return text.replace(f"<tool_response>\n{_PROBE}", "").replace(
+            f"<tool_response>{_PROBE}", ""
+        )
 
     def encode_text(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -98,7 +103,9 @@ class ChatCodec:
         return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
 
     # -- images ------------------------------------------------------------------------------
-    def grid_for(self, height: int, width: int, min_pixels: int, max_pixels: int) -> tuple[int, int, int]:
+    def grid_for(
+        self, height: int, width: int, min_pixels: int, max_pixels: int
+    ) -> tuple[int, int, int]:
         """Vision grid ``(1, h/patch, w/patch)`` of one image under the pixel budget."""
         h, w = smart_resize(height, width, self.factor, min_pixels, max_pixels)
         return (1, h // self.patch_size, w // self.patch_size)
@@ -128,12 +135,16 @@ class ChatCodec:
         return out
 
     # -- token stream pieces -----------------------------------------------------------------
-    def prompt_ids(self, messages: list[dict], grids: list[tuple[int, int, int]], prefill: str = "") -> list[int]:
+    def prompt_ids(
+        self, messages: list[dict], grids: list[tuple[int, int, int]], prefill: str = ""
+    ) -> list[int]:
         """Ids of ``messages`` + the generation prompt + ``prefill`` (image pads expanded)."""
         text = self.render(messages, add_generation_prompt=True) + prefill
         return self.expand(self.encode_text(text), grids)
 
-    def turn_delta_text(self, new_messages: list[dict], closed_by_model: bool, prefill: str = "") -> str:
+    def turn_delta_text(
+        self, new_messages: list[dict], closed_by_model: bool, prefill: str = ""
+    ) -> str:
         """Text that follows a finished assistant turn: closing, ``new_messages``, next prompt."""
         stand_in = [{"role": "user", "content": "q"}, {"role": "assistant", "content": _MARK}]
         full = self.render(stand_in + list(new_messages), add_generation_prompt=True)
@@ -166,7 +177,9 @@ class ChatCodec:
         return [self.end_of_turn_id]
 
 
-def smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+def smart_resize(
+    height: int, width: int, factor: int, min_pixels: int, max_pixels: int
+) -> tuple[int, int]:
     """The Qwen-VL resize rule (kernels' implementation when present, else transformers')."""
     try:
         from paravt.kernels import smart_resize as _sr

@@ -73,7 +73,13 @@ class EngineConfig:
             raise ConfigError(f"mode {self.mode!r}: choose parallel, sequential or direct")
         if self.evidence not in ("frames", "subagent"):
             raise ConfigError(f"evidence {self.evidence!r}: choose frames or subagent")
-        for name in ("max_turns", "max_parallel", "frames", "max_new_tokens", "subagent_max_tokens"):
+        for name in (
+            "max_turns",
+            "max_parallel",
+            "frames",
+            "max_new_tokens",
+            "subagent_max_tokens",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.min_pixels > self.max_pixels:

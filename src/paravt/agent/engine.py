@@ -26,11 +26,10 @@ from paravt.agent.config import EngineConfig
 from paravt.agent.parser import parse_turn
 from paravt.agent.prompts import Prompts, load_prompts
 from paravt.agent.records import (
-    CallRecord,
     EpisodeInput,
     EpisodeRecord,
-    GenRequest,
     Generation,
+    GenRequest,
     ImageItem,
     TurnRecord,
 )
@@ -109,7 +108,9 @@ class _Episode:
 class EpisodeEngine:
     """Runs batches of episodes against one backend under one ``EngineConfig``."""
 
-    def __init__(self, backend: Any, config: EngineConfig | None = None, prompts: Prompts | None = None):
+    def __init__(
+        self, backend: Any, config: EngineConfig | None = None, prompts: Prompts | None = None
+    ):
         self.backend = backend
         self.config = config or EngineConfig()
         self.prompts = prompts or load_prompts(self.config.system_prompt)
@@ -121,11 +122,11 @@ class EpisodeEngine:
     def run(self, inputs: list[EpisodeInput]) -> list[EpisodeRecord]:
         """Run every episode to its final answer (or error); records come back in input order."""
         self.tool_stats = []
-        seen: set[str] = set()
         for inp in inputs:
             if not isinstance(inp, EpisodeInput):
-                raise UserError(f"EpisodeEngine.run takes EpisodeInput items, got {type(inp).__name__}")
-            seen.add(inp.id)
+                raise UserError(
+                    f"EpisodeEngine.run takes EpisodeInput items, got {type(inp).__name__}"
+                )
         episodes = self._start(inputs)
         max_rounds = 1 if self.config.mode == "direct" else self.config.max_turns + 1
         for _ in range(max_rounds):
@@ -171,14 +172,29 @@ class EpisodeEngine:
             with VideoSource(path) as src:
                 meta = src.meta
                 frames = src.overview(k, mode=self.config.overview_sampling)
-            meta_dict = dataclasses.asdict(meta) if dataclasses.is_dataclass(meta) else dict(vars(meta))
-            meta_dict = {k2: (str(v) if not isinstance(v, (int, float, str, type(None))) else v) for k2, v in meta_dict.items()}
+            meta_dict = (
+                dataclasses.asdict(meta) if dataclasses.is_dataclass(meta) else dict(vars(meta))
+            )
+            meta_dict = {
+                k2: (str(v) if not isinstance(v, (int, float, str, type(None))) else v)
+                for k2, v in meta_dict.items()
+            }
             if len(frames.times) == 0:
-                out = (None, meta_dict, time.perf_counter() - t0, f"no overview frame of {path} could be decoded")
+                out = (
+                    None,
+                    meta_dict,
+                    time.perf_counter() - t0,
+                    f"no overview frame of {path} could be decoded",
+                )
             else:
                 out = (frames, meta_dict, time.perf_counter() - t0, None)
-        except Exception as e:  # a corrupt or missing video is an episode error, never a crash
-            out = (None, {}, time.perf_counter() - t0, f"cannot read video {path}: {type(e).__name__}: {e}")
+        except Exception as e:  # noqa: BLE001 - a corrupt or missing video is an episode error
+            out = (
+                None,
+                {},
+                time.perf_counter() - t0,
+                f"cannot read video {path}: {type(e).__name__}: {e}",
+            )
         cache[key] = out
         return out
 
@@ -221,7 +237,7 @@ class EpisodeEngine:
                     ids = self.codec.prompt_ids(ep.ctx.messages, grids, prefill=cfg.think_prefix)
                     ep.ctx.extend(ids, generated=False)
                     rec.prompt_len = len(ids)
-            except Exception as e:  # e.g. a frame too small for the pixel budget
+            except Exception as e:  # noqa: BLE001 - e.g. a frame too small for the pixel budget
                 self._fail(ep, f"cannot build the prompt: {type(e).__name__}: {e}")
         return episodes
 
@@ -232,7 +248,16 @@ class EpisodeEngine:
         ep.record.prediction = None
 
     # -- one round ---------------------------------------------------------------------------
-    def _request(self, ep_id: str, turn: int, role: str, ctx: _Context, max_new: int, forced: bool, prefill: str) -> GenRequest:
+    def _request(
+        self,
+        ep_id: str,
+        turn: int,
+        role: str,
+        ctx: _Context,
+        max_new: int,
+        forced: bool,
+        prefill: str,
+    ) -> GenRequest:
         pv, grid, spent = ctx.vision_inputs()
         req = GenRequest(
             episode_id=ep_id,
@@ -271,7 +296,9 @@ class EpisodeEngine:
             forced = ep.forced_next
             max_new = cfg.forced_tokens(ep.input.question_type) if forced else cfg.max_new_tokens
             prefill = cfg.think_prefix if ep.turn == 0 else ""
-            requests.append(self._request(ep.input.id, ep.turn, "main", ep.ctx, max_new, forced, prefill))
+            requests.append(
+                self._request(ep.input.id, ep.turn, "main", ep.ctx, max_new, forced, prefill)
+            )
         gens = self._generate(requests)
 
         pending: list[tuple[_Episode, list]] = []  # episodes whose calls run this round
@@ -288,7 +315,9 @@ class EpisodeEngine:
                 text=text,
                 forced=req.forced,
                 finish_reason=gen.finish_reason,
-                prompt_tokens=len(req.prompt_ids) if req.prompt_ids is not None else int(gen.prompt_tokens or 0),
+                prompt_tokens=len(req.prompt_ids)
+                if req.prompt_ids is not None
+                else int(gen.prompt_tokens or 0),
                 generate_s=gen.generate_s,
                 preprocess_s=req._preprocess_s + gen.preprocess_s,  # type: ignore[attr-defined]
             )
@@ -302,12 +331,16 @@ class EpisodeEngine:
             if final:
                 for call in plan_calls(parsed, ep.turn, "parallel", 10**6):
                     call.record.status = "ignored"
-                    call.record.error = call.record.error or "not executed: the episode was answering"
+                    call.record.error = (
+                        call.record.error or "not executed: the episode was answering"
+                    )
                     rec.calls.append(call.record)
                 rec.prediction = parsed.answer
                 rec.forced = req.forced
                 rec.answer_source = (
-                    "forced" if req.forced else ("answer_tag" if parsed.has_answer_tag else "extracted")
+                    "forced"
+                    if req.forced
+                    else ("answer_tag" if parsed.has_answer_tag else "extracted")
                 )
                 ep.done = True
                 continue
@@ -328,7 +361,9 @@ class EpisodeEngine:
             ids = gen.token_ids
             if ids is None:  # a text-only backend behind a codec: tokenize once, and say so
                 ids = self.codec.encode_text(gen.text)
-                rec.warnings.append(f"turn {ep.turn}: backend returned no token ids; text was tokenized")
+                rec.warnings.append(
+                    f"turn {ep.turn}: backend returned no token ids; text was tokenized"
+                )
             ep.ctx.extend(list(ids), generated=True, logprobs=gen.logprobs)
             turn.generated_tokens = len(ids)
             ep.last_closed = bool(ids) and ids[-1] in self.codec.stop_ids
@@ -341,7 +376,9 @@ class EpisodeEngine:
         from paravt.tools.crop_video import CropConfig
 
         c = self.config.crop
-        return CropConfig(fps=c.fps, min_frames=c.min_frames, max_frames=c.max_frames, workers=c.workers)
+        return CropConfig(
+            fps=c.fps, min_frames=c.min_frames, max_frames=c.max_frames, workers=c.workers
+        )
 
     def _run_tools(self, pending: list[tuple[_Episode, list]]) -> None:
         from paravt.tools.crop_video import WindowRequest, execute_windows
@@ -351,7 +388,11 @@ class EpisodeEngine:
         for ep, planned in pending:
             for p in planned:
                 if p.run:
-                    requests.append(WindowRequest(video=str(ep.input.video), arguments=p.record.arguments, key=len(owners)))
+                    requests.append(
+                        WindowRequest(
+                            video=str(ep.input.video), arguments=p.record.arguments, key=len(owners)
+                        )
+                    )
                     owners.append((ep, p.record))
         t0 = time.perf_counter()
         batch = execute_windows(requests, self._crop_config()) if requests else None
@@ -388,7 +429,10 @@ class EpisodeEngine:
 
     def _window_items(self, frames: Any, times: list[float]) -> list[ImageItem]:
         c = self.config.crop
-        return [ImageItem(frames[i], float(t), "tool", c.min_pixels, c.max_pixels) for i, t in enumerate(times)]
+        return [
+            ImageItem(frames[i], float(t), "tool", c.min_pixels, c.max_pixels)
+            for i, t in enumerate(times)
+        ]
 
     def _summarise(self, owners: list, frames_of: dict) -> None:
         """One batched generate of sub-agent summaries for every successful window of the round."""
@@ -405,9 +449,16 @@ class EpisodeEngine:
             ctx.messages = [{"role": "user", "content": content}]
             ctx.add_images(items)
             if self.codec is not None:
-                ctx.extend(self.codec.prompt_ids(ctx.messages, [it.grid_thw for it in items]), generated=False)
+                ctx.extend(
+                    self.codec.prompt_ids(ctx.messages, [it.grid_thw for it in items]),
+                    generated=False,
+                )
             sub_id = f"{ep.input.id}/sub{call.turn}.{call.index}"
-            requests.append(self._request(sub_id, call.turn, "subagent", ctx, cfg.subagent_max_tokens, False, ""))
+            requests.append(
+                self._request(
+                    sub_id, call.turn, "subagent", ctx, cfg.subagent_max_tokens, False, ""
+                )
+            )
             jobs.append((ep, call, ctx, sub_id))
         gens = self._generate(requests)
         for (ep, call, ctx, sub_id), req, gen in zip(jobs, requests, gens):
@@ -432,9 +483,18 @@ class EpisodeEngine:
             else:
                 hit = gen.finish_reason == "length"
                 call.summary = truncate_summary(gen.text, hit)
-                turn = TurnRecord(index=0, text=gen.text, finish_reason=gen.finish_reason, generate_s=gen.generate_s)
+                turn = TurnRecord(
+                    index=0,
+                    text=gen.text,
+                    finish_reason=gen.finish_reason,
+                    generate_s=gen.generate_s,
+                )
                 if self.codec is not None:
-                    ids = gen.token_ids if gen.token_ids is not None else self.codec.encode_text(gen.text)
+                    ids = (
+                        gen.token_ids
+                        if gen.token_ids is not None
+                        else self.codec.encode_text(gen.text)
+                    )
                     ctx.extend(list(ids), generated=True, logprobs=gen.logprobs)
                     turn.generated_tokens = len(ids)
                 sub.turns.append(turn)
@@ -463,7 +523,9 @@ class EpisodeEngine:
                 messages.append(tool_message(call.response))
         last_round = ep.turn + 1 >= cfg.max_turns
         if last_round:
-            messages.append({"role": "user", "content": self.prompts.forced_answer(ep.input.question_type)})
+            messages.append(
+                {"role": "user", "content": self.prompts.forced_answer(ep.input.question_type)}
+            )
         ep.ctx.messages = ep.ctx.messages + messages
         try:
             ep.ctx.add_images(new_items)
@@ -473,7 +535,7 @@ class EpisodeEngine:
                 ids = self.codec.turn_delta_ids(msgs, grids, closed_by_model=ep.last_closed)
                 ep.ctx.extend(ids, generated=False)
                 rec.turns[-1].tool_tokens = len(ids)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - one episode's template trouble stays its own
             self._fail(ep, f"cannot build the tool turn: {type(e).__name__}: {e}")
 
     # -- closing -----------------------------------------------------------------------------
@@ -499,7 +561,9 @@ class EpisodeEngine:
         else:
             rec.tokens.generated = sum(t.generated_tokens for t in rec.turns)
             rec.tokens.prompt = rec.turns[0].prompt_tokens if rec.turns else 0
-            rec.tokens.total = (rec.turns[-1].prompt_tokens + rec.turns[-1].generated_tokens) if rec.turns else 0
+            rec.tokens.total = (
+                (rec.turns[-1].prompt_tokens + rec.turns[-1].generated_tokens) if rec.turns else 0
+            )
 
     def _finish(self, ep: _Episode) -> None:
         rec = ep.record
@@ -529,7 +593,9 @@ def _wrap_tool_text(messages: list[dict]) -> list[dict]:
             out.append(m)
             continue
         parts = [
-            dict(p, text=f"<tool_response>\n{p['text']}\n</tool_response>") if p.get("type") == "text" else p
+            dict(p, text=f"<tool_response>\n{p['text']}\n</tool_response>")
+            if p.get("type") == "text"
+            else p
             for p in m["content"]
         ]
         out.append({"role": "tool", "content": parts})

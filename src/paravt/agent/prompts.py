@@ -92,7 +92,9 @@ class Prompts:
         if self.system_override is not None:
             return self.system_override
         if mode not in self.system_by_mode:
-            raise UserError(f"no system prompt for mode {mode!r}; choose parallel, sequential or direct")
+            raise UserError(
+                f"no system prompt for mode {mode!r}; choose parallel, sequential or direct"
+            )
         schema = json.dumps(tool_schema())
         return _fill(
             self.system_by_mode[mode],
@@ -145,7 +147,9 @@ class Prompts:
             if timestamps:
                 parts.append({"type": "text", "text": format_timestamp(t)})
             parts.append({"type": "image"})
-        text = _fill(self.subagent, start=f"{start:.1f}", end=f"{end:.1f}", question=question.strip())
+        text = _fill(
+            self.subagent, start=f"{start:.1f}", end=f"{end:.1f}", question=question.strip()
+        )
         parts.append({"type": "text", "text": ("\n" if times else "") + text})
         return parts
 
@@ -163,7 +167,9 @@ def load_prompts(system_prompt_file: str | Path | None = None) -> Prompts:
         if not override:
             raise UserError(f"system prompt file {p} is empty; write the prompt into it")
     return Prompts(
-        system_by_mode={m: _read(f"system_{m}.txt").strip() for m in ("parallel", "sequential", "direct")},
+        system_by_mode={
+            m: _read(f"system_{m}.txt").strip() for m in ("parallel", "sequential", "direct")
+        },
         user=_read("user.txt").strip(),
         instructions={q: _read(f"instruction_{q}.txt").strip() for q in ("mcq", "tvg", "oe")},
         forced=_read("forced_answer.txt").strip(),

@@ -232,7 +232,7 @@ class EpisodeRecord:
     images: list[ImageItem] = field(default_factory=list)
     pixel_values: Any = None
     image_grid_thw: Any = None
-    subagents: list["EpisodeRecord"] = field(default_factory=list)
+    subagents: list[EpisodeRecord] = field(default_factory=list)
 
     @property
     def completion_text(self) -> str:

@@ -28,7 +28,11 @@ def _runs(items: list[ImageItem]) -> list[list[ImageItem]]:
     runs: list[list[ImageItem]] = []
     for it in items:
         key = (tuple(it.data.shape), it.min_pixels, it.max_pixels)
-        if runs and (tuple(runs[-1][0].data.shape), runs[-1][0].min_pixels, runs[-1][0].max_pixels) == key:
+        if (
+            runs
+            and (tuple(runs[-1][0].data.shape), runs[-1][0].min_pixels, runs[-1][0].max_pixels)
+            == key
+        ):
             runs[-1].append(it)
         else:
             runs.append([it])
@@ -51,7 +55,9 @@ def preprocess(items: list[ImageItem], codec: ChatCodec, dtype: Any = None) -> t
         stacked = torch.stack([it.data for it in run])
         lo, hi = run[0].min_pixels, run[0].max_pixels
         if kernel is not None:
-            pv, grid = kernel(stacked, arch=codec.arch, min_pixels=lo, max_pixels=hi, layout="image")
+            pv, grid = kernel(
+                stacked, arch=codec.arch, min_pixels=lo, max_pixels=hi, layout="image"
+            )
         else:
             out = codec.processor.image_processor(
                 images=list(stacked),

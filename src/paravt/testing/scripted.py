@@ -20,10 +20,11 @@ Users can smoke-test a pipeline with it too: ``paravt`` never imports it outside
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from paravt.agent.records import GenRequest, Generation
+from paravt.agent.records import Generation, GenRequest
 
 Script = "list[str] | dict[str, list[str]] | Callable[[GenRequest], Any]"
 
@@ -75,7 +76,10 @@ class ScriptedBackend:
             return script(req)
         turns = script.get(req.episode_id) if isinstance(script, dict) else script
         if turns is None:
-            return Generation(error=f"scripted backend has no script for episode {req.episode_id!r}", finish_reason="error")
+            return Generation(
+                error=f"scripted backend has no script for episode {req.episode_id!r}",
+                finish_reason="error",
+            )
         if req.turn >= len(turns):
             return Generation(
                 error=f"script of episode {req.episode_id!r} has no turn {req.turn} ({len(turns)} given)",
@@ -104,7 +108,9 @@ class ScriptedBackend:
             words = len(text.split())
             if words > req.max_new_tokens:
                 text = " ".join(text.split()[: req.max_new_tokens])
-                return Generation(text=text, finish_reason="length", completion_tokens=req.max_new_tokens)
+                return Generation(
+                    text=text, finish_reason="length", completion_tokens=req.max_new_tokens
+                )
             return Generation(text=text, finish_reason="stop", completion_tokens=words)
         ids = self._encode(text)
         finish = "stop"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from paravt.agent.config import BackendConfig
-from paravt.agent.records import GenRequest, Generation
+from paravt.agent.records import Generation, GenRequest
 
 
 @runtime_checkable

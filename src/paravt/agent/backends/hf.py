@@ -15,7 +15,7 @@ from typing import Any
 
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
-from paravt.agent.records import GenRequest, Generation
+from paravt.agent.records import Generation, GenRequest
 from paravt.errors import UserError
 
 
@@ -33,8 +33,14 @@ def _resolve_dtype(dtype: str, device: str) -> Any:
     if dtype == "auto":
         return torch.bfloat16 if device.startswith("cuda") else torch.float32
     try:
-        return {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp16": torch.float16,
-                "float16": torch.float16, "fp32": torch.float32, "float32": torch.float32}[dtype]
+        return {
+            "bf16": torch.bfloat16,
+            "bfloat16": torch.bfloat16,
+            "fp16": torch.float16,
+            "float16": torch.float16,
+            "fp32": torch.float32,
+            "float32": torch.float32,
+        }[dtype]
     except KeyError:
         raise UserError(f"dtype {dtype!r}: choose auto, bf16, fp16 or fp32") from None
 
@@ -59,10 +65,20 @@ class HFBackend:
         dtype: str = "auto",
         batch_size: int = 8,
         attn_implementation: str | None = None,
-    ) -> "HFBackend":
+    ) -> HFBackend:
         """Load a model folder or Hub id (downloaded by transformers on first use)."""
+        from pathlib import Path
+
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
+        if (
+            model_id.startswith(("/", "./", "../", "~"))
+            and not Path(model_id).expanduser().is_dir()
+        ):
+            raise UserError(
+                f"model folder not found: {model_id} (pass an existing folder or a Hub id)"
+            )
+        model_id = str(Path(model_id).expanduser()) if model_id.startswith("~") else model_id
         dev = _resolve_device(device)
         kwargs: dict = {"dtype": _resolve_dtype(dtype, dev)}
         if attn_implementation:
@@ -79,7 +95,7 @@ class HFBackend:
         return cls(model, processor, batch_size=batch_size)
 
     @classmethod
-    def from_config(cls, cfg: BackendConfig) -> "HFBackend":
+    def from_config(cls, cfg: BackendConfig) -> HFBackend:
         return cls.from_pretrained(
             cfg.model, cfg.device, cfg.dtype, cfg.batch_size, cfg.attn_implementation
         )
@@ -106,7 +122,9 @@ class HFBackend:
         try:
             for r in reqs:
                 if r.prompt_ids is None:
-                    raise ValueError("the hf backend needs prompt_ids (run it through EpisodeEngine)")
+                    raise ValueError(
+                        "the hf backend needs prompt_ids (run it through EpisodeEngine)"
+                    )
             device = self.model.device
             width = max(len(r.prompt_ids) for r in reqs)
             ids = torch.full((len(reqs), width), codec.pad_token_id, dtype=torch.long)
@@ -128,18 +146,20 @@ class HFBackend:
             if pvs:
                 dtype = next(self.model.parameters()).dtype
                 kwargs["pixel_values"] = torch.cat(pvs).to(device=device, dtype=dtype)
-                kwargs["image_grid_thw"] = torch.cat([r.image_grid_thw for r in reqs if r.image_grid_thw is not None]).to(device)
+                kwargs["image_grid_thw"] = torch.cat(
+                    [r.image_grid_thw for r in reqs if r.image_grid_thw is not None]
+                ).to(device)
             first = reqs[0]
             sample = first.temperature > 0
-            gen_kwargs = dict(
-                max_new_tokens=first.max_new_tokens,
-                do_sample=sample,
-                eos_token_id=codec.stop_ids,
-                pad_token_id=codec.pad_token_id,
-                suppress_tokens=codec.vision_ids or None,
-                return_dict_in_generate=True,
-                output_logits=self.logprobs,
-            )
+            gen_kwargs = {
+                "max_new_tokens": first.max_new_tokens,
+                "do_sample": sample,
+                "eos_token_id": codec.stop_ids,
+                "pad_token_id": codec.pad_token_id,
+                "suppress_tokens": codec.vision_ids or None,
+                "return_dict_in_generate": True,
+                "output_logits": self.logprobs,
+            }
             if sample:
                 gen_kwargs.update(temperature=first.temperature, top_p=first.top_p)
             else:
@@ -149,7 +169,7 @@ class HFBackend:
             with torch.no_grad():
                 res = self.model.generate(**kwargs, **gen_kwargs)
             spent = time.perf_counter() - t1
-        except Exception as e:  # one failed batch is an error in each of its records
+        except Exception as e:  # noqa: BLE001 - one failed batch is an error in each of its records
             msg = f"{type(e).__name__}: {e}"
             return [Generation(error=msg, finish_reason="error") for _ in reqs]
         seqs = res.sequences[:, width:].cpu()
@@ -159,7 +179,9 @@ class HFBackend:
             if sample:
                 logits = logits / first.temperature
             lp = torch.log_softmax(logits, dim=-1)
-            logprobs = lp.gather(-1, seqs[:, : lp.shape[1]].unsqueeze(-1).to(lp.device)).squeeze(-1).cpu()
+            logprobs = (
+                lp.gather(-1, seqs[:, : lp.shape[1]].unsqueeze(-1).to(lp.device)).squeeze(-1).cpu()
+            )
         out = []
         stops = set(codec.stop_ids)
         for i, r in enumerate(reqs):

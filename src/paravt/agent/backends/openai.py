@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -25,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from paravt.agent.config import BackendConfig
-from paravt.agent.records import GenRequest, Generation, ImageItem
+from paravt.agent.records import Generation, GenRequest, ImageItem
 
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -73,7 +72,7 @@ class OpenAIBackend:
         self.tool_role = tool_role
 
     @classmethod
-    def from_config(cls, cfg: BackendConfig) -> "OpenAIBackend":
+    def from_config(cls, cfg: BackendConfig) -> OpenAIBackend:
         return cls(
             cfg.base_url,
             cfg.model,
@@ -154,8 +153,10 @@ class OpenAIBackend:
     def _one(self, req: GenRequest) -> Generation:
         try:
             body = self.payload(req)
-        except Exception as e:
-            return Generation(error=f"cannot build the request: {type(e).__name__}: {e}", finish_reason="error")
+        except Exception as e:  # noqa: BLE001 - a bad request is this episode's error
+            return Generation(
+                error=f"cannot build the request: {type(e).__name__}: {e}", finish_reason="error"
+            )
         t0 = time.perf_counter()
         last = ""
         for attempt in range(self.retries + 1):
@@ -169,7 +170,7 @@ class OpenAIBackend:
                 if e.code in _RETRY_STATUS:
                     continue
                 break
-            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as e:
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
                 last = f"cannot reach {self.url}: {getattr(e, 'reason', e)}"
                 continue
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -194,7 +195,9 @@ class OpenAIBackend:
                 text = f"<think>\n{reasoning}\n</think>\n{text}"
             finish = choice.get("finish_reason") or "stop"
         except (KeyError, IndexError, TypeError, AttributeError):
-            return Generation(error=f"malformed reply from {self.url}: {str(reply)[:200]}", finish_reason="error")
+            return Generation(
+                error=f"malformed reply from {self.url}: {str(reply)[:200]}", finish_reason="error"
+            )
         usage = reply.get("usage") or {}
         return Generation(
             text=text,
