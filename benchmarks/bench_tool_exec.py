@@ -122,6 +122,43 @@ def ours_overview(path: Path, k: int, mode: str, workers: int, resize: bool):
     return len(frames)
 
 
+# -- does torchcodec release the GIL? ---------------------------------------------------------
+def gil_probe(path: Path, seconds_of_video: float = 20.0) -> dict:
+    """Count pure-Python loop iterations per second alone and while another thread decodes.
+
+    If the decode held the GIL, the counting thread would stall (rate near 0) for the whole
+    decode; a rate comparable to the idle one means threads decode in parallel with Python.
+    """
+    import threading
+
+    from paravt.video import VideoSource
+
+    src = VideoSource(path)
+    idx = [src.index_at(t) for t in range(0, int(seconds_of_video))]
+
+    def spin(stop: Callable[[], bool]) -> tuple[int, float]:
+        n, t0 = 0, time.perf_counter()
+        while not stop():
+            n += 1
+        return n, time.perf_counter() - t0
+
+    t_end = time.perf_counter() + 1.0
+    n_idle, s_idle = spin(lambda: time.perf_counter() >= t_end)
+    worker = threading.Thread(target=lambda: src.decode_indices(idx))
+    worker.start()
+    n_busy, s_busy = spin(lambda: not worker.is_alive())
+    worker.join()
+    idle, busy = n_idle / s_idle, n_busy / max(s_busy, 1e-9)
+    return {
+        "python_loop_rate_idle_per_s": round(idle),
+        "python_loop_rate_during_decode_per_s": round(busy),
+        "decode_s": round(s_busy, 3),
+        "ratio": round(busy / idle, 3),
+        "conclusion": "GIL released during decode (threads decode in parallel)" if busy / idle > 0.1
+        else "GIL held during decode: use processes",
+    }
+
+
 # -- timing ---------------------------------------------------------------------------------
 def timed(fn: Callable[[], object]) -> float:
     t0 = time.perf_counter()
@@ -133,15 +170,14 @@ def run_case(name: str, reference: Callable[[], object], ours: dict[str, Callabl
     """Interleave reference and ours; return medians and ratios (reference / ours)."""
     samples: dict[str, list[float]] = {"reference": [], **{k: [] for k in ours}}
     for rep in range(warmup + repeats):
-        t = timed(reference)
-        if rep >= warmup:
-            samples["reference"].append(t)
+        times = {"reference": timed(reference)}
         for key, fn in ours.items():
-            t = timed(fn)
-            if rep >= warmup:
+            times[key] = timed(fn)
+        if rep >= warmup:
+            for key, t in times.items():
                 samples[key].append(t)
-        print(f"  {name} rep {rep + 1}/{warmup + repeats}: " + ", ".join(
-            f"{k}={v[-1]:.2f}s" for k, v in samples.items() if v), file=sys.stderr)
+        print(f"  {name} rep {rep + 1}/{warmup + repeats}{' (warm-up)' if rep < warmup else ''}: "
+              + ", ".join(f"{k}={t:.2f}s" for k, t in times.items()), file=sys.stderr, flush=True)
     med = {k: statistics.median(v) for k, v in samples.items()}
     return {
         "median_s": {k: round(v, 4) for k, v in med.items()},
@@ -176,8 +212,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="Measured runs of the slow cases (training_batch, overview_exact).")
     ap.add_argument("--overview-k", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cases", default="five_windows,training_batch,overview_exact,overview_keyframe")
+    ap.add_argument("--cases", default="five_windows,training_batch,overview_exact,overview_keyframe,gil_probe")
     ap.add_argument("--out", type=Path, default=RESULTS / "bench_tool_exec.json")
+    ap.add_argument("--merge", action="store_true",
+                    help="Add this run's cases to an existing --out file instead of replacing it.")
+    ap.add_argument("--tag", default="", help="Suffix for case names (with --merge), e.g. '@workers4'.")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
 
@@ -240,8 +279,14 @@ def main(argv: list[str] | None = None) -> int:
             "target_ratio": 10.0 if mode == "keyframe" else None,
         }
 
+    if "gil_probe" in wanted:
+        print("case gil_probe", file=sys.stderr)
+        cases["gil_probe"] = gil_probe(video)
+
     load_end = os.getloadavg()
     cpus = os.cpu_count() or 1
+    for c in cases.values():
+        c["load_avg_at_end_of_run"] = [round(x, 2) for x in load_end]
     shared = max(load_start[0], load_end[0]) > 0.5 * cpus
     import qwen_vl_utils  # noqa: F401
     import torchcodec
@@ -277,8 +322,18 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    if args.tag:
+        cases = {f"{k}{args.tag}": v for k, v in cases.items()}
+        result["cases"] = cases
+    if args.merge and args.out.is_file():
+        previous = json.loads(args.out.read_text())
+        previous.setdefault("cases", {}).update(cases)
+        previous.setdefault("merged_runs", []).append({
+            "command": result["command"], "cases": sorted(cases), "machine": result["machine"],
+        })
+        result = previous
     args.out.write_text(json.dumps(result, indent=2) + "\n")
-    summary = {name: c["ratio_reference_over_ours"] for name, c in cases.items()}
+    summary = {name: c.get("ratio_reference_over_ours", c) for name, c in cases.items()}
     print(json.dumps(summary, indent=2))
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
