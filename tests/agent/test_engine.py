@@ -118,7 +118,12 @@ def test_parallel_episode_tool_turns_errors_forced_answer_and_stream(
     assert len(backend.batches) == 3
 
 
-def test_generated_tokens_are_never_retokenized(q3_processor, pancake):
+@pytest.mark.parametrize("arch", ["qwen3-vl", "qwen2.5-vl"])
+def test_generated_tokens_are_never_retokenized(arch, request, pancake):
+    from transformers import AutoProcessor
+
+    folder = request.getfixturevalue("tiny_qwen3_dir" if arch == "qwen3-vl" else "tiny_qwen25_dir")
+    q3_processor = AutoProcessor.from_pretrained(str(folder))
     script = [
         "<think>Look at the middle.</think>" + call(3, 6),
         "<think>Seen.</think><answer>A</answer>",
@@ -148,6 +153,9 @@ def test_generated_tokens_are_never_retokenized(q3_processor, pancake):
     full = codec.render(rec.messages)
     expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.images])
     assert codec.decode(rec.token_ids) + "\n" == codec.decode(expected)
+    assert codec.arch == arch and rec.pixel_values.shape[0] == int(
+        rec.image_grid_thw.prod(-1).sum()
+    )
 
 
 def test_sequential_mode_runs_one_call_per_turn(q3_processor, pancake):
