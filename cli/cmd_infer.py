@@ -29,6 +29,7 @@ def _flags(kw: dict) -> dict:
     }
     flags = {
         "question_type": kw.get("question_type"),
+        "batch_size": kw.get("batch_size"),
         "backend": {k: v for k, v in backend.items() if v is not None},
         "engine": {k: v for k, v in engine.items() if v is not None},
     }
@@ -119,6 +120,25 @@ def trace_tree(rec):
     return tree
 
 
+def _emit(records, config, console, as_json: bool, trace: bool, single: bool) -> None:
+    """Answers (or JSON records) to stdout, the trace tree and errors to stderr."""
+    if trace:
+        for rec in records:
+            console.print(trace_tree(rec))
+    for rec in records:
+        if as_json:
+            doc = {"config": config, "record": rec.to_dict()}
+            if single:
+                emit_json(doc)
+            else:
+                click.echo(json.dumps(doc, default=str))
+        elif rec.status == "ok":
+            click.echo(rec.prediction if rec.prediction is not None else "")
+        else:
+            click.echo("")
+            console.print(f"[red]{rec.id}: error:[/] {rec.error}")
+
+
 @click.command("infer")
 @click.argument("video", type=click.Path(dir_okay=False))
 @click.option(
@@ -170,6 +190,7 @@ def trace_tree(rec):
     default=None,
     help="Precede overview frames with their time (off = paper-compatible).",
 )
+@click.option("--batch-size", type=int, help="Episodes run together (stdin questions; default 8).")
 @click.option(
     "--trace", is_flag=True, help="Show turns, calls, windows and timings as a tree on stderr."
 )
@@ -198,23 +219,15 @@ def command(
     with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
         backend = make_backend(cfg.backend)
     engine = EpisodeEngine(backend, cfg.engine)
-    with console.status(f"answering {len(inputs)} question(s)"):
-        records = engine.run(inputs)
-    if trace:
-        for rec in records:
-            console.print(trace_tree(rec))
     config = to_dict(cfg)
-    for rec in records:
-        if as_json:
-            doc = {"config": config, "record": rec.to_dict()}
-            if len(records) == 1:
-                emit_json(doc)
-            else:
-                click.echo(json.dumps(doc, default=str))
-        elif rec.status == "ok":
-            click.echo(rec.prediction if rec.prediction is not None else "")
-        else:
-            click.echo("")
-            console.print(f"[red]{rec.id}: error:[/] {rec.error}")
+    records = []
+    for start in range(0, len(inputs), cfg.batch_size):
+        chunk = inputs[start : start + cfg.batch_size]
+        with console.status(
+            f"answering questions {start + 1}-{start + len(chunk)} of {len(inputs)}"
+        ):
+            done = engine.run(chunk)
+        records.extend(done)
+        _emit(done, config, console, as_json, trace, single=len(inputs) == 1)
     if len(records) == 1 and records[0].status == "error":
         raise UserError(f"{records[0].video}: {records[0].error}")

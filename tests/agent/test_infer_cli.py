@@ -104,6 +104,8 @@ def test_infer_reads_questions_from_stdin_and_reports_errors(
         str(tiny_qwen3_dir),
         "--json",
         "--trace",
+        "--batch-size",
+        "1",
         *SMALL,
     ]
     assert main(argv) == 0
@@ -113,6 +115,7 @@ def test_infer_reads_questions_from_stdin_and_reports_errors(
     assert docs[0]["record"]["status"] == "ok" and docs[0]["record"]["question_type"] == "mcq"
     assert docs[1]["record"]["status"] == "error" and docs[1]["record"]["question_type"] == "oe"
     assert "turn 0" in out.err and "answer:" in out.err  # the trace tree
+    assert docs[0]["config"]["batch_size"] == 1
 
 
 def test_infer_user_errors_exit_2(tiny_qwen3_dir, pancake, tmp_path, capsys, monkeypatch):

@@ -131,9 +131,15 @@ class BackendConfig:
 class InferConfig:
     """``paravt infer``: which model (``backend``), how episodes run (``engine``).
 
-    ``question_type`` ``auto`` means ``mcq`` when options are given, else ``oe``.
+    ``question_type`` ``auto`` means ``mcq`` when options are given, else ``oe``. Questions read
+    from stdin run ``batch_size`` episodes at a time (answers stream out batch by batch).
     """
 
     backend: BackendConfig = field(default_factory=BackendConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
     question_type: Literal["auto", "mcq", "tvg", "oe"] = "auto"
+    batch_size: int = 8
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ConfigError(f"batch_size must be at least 1, got {self.batch_size}")
