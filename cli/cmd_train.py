@@ -8,16 +8,27 @@ TrainingArguments keys, e.g. ``--set trainer.deepspeed=ds.json``).
 from __future__ import annotations
 
 import click
-
 from paravt.cli.common import emit_json, json_option, stderr_console
 
 
 @click.command("train")
-@click.option("--config", "config_path", required=True, metavar="RECIPE",
-              help="Recipe YAML file, or a packaged recipe: paragrpo, vanilla_grpo, cpu-smoke.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Override one key (dotted: data.video_root=..., trainer.max_steps=...); repeatable.")
-@click.option("--resume", is_flag=True, help="Continue from the newest checkpoint in the run folder.")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    metavar="RECIPE",
+    help="Recipe YAML file, or a packaged recipe: paragrpo, vanilla_grpo, cpu-smoke.",
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override one key (dotted: data.video_root=..., trainer.max_steps=...); repeatable.",
+)
+@click.option(
+    "--resume", is_flag=True, help="Continue from the newest checkpoint in the run folder."
+)
 @json_option
 def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json: bool) -> None:
     """Train a video LMM with PARA-GRPO (multi-turn crop_video episodes, TRL loss)."""
@@ -29,7 +40,9 @@ def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json:
     import contextlib
     import sys
 
-    with contextlib.redirect_stdout(sys.stderr):  # HF Trainer prints logs: stdout is for the result only
+    with contextlib.redirect_stdout(
+        sys.stderr
+    ):  # HF Trainer prints logs: stdout is for the result only
         summary = run_training(cfg, resume=resume, console=console)
     import torch.distributed as dist
 
@@ -38,5 +51,7 @@ def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json:
     if as_json:
         emit_json(summary)
     else:
-        click.echo(f"trained {summary['global_step']} steps; model in {summary['final_model']}; "
-                   f"metrics in {summary['metrics_file']}")
+        click.echo(
+            f"trained {summary['global_step']} steps; model in {summary['final_model']}; "
+            f"metrics in {summary['metrics_file']}"
+        )

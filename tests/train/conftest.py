@@ -31,8 +31,12 @@ class Probe:
         def wrapped(inputs):
             out = original(inputs)
             self.rollouts.append(dict(trainer.last_rollout))
-            self.outputs.append({k: (v.detach().cpu().clone() if isinstance(v, torch.Tensor) else copy.copy(v))
-                                 for k, v in out.items()})
+            self.outputs.append(
+                {
+                    k: (v.detach().cpu().clone() if isinstance(v, torch.Tensor) else copy.copy(v))
+                    for k, v in out.items()
+                }
+            )
             return out
 
         trainer._generate_and_score_completions = wrapped

@@ -9,29 +9,57 @@ import shutil
 def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
     from paravt.train.run import load_command_config, run_training
 
-    good = ["decord__flipping_a_pancake.mkv", "mediabunny__trim-buck-bunny.webm", "torchcodec__testsrc2.mp4",
-            "torchcodec__var_fps_video.mp4", "torchcodec__bt709_full_range.mp4", "decord__flipping_a_pancake.mkv",
-            "torchcodec__testsrc2.mp4"]
-    vanishing = tmp_path / "vanishing.mp4"  # readable when checked, deleted before training: a mid-run failure
+    good = [
+        "decord__flipping_a_pancake.mkv",
+        "mediabunny__trim-buck-bunny.webm",
+        "torchcodec__testsrc2.mp4",
+        "torchcodec__var_fps_video.mp4",
+        "torchcodec__bt709_full_range.mp4",
+        "decord__flipping_a_pancake.mkv",
+        "torchcodec__testsrc2.mp4",
+    ]
+    vanishing = (
+        tmp_path / "vanishing.mp4"
+    )  # readable when checked, deleted before training: a mid-run failure
     shutil.copy(shared_videos / "torchcodec__testsrc2.mp4", vanishing)
     videos = good + [str(vanishing), "no/such/video.mp4", "decord__corrupted.mp4"]
-    rows = [{"id": f"q{i}", "video": v, "question": "What is shown?", "options": ["A thing", "Another"],
-             "answer": "A", "question_type": "mcq"} for i, v in enumerate(videos)]
+    rows = [
+        {
+            "id": f"q{i}",
+            "video": v,
+            "question": "What is shown?",
+            "options": ["A thing", "Another"],
+            "answer": "A",
+            "question_type": "mcq",
+        }
+        for i, v in enumerate(videos)
+    ]
     data = tmp_path / "train.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run_dir = tmp_path / "run"
-    cfg = load_command_config("cpu-smoke", (
-        f"output_dir={run_dir}", f"data.path={data}", f"data.video_root={shared_videos}",
-        "trainer.per_device_train_batch_size=2", "trainer.max_steps=-1", "trainer.num_train_epochs=1",
-        "trainer.max_turns=1", "trainer.save_steps=100", "trainer.gating_choices=[2]",
-    ))
+    cfg = load_command_config(
+        "cpu-smoke",
+        (
+            f"output_dir={run_dir}",
+            f"data.path={data}",
+            f"data.video_root={shared_videos}",
+            "trainer.per_device_train_batch_size=2",
+            "trainer.max_steps=-1",
+            "trainer.num_train_epochs=1",
+            "trainer.max_turns=1",
+            "trainer.save_steps=100",
+            "trainer.gating_choices=[2]",
+        ),
+    )
     summary = run_training(cfg, on_trainer=lambda trainer: vanishing.unlink())
     assert summary["global_step"] == 9  # every kept row, one prompt (two generations) per step
     report = json.loads((run_dir / "data_report.json").read_text())
     assert report["rows"] == 10 and report["kept"] == 9 and report["skipped"] == 1
     skipped = [json.loads(x) for x in (run_dir / "skipped_rows.jsonl").read_text().splitlines()]
     assert [s["id"] for s in skipped] == ["q8"] and skipped[0]["reason"].startswith("missing")
-    episodes = [json.loads(x) for x in (run_dir / "episodes" / "rank0.jsonl").read_text().splitlines()]
+    episodes = [
+        json.loads(x) for x in (run_dir / "episodes" / "rank0.jsonl").read_text().splitlines()
+    ]
     by_id = {e["prompt_id"]: e for e in episodes}
     assert by_id["q7"]["status"] == "error" and by_id["q7"]["reward"] is None  # vanished mid-run
     assert by_id["q9"]["status"] in ("ok", "error")  # the damaged file trained or failed cleanly

@@ -16,13 +16,34 @@ def _jsonl(path, rows):
 
 
 def test_jsonl_rows_resolve_against_video_root_and_bad_rows_are_skipped(tmp_path, shared_videos):
-    p = _jsonl(tmp_path / "d.jsonl", [
-        {"id": "a", "video": "torchcodec__testsrc2.mp4", "question": "Q?", "options": ["x", "y"], "answer": "A",
-         "question_type": "mcq"},
-        {"id": "b", "video": "torchcodec__testsrc2.mp4", "question": "Q?", "answer": [1, 2], "question_type": "tvg"},
-        {"id": "c", "video": "x.mp4", "question": "Q?", "answer": "A", "question_type": "essay"},
-        {"id": "d", "question": "Q?", "answer": "A"},
-    ])
+    p = _jsonl(
+        tmp_path / "d.jsonl",
+        [
+            {
+                "id": "a",
+                "video": "torchcodec__testsrc2.mp4",
+                "question": "Q?",
+                "options": ["x", "y"],
+                "answer": "A",
+                "question_type": "mcq",
+            },
+            {
+                "id": "b",
+                "video": "torchcodec__testsrc2.mp4",
+                "question": "Q?",
+                "answer": [1, 2],
+                "question_type": "tvg",
+            },
+            {
+                "id": "c",
+                "video": "x.mp4",
+                "question": "Q?",
+                "answer": "A",
+                "question_type": "essay",
+            },
+            {"id": "d", "question": "Q?", "answer": "A"},
+        ],
+    )
     res = read_rows(p, shared_videos)
     assert [r.id for r in res.rows] == ["a", "b"]
     assert res.rows[0].video == str(shared_videos / "torchcodec__testsrc2.mp4")
@@ -31,32 +52,63 @@ def test_jsonl_rows_resolve_against_video_root_and_bad_rows_are_skipped(tmp_path
 
 
 def test_parquet_paravt_layout(tmp_path, shared_videos):
-    table = pa.table({
-        "prompt": [[{"role": "user", "content": "<video>\nWhat is cooked? A. pancake B. egg"}]],
-        "videos": [[str(shared_videos / "decord__flipping_a_pancake.mkv")]],
-        "extra_info": [{"answer": "A", "question_type": "mcq"}],
-    })
+    table = pa.table(
+        {
+            "prompt": [[{"role": "user", "content": "<video>\nWhat is cooked? A. pancake B. egg"}]],
+            "videos": [[str(shared_videos / "decord__flipping_a_pancake.mkv")]],
+            "extra_info": [{"answer": "A", "question_type": "mcq"}],
+        }
+    )
     path = tmp_path / "d.parquet"
     pq.write_table(table, path)
     res = read_rows(path)
     assert len(res.rows) == 1
-    assert res.rows[0].question.startswith("What is cooked?") and "<video>" not in res.rows[0].question
+    assert (
+        res.rows[0].question.startswith("What is cooked?") and "<video>" not in res.rows[0].question
+    )
     ds = to_dataset(res.rows)
     assert ds[0]["prompt_id"] == "row0" and json.loads(ds[0]["answer_json"]) == "A"
 
 
 def test_missing_and_corrupt_videos_are_skipped_and_reported(tmp_path, shared_videos):
-    rows = [{"id": f"r{i}", "video": "torchcodec__testsrc2.mp4", "question": "Q?", "answer": "A",
-             "question_type": "mcq", "options": ["a", "b"]} for i in range(8)]
-    rows.append({"id": "gone", "video": "nope/missing.mp4", "question": "Q?", "answer": "A", "question_type": "mcq"})
-    rows.append({"id": "empty", "video": str(tmp_path / "empty.mp4"), "question": "Q?", "answer": "A",
-                 "question_type": "mcq"})
+    rows = [
+        {
+            "id": f"r{i}",
+            "video": "torchcodec__testsrc2.mp4",
+            "question": "Q?",
+            "answer": "A",
+            "question_type": "mcq",
+            "options": ["a", "b"],
+        }
+        for i in range(8)
+    ]
+    rows.append(
+        {
+            "id": "gone",
+            "video": "nope/missing.mp4",
+            "question": "Q?",
+            "answer": "A",
+            "question_type": "mcq",
+        }
+    )
+    rows.append(
+        {
+            "id": "empty",
+            "video": str(tmp_path / "empty.mp4"),
+            "question": "Q?",
+            "answer": "A",
+            "question_type": "mcq",
+        }
+    )
     (tmp_path / "empty.mp4").write_bytes(b"not a video at all")
     good, report = load_training_rows(_jsonl(tmp_path / "d.jsonl", rows), shared_videos)
     assert len(good) == 8 and report.kept == 8 and report.total == 10
     assert {s.id for s in report.skipped} == {"gone", "empty"}
     report.write(tmp_path / "run")
-    listed = [json.loads(line) for line in (tmp_path / "run" / "skipped_rows.jsonl").read_text().splitlines()]
+    listed = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "skipped_rows.jsonl").read_text().splitlines()
+    ]
     assert {r["id"] for r in listed} == {"gone", "empty"}
 
 

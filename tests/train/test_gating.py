@@ -36,6 +36,11 @@ def test_k_identical_in_another_process():
     import sys
 
     code = "from paravt.train.gating import gated_frames; print([gated_frames(5, f'q{i}', 2) for i in range(20)])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "123", "PATH": "/usr/bin:/bin"}).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "123", "PATH": "/usr/bin:/bin"},
+    ).stdout.strip()
     assert out == str([gated_frames(5, f"q{i}", 2) for i in range(20)])

@@ -36,39 +36,73 @@ def _rows(path: Path) -> list[dict]:
 
 def test_sigkill_after_checkpoint_then_resume_keeps_metrics_continuous(tmp_path, shared_videos):
     run_dir = tmp_path / "run"
-    cmd = [sys.executable, "-m", "paravt.cli.main", "train", "--config", "cpu-smoke",
-           "--set", f"output_dir={run_dir}", "--set", f"data.video_root={shared_videos}",
-           "--set", "trainer.max_steps=4", "--set", "trainer.save_steps=2", "--set", "trainer.max_turns=1",
-           "--set", "trainer.per_device_train_batch_size=2"]
-    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "paravt.cli.main",
+        "train",
+        "--config",
+        "cpu-smoke",
+        "--set",
+        f"output_dir={run_dir}",
+        "--set",
+        f"data.video_root={shared_videos}",
+        "--set",
+        "trainer.max_steps=4",
+        "--set",
+        "trainer.save_steps=2",
+        "--set",
+        "trainer.max_turns=1",
+        "--set",
+        "trainer.per_device_train_batch_size=2",
+    ]
+    proc = subprocess.Popen(
+        cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.time() + 240
     try:
         # Kill once step 3 is logged: the checkpoint is at step 2, so row 3 must be cut and redone.
         while time.time() < deadline and proc.poll() is None:
-            if (run_dir / "checkpoint-2" / "trainer_state.json").is_file() and \
-                    any(r["step"] == 3 for r in _rows(run_dir / "metrics.jsonl")):
+            if (run_dir / "checkpoint-2" / "trainer_state.json").is_file() and any(
+                r["step"] == 3 for r in _rows(run_dir / "metrics.jsonl")
+            ):
                 break
             time.sleep(0.05)
-        assert proc.poll() is None, f"run ended before it could be killed: {proc.stderr.read()[-2000:]}"
+        assert proc.poll() is None, (
+            f"run ended before it could be killed: {proc.stderr.read()[-2000:]}"
+        )
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert not (run_dir / "checkpoint-4").exists()
-    killed_step3 = sorted(e["prompt_id"] for e in _rows(run_dir / "episodes" / "rank0.jsonl") if e["step"] == 3)
+    killed_step3 = sorted(
+        e["prompt_id"] for e in _rows(run_dir / "episodes" / "rank0.jsonl") if e["step"] == 3
+    )
     assert [r["step"] for r in _rows(run_dir / "metrics.jsonl")] == [1, 2, 3]
 
-    done = subprocess.run(cmd + ["--resume", "--json"], env=_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        cmd + ["--resume", "--json"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
     assert summary["global_step"] == 4 and summary["resumed_from"].endswith("checkpoint-2")
     steps = [r["step"] for r in _rows(run_dir / "metrics.jsonl")]
     assert steps == [1, 2, 3, 4]  # continuous: no duplicate step 3, no gap
-    resumed_step3 = sorted(e["prompt_id"] for e in _rows(run_dir / "episodes" / "rank0.jsonl") if e["step"] == 3)
+    resumed_step3 = sorted(
+        e["prompt_id"] for e in _rows(run_dir / "episodes" / "rank0.jsonl") if e["step"] == 3
+    )
     assert resumed_step3 == killed_step3  # the data position was restored
     assert (run_dir / "checkpoint-4" / "model.safetensors").is_file()
-    assert json.loads((run_dir / "config.json").read_text())["resumed_from"].endswith("checkpoint-2")
+    assert json.loads((run_dir / "config.json").read_text())["resumed_from"].endswith(
+        "checkpoint-2"
+    )
 
 
 @pytest.mark.slow
@@ -78,11 +112,32 @@ def test_torchrun_two_ranks_gloo_same_k_for_a_prompt_on_both_ranks(tmp_path, sha
         pytest.skip("torchrun not on PATH")
     run_dir = tmp_path / "ddp"
     # 3 prompts × 2 generations over 2 ranks: the middle prompt's group is split across the ranks.
-    cmd = [torchrun, "--nproc_per_node", "2", "--master_port", "29531", "-m", "paravt.cli.main", "train",
-           "--config", "cpu-smoke", "--set", f"output_dir={run_dir}", "--set", f"data.video_root={shared_videos}",
-           "--set", "trainer.per_device_train_batch_size=3", "--set", "trainer.max_steps=2",
-           "--set", "trainer.max_turns=1", "--json"]
-    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=400, cwd=tmp_path)
+    cmd = [
+        torchrun,
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        "29531",
+        "-m",
+        "paravt.cli.main",
+        "train",
+        "--config",
+        "cpu-smoke",
+        "--set",
+        f"output_dir={run_dir}",
+        "--set",
+        f"data.video_root={shared_videos}",
+        "--set",
+        "trainer.per_device_train_batch_size=3",
+        "--set",
+        "trainer.max_steps=2",
+        "--set",
+        "trainer.max_turns=1",
+        "--json",
+    ]
+    done = subprocess.run(
+        cmd, env=_env(), capture_output=True, text=True, timeout=400, cwd=tmp_path, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout)["global_step"] == 2
     ks = defaultdict(set)

@@ -13,9 +13,21 @@ def test_runs_the_configured_steps_with_executed_tool_calls(smoke_run):
     assert summary["global_step"] == 3
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2, 3]
-    for key in ("reward/acc", "reward/fmt", "reward/anchor", "reward/tool", "tools/kappa",
-                "tools/calls_per_episode", "tools/parse_failure_rate", "tools/error_rate",
-                "groups/zero_variance_share", "frames/k_mean", "episode/turns", "completions/mean_length", "loss"):
+    for key in (
+        "reward/acc",
+        "reward/fmt",
+        "reward/anchor",
+        "reward/tool",
+        "tools/kappa",
+        "tools/calls_per_episode",
+        "tools/parse_failure_rate",
+        "tools/error_rate",
+        "groups/zero_variance_share",
+        "frames/k_mean",
+        "episode/turns",
+        "completions/mean_length",
+        "loss",
+    ):
         assert key in rows[0], key
     records = [r for ro in probe.rollouts for r in ro["records"]]
     assert all(r.status == "ok" for r in records)
@@ -34,16 +46,16 @@ def test_tool_turn_tokens_are_masked_out_of_the_loss(smoke_run):
     image_pad = tok.convert_tokens_to_ids("<|image_pad|>")
     for ro, out in zip(probe.rollouts, probe.outputs):
         for i, rec in enumerate(ro["records"]):
-            comp = rec.token_ids[rec.prompt_len:]
+            comp = rec.token_ids[rec.prompt_len :]
             mask = out["tool_mask"][i, : len(comp)].tolist()
-            assert mask == rec.loss_mask[rec.prompt_len:]
+            assert mask == rec.loss_mask[rec.prompt_len :]
             assert 0 < sum(mask) < len(comp)  # generated turns train, the tool turn does not
             ids = torch.tensor(comp)
             m = torch.tensor(mask)
             assert (ids == resp_open).any() and not m[ids == resp_open].any()
             assert not m[ids == image_pad].any()  # tool frames are context, never targets
             assert m[ids == call_close].all()  # the model's own structural tokens are trained
-            assert out["tool_mask"][i, len(comp):].sum() == 0  # padding never trains
+            assert out["tool_mask"][i, len(comp) :].sum() == 0  # padding never trains
 
 
 def test_every_image_of_the_episode_reaches_the_loss_forward(smoke_run):
@@ -54,13 +66,19 @@ def test_every_image_of_the_episode_reaches_the_loss_forward(smoke_run):
             n_pad = int((torch.tensor(rec.token_ids) == probe.trainer._image_pad).sum())
             assert n_pad == int(torch.as_tensor(rec.image_grid_thw).prod(-1).sum()) // 4
         assert out["pixel_values"].shape[0] == int(out["image_grid_thw"].prod(-1).sum())
-        assert out["mm_token_type_ids"].sum() == (torch.cat([out["prompt_ids"], out["completion_ids"]], 1)
-                                                  == probe.trainer._image_pad).sum()
+        assert (
+            out["mm_token_type_ids"].sum()
+            == (
+                torch.cat([out["prompt_ids"], out["completion_ids"]], 1) == probe.trainer._image_pad
+            ).sum()
+        )
     # The loss forward (grad on) ran the vision tower on every patch row of the batch.
     grad_rows = [rows for grad, rows in probe.visual_calls if grad]
     assert grad_rows, "the loss forward never ran the vision tower"
     assert sorted(grad_rows) == sorted(int(o["pixel_values"].shape[0]) for o in probe.outputs)
-    assert probe.trainer.loss_forward_image_rows == [int(o["pixel_values"].shape[0]) for o in probe.outputs]
+    assert probe.trainer.loss_forward_image_rows == [
+        int(o["pixel_values"].shape[0]) for o in probe.outputs
+    ]
 
 
 def test_frames_gating_same_k_within_a_group_different_across_prompts(smoke_run):
@@ -87,7 +105,9 @@ def test_anchor_terms_nonzero_under_the_think_prefix(smoke_run):
         comp = ro["completion_ids"]
         at_close = comp == think_close
         assert at_close.any() and (adv[at_close] != 0).all()
-        plain = (ro["tool_mask"] == 1) & ~at_close & (comp != tok.convert_tokens_to_ids("</tool_call>"))
+        plain = (
+            (ro["tool_mask"] == 1) & ~at_close & (comp != tok.convert_tokens_to_ids("</tool_call>"))
+        )
         plain &= comp != tok.convert_tokens_to_ids("<answer>")
         plain &= comp != tok.convert_tokens_to_ids("</answer>")
         rows_adv = adv[:, :1].expand_as(adv)
@@ -104,7 +124,10 @@ def test_checkpoint_is_safetensors_and_reloads_with_from_pretrained(smoke_run):
     model = AutoModelForImageTextToText.from_pretrained(ckpt)
     final = AutoModelForImageTextToText.from_pretrained(summary["final_model"])
     AutoProcessor.from_pretrained(summary["final_model"])
-    changed = [k for k, v in final.state_dict().items()
-               if k in probe.initial_state and not torch.equal(v, probe.initial_state[k])]
+    changed = [
+        k
+        for k, v in final.state_dict().items()
+        if k in probe.initial_state and not torch.equal(v, probe.initial_state[k])
+    ]
     assert changed, "training did not change any weight"
     assert sum(p.numel() for p in model.parameters()) == sum(p.numel() for p in final.parameters())

@@ -9,11 +9,11 @@ from paravt.data.rows import SkippedRow, TrainRow, read_rows
 from paravt.data.validate import SkipReport, check_videos, load_training_rows, to_dataset
 
 __all__ = [
-    "TrainRow",
-    "SkippedRow",
     "SkipReport",
-    "read_rows",
+    "SkippedRow",
+    "TrainRow",
     "check_videos",
     "load_training_rows",
+    "read_rows",
     "to_dataset",
 ]

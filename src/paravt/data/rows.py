@@ -59,7 +59,9 @@ def _text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
         )
     return "" if content is None else str(content)
 
@@ -75,7 +77,13 @@ def _video_of(videos: Any) -> str | None:
 
 
 def _normalise(
-    index: int, raw_id: Any, video: str | None, question: str, options: Any, answer: Any, qtype: Any,
+    index: int,
+    raw_id: Any,
+    video: str | None,
+    question: str,
+    options: Any,
+    answer: Any,
+    qtype: Any,
     video_root: str | Path | None,
 ) -> TrainRow | SkippedRow:
     rid = str(raw_id) if raw_id not in (None, "") else f"row{index}"
@@ -84,7 +92,9 @@ def _normalise(
     path = resolve_video(video, video_root)
     qtype = str(qtype or "mcq").lower()
     if qtype not in QUESTION_TYPES:
-        return SkippedRow(index, rid, path, f"question_type {qtype!r} is not one of {list(QUESTION_TYPES)}")
+        return SkippedRow(
+            index, rid, path, f"question_type {qtype!r} is not one of {list(QUESTION_TYPES)}"
+        )
     if hasattr(options, "tolist"):
         options = options.tolist()
     if options is not None and not isinstance(options, list):
@@ -96,7 +106,9 @@ def _normalise(
     question = question.replace(VIDEO_MARKER, "").strip()
     if not question:
         return SkippedRow(index, rid, path, "empty question")
-    return TrainRow(rid, path, question, [str(o) for o in options] if options else None, answer, qtype, index)
+    return TrainRow(
+        rid, path, question, [str(o) for o in options] if options else None, answer, qtype, index
+    )
 
 
 def _read_jsonl(path: Path, video_root) -> ReadResult:
@@ -108,13 +120,19 @@ def _read_jsonl(path: Path, video_root) -> ReadResult:
             try:
                 obj = json.loads(line)
                 if not isinstance(obj, dict):
-                    raise ValueError("not a JSON object")
+                    raise ValueError("not a JSON object")  # noqa: TRY004 - caught below
             except ValueError as e:
                 out.skipped.append(SkippedRow(i, f"row{i}", "", f"invalid JSON: {e}"))
                 continue
             item = _normalise(
-                i, obj.get("id"), obj.get("video"), str(obj.get("question") or ""), obj.get("options"),
-                obj.get("answer"), obj.get("question_type"), video_root,
+                i,
+                obj.get("id"),
+                obj.get("video"),
+                str(obj.get("question") or ""),
+                obj.get("options"),
+                obj.get("answer"),
+                obj.get("question_type"),
+                video_root,
             )
             (out.rows if isinstance(item, TrainRow) else out.skipped).append(item)
     return out
@@ -139,18 +157,28 @@ def _read_parquet(path: Path, video_root) -> ReadResult:
             except ValueError:
                 extra = {}
         item = _normalise(
-            i, extra.get("id", rec.get("id", extra.get("index"))), _video_of(rec.get("videos")), question,
-            extra.get("options"), extra.get("answer"), extra.get("question_type"), video_root,
+            i,
+            extra.get("id", rec.get("id", extra.get("index"))),
+            _video_of(rec.get("videos")),
+            question,
+            extra.get("options"),
+            extra.get("answer"),
+            extra.get("question_type"),
+            video_root,
         )
         (out.rows if isinstance(item, TrainRow) else out.skipped).append(item)
     return out
 
 
-def read_rows(path: str | Path, video_root: str | Path | None = None, fmt: str = "auto") -> ReadResult:
+def read_rows(
+    path: str | Path, video_root: str | Path | None = None, fmt: str = "auto"
+) -> ReadResult:
     """Parse a training file; bad rows land in ``skipped`` with a reason."""
     p = Path(path).expanduser()
     if not p.is_file():
-        raise UserError(f"training data not found: {p} (set data.path to a .parquet or .jsonl file)")
+        raise UserError(
+            f"training data not found: {p} (set data.path to a .parquet or .jsonl file)"
+        )
     if fmt == "auto":
         fmt = "parquet" if p.suffix == ".parquet" else "jsonl"
     if fmt == "parquet":

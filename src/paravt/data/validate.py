@@ -25,7 +25,12 @@ class SkipReport:
         for s in self.skipped:
             key = s.reason.split(":")[0]
             reasons[key] = reasons.get(key, 0) + 1
-        return {"rows": self.total, "kept": self.kept, "skipped": len(self.skipped), "reasons": reasons}
+        return {
+            "rows": self.total,
+            "kept": self.kept,
+            "skipped": len(self.skipped),
+            "reasons": reasons,
+        }
 
     def write(self, run_dir: str | Path) -> Path:
         run_dir = Path(run_dir)
@@ -53,7 +58,7 @@ def _probe(path: str) -> str | None:
         frames = src.frames_at([min(meta.duration * 0.5, max(meta.duration - 1e-3, 0.0))])
         if len(frames.times) == 0:
             return "unreadable: no frame decodes"
-    except Exception as e:  # any decoder failure means: skip this row, keep training
+    except Exception as e:  # noqa: BLE001 - any decoder failure means: skip this row, keep training
         return f"unreadable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     return None
 
@@ -72,11 +77,15 @@ def check_videos(rows: list[TrainRow]) -> tuple[list[TrainRow], list[SkippedRow]
     return good, bad
 
 
-def load_training_rows(path, video_root=None, fmt="auto", limit: int | None = None) -> tuple[list[TrainRow], SkipReport]:
+def load_training_rows(
+    path, video_root=None, fmt="auto", limit: int | None = None
+) -> tuple[list[TrainRow], SkipReport]:
     result = read_rows(path, video_root, fmt)
     rows = result.rows[:limit] if limit else result.rows
     good, bad = check_videos(rows)
-    report = SkipReport(total=len(rows) + len(result.skipped), kept=len(good), skipped=result.skipped + bad)
+    report = SkipReport(
+        total=len(rows) + len(result.skipped), kept=len(good), skipped=result.skipped + bad
+    )
     if not good:
         raise UserError(
             f"no usable training rows in {path}: {report.summary()} — check data.video_root and the files "

@@ -6,7 +6,7 @@ stays cheap; ``gated_frames`` is pure and always available.
 
 from paravt.train.gating import PAPER_CHOICES, gated_frames
 
-__all__ = ["ParaGRPOConfig", "ParaGRPOTrainer", "PolicyBackend", "gated_frames", "PAPER_CHOICES"]
+__all__ = ["PAPER_CHOICES", "ParaGRPOConfig", "ParaGRPOTrainer", "PolicyBackend", "gated_frames"]
 
 
 def __getattr__(name):

@@ -40,10 +40,15 @@ class ParaGRPOConfig(GRPOConfig):
     window_max_frames: int = field(default=16, metadata={"help": "Frames per crop_video window."})
     video_device: str = field(default="cpu", metadata={"help": "Decode device (cpu | cuda)."})
     think_prefix: str = field(
-        default="<think>\n", metadata={"help": "Prompt suffix pre-filling the think tag ('' = off)."}
+        default="<think>\n",
+        metadata={"help": "Prompt suffix pre-filling the think tag ('' = off)."},
     )
-    format_weight: float = field(default=1.0, metadata={"help": "w_fmt in R = R_acc + w_fmt R_fmt + R_tool."})
-    anchor_lambda: float = field(default=0.5, metadata={"help": "λ_anchor on the anchor format term."})
+    format_weight: float = field(
+        default=1.0, metadata={"help": "w_fmt in R = R_acc + w_fmt R_fmt + R_tool."}
+    )
+    anchor_lambda: float = field(
+        default=0.5, metadata={"help": "λ_anchor on the anchor format term."}
+    )
     token_anchor: bool = field(
         default=False, metadata={"help": "Add the per-token anchor bonus to the advantages."}
     )
@@ -53,19 +58,25 @@ class ParaGRPOConfig(GRPOConfig):
     )
     oe_metric: str = field(default="f1", metadata={"help": "Open-ended accuracy: f1 | exact."})
     subagent_in_loss: bool = field(
-        default=False, metadata={"help": "Train on sub-agent trajectories with the episode's advantage."}
+        default=False,
+        metadata={"help": "Train on sub-agent trajectories with the episode's advantage."},
     )
     first_turn_text: str | None = field(
         default=None,
-        metadata={"help": "Force the first assistant turn to this text (smoke tests with random models)."},
+        metadata={
+            "help": "Force the first assistant turn to this text (smoke tests with random models)."
+        },
     )
     suppress_vision_tokens: bool = field(
         default=True, metadata={"help": "Never sample <|image_pad|>/<|vision_start|>/... tokens."}
     )
     episode_log: bool = field(
-        default=True, metadata={"help": "Write episodes/rank{r}.jsonl (K, rewards, calls) in the run folder."}
+        default=True,
+        metadata={"help": "Write episodes/rank{r}.jsonl (K, rewards, calls) in the run folder."},
     )
-    metrics_file: str = field(default="metrics.jsonl", metadata={"help": "Per-step metrics (run folder)."})
+    metrics_file: str = field(
+        default="metrics.jsonl", metadata={"help": "Per-step metrics (run folder)."}
+    )
 
     def __post_init__(self):
         super().__post_init__()

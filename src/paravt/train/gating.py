@@ -10,7 +10,7 @@ nothing to synchronise between ranks, nothing to save in a checkpoint.
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from collections.abc import Sequence
 
 PAPER_CHOICES: tuple[int, ...] = (4, 8, 16, 32, 64)
 

@@ -17,7 +17,9 @@ from typing import Any
 from transformers import TrainerCallback
 
 
-def episode_stats(record: Any, breakdown: Any, k: int, generated_tokens: int, total_tokens: int) -> dict:
+def episode_stats(
+    record: Any, breakdown: Any, k: int, generated_tokens: int, total_tokens: int
+) -> dict:
     calls = [c for c in getattr(record, "calls", []) if getattr(c, "status", "") != "ignored"]
     counts = getattr(record, "tool_counts", None)
     tool_turns = sum(1 for t in getattr(record, "turns", []) if getattr(t, "n_calls", 0) > 0)
@@ -45,7 +47,9 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
-def step_metrics(stats: list[dict], zero_variance_share: float, k_choices: list[int]) -> dict[str, float]:
+def step_metrics(
+    stats: list[dict], zero_variance_share: float, k_choices: list[int]
+) -> dict[str, float]:
     """Aggregate one step's episode stats (all ranks) into PROTOCOL §5's logged metrics."""
     n = max(len(stats), 1)
     calls = sum(s["calls"] for s in stats)
@@ -86,7 +90,9 @@ def read_jsonl(path: str | Path) -> list[dict]:
             continue
         try:
             rows.append(json.loads(line))
-        except ValueError:  # a line torn by a kill mid-write: drop it, the step is re-logged on resume
+        except (
+            ValueError
+        ):  # a line torn by a kill mid-write: drop it, the step is re-logged on resume
             continue
     return rows
 

@@ -25,7 +25,9 @@ def plot_runs(run_dirs: list[str], out: str, metrics_file: str = "metrics.jsonl"
         path = Path(rd) / metrics_file
         rows = [r for r in read_jsonl(path) if "reward/fmt" in r or "tools/kappa" in r]
         if not rows:
-            raise UserError(f"no training metrics in {path}: pass run folders written by `paravt train`")
+            raise UserError(
+                f"no training metrics in {path}: pass run folders written by `paravt train`"
+            )
         series[Path(rd).name or str(rd)] = rows
     fig, axes = plt.subplots(1, len(PANELS), figsize=(5 * len(PANELS), 3.6))
     for ax, (key, title) in zip(axes, PANELS):

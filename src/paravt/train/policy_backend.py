@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from paravt.agent.records import GenRequest, Generation
+from paravt.agent.records import Generation, GenRequest
 
 VISION_TOKENS = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
 
@@ -87,8 +87,12 @@ class PolicyBackend:
         text = self.first_turn_text or ""
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"] + [self.eos_token_ids[0]]
         return Generation(
-            text=text, token_ids=ids, logprobs=[0.0] * len(ids), finish_reason="stop",
-            prompt_tokens=len(req.prompt_ids or []), completion_tokens=len(ids),
+            text=text,
+            token_ids=ids,
+            logprobs=[0.0] * len(ids),
+            finish_reason="stop",
+            prompt_tokens=len(req.prompt_ids or []),
+            completion_tokens=len(ids),
         )
 
     def _device(self):
@@ -104,8 +108,10 @@ class PolicyBackend:
         groups: dict[tuple, list[int]] = {}
         for i, req in enumerate(requests):
             if req.prompt_ids is None:
-                out[i] = Generation(error="policy backend needs token-space requests (prompt_ids)",
-                                    finish_reason="error")
+                out[i] = Generation(
+                    error="policy backend needs token-space requests (prompt_ids)",
+                    finish_reason="error",
+                )
             elif self.first_turn_text and req.role == "main" and req.turn == 0 and not req.forced:
                 out[i] = self._forced(req)
             else:
@@ -114,12 +120,16 @@ class PolicyBackend:
         for (max_new, temperature, top_p), idx in groups.items():
             for s in range(0, len(idx), self.batch_size):
                 chunk = idx[s : s + self.batch_size]
-                for i, gen in zip(chunk, self._sample([requests[i] for i in chunk], max_new, temperature, top_p)):
+                for i, gen in zip(
+                    chunk, self._sample([requests[i] for i in chunk], max_new, temperature, top_p)
+                ):
                     out[i] = gen
         return out  # type: ignore[return-value]
 
     @torch.no_grad()
-    def _sample(self, reqs: list[GenRequest], max_new: int, temperature: float, top_p: float) -> list[Generation]:
+    def _sample(
+        self, reqs: list[GenRequest], max_new: int, temperature: float, top_p: float
+    ) -> list[Generation]:
         device = self._device()
         t0 = time.perf_counter()
         width = max(len(r.prompt_ids) for r in reqs)
@@ -129,24 +139,31 @@ class PolicyBackend:
             n = len(r.prompt_ids)
             input_ids[b, width - n :] = torch.tensor(r.prompt_ids, dtype=torch.long)
             attention[b, width - n :] = 1
-        kwargs: dict[str, Any] = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
+        kwargs: dict[str, Any] = {
+            "input_ids": input_ids.to(device),
+            "attention_mask": attention.to(device),
+        }
         pix = [r.pixel_values for r in reqs if r.pixel_values is not None and len(r.pixel_values)]
         if pix:
             kwargs["pixel_values"] = torch.cat([p.to(device) for p in pix], dim=0)
             kwargs["image_grid_thw"] = torch.cat(
-                [torch.as_tensor(r.image_grid_thw).to(device) for r in reqs
-                 if r.image_grid_thw is not None and len(r.image_grid_thw)], dim=0
+                [
+                    torch.as_tensor(r.image_grid_thw).to(device)
+                    for r in reqs
+                    if r.image_grid_thw is not None and len(r.image_grid_thw)
+                ],
+                dim=0,
             )
             kwargs["mm_token_type_ids"] = (kwargs["input_ids"] == self.image_pad_id).long()
         sampling = temperature > 0
-        gen_kwargs = dict(
-            max_new_tokens=max_new,
-            do_sample=sampling,
-            pad_token_id=self.pad_token_id,
-            eos_token_id=self.eos_token_ids,
-            return_dict_in_generate=True,
-            output_scores=self.with_logprobs,
-        )
+        gen_kwargs = {
+            "max_new_tokens": max_new,
+            "do_sample": sampling,
+            "pad_token_id": self.pad_token_id,
+            "eos_token_id": self.eos_token_ids,
+            "return_dict_in_generate": True,
+            "output_scores": self.with_logprobs,
+        }
         if sampling:
             gen_kwargs.update(temperature=temperature, top_p=top_p, top_k=self.top_k or None)
         if self.suppress_ids:
@@ -166,9 +183,15 @@ class PolicyBackend:
             n = int(hits[0]) + 1 if len(hits) else len(row)
             ids = row[:n].tolist()
             lp = logps[b, :n].tolist() if logps is not None else [0.0] * n
-            gens.append(Generation(
-                text=self._decode(ids), token_ids=ids, logprobs=lp,
-                finish_reason="stop" if len(hits) else "length",
-                prompt_tokens=len(r.prompt_ids), completion_tokens=n, generate_s=dt,
-            ))
+            gens.append(
+                Generation(
+                    text=self._decode(ids),
+                    token_ids=ids,
+                    logprobs=lp,
+                    finish_reason="stop" if len(hits) else "length",
+                    prompt_tokens=len(r.prompt_ids),
+                    completion_tokens=n,
+                    generate_s=dt,
+                )
+            )
         return gens

@@ -53,10 +53,16 @@ def recipe_path(name_or_path: str) -> Path:
         if not p.is_file():
             raise ConfigError(f"recipe file not found: {p}")
         return p
-    name = name_or_path.replace("_", "-") if name_or_path.replace("_", "-") == "cpu-smoke" else name_or_path
+    name = (
+        name_or_path.replace("_", "-")
+        if name_or_path.replace("_", "-") == "cpu-smoke"
+        else name_or_path
+    )
     res = resources.files("paravt.train") / "recipes" / f"{name}.yaml"
     if not res.is_file():
-        raise ConfigError(f"unknown recipe {name_or_path!r}: use a YAML path or one of {', '.join(RECIPES)}")
+        raise ConfigError(
+            f"unknown recipe {name_or_path!r}: use a YAML path or one of {', '.join(RECIPES)}"
+        )
     return Path(str(res))
 
 
@@ -72,7 +78,9 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
 
     data = dict(cfg.trainer)
     if "output_dir" in data:
-        raise ConfigError("set the run folder with the top-level output_dir, not trainer.output_dir")
+        raise ConfigError(
+            "set the run folder with the top-level output_dir, not trainer.output_dir"
+        )
     data["output_dir"] = world_output_dir or cfg.output_dir
     data.setdefault("save_only_model", False)
     return build(ParaGRPOConfig, data, prefix="trainer.")
@@ -106,7 +114,9 @@ def checkpoint_step(ckpt: Path) -> int:
     return int(ckpt.name.rsplit("-", 1)[-1])
 
 
-def run_training(cfg: TrainCommandConfig, resume: bool = False, console: Any = None, on_trainer: Any = None) -> dict:
+def run_training(
+    cfg: TrainCommandConfig, resume: bool = False, console: Any = None, on_trainer: Any = None
+) -> dict:
     """Train per ``cfg``; returns a summary (steps, run folder, final model path, skips)."""
     import torch
     from transformers import AutoModelForImageTextToText, AutoProcessor
@@ -124,12 +134,22 @@ def run_training(cfg: TrainCommandConfig, resume: bool = False, console: Any = N
     if resume:
         ckpt = last_checkpoint(run_dir)
         if ckpt is None:
-            raise UserError(f"--resume: no checkpoint-N folder in {run_dir}; start without --resume")
+            raise UserError(
+                f"--resume: no checkpoint-N folder in {run_dir}; start without --resume"
+            )
     metrics_path = run_dir / args.metrics_file
     if is_main:
-        (run_dir / "config.json").write_text(json.dumps(
-            {"command": to_dict(cfg), "trainer_resolved": args.to_dict(), "resumed_from": str(ckpt) if ckpt else None},
-            indent=2, default=str))
+        (run_dir / "config.json").write_text(
+            json.dumps(
+                {
+                    "command": to_dict(cfg),
+                    "trainer_resolved": args.to_dict(),
+                    "resumed_from": str(ckpt) if ckpt else None,
+                },
+                indent=2,
+                default=str,
+            )
+        )
         if ckpt is not None:
             step = checkpoint_step(ckpt)
             truncate_after(metrics_path, step)
@@ -152,19 +172,28 @@ def run_training(cfg: TrainCommandConfig, resume: bool = False, console: Any = N
     data_path = cfg.data.path
     if data_path.startswith("builtin:"):
         data_path = str(builtin_data(data_path.split(":", 1)[1]))
-    rows, report = load_training_rows(data_path, cfg.data.video_root, cfg.data.format, cfg.data.limit)
+    rows, report = load_training_rows(
+        data_path, cfg.data.video_root, cfg.data.format, cfg.data.limit
+    )
     if is_main:
         report.write(run_dir)
         if console is not None and report.skipped:
-            console.print(f"[yellow]skipped {len(report.skipped)} of {report.total} rows "
-                          f"(see {run_dir / 'skipped_rows.jsonl'})[/yellow]")
+            console.print(
+                f"[yellow]skipped {len(report.skipped)} of {report.total} rows "
+                f"(see {run_dir / 'skipped_rows.jsonl'})[/yellow]"
+            )
 
     dtype = torch.bfloat16 if args.bf16 else (torch.float16 if args.fp16 else torch.float32)
     model = AutoModelForImageTextToText.from_pretrained(model_path, dtype=dtype)
     processor = AutoProcessor.from_pretrained(model_path)
     processor.tokenizer.padding_side = "left"
-    trainer = ParaGRPOTrainer(model=model, args=args, train_dataset=to_dataset(rows), processing_class=processor,
-                              callbacks=[MetricsJsonl(metrics_path)])
+    trainer = ParaGRPOTrainer(
+        model=model,
+        args=args,
+        train_dataset=to_dataset(rows),
+        processing_class=processor,
+        callbacks=[MetricsJsonl(metrics_path)],
+    )
     if on_trainer is not None:  # tests and benchmarks attach probes here
         on_trainer(trainer)
     result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
@@ -173,8 +202,11 @@ def run_training(cfg: TrainCommandConfig, resume: bool = False, console: Any = N
     if is_main:
         processor.save_pretrained(str(final_dir))
     summary = {
-        "run_dir": str(run_dir), "global_step": int(trainer.state.global_step), "final_model": str(final_dir),
-        "resumed_from": str(ckpt) if ckpt else None, "data": report.summary(),
+        "run_dir": str(run_dir),
+        "global_step": int(trainer.state.global_step),
+        "final_model": str(final_dir),
+        "resumed_from": str(ckpt) if ckpt else None,
+        "data": report.summary(),
         "train_loss": float(result.training_loss) if result is not None else None,
         "metrics_file": str(metrics_path),
     }

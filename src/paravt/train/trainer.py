@@ -71,10 +71,18 @@ def _row_image_tokens(ids: list[int] | torch.Tensor, image_pad_id: int) -> int:
 class ParaGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose rollout is the paravt episode engine (see the module docstring)."""
 
-    _tag_names = ["trl", "grpo", "paravt", "para-grpo"]
+    _tag_names = ["trl", "grpo", "paravt", "para-grpo"]  # noqa: RUF012 - TRL reads a list
 
-    def __init__(self, model, args: ParaGRPOConfig, train_dataset=None, processing_class=None,
-                 callbacks=None, engine_factory=None, **kwargs):
+    def __init__(
+        self,
+        model,
+        args: ParaGRPOConfig,
+        train_dataset=None,
+        processing_class=None,
+        callbacks=None,
+        engine_factory=None,
+        **kwargs,
+    ):
         if not isinstance(args, ParaGRPOConfig):
             raise TypeError("ParaGRPOTrainer needs a ParaGRPOConfig")
         if args.use_vllm:
@@ -92,14 +100,25 @@ class ParaGRPOTrainer(GRPOTrainer):
             raise ConfigError(
                 f"video_device={args.video_device!r}: the episode engine decodes on the CPU for now; set video_device=cpu"
             )
-        super().__init__(model=model, reward_funcs=[para_reward], args=args, train_dataset=train_dataset,
-                         processing_class=processing_class, callbacks=callbacks, **kwargs)
+        super().__init__(
+            model=model,
+            reward_funcs=[para_reward],
+            args=args,
+            train_dataset=train_dataset,
+            processing_class=processing_class,
+            callbacks=callbacks,
+            **kwargs,
+        )
         self.para_args = args
         self._engine_factory = engine_factory
         self._backend = PolicyBackend(
-            self.model, self.processing_class,
-            temperature=args.temperature, top_p=args.top_p, top_k=args.top_k or 0,
-            eos_token_ids=list(self.eos_token_ids), suppress_vision_tokens=args.suppress_vision_tokens,
+            self.model,
+            self.processing_class,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            top_k=args.top_k or 0,
+            eos_token_ids=list(self.eos_token_ids),
+            suppress_vision_tokens=args.suppress_vision_tokens,
             first_turn_text=args.first_turn_text,
             batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
         )
@@ -117,16 +136,28 @@ class ParaGRPOTrainer(GRPOTrainer):
 
         a = self.para_args
         return EngineConfig(
-            mode=a.dispatch_mode, evidence=a.evidence_mode, max_turns=a.max_turns,
-            max_parallel=a.max_parallel, frames=a.overview_frames, timestamps=a.timestamps,
-            max_new_tokens=a.max_turn_tokens, temperature=a.temperature if mode == "train" else 0.0,
-            top_p=a.top_p, min_pixels=a.min_pixels, max_pixels=a.max_pixels,
+            mode=a.dispatch_mode,
+            evidence=a.evidence_mode,
+            max_turns=a.max_turns,
+            max_parallel=a.max_parallel,
+            frames=a.overview_frames,
+            timestamps=a.timestamps,
+            max_new_tokens=a.max_turn_tokens,
+            temperature=a.temperature if mode == "train" else 0.0,
+            top_p=a.top_p,
+            min_pixels=a.min_pixels,
+            max_pixels=a.max_pixels,
             think_prefix=a.think_prefix,
             # the forced final answer keeps PROTOCOL §1's budgets, capped by the per-turn budget
-            forced_tokens_mcq=min(64, a.max_turn_tokens), forced_tokens_tvg=min(128, a.max_turn_tokens),
-            forced_tokens_oe=min(256, a.max_turn_tokens), subagent_max_tokens=min(512, a.max_turn_tokens),
-            crop=CropSettings(max_frames=a.window_max_frames, min_pixels=min(a.min_pixels, a.max_pixels),
-                              max_pixels=a.max_pixels),
+            forced_tokens_mcq=min(64, a.max_turn_tokens),
+            forced_tokens_tvg=min(128, a.max_turn_tokens),
+            forced_tokens_oe=min(256, a.max_turn_tokens),
+            subagent_max_tokens=min(512, a.max_turn_tokens),
+            crop=CropSettings(
+                max_frames=a.window_max_frames,
+                min_pixels=min(a.min_pixels, a.max_pixels),
+                max_pixels=a.max_pixels,
+            ),
         )
 
     def _make_engine(self, mode: str):
@@ -143,25 +174,42 @@ class ParaGRPOTrainer(GRPOTrainer):
         a = self.para_args
         out = []
         for i, x in enumerate(inputs):
-            k = gated_frames(a.seed, x["prompt_id"], epoch, a.gating_choices,
-                             enabled=a.frames_gating and mode == "train", fixed=a.overview_frames)
-            out.append(EpisodeInput(
-                id=str(x["prompt_id"]), video=x["video"], question=x["prompt"],
-                options=json.loads(x["options_json"]), question_type=x["question_type"],
-                frames_k=k, answer=json.loads(x["answer_json"]),
-                meta={"row": i, "rank": self.accelerator.process_index},
-            ))
+            k = gated_frames(
+                a.seed,
+                x["prompt_id"],
+                epoch,
+                a.gating_choices,
+                enabled=a.frames_gating and mode == "train",
+                fixed=a.overview_frames,
+            )
+            out.append(
+                EpisodeInput(
+                    id=str(x["prompt_id"]),
+                    video=x["video"],
+                    question=x["prompt"],
+                    options=json.loads(x["options_json"]),
+                    question_type=x["question_type"],
+                    frames_k=k,
+                    answer=json.loads(x["answer_json"]),
+                    meta={"row": i, "rank": self.accelerator.process_index},
+                )
+            )
         return out
 
     def run_episodes(self, episode_inputs: list, mode: str) -> list:
         """All episodes of the local batch through the engine, with the policy unwrapped once."""
         ctx = unwrap_model_for_generation(
-            self.model_wrapped, self.accelerator,
+            self.model_wrapped,
+            self.accelerator,
             gather_deepspeed3_params=self.args.ds3_gather_for_generation,
             gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
         )
         summon = getattr(self, "_dist", None)
-        summon_ctx = summon.summon_full_params(self.model_wrapped, recurse=False) if summon else nullcontext()
+        summon_ctx = (
+            summon.summon_full_params(self.model_wrapped, recurse=False)
+            if summon
+            else nullcontext()
+        )
         with ctx as unwrapped, torch.no_grad(), summon_ctx:
             self._backend.model = unwrapped
             was_training = unwrapped.training
@@ -177,8 +225,13 @@ class ParaGRPOTrainer(GRPOTrainer):
         from paravt.rewards import RewardConfig
 
         a = self.para_args
-        return RewardConfig(format_weight=a.format_weight, anchor_lambda=a.anchor_lambda, oe_metric=a.oe_metric,
-                            token_anchor=a.token_anchor, token_anchor_values=dict(a.token_anchor_values))
+        return RewardConfig(
+            format_weight=a.format_weight,
+            anchor_lambda=a.anchor_lambda,
+            oe_metric=a.oe_metric,
+            token_anchor=a.token_anchor,
+            token_anchor_values=dict(a.token_anchor_values),
+        )
 
     def score_episode(self, record, cfg):
         """RewardBreakdown of one episode, or None when the episode failed (unscorable)."""
@@ -187,23 +240,47 @@ class ParaGRPOTrainer(GRPOTrainer):
         if getattr(record, "status", "ok") != "ok" or not record.token_ids:
             return None
         tc = record.tool_counts
-        execution = ToolExecutionSummary(parseable_calls=tc.parseable_calls, executed_ok=tc.executed_ok,
-                                         errors=tc.errors)
-        return compose(record.prefix, record.completion_text, execution, record.gold, record.question_type,
-                       record.options, cfg)
+        execution = ToolExecutionSummary(
+            parseable_calls=tc.parseable_calls, executed_ok=tc.executed_ok, errors=tc.errors
+        )
+        return compose(
+            record.prefix,
+            record.completion_text,
+            execution,
+            record.gold,
+            record.question_type,
+            record.options,
+            cfg,
+        )
 
     def _token_bonus(self, completion_ids: list[int]) -> list[float]:
         from paravt.rewards import anchor_token_bonus
 
-        return list(anchor_token_bonus(completion_ids, self._tokenizer, dict(self.para_args.token_anchor_values)))
+        return list(
+            anchor_token_bonus(
+                completion_ids, self._tokenizer, dict(self.para_args.token_anchor_values)
+            )
+        )
 
     # -- the rollout -------------------------------------------------------------------------
     def _row_from_record(self, record) -> dict:
-        ok = getattr(record, "status", "ok") == "ok" and len(record.token_ids) > record.prompt_len > 0
+        ok = (
+            getattr(record, "status", "ok") == "ok"
+            and len(record.token_ids) > record.prompt_len > 0
+        )
         if not ok:
-            filler = [self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0]
-            return {"prompt": filler, "completion": filler, "mask": [0], "logps": [0.0],
-                    "pixel_values": None, "grid": None, "ok": False}
+            filler = [
+                self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+            ]
+            return {
+                "prompt": filler,
+                "completion": filler,
+                "mask": [0],
+                "logps": [0.0],
+                "pixel_values": None,
+                "grid": None,
+                "ok": False,
+            }
         p = record.prompt_len
         mask = [int(m) for m in record.loss_mask[p:]]
         logps = list(record.logprobs[p:]) if record.logprobs else [0.0] * len(mask)
@@ -221,15 +298,24 @@ class ParaGRPOTrainer(GRPOTrainer):
             if len(grid) == 0:
                 grid, pv = None, None
         elif _row_image_tokens(record.token_ids, self._image_pad):
-            raise FeatureMismatchError(f"episode {record.id}: image-pad tokens but no image features")
-        return {"prompt": list(record.token_ids[:p]), "completion": list(record.token_ids[p:]), "mask": mask,
-                "logps": logps, "pixel_values": pv, "grid": grid, "ok": True}
+            raise FeatureMismatchError(
+                f"episode {record.id}: image-pad tokens but no image features"
+            )
+        return {
+            "prompt": list(record.token_ids[:p]),
+            "completion": list(record.token_ids[p:]),
+            "mask": mask,
+            "logps": logps,
+            "pixel_values": pv,
+            "grid": grid,
+            "ok": True,
+        }
 
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
         device = self.accelerator.device
         mode = "train" if self.model.training else "eval"
         a = self.para_args
-        epoch = int(math.floor(self.state.epoch or 0.0)) if mode == "train" else 0
+        epoch = math.floor(self.state.epoch or 0.0) if mode == "train" else 0
         ep_inputs = self.episode_inputs(inputs, epoch, mode)
         records = self.run_episodes(ep_inputs, mode)
         if len(records) != len(inputs):
@@ -239,13 +325,17 @@ class ParaGRPOTrainer(GRPOTrainer):
         rcfg = self._reward_config()
         breakdowns = [self.score_episode(r, rcfg) for r in records]
         local = torch.tensor(
-            [[b.total if b is not None else math.nan] for b in breakdowns], dtype=torch.float32, device=device
+            [[b.total if b is not None else math.nan] for b in breakdowns],
+            dtype=torch.float32,
+            device=device,
         )
         all_rewards = gather(local)[:, 0]
         G = self.num_generations if mode == "train" else self.num_generations_eval
         grouped = all_rewards.view(-1, G)
         mean = torch.nanmean(grouped, dim=1).repeat_interleave(G)
-        std_group = nanstd(grouped, dim=1).repeat_interleave(G) if G > 1 else torch.zeros_like(all_rewards)
+        std_group = (
+            nanstd(grouped, dim=1).repeat_interleave(G) if G > 1 else torch.zeros_like(all_rewards)
+        )
         if self.scale_rewards == "batch":
             std = nanstd(all_rewards).expand_as(all_rewards)
         else:
@@ -270,23 +360,44 @@ class ParaGRPOTrainer(GRPOTrainer):
                     rows.append(self._row_from_record(sub))
                     row_adv.append(adv)
         spg = self.args.steps_per_generation if mode == "train" else 1
-        while len(rows) % spg:  # TRL splits the batch evenly across accumulation steps: pad with no-loss rows
-            filler = self._row_from_record(type("Failed", (), {"status": "error", "token_ids": [], "prompt_len": 0})())
+        while (
+            len(rows) % spg
+        ):  # TRL splits the batch evenly across accumulation steps: pad with no-loss rows
+            filler = self._row_from_record(
+                type("Failed", (), {"status": "error", "token_ids": [], "prompt_len": 0})()
+            )
             rows.append(filler)
             row_adv.append(0.0)
 
         pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
-        prompt_ids = pad([torch.tensor(r["prompt"]) for r in rows], padding_value=pad_id, padding_side="left").to(device)
-        prompt_mask = pad([torch.ones(len(r["prompt"]), dtype=torch.long) for r in rows], padding_value=0,
-                          padding_side="left").to(device)
-        completion_ids = pad([torch.tensor(r["completion"]) for r in rows], padding_value=pad_id,
-                             padding_side="right").to(device)
-        completion_mask = pad([torch.ones(len(r["completion"]), dtype=torch.long) for r in rows], padding_value=0,
-                              padding_side="right").to(device)
-        tool_mask = pad([torch.tensor(r["mask"], dtype=torch.long) for r in rows], padding_value=0,
-                        padding_side="right").to(device)
-        sampling_logps = pad([torch.tensor(r["logps"], dtype=torch.float32) for r in rows], padding_value=0.0,
-                             padding_side="right").to(device)
+        prompt_ids = pad(
+            [torch.tensor(r["prompt"]) for r in rows], padding_value=pad_id, padding_side="left"
+        ).to(device)
+        prompt_mask = pad(
+            [torch.ones(len(r["prompt"]), dtype=torch.long) for r in rows],
+            padding_value=0,
+            padding_side="left",
+        ).to(device)
+        completion_ids = pad(
+            [torch.tensor(r["completion"]) for r in rows],
+            padding_value=pad_id,
+            padding_side="right",
+        ).to(device)
+        completion_mask = pad(
+            [torch.ones(len(r["completion"]), dtype=torch.long) for r in rows],
+            padding_value=0,
+            padding_side="right",
+        ).to(device)
+        tool_mask = pad(
+            [torch.tensor(r["mask"], dtype=torch.long) for r in rows],
+            padding_value=0,
+            padding_side="right",
+        ).to(device)
+        sampling_logps = pad(
+            [torch.tensor(r["logps"], dtype=torch.float32) for r in rows],
+            padding_value=0.0,
+            padding_side="right",
+        ).to(device)
         loss_mask = completion_mask * tool_mask
         num_items_in_batch = self.accelerator.gather(loss_mask.sum()).sum()
         prompt_completion_ids = torch.cat([prompt_ids, completion_ids], dim=1)
@@ -298,13 +409,17 @@ class ParaGRPOTrainer(GRPOTrainer):
         forward_kwargs: dict[str, Any] = {}
         if sum(num_images):
             forward_kwargs["pixel_values"] = torch.cat(
-                [torch.as_tensor(r["pixel_values"]) for r in rows if r["grid"] is not None]).to(device)
-            forward_kwargs["image_grid_thw"] = torch.cat([r["grid"] for r in rows if r["grid"] is not None]).to(device)
+                [torch.as_tensor(r["pixel_values"]) for r in rows if r["grid"] is not None]
+            ).to(device)
+            forward_kwargs["image_grid_thw"] = torch.cat(
+                [r["grid"] for r in rows if r["grid"] is not None]
+            ).to(device)
             forward_kwargs["mm_token_type_ids"] = (prompt_completion_ids == self._image_pad).long()
             rows_needed = int(forward_kwargs["image_grid_thw"].prod(-1).sum())
             if rows_needed != forward_kwargs["pixel_values"].shape[0]:
                 raise FeatureMismatchError(
-                    f"pixel_values has {forward_kwargs['pixel_values'].shape[0]} patch rows, grids need {rows_needed}")
+                    f"pixel_values has {forward_kwargs['pixel_values'].shape[0]} patch rows, grids need {rows_needed}"
+                )
             if self.model.dtype in (torch.bfloat16, torch.float16):
                 forward_kwargs["pixel_values"] = forward_kwargs["pixel_values"].to(self.model.dtype)
 
@@ -322,58 +437,99 @@ class ParaGRPOTrainer(GRPOTrainer):
             anchor_bonus_total = float(bonus.abs().sum())
             adv = adv.unsqueeze(1) + bonus
 
-        batch_size = self.args.per_device_train_batch_size if mode == "train" else self.args.per_device_eval_batch_size
+        batch_size = (
+            self.args.per_device_train_batch_size
+            if mode == "train"
+            else self.args.per_device_eval_batch_size
+        )
         with torch.no_grad():
             generate_every = self.args.steps_per_generation * self.num_iterations
             old_logps = None
             if self.args.gradient_accumulation_steps % generate_every != 0:
                 old_logps, _, _ = self._get_per_token_logps_and_entropies(
-                    self.model, prompt_completion_ids, attention_mask, logits_to_keep, batch_size=batch_size,
-                    num_images=num_images, **forward_kwargs)
+                    self.model,
+                    prompt_completion_ids,
+                    attention_mask,
+                    logits_to_keep,
+                    batch_size=batch_size,
+                    num_images=num_images,
+                    **forward_kwargs,
+                )
             ref_logps = None
             if self.beta != 0.0 and self.ref_model is not None:
                 ref_logps, _, _ = self._get_per_token_logps_and_entropies(
-                    self.ref_model, prompt_completion_ids, attention_mask, logits_to_keep, batch_size=batch_size,
-                    num_images=num_images, **forward_kwargs)
+                    self.ref_model,
+                    prompt_completion_ids,
+                    attention_mask,
+                    logits_to_keep,
+                    batch_size=batch_size,
+                    num_images=num_images,
+                    **forward_kwargs,
+                )
             elif self.beta != 0.0:
                 from trl.trainer.utils import use_adapter
 
                 model = self.accelerator.unwrap_model(self.model)
                 with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
                     ref_logps, _, _ = self._get_per_token_logps_and_entropies(
-                        self.model, prompt_completion_ids, attention_mask, logits_to_keep, batch_size=batch_size,
-                        num_images=num_images, **forward_kwargs)
+                        self.model,
+                        prompt_completion_ids,
+                        attention_mask,
+                        logits_to_keep,
+                        batch_size=batch_size,
+                        num_images=num_images,
+                        **forward_kwargs,
+                    )
 
         # Metrics (all ranks' episodes).
-        stats = [episode_stats(r, b, e.frames_k, int(sum(row["mask"])), len(row["completion"]))
-                 for r, b, e, row in zip(records, breakdowns, ep_inputs, rows)]
+        stats = [
+            episode_stats(r, b, e.frames_k, int(sum(row["mask"])), len(row["completion"]))
+            for r, b, e, row in zip(records, breakdowns, ep_inputs, rows)
+        ]
         all_stats = gather_object(stats)
         m = step_metrics(all_stats, zero_var_share, list(a.gating_choices))
         valid = all_rewards[~torch.isnan(all_rewards)]
         m["reward"] = valid.mean().item() if valid.numel() else 0.0
         m["reward_std"] = nanstd(all_rewards).item() if valid.numel() > 1 else 0.0
         m["frac_reward_zero_std"] = zero_var.float().mean().item()
-        m["anchor/token_bonus_abs_sum"] = self.accelerator.gather(
-            torch.tensor(anchor_bonus_total, device=device)).sum().item()
+        m["anchor/token_bonus_abs_sum"] = (
+            self.accelerator.gather(torch.tensor(anchor_bonus_total, device=device)).sum().item()
+        )
         m["images/per_episode"] = sum(num_images[: len(records)]) / max(1, len(records))
         if mode == "train":
-            self.state.num_input_tokens_seen += int(self.accelerator.gather(attention_mask.sum()).sum().item())
+            self.state.num_input_tokens_seen += int(
+                self.accelerator.gather(attention_mask.sum()).sum().item()
+            )
         self._metrics[mode]["num_tokens"] = [self.state.num_input_tokens_seen]
         for key, value in m.items():
             self._metrics[mode][key].append(float(value))
 
         self._log_episodes(records, breakdowns, ep_inputs, local_adv.tolist(), epoch, mode)
         self.last_rollout = {
-            "records": records, "episode_inputs": ep_inputs, "breakdowns": breakdowns,
-            "advantages": adv.detach().cpu(), "tool_mask": tool_mask.cpu(), "completion_ids": completion_ids.cpu(),
-            "num_images": num_images, "metrics": m, "epoch": epoch,
+            "records": records,
+            "episode_inputs": ep_inputs,
+            "breakdowns": breakdowns,
+            "advantages": adv.detach().cpu(),
+            "tool_mask": tool_mask.cpu(),
+            "completion_ids": completion_ids.cpu(),
+            "num_images": num_images,
+            "metrics": m,
+            "epoch": epoch,
         }
 
         output = {
-            "prompt_ids": prompt_ids, "prompt_mask": prompt_mask, "completion_ids": completion_ids,
-            "completion_mask": completion_mask, "tool_mask": tool_mask, "advantages": adv,
-            "num_items_in_batch": num_items_in_batch, "sampling_per_token_logps": sampling_logps,
+            "prompt_ids": prompt_ids,
+            "prompt_mask": prompt_mask,
+            "completion_ids": completion_ids,
+            "completion_mask": completion_mask,
+            "tool_mask": tool_mask,
+            "advantages": adv,
+            "num_items_in_batch": num_items_in_batch,
         }
+        if (
+            self._backend.with_logprobs
+        ):  # only real sampling logprobs may feed TRL's off-policy mask
+            output["sampling_per_token_logps"] = sampling_logps
         if old_logps is not None:
             output["old_per_token_logps"] = old_logps
         if ref_logps is not None:
@@ -394,25 +550,64 @@ class ParaGRPOTrainer(GRPOTrainer):
         rank = self.accelerator.process_index
         with (folder / f"rank{rank}.jsonl").open("a") as f:
             for r, b, e, adv in zip(records, breakdowns, ep_inputs, advantages):
-                f.write(json.dumps({
-                    "step": int(self.state.global_step) + 1, "epoch": epoch, "rank": rank, "prompt_id": e.id,
-                    "k": e.frames_k, "status": r.status, "error": r.error,
-                    "reward": None if b is None else {"acc": b.acc, "fmt": b.fmt, "anchor": b.anchor,
-                                                      "tool": b.tool, "total": b.total},
-                    "advantage": adv, "turns": len(r.turns), "calls": [c.status for c in r.calls],
-                    "images": len(r.images), "prompt_len": r.prompt_len, "tokens": len(r.token_ids),
-                    "generated": int(sum(r.loss_mask)) if r.loss_mask else 0,
-                }, default=str) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "step": int(self.state.global_step) + 1,
+                            "epoch": epoch,
+                            "rank": rank,
+                            "prompt_id": e.id,
+                            "k": e.frames_k,
+                            "status": r.status,
+                            "error": r.error,
+                            "reward": None
+                            if b is None
+                            else {
+                                "acc": b.acc,
+                                "fmt": b.fmt,
+                                "anchor": b.anchor,
+                                "tool": b.tool,
+                                "total": b.total,
+                            },
+                            "advantage": adv,
+                            "turns": len(r.turns),
+                            "calls": [c.status for c in r.calls],
+                            "images": len(r.images),
+                            "prompt_len": r.prompt_len,
+                            "tokens": len(r.token_ids),
+                            "generated": int(sum(r.loss_mask)) if r.loss_mask else 0,
+                        },
+                        default=str,
+                    )
+                    + "\n"
+                )
 
     # -- loss forward --------------------------------------------------------------------------
-    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
-                                           batch_size=None, num_images=None, pixel_values=None,
-                                           image_grid_thw=None, mm_token_type_ids=None, **kwargs):
+    def _get_per_token_logps_and_entropies(
+        self,
+        model,
+        input_ids,
+        attention_mask,
+        logits_to_keep,
+        batch_size=None,
+        num_images=None,
+        pixel_values=None,
+        image_grid_thw=None,
+        mm_token_type_ids=None,
+        **kwargs,
+    ):
         """TRL's forward, chunked here so that a chunk without images passes no pixel tensors."""
         if pixel_values is None or num_images is None:
             return super()._get_per_token_logps_and_entropies(
-                model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size, num_images=num_images,
-                mm_token_type_ids=mm_token_type_ids, **kwargs)
+                model,
+                input_ids,
+                attention_mask,
+                logits_to_keep,
+                batch_size=batch_size,
+                num_images=num_images,
+                mm_token_type_ids=mm_token_type_ids,
+                **kwargs,
+            )
         n = input_ids.size(0)
         step = batch_size or n
         cum_img = [0]
@@ -429,18 +624,30 @@ class ParaGRPOTrainer(GRPOTrainer):
             kw = dict(kwargs)
             sub_mm = mm_token_type_ids[s:e] if mm_token_type_ids is not None else None
             if i1 > i0:
-                kw.update(pixel_values=pixel_values[cum_rows[i0] : cum_rows[i1]],
-                          image_grid_thw=image_grid_thw[i0:i1], num_images=list(num_images[s:e]))
+                kw.update(
+                    pixel_values=pixel_values[cum_rows[i0] : cum_rows[i1]],
+                    image_grid_thw=image_grid_thw[i0:i1],
+                    num_images=list(num_images[s:e]),
+                )
             lp, en, aux = super()._get_per_token_logps_and_entropies(
-                model, input_ids[s:e], attention_mask[s:e], logits_to_keep, batch_size=e - s,
-                mm_token_type_ids=sub_mm, **kw)
+                model,
+                input_ids[s:e],
+                attention_mask[s:e],
+                logits_to_keep,
+                batch_size=e - s,
+                mm_token_type_ids=sub_mm,
+                **kw,
+            )
             logps.append(lp)
             if en is not None:
                 ents.append(en)
             if aux is not None:
                 auxes.append(aux)
-        return (torch.cat(logps), torch.cat(ents) if ents else None,
-                torch.stack(auxes).mean() if auxes else None)
+        return (
+            torch.cat(logps),
+            torch.cat(ents) if ents else None,
+            torch.stack(auxes).mean() if auxes else None,
+        )
 
     def _compute_loss(self, model, inputs):
         pv = inputs.get("pixel_values")
