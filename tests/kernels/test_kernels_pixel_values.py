@@ -120,3 +120,11 @@ def test_frames_already_at_target_size_are_not_resampled():
         pv, grid = pixel_values(x, arch="qwen2.5-vl", layout="video", resize=resize)
         assert grid.tolist() == [[1, 4, 6]]
         assert torch.equal(pv, expected)
+
+
+@pytest.mark.parametrize("resize", ["float", "uint8"])
+def test_strided_crop_views_are_accepted(real_720p, resize):
+    crop = real_720p[:2, :, 100:400, 200:900]  # a view: neither NCHW- nor channels-last-contiguous
+    a, ga = pixel_values(crop, arch="qwen3-vl", layout="video", resize=resize)
+    b, gb = pixel_values(crop.contiguous(), arch="qwen3-vl", layout="video", resize=resize)
+    assert torch.equal(ga, gb) and torch.equal(a, b)
