@@ -98,11 +98,11 @@ def resize_like_reference(frames: torch.Tensor) -> torch.Tensor:
     return resize(frames, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True).float()
 
 
-def ours_windows(path: Path, windows: list[tuple[float, float]], workers: int, resize: bool):
+def ours_windows(path: Path, windows: list[tuple[float, float]], workers: int, resize: bool, threads: int = 1):
     from paravt.tools import CropConfig, WindowRequest, execute_windows
 
     reqs = [WindowRequest(str(path), {"start_time": s, "end_time": e}) for s, e in windows]
-    batch = execute_windows(reqs, CropConfig(workers=workers))
+    batch = execute_windows(reqs, CropConfig(workers=workers, decoder_threads=threads))
     assert all(r.ok for r in batch.results), [r.error for r in batch.results if not r.ok]
     if resize:
         done: dict[int, torch.Tensor] = {}
@@ -112,10 +112,10 @@ def ours_windows(path: Path, windows: list[tuple[float, float]], workers: int, r
     return batch.stats
 
 
-def ours_overview(path: Path, k: int, mode: str, workers: int, resize: bool):
+def ours_overview(path: Path, k: int, mode: str, workers: int, resize: bool, threads: int = 1):
     from paravt.video import VideoSource
 
-    src = VideoSource(path)
+    src = VideoSource(path, num_threads=threads)
     frames = src.overview(k, mode, workers=workers)
     if resize:
         resize_like_reference(frames.data)
@@ -160,29 +160,46 @@ def gil_probe(path: Path, seconds_of_video: float = 20.0) -> dict:
 
 
 # -- timing ---------------------------------------------------------------------------------
-def timed(fn: Callable[[], object]) -> float:
-    t0 = time.perf_counter()
+def cpu_seconds() -> float:
+    """CPU time of this process (all threads) plus finished children (the ffprobe calls)."""
+    import resource
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one call."""
+    c0, t0 = cpu_seconds(), time.perf_counter()
     fn()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, cpu_seconds() - c0
 
 
-def run_case(name: str, reference: Callable[[], object], ours: dict[str, Callable[[], object]], warmup: int, repeats: int) -> dict:
-    """Interleave reference and ours; return medians and ratios (reference / ours)."""
-    samples: dict[str, list[float]] = {"reference": [], **{k: [] for k in ours}}
-    for rep in range(warmup + repeats):
-        times = {"reference": timed(reference)}
-        for key, fn in ours.items():
-            times[key] = timed(fn)
-        if rep >= warmup:
-            for key, t in times.items():
-                samples[key].append(t)
-        print(f"  {name} rep {rep + 1}/{warmup + repeats}{' (warm-up)' if rep < warmup else ''}: "
-              + ", ".join(f"{k}={t:.2f}s" for k, t in times.items()), file=sys.stderr, flush=True)
-    med = {k: statistics.median(v) for k, v in samples.items()}
+def run_case(name: str, reference: Callable[[], object], ours: dict[str, Callable[[], object]], repeats: int) -> dict:
+    """Interleave reference and ours; medians of wall and CPU time, ratios reference / ours.
+
+    CPU time is the work done (decode, scans, subprocesses); wall time also reflects how much of
+    the machine each path got, which on a shared machine depends on its thread count.
+    """
+    wall: dict[str, list[float]] = {"reference": [], **{k: [] for k in ours}}
+    cpu: dict[str, list[float]] = {"reference": [], **{k: [] for k in ours}}
+    for rep in range(repeats):
+        for key, fn in [("reference", reference), *ours.items()]:
+            w, c = timed(fn)
+            wall[key].append(w)
+            cpu[key].append(c)
+        print(f"  {name} rep {rep + 1}/{repeats}: " + ", ".join(
+            f"{k}={wall[k][-1]:.2f}s wall/{cpu[k][-1]:.2f}s cpu" for k in wall), file=sys.stderr, flush=True)
+    mw = {k: statistics.median(v) for k, v in wall.items()}
+    mc = {k: statistics.median(v) for k, v in cpu.items()}
     return {
-        "median_s": {k: round(v, 4) for k, v in med.items()},
-        "samples_s": {k: [round(x, 4) for x in v] for k, v in samples.items()},
-        "ratio_reference_over_ours": {k: round(med["reference"] / v, 2) for k, v in med.items() if k != "reference"},
+        "median_wall_s": {k: round(v, 3) for k, v in mw.items()},
+        "median_cpu_s": {k: round(v, 3) for k, v in mc.items()},
+        "ratio_reference_over_ours": {k: round(mw["reference"] / v, 2) for k, v in mw.items() if k != "reference"},
+        "cpu_ratio_reference_over_ours": {k: round(mc["reference"] / v, 2) for k, v in mc.items() if k != "reference"},
+        "samples_wall_s": {k: [round(x, 3) for x in v] for k, v in wall.items()},
+        "samples_cpu_s": {k: [round(x, 3) for x in v] for k, v in cpu.items()},
     }
 
 
@@ -206,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--decode-only-workers", type=int, default=2,
                     help="Pool size of the extra decode-only (no resize) measurement.")
     ap.add_argument("--warmup", type=int, default=1,
-                    help="Unmeasured runs before the first case (later cases run in a warm process).")
+                    help="Untimed warm-up calls of each path before measuring (library load, page cache).")
+    ap.add_argument("--ffmpeg-threads", type=int, default=4,
+                    help="Extra variant: the decode-only pool size with this many FFmpeg threads per decoder.")
     ap.add_argument("--repeats", type=int, default=3, help="Measured runs of the quick cases.")
     ap.add_argument("--slow-repeats", type=int, default=2,
                     help="Measured runs of the slow cases (training_batch, overview_exact).")
@@ -236,24 +255,28 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(args.cases.split(","))
 
     cases: dict[str, dict] = {}
-    warm = {"left": args.warmup}
-
-    def plan(slow: bool) -> tuple[int, int]:
-        w, warm["left"] = warm["left"], 0
-        return w, (args.slow_repeats if slow else args.repeats)
-
-    def ours_set(make: Callable[[int, bool], Callable[[], object]]) -> dict[str, Callable[[], object]]:
-        fns = {f"ours_workers{w}": make(w, True) for w in workers}
+    def ours_set(make: Callable[..., Callable[[], object]]) -> dict[str, Callable[[], object]]:
+        fns = {f"ours_workers{w}": make(w, True, 1) for w in workers}
         w = args.decode_only_workers
-        fns[f"ours_workers{w}_decode_only"] = make(w, False)
+        fns[f"ours_workers{w}_decode_only"] = make(w, False, 1)
+        if args.ffmpeg_threads > 1:
+            fns[f"ours_workers{w}_ffmpeg_threads{args.ffmpeg_threads}"] = make(w, True, args.ffmpeg_threads)
         return fns
+
+    # warm-up: one untimed call of each path (library loading, page cache), then all runs count
+    print("warm-up", file=sys.stderr)
+    for _ in range(args.warmup):
+        reference_call(video, *five[0])
+        ours_windows(video, [five[0]], 2, True)
+        reference_overview(video, 8)
+        ours_overview(video, 8, "exact", 1, True)
 
     if "five_windows" in wanted:
         print("case five_windows", file=sys.stderr)
         cases["five_windows"] = {
             "windows": five,
             **run_case("five_windows", lambda: [reference_call(video, s, e) for s, e in five],
-                       ours_set(lambda w, r: (lambda: ours_windows(video, five, w, r))), *plan(False)),
+                       ours_set(lambda w, r, t: (lambda: ours_windows(video, five, w, r, t))), args.repeats),
             "stats_workers2": ours_windows(video, five, 2, False).to_dict(),
             "target_ratio": 2.0,
         }
@@ -263,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             "distinct_windows": six,
             "calls": calls24,
             **run_case("training_batch", lambda: [reference_call(video, s, e) for s, e in calls24],
-                       ours_set(lambda w, r: (lambda: ours_windows(video, calls24, w, r))), *plan(True)),
+                       ours_set(lambda w, r, t: (lambda: ours_windows(video, calls24, w, r, t))), args.slow_repeats),
             "stats_workers2": ours_windows(video, calls24, 2, False).to_dict(),
             "target_ratio": 6.0,
         }
@@ -274,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         cases[f"overview_{mode}"] = {
             "k": args.overview_k,
             **run_case(f"overview_{mode}", lambda: reference_overview(video, args.overview_k),
-                       ours_set(lambda w, r, m=mode: (lambda: ours_overview(video, args.overview_k, m, w, r))),
-                       *plan(mode == "exact")),
+                       ours_set(lambda w, r, t, m=mode: (lambda: ours_overview(video, args.overview_k, m, w, r, t))),
+                       args.slow_repeats if mode == "exact" else args.repeats),
             "target_ratio": 10.0 if mode == "keyframe" else None,
         }
 
@@ -306,8 +329,12 @@ def main(argv: list[str] | None = None) -> int:
         "ours": "execute_windows (one open per video, frames de-duplicated across the batch, "
                 "GOP-aligned lanes on N decoder threads, 1 FFmpeg thread each); VideoSource.overview. "
                 "'ours_workersN' includes the same torchvision resize as the reference (run serially "
-                "after decoding); '_decode_only' stops at uint8 frames",
-        "warmup_runs_before_first_case": args.warmup,
+                "after decoding); '_decode_only' stops at uint8 frames; '_ffmpeg_threadsT' gives each "
+                "decoder T FFmpeg threads (the reference uses 8)",
+        "metrics": "wall = elapsed seconds; cpu = CPU seconds of this process's threads plus the "
+                   "ffprobe children (the work done, independent of how much of a shared machine "
+                   "each path got)",
+        "warmup_calls_per_path": args.warmup,
         "repeats": {"quick_cases": args.repeats, "slow_cases": args.slow_repeats},
         "cases": cases,
         "machine": {
