@@ -57,3 +57,27 @@ def test_templates_that_do_not_wrap_tool_results_get_tags_from_the_engine(q3_pro
     )
     text = codec.decode(rec.token_ids)
     assert "<tool_response>\n2 frames from 0.0s to 3.0s.\n</tool_response>" in text
+
+
+def test_a_template_that_rewrites_past_turns_never_rewrites_the_stream(q3_processor, pancake):
+    """Qwen3-style templates drop earlier turns' reasoning; the stream keeps what was generated."""
+    proc = copy.deepcopy(q3_processor)
+    old = "{{ render_content(message.content) if message.content is not none else '' }}"
+    assert old in proc.chat_template
+    proc.chat_template = proc.chat_template.replace(
+        old, "{{ message.content.split('</think>')[-1] }}"
+    )
+    script = ["<think>first look</think>" + call(0, 3), "<think>then</think><answer>B</answer>"]
+    backend = ScriptedBackend(script, processor=proc)
+    [rec] = EpisodeEngine(backend, small_config()).run(
+        [EpisodeInput("r", pancake, "Q?", ["a", "b"])]
+    )
+    codec = backend.codec
+    assert rec.status == "ok" and rec.prediction == "B"
+    # every request saw a prefix of the final stream: history is appended to, never re-rendered
+    for batch in backend.batches:
+        ids = batch[0].prompt_ids
+        assert rec.token_ids[: len(ids)] == ids
+    streamed = codec.decode(rec.token_ids)
+    assert "<think>first look</think>" in streamed
+    assert "first look" not in codec.render(rec.messages)  # the template itself drops it
