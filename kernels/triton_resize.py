@@ -22,6 +22,8 @@ in the interpreter (``TRITON_INTERPRET=1``) too, which is how CPU-only CI checks
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 import triton
 import triton.language as tl
@@ -29,8 +31,6 @@ import triton.language as tl
 from paravt.kernels.pack import rows_for
 from paravt.kernels.spec import ArchSpec
 from paravt.kernels.weights import tap_table
-
-_ROUND_MAGIC = 12582912.0  # 1.5 * 2**23
 
 BLOCK_R = 16
 BLOCK_C = 64
@@ -119,9 +119,19 @@ def _vertical_pass_pack(
             tl.store(base + (ch * TP + t2) * (P * P), val, mask=mask & last & (tt < t2))
 
 
+@lru_cache(maxsize=256)
 def _device_table(in_size: int, out_size: int, device: torch.device):
+    """Tap table already on ``device``: a host->device copy per call would cost more than the
+    kernels themselves for a tool batch (tables depend only on the sizes, so they are reused)."""
     table = tap_table(in_size, out_size)
     return table.starts.to(device), table.weights.to(device), table.taps
+
+
+@lru_cache(maxsize=16)
+def _device_constants(mean: tuple, std: tuple, device: torch.device):
+    m255 = torch.tensor(mean, dtype=torch.float32) * (1.0 / (1.0 / 255.0))
+    s255 = torch.tensor(std, dtype=torch.float32) * (1.0 / (1.0 / 255.0))
+    return m255.to(device), s255.to(device)
 
 
 def pack_windows(
@@ -133,8 +143,7 @@ def pack_windows(
 ) -> None:
     """Resize, normalise and patchify every window into ``out`` (rows already sized by caller)."""
     device = out.device
-    m255 = (torch.tensor(spec.mean, dtype=torch.float32) * (1.0 / (1.0 / 255.0))).to(device)
-    s255 = (torch.tensor(spec.std, dtype=torch.float32) * (1.0 / (1.0 / 255.0))).to(device)
+    m255, s255 = _device_constants(spec.mean, spec.std, device)
     row_base = 0
     for frames, (h, w) in zip(windows, sizes):
         n, _, H, W = frames.shape
