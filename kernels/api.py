@@ -34,6 +34,16 @@ from paravt.kernels.spec import (
 )
 
 
+def _triton():
+    """The Triton module, or None where triton is not installed (the torch path computes the same
+    one-pass float arithmetic on the GPU via F.interpolate, only slower)."""
+    try:
+        from paravt.kernels import triton_resize
+    except ImportError:
+        return None
+    return triton_resize
+
+
 def default_resize(device: torch.device | str) -> str:
     """The resize arithmetic used when ``resize=None`` on ``device`` (see module docstring)."""
     return "float" if torch.device(device).type == "cuda" else "uint8"
@@ -121,9 +131,8 @@ def pixel_values(
         total_rows += pack.rows_for(n, h, w, spec, layout)
 
     grid_thw = torch.tensor(grids, dtype=torch.long, device=device)
-    if device.type == "cuda" and mode == "float":
-        from paravt.kernels import triton_resize
-
+    triton_resize = _triton() if device.type == "cuda" and mode == "float" else None
+    if triton_resize is not None:
         out = torch.empty((total_rows, spec.patch_dim), dtype=out_dtype, device=device)
         triton_resize.pack_windows(windows, sizes, spec, layout, out)
         return out, grid_thw
