@@ -264,7 +264,7 @@ class EpisodeEngine:
             turn=turn,
             role=role,  # type: ignore[arg-type]
             messages=ctx.messages,
-            images=ctx.images,
+            images=list(ctx.images),
             max_new_tokens=max_new,
             temperature=self.config.temperature,
             top_p=self.config.top_p,
@@ -274,8 +274,8 @@ class EpisodeEngine:
             image_grid_thw=grid,
             prefill=prefill,
             key=f"{ep_id}/t{turn}" if role == "main" else f"{ep_id}/t{turn}/{role}",
+            preprocess_s=spent,
         )
-        req._preprocess_s = spent  # type: ignore[attr-defined]
         return req
 
     def _generate(self, requests: list[GenRequest]) -> list[Generation]:
@@ -304,7 +304,7 @@ class EpisodeEngine:
         pending: list[tuple[_Episode, list]] = []  # episodes whose calls run this round
         for ep, req, gen in zip(active, requests, gens):
             rec = ep.record
-            rec.timings.preprocess_s += req._preprocess_s + gen.preprocess_s  # type: ignore[attr-defined]
+            rec.timings.preprocess_s += req.preprocess_s + gen.preprocess_s
             rec.timings.generate_s += gen.generate_s
             if gen.error is not None:
                 self._fail(ep, f"generation failed at turn {ep.turn}: {gen.error}")
@@ -319,7 +319,7 @@ class EpisodeEngine:
                 if req.prompt_ids is not None
                 else int(gen.prompt_tokens or 0),
                 generate_s=gen.generate_s,
-                preprocess_s=req._preprocess_s + gen.preprocess_s,  # type: ignore[attr-defined]
+                preprocess_s=req.preprocess_s + gen.preprocess_s,
             )
             self._append_generated(ep, gen, turn)
             ep.ctx.messages = ep.ctx.messages + [{"role": "assistant", "content": text}]
@@ -419,7 +419,9 @@ class EpisodeEngine:
                 call.error_kind = res.error_kind
         for ep, _ in pending:
             if per_ep.get(id(ep)):
-                ep.record.timings.decode_s += spent * per_ep[id(ep)] / len(owners)
+                share = spent * per_ep[id(ep)] / len(owners)
+                ep.record.timings.decode_s += share
+                ep.record.turns[-1].decode_s += share
 
         if cfg.evidence == "subagent":
             self._summarise(owners, frames_of)
@@ -463,7 +465,7 @@ class EpisodeEngine:
         gens = self._generate(requests)
         for (ep, call, ctx, sub_id), req, gen in zip(jobs, requests, gens):
             ep.record.timings.generate_s += gen.generate_s
-            ep.record.timings.preprocess_s += req._preprocess_s + gen.preprocess_s  # type: ignore[attr-defined]
+            ep.record.timings.preprocess_s += req.preprocess_s + gen.preprocess_s
             sub = EpisodeRecord(
                 id=sub_id,
                 video=str(ep.input.video),

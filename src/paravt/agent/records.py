@@ -86,6 +86,7 @@ class GenRequest:
     image_grid_thw: Any = None
     prefill: str = ""
     key: str = ""
+    preprocess_s: float = 0.0  # time the engine spent preparing ``pixel_values`` for this request
 
 
 @dataclass
