@@ -13,6 +13,41 @@ def smoke_overrides(run_dir: Path, videos: Path, *extra: str) -> tuple[str, ...]
     return (f"output_dir={run_dir}", f"data.video_root={videos}", *extra)
 
 
+def forward_views(trainer, out) -> dict:
+    """Log-probs of a rollout's batch as the loss forward sees it, plus plain-forward logits and a
+    control forward with blank frames — taken before the optimizer step changes the weights."""
+    ids = torch.cat([out["prompt_ids"], out["completion_ids"]], 1)
+    mask = torch.cat([out["prompt_mask"], out["completion_mask"]], 1)
+    kw = {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "pixel_values": out["pixel_values"],
+        "image_grid_thw": out["image_grid_thw"],
+        "mm_token_type_ids": out["mm_token_type_ids"],
+    }
+    with torch.no_grad():
+        logps, _, _ = trainer._get_per_token_logps_and_entropies(
+            trainer.model,
+            ids,
+            mask,
+            out["completion_ids"].size(1),
+            num_images=out["num_images"],
+            pixel_values=out["pixel_values"],
+            image_grid_thw=out["image_grid_thw"],
+            mm_token_type_ids=out["mm_token_type_ids"],
+        )
+        logits = trainer.model(**kw).logits
+        blank = trainer.model(**dict(kw, pixel_values=torch.zeros_like(out["pixel_values"]))).logits
+    return {
+        "logps": logps,
+        "logits": logits,
+        "blank": blank,
+        "temperature": trainer.temperature,
+        "suppressed": list(trainer._backend.suppress_ids),
+        "width": out["prompt_ids"].size(1),
+    }
+
+
 class Probe:
     """What the smoke run's rollouts and loss forwards looked like."""
 
@@ -22,6 +57,7 @@ class Probe:
         self.visual_calls: list[tuple[bool, int]] = []
         self.initial_state: dict = {}
         self.trainer = None
+        self.parity: dict = {}
 
     def attach(self, trainer):
         self.trainer = trainer
@@ -30,6 +66,8 @@ class Probe:
 
         def wrapped(inputs):
             out = original(inputs)
+            if not self.rollouts:
+                self.parity = forward_views(trainer, out)
             self.rollouts.append(dict(trainer.last_rollout))
             self.outputs.append(
                 {
@@ -65,7 +103,9 @@ def smoke_run(tmp_path_factory, shared_videos):
     from paravt.train.run import load_command_config, run_training
 
     run_dir = tmp_path_factory.mktemp("smoke") / "run"
-    cfg = load_command_config("cpu-smoke", smoke_overrides(run_dir, shared_videos))
+    cfg = load_command_config(
+        "cpu-smoke", smoke_overrides(run_dir, shared_videos, "trainer.sampling_logprobs=true")
+    )
     probe = Probe()
     summary = run_training(cfg, on_trainer=probe.attach)
     return run_dir, summary, probe

@@ -70,6 +70,12 @@ class ParaGRPOConfig(GRPOConfig):
     suppress_vision_tokens: bool = field(
         default=True, metadata={"help": "Never sample <|image_pad|>/<|vision_start|>/... tokens."}
     )
+    sampling_logprobs: bool = field(
+        default=False,
+        metadata={
+            "help": "Keep the sampler's logprobs (needed by off_policy_mask_threshold; costs memory)."
+        },
+    )
     episode_log: bool = field(
         default=True,
         metadata={"help": "Write episodes/rank{r}.jsonl (K, rewards, calls) in the run folder."},

@@ -120,6 +120,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             eos_token_ids=list(self.eos_token_ids),
             suppress_vision_tokens=args.suppress_vision_tokens,
             first_turn_text=args.first_turn_text,
+            with_logprobs=args.sampling_logprobs,
             batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
         )
         ip = getattr(self.processing_class, "image_processor", None)
@@ -505,6 +506,11 @@ class ParaGRPOTrainer(GRPOTrainer):
             self._metrics[mode][key].append(float(value))
 
         self._log_episodes(records, breakdowns, ep_inputs, local_adv.tolist(), epoch, mode)
+        # TRL's completions table (printed / saved when log_completions=True), all ranks gathered.
+        self._logs["prompt"].extend(gather_object([e.question for e in ep_inputs]))
+        self._logs["completion"].extend(gather_object([r.completion_text for r in records]))
+        self._logs["rewards"]["para_reward"].extend(all_rewards.tolist())
+        self._logs["advantages"].extend(advantages.tolist())
         self.last_rollout = {
             "records": records,
             "episode_inputs": ep_inputs,
