@@ -33,6 +33,8 @@ from paravt.kernels.spec import (
     smart_resize,
 )
 
+_CHUNK_FRAMES = 16  # even, so video-layout temporal pairs never straddle two chunks
+
 
 def _triton():
     """The Triton module, or None where triton is not installed (the torch path computes the same
@@ -140,8 +142,12 @@ def pixel_values(
     out = torch.empty((total_rows, spec.patch_dim), dtype=torch.float32, device=device)
     row = 0
     for win, (h, w) in zip(windows, sizes):
-        rows = pack.rows_for(win.shape[0], h, w, spec, layout)
-        resized = resize_cpu.resize(win, h, w, mode)
-        pack.pack_window(resized, out[row : row + rows], spec, layout)
-        row += rows
+        # Chunks of an even number of frames keep the resized frames cache-resident between the
+        # resize and the pack, and keep temporal pairs together (only a window's last chunk can
+        # be odd, and that is where the repeat-last padding belongs).
+        for chunk in win.split(_CHUNK_FRAMES):
+            rows = pack.rows_for(chunk.shape[0], h, w, spec, layout)
+            resized = resize_cpu.resize(chunk, h, w, mode)
+            pack.pack_window(resized, out[row : row + rows], spec, layout)
+            row += rows
     return (out if out_dtype == torch.float32 else out.to(out_dtype)), grid_thw

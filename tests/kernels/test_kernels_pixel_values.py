@@ -128,3 +128,15 @@ def test_strided_crop_views_are_accepted(real_720p, resize):
     a, ga = pixel_values(crop, arch="qwen3-vl", layout="video", resize=resize)
     b, gb = pixel_values(crop.contiguous(), arch="qwen3-vl", layout="video", resize=resize)
     assert torch.equal(ga, gb) and torch.equal(a, b)
+
+
+@pytest.mark.parametrize("layout", ["image", "video"])
+def test_long_odd_windows_cross_internal_chunks(real_bunny, layout, hf):
+    """19 frames: more than one internal chunk of frames, and an odd count (padding at the end)."""
+    frames = real_bunny[torch.arange(19) % 3]
+    ours, grid = pixel_values(frames, arch="qwen2.5-vl", layout=layout, resize="float")
+    ref, ref_grid = reference_pixel_values(frames, arch="qwen2.5-vl", layout=layout, resize="float")
+    assert torch.equal(grid, ref_grid) and torch.equal(ours, ref)
+    ours, grid = pixel_values(frames, arch="qwen2.5-vl", layout=layout, resize="uint8")
+    theirs, their_grid = hf.run("qwen2.5-vl", "torchvision", [frames], layout)
+    assert torch.equal(grid, their_grid) and torch.equal(ours, theirs)
