@@ -15,6 +15,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import torch
 from agent_helpers import call, small_config
 from PIL import Image
 
@@ -163,3 +164,32 @@ def test_unreachable_server_is_an_error_not_an_answer(pancake):
         [EpisodeInput("x", pancake, "Q?", ["a", "b"])]
     )
     assert rec.status == "error" and "cannot reach" in rec.error and rec.prediction is None
+
+
+def test_wire_format_options_tool_role_and_prefill():
+    from paravt.agent.records import GenRequest, ImageItem
+
+    frame = ImageItem(torch.zeros(3, 8, 8, dtype=torch.uint8), 1.0, "tool", 784, 4096)
+    msgs = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": [{"type": "text", "text": "Q"}]},
+        {"role": "assistant", "content": "<think>a</think><tool_call>{}</tool_call>"},
+        {"role": "tool", "content": [{"type": "image"}, {"type": "text", "text": "1 frames"}]},
+        {"role": "tool", "content": [{"type": "text", "text": "bad window"}]},
+    ]
+    req = GenRequest("e", 1, "main", msgs, [frame], max_new_tokens=9, prefill="<think>\n")
+    as_tool = OpenAIBackend("http://x/v1", "m", tool_role="tool", image_format="png")
+    wire = as_tool.wire_messages(req)
+    assert [m["role"] for m in wire] == ["system", "user", "assistant", "tool", "tool"]
+    assert wire[3]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
+    as_user = OpenAIBackend("http://x/v1", "m")
+    body = as_user.payload(req)
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["system", "user", "assistant", "user", "assistant"]  # tools merged, prefill
+    merged = "".join(p.get("text", "") for p in body["messages"][3]["content"])
+    assert (
+        merged
+        == "<tool_response>\n1 frames\n</tool_response>\n<tool_response>\nbad window\n</tool_response>"
+    )
+    assert body["messages"][-1] == {"role": "assistant", "content": "<think>\n"}
+    assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
