@@ -159,6 +159,34 @@ def gil_probe(path: Path, seconds_of_video: float = 20.0) -> dict:
     }
 
 
+def lane_balance(path: Path, windows: list[tuple[float, float]], workers: list[int]) -> dict:
+    """Decode work per lane (frames from each GOP's keyframe to its last needed frame), no decoding.
+
+    ``total / max_lane`` is the speed-up the pool can reach with that many free cores; on a
+    shared machine the measured wall ratio falls short of it by however much CPU was taken.
+    """
+    from paravt.tools.batch import window_plan
+    from paravt.tools.results import CropConfig
+    from paravt.video import VideoSource
+    from paravt.video.lanes import gop_groups, plan_lanes
+
+    src = VideoSource(path)
+    needed = sorted({i for s, e in windows for _, i in window_plan(src, s, e, CropConfig())})
+    per_call = sum(
+        sum(c for c, _ in gop_groups(src.table, sorted({i for _, i in window_plan(src, s, e, CropConfig())})))
+        for s, e in windows
+    )
+    out = {"gop_frames_if_each_call_decoded_alone": per_call}
+    for w in workers:
+        lanes = plan_lanes({src.path: needed}, {src.path: src.table}, w)
+        costs = [lane.cost for lane in lanes]
+        out[f"workers{w}"] = {
+            "lanes": len(costs), "gop_frames_total": sum(costs), "max_lane": max(costs),
+            "ideal_speedup_on_free_cores": round(sum(costs) / max(costs), 2),
+        }
+    return out
+
+
 # -- timing ---------------------------------------------------------------------------------
 def cpu_seconds() -> float:
     """CPU time of this process (all threads) plus finished children (the ffprobe calls)."""
@@ -231,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="Measured runs of the slow cases (training_batch, overview_exact).")
     ap.add_argument("--overview-k", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cases", default="five_windows,training_batch,overview_exact,overview_keyframe,gil_probe")
+    ap.add_argument("--cases", default="five_windows,training_batch,overview_exact,overview_keyframe,gil_probe,lane_balance")
     ap.add_argument("--out", type=Path, default=RESULTS / "bench_tool_exec.json")
     ap.add_argument("--merge", action="store_true",
                     help="Add this run's cases to an existing --out file instead of replacing it.")
@@ -302,6 +330,11 @@ def main(argv: list[str] | None = None) -> int:
             "target_ratio": 10.0 if mode == "keyframe" else None,
         }
 
+    if "lane_balance" in wanted:
+        cases["lane_balance"] = {
+            "five_windows": lane_balance(video, five, workers),
+            "training_batch": lane_balance(video, calls24, workers),
+        }
     if "gil_probe" in wanted:
         print("case gil_probe", file=sys.stderr)
         cases["gil_probe"] = gil_probe(video)

@@ -118,7 +118,8 @@ def execute_windows(
     decoded = decode_parallel({v: opened[v] for v in needed_sorted}, needed_sorted, stats.workers)
     outcomes = decoded.outcomes
     stats.lanes = len(decoded.lanes)
-    stats.gop_frames = sum(lane.cost for lane in decoded.lanes)
+    stats.lane_gop_frames = [lane.cost for lane in decoded.lanes]
+    stats.gop_frames = sum(stats.lane_gop_frames)
     stats.frames_decoded = sum(len(o.frames) for o in outcomes.values())
     stats.frames_failed = sum(len(o.failed) for o in outcomes.values())
 

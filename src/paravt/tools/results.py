@@ -77,6 +77,7 @@ class BatchStats:
     frames_decoded: int = 0
     frames_failed: int = 0
     gop_frames: int = 0
+    lane_gop_frames: list[int] = field(default_factory=list)
     lanes: int = 0
     workers: int = 1
     seconds: float = 0.0
