@@ -250,27 +250,38 @@ def _workload(
 
 
 def parity_report(frames: torch.Tensor, cfg: BenchKernelsConfig, device: torch.device) -> dict:
-    """uint8-step differences between each resize mode, its reference, and the other ecosystem."""
+    """uint8-step differences between each resize mode, its reference, and the other ecosystem.
+
+    The transformers comparisons run on CPU (where its processors use the two-pass arithmetic);
+    on CUDA, the ``float`` mode is the Triton kernel and is also compared with transformers'
+    torchvision processor running on the GPU (one-pass float there).
+    """
+    cpu = torch.device("cpu")
+    host = frames.to(cpu)
     out = {}
     for arch in ARCHS:
         fast, pil, video = _hf_processors(arch, cfg, frames.shape[0])
         kw = dict(arch=arch, min_pixels=cfg.min_pixels, max_pixels=cfg.max_pixels)
-        hf_fast, hf_grid = run_hf(fast, [frames], "image", device)
-        hf_pil, _ = run_hf(pil, [frames], "image", torch.device("cpu"))
-        hf_video, hf_vgrid = run_hf(video, [frames], "video", device)
-        ours_u8, grid = pixel_values(frames, layout="image", resize="uint8", **kw)
+        hf_fast, hf_grid = run_hf(fast, [host], "image", cpu)
+        hf_pil, _ = run_hf(pil, [host], "image", cpu)
+        hf_video, hf_vgrid = run_hf(video, [host], "video", cpu)
+        ours_u8, grid = pixel_values(host, layout="image", resize="uint8", **kw)
+        ours_vid, vgrid = pixel_values(host, layout="video", resize="uint8", **kw)
         ours_f, _ = pixel_values(frames, layout="image", resize="float", **kw)
-        ours_vid, vgrid = pixel_values(frames, layout="video", resize="uint8", **kw)
-        ref_f, _ = reference_pixel_values(frames, layout="image", resize="float", **kw)
-        out[arch] = {
-            "grid_thw_equal_image": bool(torch.equal(grid.cpu(), hf_grid.cpu())),
-            "grid_thw_equal_video": bool(torch.equal(vgrid.cpu(), hf_vgrid.cpu())),
+        ref_f, _ = reference_pixel_values(host, layout="image", resize="float", **kw)
+        row = {
+            "grid_thw_equal_image": bool(torch.equal(grid, hf_grid.to(torch.long))),
+            "grid_thw_equal_video": bool(torch.equal(vgrid, hf_vgrid.to(torch.long))),
             "uint8_vs_hf_torchvision_image": step_diff(ours_u8, hf_fast, arch).as_dict(),
             "uint8_vs_hf_torchvision_video": step_diff(ours_vid, hf_video, arch).as_dict(),
             "uint8_vs_hf_pil_image": step_diff(ours_u8, hf_pil, arch).as_dict(),
             "float_vs_reference_float": step_diff(ours_f, ref_f, arch).as_dict(),
             "float_vs_hf_torchvision_ecosystem_gap": step_diff(ours_f, hf_fast, arch).as_dict(),
         }
+        if device.type == "cuda":
+            hf_gpu, _ = run_hf(fast, [frames], "image", device)
+            row["float_vs_hf_torchvision_cuda"] = step_diff(ours_f, hf_gpu, arch).as_dict()
+        out[arch] = row
     return out
 
 
