@@ -98,7 +98,7 @@ def smoke_args():
     return smoke_overrides
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory, shared_videos):
     from paravt.train.run import load_command_config, run_training
 
