@@ -36,6 +36,15 @@ def _flags(kw: dict) -> dict:
     return {k: v for k, v in flags.items() if v not in (None, {})}
 
 
+def _frames_of(row: dict, n: int) -> int | None:
+    from paravt.errors import UserError
+
+    k = row.get("frames")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise UserError(f'stdin line {n}: "frames" must be a positive integer, got {k!r}')
+    return k
+
+
 def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
     """The episode inputs: one from the flags, or one per JSON line on stdin (``-q -``)."""
     from paravt.agent.records import EpisodeInput
@@ -74,7 +83,7 @@ def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
                 question=row["question"],
                 options=opts,
                 question_type=kind(opts, row.get("type", row.get("question_type", qtype))),
-                frames_k=row.get("frames"),
+                frames_k=_frames_of(row, n),
             )
         )
     if not inputs:

@@ -27,3 +27,19 @@ def test_processor_fallback_matches_the_kernels_layout(q3_processor, pancake, mo
     assert pv_k.shape == pv_p.shape == (int(grid_k.prod(-1).sum()), 3 * 2 * 16 * 16)
     # same frames, same normalisation: the two resizers differ only in rounding and filter detail
     assert torch.corrcoef(torch.stack([pv_k.flatten(), pv_p.flatten()]))[0, 1] > 0.95
+
+
+def test_engine_builds_pixel_values_in_the_backends_dtype(q3_processor, pancake):
+    from agent_helpers import call, small_config
+
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.agent.records import EpisodeInput
+    from paravt.testing.scripted import ScriptedBackend
+
+    backend = ScriptedBackend([call(0, 3), "<answer>A</answer>"], processor=q3_processor)
+    backend.pixel_dtype = torch.bfloat16  # what HFBackend sets from its model
+    [rec] = EpisodeEngine(backend, small_config()).run(
+        [EpisodeInput("d", pancake, "Q?", ["a", "b"])]
+    )
+    assert rec.pixel_values.dtype == torch.bfloat16
+    assert all(r.pixel_values.dtype == torch.bfloat16 for b in backend.batches for r in b)

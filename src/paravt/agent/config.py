@@ -100,7 +100,8 @@ class BackendConfig:
 
     ``kind``: ``hf`` (local transformers model; ``model`` is a Hub id or a folder) or ``openai``
     (an OpenAI-compatible chat server at ``base_url``; ``model`` is the served model name).
-    ``api_key`` is sent as a bearer token (vLLM/SGLang accept any value unless started with one).
+    ``preprocess_device``: where frames become ``pixel_values`` for ``hf`` (``auto``: the model's
+    GPU if it has one, else the CPU). ``api_key`` is sent as a bearer token (vLLM/SGLang accept any value unless started with one).
     """
 
     kind: Literal["hf", "openai"] = "hf"
@@ -109,6 +110,7 @@ class BackendConfig:
     dtype: str = "auto"
     batch_size: int = 8
     attn_implementation: str | None = None
+    preprocess_device: str = "auto"
     base_url: str = "http://127.0.0.1:8000/v1"
     api_key: str = "EMPTY"
     concurrency: int = 8

@@ -40,8 +40,10 @@ from paravt.errors import UserError
 class _Context:
     """The growing conversation of one agent (main or sub-agent): messages, images, tokens."""
 
-    def __init__(self, codec: Any):
+    def __init__(self, codec: Any, pixel_dtype: Any = None, pixel_device: Any = None):
         self.codec = codec
+        self.pixel_dtype = pixel_dtype  # the backend's choice: its model's dtype and device
+        self.pixel_device = pixel_device
         self.messages: list[dict] = []
         self.images: list[ImageItem] = []
         self.token_ids: list[int] = []
@@ -81,7 +83,7 @@ class _Context:
         t0 = time.perf_counter()
         todo = [it for it in self.images if it.pixels is None]
         if todo:
-            pv, grid = preprocess(todo, self.codec)
+            pv, grid = preprocess(todo, self.codec, self.pixel_dtype, self.pixel_device)
             offset = 0
             for it, row in zip(todo, grid):
                 n = int(row.prod())
@@ -89,15 +91,16 @@ class _Context:
                 offset += n
         pv = torch.cat([it.pixels for it in self.images])
         grid = torch.tensor([list(it.grid_thw) for it in self.images], dtype=torch.long)
+        grid = grid.to(pv.device)
         self._joined = (len(self.images), pv, grid)
         return pv, grid, time.perf_counter() - t0
 
 
 class _Episode:
-    def __init__(self, inp: EpisodeInput, record: EpisodeRecord, codec: Any):
+    def __init__(self, inp: EpisodeInput, record: EpisodeRecord, ctx: _Context):
         self.input = inp
         self.record = record
-        self.ctx = _Context(codec)
+        self.ctx = ctx
         self.done = False
         self.turn = 0
         self.forced_next = False
@@ -117,6 +120,12 @@ class EpisodeEngine:
         self.codec = getattr(backend, "codec", None)
         #: ``tools.execute_windows`` BatchResult.stats of every tool round of the last ``run``.
         self.tool_stats: list[Any] = []
+        # token-space backends may ask for pixel_values in their model's dtype / on its device
+        self.pixel_dtype = getattr(backend, "pixel_dtype", None)
+        self.pixel_device = getattr(backend, "pixel_device", None)
+
+    def _context(self) -> _Context:
+        return _Context(self.codec, self.pixel_dtype, self.pixel_device)
 
     # -- public -----------------------------------------------------------------------------
     def run(self, inputs: list[EpisodeInput]) -> list[EpisodeRecord]:
@@ -206,7 +215,7 @@ class EpisodeEngine:
         system = self.prompts.system(cfg.mode, cfg.max_turns, cfg.max_parallel)
         for inp in inputs:
             rec = self._new_record(inp)
-            ep = _Episode(inp, rec, self.codec)
+            ep = _Episode(inp, rec, self._context())
             episodes.append(ep)
             frames, meta, spent, err = self._overview(str(inp.video), rec.frames_k, cache)
             rec.timings.decode_s += spent
@@ -443,7 +452,7 @@ class EpisodeEngine:
         for ep, call in owners:
             if call.status != "ok":
                 continue
-            ctx = _Context(self.codec)
+            ctx = self._context()
             items = self._window_items(frames_of[id(call)], call.times)
             content = self.prompts.subagent_content(
                 call.times, float(call.start), float(call.end), ep.input.question, cfg.timestamps

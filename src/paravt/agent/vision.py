@@ -39,11 +39,15 @@ def _runs(items: list[ImageItem]) -> list[list[ImageItem]]:
     return runs
 
 
-def preprocess(items: list[ImageItem], codec: ChatCodec, dtype: Any = None) -> tuple[Any, Any]:
+def preprocess(
+    items: list[ImageItem], codec: ChatCodec, dtype: Any = None, device: Any = None
+) -> tuple[Any, Any]:
     """``(pixel_values, image_grid_thw)`` for ``items`` in order (``(None, None)`` when empty).
 
-    The grid rows are checked against each item's ``grid_thw`` (the count the token stream was
-    built with), so image-pad tokens always equal vision features.
+    ``dtype`` (default float32) is the model's, so no second copy is made to cast; ``device``
+    (default: where the frames are, the CPU) moves the uint8 frames first — on a GPU the kernels
+    run as Triton. The grid rows are checked against each item's ``grid_thw`` (the count the
+    token stream was built with), so image-pad tokens always equal vision features.
     """
     import torch
 
@@ -53,10 +57,17 @@ def preprocess(items: list[ImageItem], codec: ChatCodec, dtype: Any = None) -> t
     pvs, grids = [], []
     for run in _runs(items):
         stacked = torch.stack([it.data for it in run])
+        if device is not None:
+            stacked = stacked.to(device)
         lo, hi = run[0].min_pixels, run[0].max_pixels
         if kernel is not None:
             pv, grid = kernel(
-                stacked, arch=codec.arch, min_pixels=lo, max_pixels=hi, layout="image"
+                stacked,
+                arch=codec.arch,
+                min_pixels=lo,
+                max_pixels=hi,
+                layout="image",
+                out_dtype=dtype or torch.float32,
             )
         else:
             out = codec.processor.image_processor(
@@ -64,7 +75,7 @@ def preprocess(items: list[ImageItem], codec: ChatCodec, dtype: Any = None) -> t
                 size={"shortest_edge": lo, "longest_edge": hi},
                 return_tensors="pt",
             )
-            pv, grid = out["pixel_values"], out["image_grid_thw"]
+            pv, grid = out["pixel_values"].to(stacked.device), out["image_grid_thw"]
         pvs.append(pv)
         grids.append(grid)
     pixel_values = torch.cat(pvs)

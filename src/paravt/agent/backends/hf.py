@@ -50,12 +50,26 @@ class HFBackend:
 
     name = "hf"
 
-    def __init__(self, model: Any, processor: Any, batch_size: int = 8, logprobs: bool = False):
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        batch_size: int = 8,
+        logprobs: bool = False,
+        preprocess_device: str = "auto",
+    ):
         self.model = model
         self.processor = processor
         self.codec = ChatCodec(processor)
         self.batch_size = batch_size
         self.logprobs = logprobs
+        # the engine builds pixel_values in the model's dtype; on a GPU model also on its device
+        # (the kernels run as Triton there), unless preprocess_device says otherwise
+        self.pixel_dtype = next(model.parameters()).dtype
+        if preprocess_device == "auto":
+            self.pixel_device = model.device if model.device.type == "cuda" else None
+        else:
+            self.pixel_device = None if preprocess_device == "cpu" else preprocess_device
 
     @classmethod
     def from_pretrained(
@@ -65,6 +79,7 @@ class HFBackend:
         dtype: str = "auto",
         batch_size: int = 8,
         attn_implementation: str | None = None,
+        preprocess_device: str = "auto",
     ) -> HFBackend:
         """Load a model folder or Hub id (downloaded by transformers on first use)."""
         from pathlib import Path
@@ -92,12 +107,17 @@ class HFBackend:
                 "(pass --model with a local model folder or a reachable Hub id)"
             ) from e
         model.to(dev).eval()
-        return cls(model, processor, batch_size=batch_size)
+        return cls(model, processor, batch_size=batch_size, preprocess_device=preprocess_device)
 
     @classmethod
     def from_config(cls, cfg: BackendConfig) -> HFBackend:
         return cls.from_pretrained(
-            cfg.model, cfg.device, cfg.dtype, cfg.batch_size, cfg.attn_implementation
+            cfg.model,
+            cfg.device,
+            cfg.dtype,
+            cfg.batch_size,
+            cfg.attn_implementation,
+            cfg.preprocess_device,
         )
 
     # -- generation --------------------------------------------------------------------------
