@@ -7,6 +7,7 @@ import shutil
 
 
 def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
+    """Also the Qwen2.5-VL path of the trainer (factor 28, its own rope): the smoke test covers Qwen3-VL."""
     from paravt.train.run import load_command_config, run_training
 
     good = [
@@ -41,6 +42,7 @@ def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
         "cpu-smoke",
         (
             f"output_dir={run_dir}",
+            "model=tiny:qwen2.5-vl",
             f"data.path={data}",
             f"data.video_root={shared_videos}",
             "trainer.per_device_train_batch_size=2",
@@ -65,3 +67,6 @@ def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
     assert by_id["q9"]["status"] in ("ok", "error")  # the damaged file trained or failed cleanly
     steps = [json.loads(x)["step"] for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert steps == list(range(1, 10))
+    ok = [e for e in episodes if e["status"] == "ok"]
+    assert ok and all(e["images"] > 2 for e in ok)  # K=2 overview frames + the tool windows' frames
+    assert all(e["reward"] is not None for e in ok)
