@@ -44,27 +44,27 @@ def test_batched_episodes_tool_round_and_teacher_forced_logprobs(q3_backend, pan
         assert rec.timings.generate_s > 0 and rec.timings.decode_s > 0
     # the loss forward over the recorded stream reproduces generation's logprobs: tokens, images
     # and positions in the record are exactly what the model saw while generating
-    rec = recs[0]
     model = q3_backend.model
-    ids = torch.tensor([rec.token_ids])
-    mm = (ids == codec.image_token_id).to(torch.int32)
-    with torch.no_grad():
-        logits = (
-            model(
-                input_ids=ids,
-                attention_mask=torch.ones_like(ids),
-                mm_token_type_ids=mm,
-                pixel_values=rec.pixel_values,
-                image_grid_thw=rec.image_grid_thw,
+    for rec in recs:  # the second episode was left-padded in the batch
+        ids = torch.tensor([rec.token_ids])
+        mm = (ids == codec.image_token_id).to(torch.int32)
+        with torch.no_grad():
+            logits = (
+                model(
+                    input_ids=ids,
+                    attention_mask=torch.ones_like(ids),
+                    mm_token_type_ids=mm,
+                    pixel_values=rec.pixel_values,
+                    image_grid_thw=rec.image_grid_thw,
+                )
+                .logits[0]
+                .float()
             )
-            .logits[0]
-            .float()
-        )
-    lp = torch.log_softmax(logits[:-1], -1).gather(-1, ids[0, 1:, None]).squeeze(-1)
-    mask = torch.tensor(rec.loss_mask[1:], dtype=torch.bool)
-    recorded = torch.tensor(rec.logprobs[1:])[mask]
-    assert mask.sum() == sum(t.generated_tokens for t in rec.turns)
-    assert torch.allclose(lp[mask], recorded, atol=2e-3), (lp[mask] - recorded).abs().max()
+        lp = torch.log_softmax(logits[:-1], -1).gather(-1, ids[0, 1:, None]).squeeze(-1)
+        mask = torch.tensor(rec.loss_mask[1:], dtype=torch.bool)
+        recorded = torch.tensor(rec.logprobs[1:])[mask]
+        assert mask.sum() == sum(t.generated_tokens for t in rec.turns)
+        assert torch.allclose(lp[mask], recorded, atol=2e-3), (lp[mask] - recorded).abs().max()
 
 
 def test_qwen25_subagent_mode(tiny_qwen25_dir, pancake):
