@@ -131,3 +131,22 @@ def test_checkpoint_is_safetensors_and_reloads_with_from_pretrained(smoke_run):
     ]
     assert changed, "training did not change any weight"
     assert sum(p.numel() for p in model.parameters()) == sum(p.numel() for p in final.parameters())
+
+
+def test_image_token_feature_mismatch_is_refused(smoke_run):
+    import copy
+
+    import pytest
+
+    from paravt.train.trainer import FeatureMismatchError
+
+    _, _, probe = smoke_run
+    rec = copy.copy(probe.rollouts[0]["records"][0])
+    pad = probe.trainer._image_pad
+    cut = rec.token_ids.index(pad)
+    rec.token_ids = rec.token_ids[:cut] + rec.token_ids[cut + 1 :]  # one image token lost
+    with pytest.raises(FeatureMismatchError, match="image-pad tokens"):
+        probe.trainer._row_from_record(rec)
+    rec.image_grid_thw = None
+    with pytest.raises(FeatureMismatchError, match="no image features"):
+        probe.trainer._row_from_record(rec)
