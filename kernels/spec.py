@@ -78,6 +78,11 @@ def smart_resize(
     """
     if height <= 0 or width <= 0:
         raise PixelInputError(f"frame size {height}x{width} is empty; frames need at least 1 pixel")
+    if max_pixels <= 0 or min_pixels < 0:
+        raise PixelInputError(
+            f"pixel budget min_pixels={min_pixels}, max_pixels={max_pixels} is not usable; "
+            "pass 0 <= min_pixels <= max_pixels, max_pixels > 0 (ParaVT: 784 and 50176)"
+        )
     if min_pixels > max_pixels:
         raise PixelInputError(
             f"min_pixels={min_pixels} is larger than max_pixels={max_pixels}; "

@@ -44,6 +44,7 @@ def test_bad_frames_raise_typed_errors(bad, match):
         ({"layout": "movie"}, "layout='movie'"),
         ({"resize": "bilinear"}, "resize='bilinear'.*float.*uint8"),
         ({"min_pixels": 100_000, "max_pixels": 50_176}, "min_pixels=100000"),
+        ({"max_pixels": 0}, "max_pixels=0 is not usable"),
         ({"out_dtype": torch.int32}, "out_dtype"),
     ],
 )
