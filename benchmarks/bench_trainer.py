@@ -158,6 +158,7 @@ def bench_step(model_dir, tmp, steps):
         processing_class=proc,
         callbacks=[_callback(timer_p)],
     )
+    para.keep_last_rollout = True
     para.train()
     para_prompt = statistics.mean(r.prompt_len for r in para.last_rollout["records"])
 

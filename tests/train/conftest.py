@@ -61,6 +61,7 @@ class Probe:
 
     def attach(self, trainer):
         self.trainer = trainer
+        trainer.keep_last_rollout = True
         self.initial_state = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
         original = trainer._generate_and_score_completions
 

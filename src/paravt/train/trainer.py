@@ -127,7 +127,9 @@ class ParaGRPOTrainer(GRPOTrainer):
         self._merge = int(getattr(ip, "merge_size", 2)) ** 2
         tok = self._tokenizer
         self._image_pad = tok.convert_tokens_to_ids("<|image_pad|>")
-        # Exposed for tests and the benchmark: what the last rollout / loss forward saw.
+        # Exposed for tests and the benchmark: what the last rollout / loss forward saw. Records
+        # (frames, pixel tensors) are kept only when asked, so training does not hold a stale batch.
+        self.keep_last_rollout = False
         self.last_rollout: dict[str, Any] = {}
         self.loss_forward_image_rows: list[int] = []
 
@@ -511,17 +513,19 @@ class ParaGRPOTrainer(GRPOTrainer):
         self._logs["completion"].extend(gather_object([r.completion_text for r in records]))
         self._logs["rewards"]["para_reward"].extend(all_rewards.tolist())
         self._logs["advantages"].extend(advantages.tolist())
-        self.last_rollout = {
-            "records": records,
-            "episode_inputs": ep_inputs,
-            "breakdowns": breakdowns,
-            "advantages": adv.detach().cpu(),
-            "tool_mask": tool_mask.cpu(),
-            "completion_ids": completion_ids.cpu(),
-            "num_images": num_images,
-            "metrics": m,
-            "epoch": epoch,
-        }
+        self.last_rollout = {"metrics": m, "epoch": epoch, "k": [e.frames_k for e in ep_inputs]}
+        if self.keep_last_rollout:
+            self.last_rollout.update(
+                {
+                    "records": records,
+                    "episode_inputs": ep_inputs,
+                    "breakdowns": breakdowns,
+                    "advantages": adv.detach().cpu(),
+                    "tool_mask": tool_mask.cpu(),
+                    "completion_ids": completion_ids.cpu(),
+                    "num_images": num_images,
+                }
+            )
 
         output = {
             "prompt_ids": prompt_ids,
