@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-
 from paravt.cli.common import (
     config_options,
     emit_json,
@@ -17,9 +16,20 @@ from paravt.cli.common import (
 def _table(report: dict):
     from rich.table import Table
 
-    table = Table(title=f"pixel_values on {report['device_name']} ({report['frames_source'] if isinstance(report['frames_source'], str) else 'decoded frames'})")
-    for col in ("workload", "layout", "frames", "paravt ms", "reference ms", "HF torchvision ms",
-                "HF PIL ms", "x HF tv", "x HF PIL"):
+    table = Table(
+        title=f"pixel_values on {report['device_name']} ({report['frames_source'] if isinstance(report['frames_source'], str) else 'decoded frames'})"
+    )
+    for col in (
+        "workload",
+        "layout",
+        "frames",
+        "paravt ms",
+        "reference ms",
+        "HF torchvision ms",
+        "HF PIL ms",
+        "x HF tv",
+        "x HF PIL",
+    ):
         table.add_column(col, justify="right" if "ms" in col or col.startswith("x") else "left")
     for row in report["workloads"]:
         ms, sp = row["ms"], row.get("speedup", {})
@@ -31,21 +41,31 @@ def _table(report: dict):
             return "-" if v is None else f"{v:.2f}x"
 
         table.add_row(
-            row["name"], row["layout"], str(row["frames"]),
-            f"{fmt(ms['paravt'])} ({row['paravt_resize']})", fmt(ms.get("reference_float")),
-            fmt(ms.get("hf_torchvision")), fmt(ms.get("hf_pil")),
-            ratio(sp.get("hf_torchvision_over_paravt")), ratio(sp.get("hf_pil_over_paravt")),
+            row["name"],
+            row["layout"],
+            str(row["frames"]),
+            f"{fmt(ms['paravt'])} ({row['paravt_resize']})",
+            fmt(ms.get("reference_float")),
+            fmt(ms.get("hf_torchvision")),
+            fmt(ms.get("hf_pil")),
+            ratio(sp.get("hf_torchvision_over_paravt")),
+            ratio(sp.get("hf_pil_over_paravt")),
         )
     return table
 
 
 @click.command("bench-kernels")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None,
-              help="Where to run pixel_values and the torchvision baselines (default cpu).")
+@click.option(
+    "--device",
+    type=click.Choice(["cpu", "cuda"]),
+    default=None,
+    help="Where to run pixel_values and the torchvision baselines (default cpu).",
+)
 @config_options
 @json_option
-def command(device: str | None, config_path: str | None, overrides: tuple[str, ...],
-            as_json: bool) -> None:
+def command(
+    device: str | None, config_path: str | None, overrides: tuple[str, ...], as_json: bool
+) -> None:
     """Time paravt.kernels.pixel_values against the torch reference and HF processors.
 
     Workloads: a tool batch (5 windows x 16 720p frames) and a 64-frame overview, each in the

@@ -14,16 +14,16 @@ from __future__ import annotations
 import statistics
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
-
-from paravt.errors import UserError
 from paravt.kernels.api import default_resize, pixel_values
 from paravt.kernels.parity import step_diff
 from paravt.kernels.reference import reference_pixel_values
 from paravt.kernels.spec import ARCHS, arch_spec
+
+from paravt.errors import UserError
 
 
 @dataclass
@@ -89,7 +89,7 @@ def decoded_frames(paths: list[str], n: int, height: int, width: int) -> tuple[t
     for path in paths:
         try:
             dec = VideoDecoder(path)
-        except Exception as e:  # noqa: BLE001 - a bad file is reported, not fatal
+        except Exception as e:
             raise UserError(f"cannot decode {path}: {e}; pass readable videos in 'videos'") from e
         count = dec.metadata.num_frames or 0
         take = min(count, n - sum(f.shape[0] for f in got))
@@ -153,7 +153,11 @@ def _hf_processors(arch: str, cfg: BenchKernelsConfig, frames_per_video: int):
 
     spec = arch_spec(arch)
     size = {"shortest_edge": cfg.min_pixels, "longest_edge": cfg.max_pixels}
-    common = dict(patch_size=spec.patch_size, image_mean=list(spec.mean), image_std=list(spec.std))
+    common = {
+        "patch_size": spec.patch_size,
+        "image_mean": list(spec.mean),
+        "image_std": list(spec.std),
+    }
     fast = Qwen2VLImageProcessor(size=size, **common)
     pil = Qwen2VLImageProcessorPil(size=size, **common)
     if arch == "qwen3-vl":
@@ -195,12 +199,21 @@ def copy_bandwidth(device: torch.device, nbytes: int = 1 << 30) -> float:
 
 
 def _workload(
-    name: str, windows: list[torch.Tensor], layout: str, cfg: BenchKernelsConfig,
-    device: torch.device, copy_bw: float | None,
+    name: str,
+    windows: list[torch.Tensor],
+    layout: str,
+    cfg: BenchKernelsConfig,
+    device: torch.device,
+    copy_bw: float | None,
 ) -> dict:
     arch = cfg.arch
     mode = default_resize(device)
-    kw = dict(arch=arch, min_pixels=cfg.min_pixels, max_pixels=cfg.max_pixels, layout=layout)
+    kw = {
+        "arch": arch,
+        "min_pixels": cfg.min_pixels,
+        "max_pixels": cfg.max_pixels,
+        "layout": layout,
+    }
     pv, grid = pixel_values(windows, resize=mode, **kw)
     row: dict = {
         "name": name,
@@ -261,7 +274,7 @@ def parity_report(frames: torch.Tensor, cfg: BenchKernelsConfig, device: torch.d
     out = {}
     for arch in ARCHS:
         fast, pil, video = _hf_processors(arch, cfg, frames.shape[0])
-        kw = dict(arch=arch, min_pixels=cfg.min_pixels, max_pixels=cfg.max_pixels)
+        kw = {"arch": arch, "min_pixels": cfg.min_pixels, "max_pixels": cfg.max_pixels}
         hf_fast, hf_grid = run_hf(fast, [host], "image", cpu)
         hf_pil, _ = run_hf(pil, [host], "image", cpu)
         hf_video, hf_vgrid = run_hf(video, [host], "video", cpu)
@@ -317,7 +330,9 @@ def run_bench(cfg: BenchKernelsConfig, progress: Callable[[str], None] = lambda 
     copy_bw = copy_bandwidth(device) if device.type == "cuda" else None
 
     # Slices keep the memory format (each window is a view, as a decoder batch would be).
-    tool = [frames[i * cfg.tool_frames : (i + 1) * cfg.tool_frames] for i in range(cfg.tool_windows)]
+    tool = [
+        frames[i * cfg.tool_frames : (i + 1) * cfg.tool_frames] for i in range(cfg.tool_windows)
+    ]
     overview = [frames[: cfg.overview_frames]]
     rows = []
     for name, windows in (("tool_batch", tool), ("overview", overview)):

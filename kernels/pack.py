@@ -20,7 +20,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
-
 from paravt.kernels.spec import ArchSpec
 
 

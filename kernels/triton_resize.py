@@ -27,7 +27,6 @@ from functools import lru_cache
 import torch
 import triton
 import triton.language as tl
-
 from paravt.kernels.pack import rows_for
 from paravt.kernels.spec import ArchSpec
 from paravt.kernels.weights import tap_table
@@ -38,9 +37,20 @@ BLOCK_C = 64
 
 @triton.jit
 def _horizontal_pass(
-    src_ptr, tmp_ptr, starts_ptr, weights_ptr,
-    H, W, w_out, taps, stride_n, stride_c, stride_h, stride_w,
-    BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
+    src_ptr,
+    tmp_ptr,
+    starts_ptr,
+    weights_ptr,
+    H,
+    W,
+    w_out,
+    taps,
+    stride_n,
+    stride_c,
+    stride_h,
+    stride_w,
+    BLOCK_R: tl.constexpr,
+    BLOCK_C: tl.constexpr,
 ):
     plane = tl.program_id(0).to(tl.int64)
     frame = plane // 3
@@ -64,10 +74,26 @@ def _horizontal_pass(
 
 @triton.jit
 def _vertical_pass_pack(
-    tmp_ptr, out_ptr, starts_ptr, weights_ptr, mean_ptr, std_ptr,
-    H, h, w, taps, n_frames, row_base, grid_h, grid_w,
-    P: tl.constexpr, M: tl.constexpr, TP: tl.constexpr, IMAGE: tl.constexpr,
-    BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
+    tmp_ptr,
+    out_ptr,
+    starts_ptr,
+    weights_ptr,
+    mean_ptr,
+    std_ptr,
+    H,
+    h,
+    w,
+    taps,
+    n_frames,
+    row_base,
+    grid_h,
+    grid_w,
+    P: tl.constexpr,
+    M: tl.constexpr,
+    TP: tl.constexpr,
+    IMAGE: tl.constexpr,
+    BLOCK_R: tl.constexpr,
+    BLOCK_C: tl.constexpr,
 ):
     plane = tl.program_id(0)
     frame = plane // 3
@@ -152,14 +178,39 @@ def pack_windows(
         tmp = torch.empty((n * 3, H, w), dtype=torch.float32, device=device)
         grid1 = (n * 3, triton.cdiv(H, BLOCK_R), triton.cdiv(w, BLOCK_C))
         _horizontal_pass[grid1](
-            frames, tmp, hs, hw_, H, W, w, htaps, *frames.stride(),
-            BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C,
+            frames,
+            tmp,
+            hs,
+            hw_,
+            H,
+            W,
+            w,
+            htaps,
+            *frames.stride(),
+            BLOCK_R=BLOCK_R,
+            BLOCK_C=BLOCK_C,
         )
         grid2 = (n * 3, triton.cdiv(h, BLOCK_R), triton.cdiv(w, BLOCK_C))
         _vertical_pass_pack[grid2](
-            tmp, out, vs, vw, m255, s255,
-            H, h, w, vtaps, n, row_base, h // spec.patch_size, w // spec.patch_size,
-            P=spec.patch_size, M=spec.merge_size, TP=spec.temporal_patch_size,
-            IMAGE=(layout == "image"), BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C,
+            tmp,
+            out,
+            vs,
+            vw,
+            m255,
+            s255,
+            H,
+            h,
+            w,
+            vtaps,
+            n,
+            row_base,
+            h // spec.patch_size,
+            w // spec.patch_size,
+            P=spec.patch_size,
+            M=spec.merge_size,
+            TP=spec.temporal_patch_size,
+            IMAGE=(layout == "image"),
+            BLOCK_R=BLOCK_R,
+            BLOCK_C=BLOCK_C,
         )
         row_base += rows_for(n, h, w, spec, layout)

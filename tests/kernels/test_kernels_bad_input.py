@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from paravt.kernels import PixelInputError, pixel_values
 
 from paravt.errors import UserError
-from paravt.kernels import PixelInputError, pixel_values
 
 
 def frames(n=2, c=3, h=64, w=96, dtype=torch.uint8):
@@ -55,7 +55,7 @@ def test_bad_arguments_raise_typed_errors(kwargs, match):
 
 def test_qwen25_patch_is_14_px():
     # 15 px fits one 14 px patch (Qwen2.5-VL) but not one 16 px patch (Qwen3-VL)
-    pv, grid = pixel_values(frames(h=15, w=40), arch="qwen2.5-vl")
+    _, grid = pixel_values(frames(h=15, w=40), arch="qwen2.5-vl")
     assert grid.tolist() == [[1, 2, 2], [1, 2, 2]]
     with pytest.raises(PixelInputError):
         pixel_values(frames(h=15, w=40), arch="qwen3-vl")

@@ -6,26 +6,47 @@ import json
 
 import pytest
 import torch
-
 from paravt.cli.main import main
 
 
 def test_bench_kernels_cpu_json(capsys, video_path):
     video = video_path("decord__flipping_a_pancake.mkv")
-    rc = main([
-        "bench-kernels", "--device", "cpu", "--json",
-        "--set", "height=240", "--set", "width=426",
-        "--set", "tool_windows=2", "--set", "tool_frames=3", "--set", "overview_frames=4",
-        "--set", "repeats=1", "--set", "warmup=0", "--set", f"videos={video}",
-    ])
+    rc = main(
+        [
+            "bench-kernels",
+            "--device",
+            "cpu",
+            "--json",
+            "--set",
+            "height=240",
+            "--set",
+            "width=426",
+            "--set",
+            "tool_windows=2",
+            "--set",
+            "tool_frames=3",
+            "--set",
+            "overview_frames=4",
+            "--set",
+            "repeats=1",
+            "--set",
+            "warmup=0",
+            "--set",
+            f"videos={video}",
+        ]
+    )
     out = capsys.readouterr()
     assert rc == 0, out.err
     report = json.loads(out.out)
     assert report["config"]["device"] == "cpu"
     assert report["frames_source"][0]["frames"] == 6  # max(2 x 3 tool, 4 overview)
     names = {(w["name"], w["layout"]) for w in report["workloads"]}
-    assert names == {("tool_batch", "image"), ("tool_batch", "video"),
-                     ("overview", "image"), ("overview", "video")}
+    assert names == {
+        ("tool_batch", "image"),
+        ("tool_batch", "video"),
+        ("overview", "image"),
+        ("overview", "video"),
+    }
     for w in report["workloads"]:
         assert w["paravt_resize"] == "uint8"
         assert w["ms"]["paravt"] > 0 and "hf_torchvision_over_paravt" in w["speedup"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from paravt.kernels import pixel_values, reference_pixel_values
 from paravt.kernels.parity import step_diff
 
@@ -37,7 +36,9 @@ def windows(request, real_720p, generated_720p, real_pancake):
 
 def _report(record_property, label, d):
     record_property(label, d.as_dict())
-    print(f"{label}: max {d.max_steps} step(s), {d.share_differing:.4%} of {d.values} values differ")
+    print(
+        f"{label}: max {d.max_steps} step(s), {d.share_differing:.4%} of {d.values} values differ"
+    )
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from paravt.kernels import (
     arch_spec,
     default_resize,
@@ -50,7 +49,7 @@ def test_video_layout_pads_odd_windows_with_the_last_frame(real_pancake, resize)
 
 
 def test_image_layout_repeats_each_frame_in_both_temporal_slots(real_bunny):
-    pv, grid = pixel_values(real_bunny, arch="qwen2.5-vl", layout="image")
+    pv, _ = pixel_values(real_bunny, arch="qwen2.5-vl", layout="image")
     cols = pv.view(pv.shape[0], 3, 2, 14 * 14)
     assert torch.equal(cols[:, :, 0], cols[:, :, 1])
     # and a frame's rows equal the video layout of that frame paired with itself
@@ -74,7 +73,7 @@ def test_layout_matches_an_independent_index_formula(real_bunny):
     """Spot-check §6's row/column formula against the view/permute implementation."""
     spec = arch_spec("qwen3-vl")
     v = torch.randn(4, 3, 64, 96)
-    pv, (gt, gh, gw) = patchify_video(v, spec)
+    pv, (_, gh, gw) = patchify_video(v, spec)
     p, m, tp = 16, 2, 2
     g = torch.Generator().manual_seed(0)
     for _ in range(200):

@@ -7,7 +7,6 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from paravt.kernels import PixelInputError, resized_size, smart_resize, tokens_per_frame
 from paravt.kernels.weights import tap_table
 
@@ -54,11 +53,15 @@ def test_size_rule_rejects_bad_budgets_and_shapes():
         tokens_per_frame(720, 1280, layout="movie")
 
 
-@pytest.mark.parametrize("n_in,n_out", [(1280, 280), (720, 168), (426, 280), (90, 84), (33, 56), (14, 28)])
+@pytest.mark.parametrize(
+    "n_in,n_out", [(1280, 280), (720, 168), (426, 280), (90, 84), (33, 56), (14, 28)]
+)
 def test_tap_tables_reproduce_torch_aa_bicubic(n_in, n_out):
     t = tap_table(n_in, n_out)
     assert t.weights.shape == (n_out, t.taps)
-    assert torch.allclose(t.weights.double().sum(1), torch.ones(n_out, dtype=torch.float64), atol=1e-6)
+    assert torch.allclose(
+        t.weights.double().sum(1), torch.ones(n_out, dtype=torch.float64), atol=1e-6
+    )
     assert int(t.starts.min()) >= 0 and int(t.starts.max()) + t.taps <= n_in
     x = torch.rand(2, 3, 7, n_in, dtype=torch.float64) * 255
     ours = x.float() @ t.dense().T

@@ -22,7 +22,11 @@ def interpreter_results(shared_videos):
     env = dict(os.environ, TRITON_INTERPRET="1", OMP_NUM_THREADS="1")
     proc = subprocess.run(
         [sys.executable, str(HERE / "triton_interp_cases.py"), str(shared_videos)],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -46,8 +50,12 @@ def test_within_one_uint8_step_of_the_reference(interpreter_results):
 
 def test_odd_and_single_frame_windows_are_padded_like_the_reference(interpreter_results):
     # layout errors (a wrong pad slot) would show as many-step differences, not 1-step rounding
-    for name in ("random qwen3 video", "random qwen2.5 video 1 frame",
-                 "real h265 128x128 qwen3 video (odd)", "real mixed windows qwen2.5 video"):
+    for name in (
+        "random qwen3 video",
+        "random qwen2.5 video 1 frame",
+        "real h265 128x128 qwen3 video (odd)",
+        "real mixed windows qwen2.5 video",
+    ):
         assert interpreter_results[name]["float32"]["max_steps"] <= 1
 
 

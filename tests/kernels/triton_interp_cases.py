@@ -22,7 +22,13 @@ def cases(video_dir: Path):
 
     # sizes not multiples of the factor; 1-frame and odd-frame windows; up- and down-scaling
     yield "random qwen2.5 image", "qwen2.5-vl", "image", [rnd(3, 50, 70), rnd(1, 33, 90)], 4096
-    yield "random qwen3 video", "qwen3-vl", "video", [rnd(3, 50, 70), rnd(1, 33, 90), rnd(2, 64, 64)], 4096
+    yield (
+        "random qwen3 video",
+        "qwen3-vl",
+        "video",
+        [rnd(3, 50, 70), rnd(1, 33, 90), rnd(2, 64, 64)],
+        4096,
+    )
     yield "random qwen2.5 video 1 frame", "qwen2.5-vl", "video", [rnd(1, 45, 45)], 3136
     yield "random qwen3 image upscale", "qwen3-vl", "image", [rnd(2, 20, 30)], 4096
 
@@ -39,7 +45,6 @@ def cases(video_dir: Path):
 
 def main() -> None:
     import triton  # noqa: F401 - imported here so the interpreter flag is already set
-
     from paravt.kernels import reference_pixel_values
     from paravt.kernels.pack import rows_for
     from paravt.kernels.parity import step_diff
@@ -49,9 +54,11 @@ def main() -> None:
     video_dir = Path(sys.argv[1])
     for name, arch, layout, windows, max_pixels in cases(video_dir):
         spec = arch_spec(arch)
-        sizes = [smart_resize(w.shape[2], w.shape[3], spec.factor, 784, max_pixels) for w in windows]
+        sizes = [
+            smart_resize(w.shape[2], w.shape[3], spec.factor, 784, max_pixels) for w in windows
+        ]
         rows = sum(rows_for(w.shape[0], h, ww, spec, layout) for w, (h, ww) in zip(windows, sizes))
-        ref, grid = reference_pixel_values(windows, arch=arch, max_pixels=max_pixels, layout=layout)
+        ref, _ = reference_pixel_values(windows, arch=arch, max_pixels=max_pixels, layout=layout)
         result = {"name": name, "rows": rows, "ref_rows": ref.shape[0]}
         for dtype in (torch.float32, torch.bfloat16) if "mixed" in name else (torch.float32,):
             out = torch.full((rows, spec.patch_dim), float("nan"), dtype=dtype)
