@@ -244,9 +244,12 @@ def test_bad_videos_and_failed_generations_are_episode_errors(q3_processor, panc
     for k in ("missing", "garbage"):
         assert recs[k].status == "error" and "cannot read video" in recs[k].error
         assert recs[k].prediction is None and recs[k].turns == []
+        assert recs[k].error_kind == "video"
     assert recs["fails"].status == "error" and "HTTP 500" in recs["fails"].error
     assert recs["fails"].prediction is None and recs["fails"].tool_counts.executed_ok == 1
     assert recs["short"].status == "error" and "no turn 1" in recs["short"].error
+    assert recs["ok"].error_kind is None and recs["fails"].error_kind == "backend"
+    assert recs["short"].error_kind == "backend"
     # errored episodes never reached the backend
     asked = {r.episode_id for b in backend.batches for r in b}
     assert "missing" not in asked and "garbage" not in asked

@@ -148,6 +148,7 @@ class EpisodeEngine:
                 ep.done = True
                 ep.record.status = "error"
                 ep.record.error = "episode did not finish within the turn limit"
+                ep.record.error_kind = "engine"
             self._finish(ep)
         return [ep.record for ep in episodes]
 
@@ -221,7 +222,7 @@ class EpisodeEngine:
             rec.timings.decode_s += spent
             rec.video_meta = meta
             if err is not None:
-                self._fail(ep, err)
+                self._fail(ep, err, kind="video")
                 continue
             rec.warnings.extend(getattr(frames, "warnings", []) or [])
             rec.overview_times = [float(t) for t in frames.times]
@@ -250,10 +251,11 @@ class EpisodeEngine:
                 self._fail(ep, f"cannot build the prompt: {type(e).__name__}: {e}")
         return episodes
 
-    def _fail(self, ep: _Episode, message: str) -> None:
+    def _fail(self, ep: _Episode, message: str, kind: str = "engine") -> None:
         ep.done = True
         ep.record.status = "error"
         ep.record.error = message
+        ep.record.error_kind = kind
         ep.record.prediction = None
 
     # -- one round ---------------------------------------------------------------------------
@@ -316,7 +318,7 @@ class EpisodeEngine:
             rec.timings.preprocess_s += req.preprocess_s + gen.preprocess_s
             rec.timings.generate_s += gen.generate_s
             if gen.error is not None:
-                self._fail(ep, f"generation failed at turn {ep.turn}: {gen.error}")
+                self._fail(ep, f"generation failed at turn {ep.turn}: {gen.error}", kind="backend")
                 continue
             text = req.prefill + gen.text
             turn = TurnRecord(

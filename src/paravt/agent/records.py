@@ -211,6 +211,9 @@ class EpisodeRecord:
     evidence: str
     status: Literal["ok", "error"] = "ok"
     error: str | None = None
+    #: why an errored episode failed, for summaries that must not parse messages:
+    #: ``video`` (unreadable/missing video), ``backend`` (generation failed), ``engine`` (other)
+    error_kind: Literal["video", "backend", "engine"] | None = None
     prediction: str | None = None
     answer_source: str | None = None
     forced: bool = False

@@ -32,7 +32,8 @@ def episode_input(sample: EvalSample, question: str, frames_k: int | None = None
 def error_kind(message: str) -> str:
     """Coarse class of an episode error for the summary: ``backend``, ``video`` or ``episode``.
 
-    Reads the engine's error messages (``generation failed …``, ``cannot read video …``,
+    Fallback for records without a typed ``error_kind`` (e.g. re-scored old result files): reads
+    the engine's error messages (``generation failed …``, ``cannot read video …``,
     ``no overview frame …``); anything else is ``episode``.
     """
     text = (message or "").lower()
@@ -51,7 +52,9 @@ def outcome_of(record: Any) -> dict:
     error = None
     if status != "ok":
         message = str(getattr(record, "error", None) or "episode failed")
-        error = {"kind": error_kind(message), "message": message}
+        kind = getattr(record, "error_kind", None)
+        kind = {"engine": "episode"}.get(kind, kind) or error_kind(message)
+        error = {"kind": kind, "message": message}
     return {
         "prediction": getattr(record, "final_text", None),
         "answer_text": None if error else getattr(record, "prediction", None),

@@ -254,6 +254,8 @@ class ParaGRPOTrainer(GRPOTrainer):
             record.question_type,
             record.options,
             cfg,
+            # the engine's final answer (forced turn included), never an earlier tool turn's
+            answer=record.prediction if record.prediction is not None else "",
         )
 
     def _token_bonus(self, completion_ids: list[int]) -> list[float]:
