@@ -171,113 +171,81 @@ def _text_config(vocab: int, tok, arch: str) -> dict:
     return cfg
 
 
+#: What differs between the two architectures: classes, patch size, vision-tower extras, and
+#: the image normalisation (Qwen3-VL: mean = std = 0.5; Qwen2.5-VL: the processor's CLIP default).
+_ARCH_SPECS = {
+    "qwen3-vl": dict(
+        config="Qwen3VLConfig",
+        processor="Qwen3VLProcessor",
+        video_processor="Qwen3VLVideoProcessor",
+        patch=16,
+        vision_extra=dict(num_position_embeddings=256, deepstack_visual_indexes=[1]),
+        image_norm=dict(image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5]),
+        # Qwen3-VL's video processor budgets the whole clip (frames x pixels)
+        video_size={"shortest_edge": 32 * 32 * 2, "longest_edge": 32 * 32 * 64 * 16},
+    ),
+    "qwen2.5-vl": dict(
+        config="Qwen2_5_VLConfig",
+        processor="Qwen2_5_VLProcessor",
+        video_processor="Qwen2VLVideoProcessor",
+        patch=14,
+        vision_extra=dict(window_size=112, fullatt_block_indexes=[1], tokens_per_second=2),
+        image_norm={},
+        video_size={"shortest_edge": 28 * 28, "longest_edge": 28 * 28 * 64},
+    ),
+}
+
+
 def build_tiny(arch: str = "qwen3-vl", seed: int = 0):
     """Build (model, processor) in memory. ``arch`` is ``qwen3-vl`` or ``qwen2.5-vl``."""
     import torch
-    from transformers import AutoModelForImageTextToText
+    import transformers
+    from transformers import AutoModelForImageTextToText, Qwen2VLImageProcessor
 
     from paravt.errors import UserError
 
     if arch not in ARCHS:
         raise UserError(f"unknown --arch {arch!r}; choose one of {', '.join(ARCHS)}")
+    spec = _ARCH_SPECS[arch]
     torch.manual_seed(seed)
     tok = _train_tokenizer()
-    vocab = len(tok)
     ids = {t: tok.convert_tokens_to_ids(t) for t in QWEN_SPECIAL_TOKENS}
-    common = dict(
+    patch, merge = spec["patch"], 2
+    factor = patch * merge
+    config = getattr(transformers, spec["config"])(
+        text_config=_text_config(len(tok), tok, arch),
+        vision_config=dict(
+            depth=2,
+            hidden_size=32,
+            intermediate_size=64,
+            num_heads=2,
+            patch_size=patch,
+            spatial_merge_size=merge,
+            temporal_patch_size=2,
+            out_hidden_size=64,
+            **spec["vision_extra"],
+        ),
         image_token_id=ids["<|image_pad|>"],
         video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"],
         vision_end_token_id=ids["<|vision_end|>"],
         tie_word_embeddings=False,
     )
-    if arch == "qwen3-vl":
-        from transformers import (
-            Qwen2VLImageProcessor,
-            Qwen3VLConfig,
-            Qwen3VLProcessor,
-            Qwen3VLVideoProcessor,
-        )
-
-        config = Qwen3VLConfig(
-            text_config=_text_config(vocab, tok, arch),
-            vision_config=dict(
-                depth=2,
-                hidden_size=32,
-                intermediate_size=64,
-                num_heads=2,
-                patch_size=16,
-                spatial_merge_size=2,
-                temporal_patch_size=2,
-                out_hidden_size=64,
-                num_position_embeddings=256,
-                deepstack_visual_indexes=[1],
-            ),
-            **common,
-        )
-        image_processor = Qwen2VLImageProcessor(
-            patch_size=16,
-            merge_size=2,
-            temporal_patch_size=2,
-            image_mean=[0.5, 0.5, 0.5],
-            image_std=[0.5, 0.5, 0.5],
-            size={"shortest_edge": 32 * 32, "longest_edge": 32 * 32 * 64},
-        )
-        video_processor = Qwen3VLVideoProcessor(
-            patch_size=16,
-            merge_size=2,
-            temporal_patch_size=2,
-            size={"shortest_edge": 32 * 32 * 2, "longest_edge": 32 * 32 * 64 * 16},
-        )
-        processor = Qwen3VLProcessor(
-            image_processor=image_processor,
-            tokenizer=tok,
-            video_processor=video_processor,
-            chat_template=CHAT_TEMPLATE,
-        )
-    else:
-        from transformers import (
-            Qwen2_5_VLConfig,
-            Qwen2_5_VLProcessor,
-            Qwen2VLImageProcessor,
-            Qwen2VLVideoProcessor,
-        )
-
-        config = Qwen2_5_VLConfig(
-            text_config=_text_config(vocab, tok, arch),
-            vision_config=dict(
-                depth=2,
-                hidden_size=32,
-                intermediate_size=64,
-                num_heads=2,
-                patch_size=14,
-                spatial_merge_size=2,
-                temporal_patch_size=2,
-                out_hidden_size=64,
-                window_size=112,
-                fullatt_block_indexes=[1],
-                tokens_per_second=2,
-            ),
-            **common,
-        )
-        image_processor = Qwen2VLImageProcessor(
-            patch_size=14,
-            merge_size=2,
-            temporal_patch_size=2,
-            size={"shortest_edge": 28 * 28, "longest_edge": 28 * 28 * 64},
-        )
-        video_processor = Qwen2VLVideoProcessor(
-            patch_size=14,
-            merge_size=2,
-            temporal_patch_size=2,
-            size={"shortest_edge": 28 * 28, "longest_edge": 28 * 28 * 64},
-        )
-        processor = Qwen2_5_VLProcessor(
-            image_processor=image_processor,
-            tokenizer=tok,
-            video_processor=video_processor,
-            chat_template=CHAT_TEMPLATE,
-        )
+    patching = dict(patch_size=patch, merge_size=merge, temporal_patch_size=2)
+    image_processor = Qwen2VLImageProcessor(
+        **patching,
+        **spec["image_norm"],
+        size={"shortest_edge": factor * factor, "longest_edge": factor * factor * 64},
+    )
+    video_processor = getattr(transformers, spec["video_processor"])(
+        **patching, size=spec["video_size"]
+    )
+    processor = getattr(transformers, spec["processor"])(
+        image_processor=image_processor,
+        tokenizer=tok,
+        video_processor=video_processor,
+        chat_template=CHAT_TEMPLATE,
+    )
     model = AutoModelForImageTextToText.from_config(config)
     model.generation_config.pad_token_id = tok.pad_token_id
     model.generation_config.eos_token_id = tok.eos_token_id
