@@ -12,7 +12,7 @@ import pytest
 import torch
 from agent_helpers import call, small_config
 
-from paravt.agent.backends.hf import HFBackend
+from paravt.agent.backends.hf import HFBackend, cut_at_stop, left_pad, mm_token_types
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
 
@@ -86,3 +86,21 @@ def test_qwen25_subagent_mode(tiny_qwen25_dir, pancake):
     tool_msg = next(m for m in rec.messages if m["role"] == "tool")
     assert tool_msg["content"][-1]["text"].startswith("Summary of 0.0s to 3.0s:")
     assert all(im.source == "overview" for im in rec.images)
+
+
+def test_left_pad_aligns_prompt_ends_and_marks_only_real_vision_tokens():
+    image, video, pad = 7, 8, 0
+    ids, mask = left_pad([[1, image, image, 2], [video, 3]], pad)
+    assert ids.tolist() == [[1, image, image, 2], [pad, pad, video, 3]]
+    assert mask.tolist() == [[1, 1, 1, 1], [0, 0, 1, 1]]
+    mm = mm_token_types(ids, mask, image_token_id=image, video_token_id=video)
+    assert mm.tolist() == [[0, 1, 1, 0], [0, 0, 2, 0]]
+    # a pad id equal to a vision id (possible in odd tokenizers) is still text where masked
+    ids, mask = left_pad([[image], [image, image]], image)
+    assert mm_token_types(ids, mask, image, video).tolist() == [[0, 1], [1, 1]]
+
+
+def test_cut_at_stop_keeps_the_first_stop_token_or_the_whole_row():
+    assert cut_at_stop([5, 6, 9, 7, 9], {9}) == ([5, 6, 9], "stop")
+    assert cut_at_stop([5, 6, 7], {9, 10}) == ([5, 6, 7], "length")
+    assert cut_at_stop([10], {9, 10}) == ([10], "stop")

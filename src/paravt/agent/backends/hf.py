@@ -45,6 +45,44 @@ def _resolve_dtype(dtype: str, device: str) -> Any:
         raise UserError(f"dtype {dtype!r}: choose auto, bf16, fp16 or fp32") from None
 
 
+def left_pad(prompts: list[list[int]], pad_id: int) -> tuple[Any, Any]:
+    """Prompts of different lengths as one batch: ``(input_ids, attention_mask)``, ``[B, width]``.
+
+    Padding goes on the left so every prompt ends in the last column, where generation starts
+    (the trainer's policy backend batches its prompts the same way).
+    """
+    import torch
+
+    width = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        if p:
+            ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
+            mask[i, width - len(p) :] = 1
+    return ids, mask
+
+
+def mm_token_types(ids: Any, mask: Any, image_token_id: int, video_token_id: int) -> Any:
+    """Qwen-VL's ``mm_token_type_ids`` (0 text, 1 image, 2 video) derived from the ids, so
+    multimodal RoPE places each vision token; padding is text."""
+    import torch
+
+    mm = torch.zeros_like(ids, dtype=torch.int32)
+    mm[(ids == image_token_id) & (mask == 1)] = 1
+    mm[(ids == video_token_id) & (mask == 1)] = 2
+    return mm
+
+
+def cut_at_stop(row: list[int], stop_ids: set[int]) -> tuple[list[int], str]:
+    """A generated row up to and including its first stop token: ``(ids, "stop")``; a row without
+    one (it ran out of new tokens) comes back whole with ``"length"``."""
+    for j, t in enumerate(row):
+        if t in stop_ids:
+            return row[: j + 1], "stop"
+    return row, "length"
+
+
 class HFBackend:
     """Generate with a loaded ``(model, processor)`` pair."""
 
@@ -146,17 +184,9 @@ class HFBackend:
                         "the hf backend needs prompt_ids (run it through EpisodeEngine)"
                     )
             device = self.model.device
-            width = max(len(r.prompt_ids) for r in reqs)
-            ids = torch.full((len(reqs), width), codec.pad_token_id, dtype=torch.long)
-            mask = torch.zeros((len(reqs), width), dtype=torch.long)
-            for i, r in enumerate(reqs):
-                n = len(r.prompt_ids)
-                ids[i, width - n :] = torch.tensor(r.prompt_ids, dtype=torch.long)
-                mask[i, width - n :] = 1
-            mm = torch.zeros_like(ids, dtype=torch.int32)
-            mm[ids == codec.image_token_id] = 1
-            mm[(ids == codec.video_token_id) & (mask == 1)] = 2
-            mm[mask == 0] = 0
+            ids, mask = left_pad([r.prompt_ids for r in reqs], codec.pad_token_id)
+            width = ids.shape[1]
+            mm = mm_token_types(ids, mask, codec.image_token_id, codec.video_token_id)
             kwargs: dict = {
                 "input_ids": ids.to(device),
                 "attention_mask": mask.to(device),
@@ -164,8 +194,7 @@ class HFBackend:
             }
             pvs = [r.pixel_values for r in reqs if r.pixel_values is not None]
             if pvs:
-                dtype = next(self.model.parameters()).dtype
-                kwargs["pixel_values"] = torch.cat(pvs).to(device=device, dtype=dtype)
+                kwargs["pixel_values"] = torch.cat(pvs).to(device=device, dtype=self.pixel_dtype)
                 kwargs["image_grid_thw"] = torch.cat(
                     [r.image_grid_thw for r in reqs if r.image_grid_thw is not None]
                 ).to(device)
@@ -205,13 +234,8 @@ class HFBackend:
         out = []
         stops = set(codec.stop_ids)
         for i, r in enumerate(reqs):
-            row = seqs[i].tolist()
-            n, finish = len(row), "length"
-            for j, t in enumerate(row):
-                if t in stops:
-                    n, finish = j + 1, "stop"
-                    break
-            gen_ids = row[:n]
+            gen_ids, finish = cut_at_stop(seqs[i].tolist(), stops)
+            n = len(gen_ids)
             body = gen_ids[:-1] if finish == "stop" else gen_ids
             out.append(
                 Generation(
