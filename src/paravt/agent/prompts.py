@@ -124,14 +124,9 @@ class Prompts:
         timestamps: bool = True,
     ) -> list[dict]:
         """Chat content parts of the first user turn: ``[<t>] image`` per frame, then the text."""
-        parts: list[dict] = []
-        for t in times:
-            if timestamps:
-                parts.append({"type": "text", "text": format_timestamp(t)})
-            parts.append({"type": "image"})
-        text = self.question_text(question, options, question_type)
-        parts.append({"type": "text", "text": ("\n" if times else "") + text})
-        return parts
+        return _frames_then_text(
+            times, timestamps, self.question_text(question, options, question_type)
+        )
 
     def forced_answer(self, question_type: str) -> str:
         if question_type == "mcq":
@@ -142,16 +137,21 @@ class Prompts:
         self, times: list[float], start: float, end: float, question: str, timestamps: bool = True
     ) -> list[dict]:
         """Content of the sub-agent's user turn: the window's frames, then what to summarise."""
-        parts: list[dict] = []
-        for t in times:
-            if timestamps:
-                parts.append({"type": "text", "text": format_timestamp(t)})
-            parts.append({"type": "image"})
         text = _fill(
             self.subagent, start=f"{start:.1f}", end=f"{end:.1f}", question=question.strip()
         )
-        parts.append({"type": "text", "text": ("\n" if times else "") + text})
-        return parts
+        return _frames_then_text(times, timestamps, text)
+
+
+def _frames_then_text(times: list[float], timestamps: bool, text: str) -> list[dict]:
+    """``[<t seconds>] image`` per frame, then ``text`` on its own line (PROTOCOL §2)."""
+    parts: list[dict] = []
+    for t in times:
+        if timestamps:
+            parts.append({"type": "text", "text": format_timestamp(t)})
+        parts.append({"type": "image"})
+    parts.append({"type": "text", "text": ("\n" if times else "") + text})
+    return parts
 
 
 def load_prompts(system_prompt_file: str | Path | None = None) -> Prompts:
