@@ -54,7 +54,8 @@ class ChatCodec:
         self.image_token_id = tok.convert_tokens_to_ids(self.image_token)
         self.video_token_id = tok.convert_tokens_to_ids("<|video_pad|>")
         self.pad_token_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        end = "<|im_end|>" if "<|im_end|>" in tok.get_vocab() else tok.eos_token
+        vocab = tok.get_vocab()  # a fresh dict of the whole vocabulary per call: read it once
+        end = "<|im_end|>" if "<|im_end|>" in vocab else tok.eos_token
         self.end_of_turn = end
         self.end_of_turn_id = tok.convert_tokens_to_ids(end)
         stops = {self.end_of_turn_id}
@@ -65,7 +66,7 @@ class ChatCodec:
             {
                 tok.convert_tokens_to_ids(t)
                 for t in ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
-                if t in tok.get_vocab()
+                if t in vocab
             }
         )
         self.wraps_tool_response = _PROBE not in self._tool_probe_unwrapped()
@@ -169,12 +170,6 @@ class ChatCodec:
     ) -> list[int]:
         text = self.turn_delta_text(new_messages, closed_by_model, prefill)
         return self.expand(self.encode_text(text), grids)
-
-    def closing_ids(self, closed_by_model: bool) -> list[int]:
-        """Ids that close a final assistant turn the model did not close itself (e.g. truncated)."""
-        if closed_by_model:
-            return []
-        return [self.end_of_turn_id]
 
 
 def smart_resize(
