@@ -193,3 +193,25 @@ def test_wire_format_options_tool_role_and_prefill():
     )
     assert body["messages"][-1] == {"role": "assistant", "content": "<think>\n"}
     assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
+
+
+def test_each_image_is_encoded_once_while_it_lives():
+    """A context is resent whole every turn: its images are encoded once, then reused."""
+    import gc
+
+    from paravt.agent.records import GenRequest, ImageItem
+
+    frame = ImageItem(torch.full((3, 8, 8), 7, dtype=torch.uint8), 1.0, "overview", 784, 4096)
+    msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Q"}]}]
+    backend = OpenAIBackend("http://x/v1", "m")
+    urls = [
+        backend.wire_messages(GenRequest(f"e{i}", i, "main", msgs, [frame], max_new_tokens=4))[0][
+            "content"
+        ][0]["image_url"]["url"]
+        for i in range(3)
+    ]
+    assert urls[0].startswith("data:image/jpeg;base64,")
+    assert urls[1] is urls[0] and urls[2] is urls[0]  # the same string: not encoded again
+    del frame
+    gc.collect()
+    assert backend._urls == {}  # a dead image leaves the cache

@@ -20,6 +20,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -70,6 +71,20 @@ class OpenAIBackend:
         self.timeout_s = timeout_s
         self.image_format = image_format
         self.tool_role = tool_role
+        # data: URL of each image, encoded once: an episode resends its whole context every turn
+        # and the generations of one prompt share its overview images (id -> (weakref, url))
+        self._urls: dict[int, tuple[weakref.ref, str]] = {}
+
+    def image_url(self, item: ImageItem) -> str:
+        """``item`` as a ``data:`` URL, encoded on first use and reused while the item lives."""
+        key = id(item)
+        hit = self._urls.get(key)
+        if hit is not None and hit[0]() is item:
+            return hit[1]
+        url = encode_image(item, self.image_format)
+        ref = weakref.ref(item, lambda _ref, key=key: self._urls.pop(key, None))
+        self._urls[key] = (ref, url)
+        return url
 
     @classmethod
     def from_config(cls, cfg: BackendConfig) -> OpenAIBackend:
@@ -97,7 +112,7 @@ class OpenAIBackend:
             parts = []
             for p in content:
                 if p.get("type") == "image":
-                    url = encode_image(next(images), self.image_format)
+                    url = self.image_url(next(images))
                     parts.append({"type": "image_url", "image_url": {"url": url}})
                 elif p.get("type") == "text":
                     parts.append({"type": "text", "text": p["text"]})
