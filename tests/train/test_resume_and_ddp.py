@@ -1,4 +1,5 @@
-"""`paravt train` as a process: SIGKILL + --resume keeps the metrics continuous; torchrun (gloo)."""
+"""`paravt train` as a process: SIGKILL + --resume keeps the metrics continuous; two ranks (gloo)
+under torchrun and under accelerate launch."""
 
 from __future__ import annotations
 
@@ -105,19 +106,52 @@ def test_sigkill_after_checkpoint_then_resume_keeps_metrics_continuous(tmp_path,
     )
 
 
+def _free_port() -> int:
+    """A port nobody listens on now: several engineers run these tests on one machine."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _launcher(name: str, port: int) -> list[str] | None:
+    """The 2-process CPU command prefix of a launcher (gloo); None when it is not installed.
+
+    ``accelerate launch --cpu --num_processes 2`` starts ONE process; ``--multi_gpu`` is the flag
+    that spawns the workers, and without a visible GPU they take the gloo backend."""
+    exe = shutil.which(name)
+    if exe is None:
+        return None
+    if name == "torchrun":
+        return [exe, "--nproc_per_node", "2", "--master_port", str(port)]
+    return [
+        exe,
+        "launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(port),
+    ]
+
+
 @pytest.mark.slow
-def test_torchrun_two_ranks_gloo_same_k_for_a_prompt_on_both_ranks(tmp_path, shared_videos):
-    torchrun = shutil.which("torchrun")
-    if torchrun is None:
-        pytest.skip("torchrun not on PATH")
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
+def test_two_ranks_gloo_same_k_for_a_prompt_on_both_ranks(tmp_path, shared_videos, launcher):
+    prefix = _launcher(launcher, _free_port())
+    if prefix is None:
+        pytest.skip(f"{launcher} not on PATH")
     run_dir = tmp_path / "ddp"
     # 3 prompts × 2 generations over 2 ranks: the middle prompt's group is split across the ranks.
     cmd = [
-        torchrun,
-        "--nproc_per_node",
-        "2",
-        "--master_port",
-        "29531",
+        *prefix,
         "-m",
         "paravt.cli.main",
         "train",
@@ -135,15 +169,18 @@ def test_torchrun_two_ranks_gloo_same_k_for_a_prompt_on_both_ranks(tmp_path, sha
         "trainer.max_turns=1",
         "--json",
     ]
+    env = _env()
+    env["CUDA_VISIBLE_DEVICES"] = ""  # the CPU (gloo) path even on a machine with a GPU
     done = subprocess.run(
-        cmd, env=_env(), capture_output=True, text=True, timeout=400, cwd=tmp_path, check=False
+        cmd, env=env, capture_output=True, text=True, timeout=400, cwd=tmp_path, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout)["global_step"] == 2
+    assert json.loads(done.stdout)["global_step"] == 2  # one JSON result: rank 0 only prints
     ks = defaultdict(set)
     ranks = defaultdict(set)
     for rank in (0, 1):
         for e in _rows(run_dir / "episodes" / f"rank{rank}.jsonl"):
+            assert e["rank"] == rank
             ks[(e["step"], e["prompt_id"])].add(e["k"])
             ranks[(e["step"], e["prompt_id"])].add(rank)
     assert ks and all(len(v) == 1 for v in ks.values())
