@@ -123,3 +123,27 @@ def test_malformed_middle_line_is_an_error(tmp_path):
     path.write_text('{"id": "a"}\nnot json\n{"id": "b"}\n')
     with pytest.raises(UserError, match=":2:"):
         read_results(path)
+
+
+@pytest.mark.parametrize(
+    "kind, message, expected",
+    [
+        ("engine", "cannot build the prompt: ChatTemplateError: ...", "engine"),
+        ("video", "cannot read video x.mp4: VideoOpenError: ...", "video"),
+        ("backend", "generation failed at turn 0: HTTP 500", "backend"),
+        (None, "cannot build the tool turn: ValueError: ...", "engine"),  # old record, no kind
+        (None, "generation failed at turn 1: timeout", "backend"),
+    ],
+)
+def test_episode_error_kinds_are_the_documented_ones(kind, message, expected):
+    """An engine-side episode failure is an ``engine`` error, which --retry-errors retries."""
+    from paravt.agent.records import EpisodeRecord
+    from paravt.eval.episodes import outcome_of
+    from paravt.eval.runner import RETRYABLE_KINDS
+
+    rec = EpisodeRecord("s1", "v.mp4", "Q?", "mcq", ["a", "b"], "A", "parallel", "frames")
+    rec.status, rec.error, rec.error_kind = "error", message, kind
+    out = outcome_of(rec)
+    assert out["error"] == {"kind": expected, "message": message}
+    assert out["answer_text"] is None
+    assert (expected in RETRYABLE_KINDS) == (expected != "video")

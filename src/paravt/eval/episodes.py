@@ -30,18 +30,19 @@ def episode_input(sample: EvalSample, question: str, frames_k: int | None = None
 
 
 def error_kind(message: str) -> str:
-    """Coarse class of an episode error for the summary: ``backend``, ``video`` or ``episode``.
+    """Coarse class of an episode error for the summary: ``backend``, ``video`` or ``engine``.
 
     Fallback for records without a typed ``error_kind`` (e.g. re-scored old result files): reads
     the engine's error messages (``generation failed …``, ``cannot read video …``,
-    ``no overview frame …``); anything else is ``episode``.
+    ``no overview frame …``); anything else is ``engine`` — the documented kind, which
+    ``--retry-errors`` retries like an engine crash.
     """
     text = (message or "").lower()
     if text.startswith("generation failed") or "backend" in text:
         return "backend"
     if text.startswith(("cannot read video", "no overview frame")):
         return "video"
-    return "episode"
+    return "engine"
 
 
 def outcome_of(record: Any) -> dict:
@@ -52,8 +53,7 @@ def outcome_of(record: Any) -> dict:
     error = None
     if status != "ok":
         message = str(getattr(record, "error", None) or "episode failed")
-        kind = getattr(record, "error_kind", None)
-        kind = {"engine": "episode"}.get(kind, kind) or error_kind(message)
+        kind = getattr(record, "error_kind", None) or error_kind(message)
         error = {"kind": kind, "message": message}
     return {
         "prediction": getattr(record, "final_text", None),

@@ -383,7 +383,8 @@ def build_summary(split: str, cfg: EvalConfig, loaded, assigned: list[EvalSample
     wanted = {s.id for s in assigned}
     unique = list(iter_unique([r for r in results if r["id"] in wanted]))
     duplicates = sum(1 for r in results if r["id"] in wanted) - len(unique)
-    missing = [s.id for s in assigned if s.id not in {r["id"] for r in unique}]
+    seen = {r["id"] for r in unique}
+    missing = [s.id for s in assigned if s.id not in seen]
     metrics = summarize_results(split, unique)
     return {
         "benchmark": split,
