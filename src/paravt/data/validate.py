@@ -51,11 +51,11 @@ def _probe(path: str) -> str | None:
     try:
         from paravt.video import VideoSource
 
-        src = VideoSource(str(p))
-        meta = src.meta
-        if not meta.duration or meta.duration <= 0:
-            return "unreadable: zero duration"
-        frames = src.frames_at([min(meta.duration * 0.5, max(meta.duration - 1e-3, 0.0))])
+        with VideoSource(str(p)) as src:  # closed at once: one probe per video of the whole set
+            meta = src.meta
+            if not meta.duration or meta.duration <= 0:
+                return "unreadable: zero duration"
+            frames = src.frames_at([min(meta.duration * 0.5, max(meta.duration - 1e-3, 0.0))])
         if len(frames.times) == 0:
             return "unreadable: no frame decodes"
     except Exception as e:  # noqa: BLE001 - any decoder failure means: skip this row, keep training
