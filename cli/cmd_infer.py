@@ -212,7 +212,7 @@ def command(
     from pathlib import Path
 
     from paravt.agent.backends import make_backend
-    from paravt.agent.config import InferConfig
+    from paravt.agent.config import InferConfig, redacted_backend
     from paravt.agent.engine import EpisodeEngine
     from paravt.config import to_dict
     from paravt.errors import UserError
@@ -229,6 +229,7 @@ def command(
         backend = make_backend(cfg.backend)
     engine = EpisodeEngine(backend, cfg.engine)
     config = to_dict(cfg)
+    config["backend"] = redacted_backend(config["backend"])  # the record never carries the key
     records = []
     for start in range(0, len(inputs), cfg.batch_size):
         chunk = inputs[start : start + cfg.batch_size]

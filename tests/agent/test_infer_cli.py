@@ -130,3 +130,16 @@ def test_infer_user_errors_exit_2(tiny_qwen3_dir, pancake, tmp_path, capsys, mon
     assert "mode" in capsys.readouterr().err
     assert main(["infer", pancake, "-q", "Q?", "--model", str(tmp_path / "no-model")]) == 2
     assert "model folder not found" in capsys.readouterr().err
+
+
+def test_infer_json_never_prints_the_api_key(tiny_qwen3_dir, tmp_path, capsys, monkeypatch):
+    line = {"id": "gone", "question": "Anything?", "video": str(tmp_path / "missing.mp4")}
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(line) + "\n"))
+    argv = ["infer", str(tmp_path / "missing.mp4"), "-q", "-", "--model", str(tiny_qwen3_dir)]
+    # the one question fails (its video is missing: exit 2), but its record is printed first
+    assert main([*argv, "--json", "--set", "backend.api_key=sk-secret-123"]) == 2
+    out = capsys.readouterr().out
+    assert "sk-secret-123" not in out
+    doc = json.loads(out)
+    assert doc["config"]["backend"]["api_key"] == "<redacted>"
+    assert doc["record"]["status"] == "error"

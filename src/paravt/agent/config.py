@@ -129,6 +129,18 @@ class BackendConfig:
             raise ConfigError(f"backend retries must be >= 0, got {self.retries}")
 
 
+REDACTED = "<redacted>"
+
+
+def redacted_backend(backend: dict) -> dict:
+    """A ``BackendConfig`` (as a dict) the way outputs record it: a real ``api_key`` is replaced
+    by a marker, so printed and saved configs never carry the secret (vLLM's ``EMPTY`` stays)."""
+    out = dict(backend)
+    if out.get("api_key") not in (None, "", "EMPTY"):
+        out["api_key"] = REDACTED
+    return out
+
+
 @dataclass
 class InferConfig:
     """``paravt infer``: which model (``backend``), how episodes run (``engine``).

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from paravt.agent.config import BackendConfig, EngineConfig
+from paravt.agent.config import REDACTED, BackendConfig, EngineConfig, redacted_backend
 from paravt.errors import ConfigError, UserError
 
 # Top-level knobs that do not change any model input or output.
@@ -106,7 +106,6 @@ def redacted(cfg: EvalConfig) -> dict:
     """The config as recorded in outputs: secrets replaced by a marker."""
     data = dataclasses.asdict(cfg)
     if data.get("judge_api_key"):
-        data["judge_api_key"] = "<redacted>"
-    if data["backend"].get("api_key") not in (None, "", "EMPTY"):
-        data["backend"]["api_key"] = "<redacted>"
+        data["judge_api_key"] = REDACTED
+    data["backend"] = redacted_backend(data["backend"])
     return data
