@@ -4,7 +4,7 @@ Every TRL option keeps its meaning and passes straight through — ``beta``, ``e
 ``loss_type``, ``num_generations``, ``gradient_checkpointing``, ``bf16``, and the distributed options
 of ``TrainingArguments`` (``fsdp``/``fsdp_config``, ``deepspeed``, ``ddp_backend``, ...). TRL's vLLM
 keys (``use_vllm``, ``vllm_mode``, ``vllm_server_host``/``vllm_server_port``) are accepted and
-recorded, but ``ParaGRPOTrainer`` refuses ``use_vllm=true`` for now (see its module docstring). The added fields below are the ones the paper's recipe needs and
+recorded, but ``use_vllm=true`` is refused here (``VLLM_REFUSAL``; the reason is in the trainer's module docstring). The added fields below are the ones the paper's recipe needs and
 TRL does not have.
 """
 
@@ -18,10 +18,24 @@ from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
 from paravt.train.gating import PAPER_CHOICES
 
 
+VLLM_REFUSAL = (
+    "use_vllm=true: TRL's vLLM generator serves single-turn groups (one collective call per step, "
+    "one max_completion_length, identical prompts per group), but PARA-GRPO rollouts are multi-turn "
+    "episodes with a different number of generate calls per rank; paravt generates them in-process "
+    "with the policy. Set use_vllm=false (the vLLM keys stay TRL's and are recorded as given)"
+)
+
+
 @dataclass
 class ParaGRPOConfig(GRPOConfig):
     """GRPOConfig + dispatch/evidence modes, gating, think prefix, anchoring and video knobs."""
 
+    # HF declares ``fsdp: str | None`` but wants ``True`` (its string form is deprecated); widened so
+    # that ``--set trainer.fsdp=true`` reaches it as a boolean.
+    fsdp: bool | str | None = field(
+        default=None,
+        metadata={"help": "true = FSDP (tune it in fsdp_config: version, cpu_offload, ...)."},
+    )
     dispatch_mode: str = field(
         default="parallel", metadata={"help": "parallel | sequential | direct (PROTOCOL §1)."}
     )
@@ -100,3 +114,5 @@ class ParaGRPOConfig(GRPOConfig):
             raise ConfigError("frame budgets (gating_choices, overview_frames) must be ≥ 1")
         if self.oe_metric not in ("f1", "exact"):
             raise ConfigError(f"oe_metric={self.oe_metric!r}: use f1 or exact")
+        if self.use_vllm:
+            raise ConfigError(VLLM_REFUSAL)

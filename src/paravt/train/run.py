@@ -11,6 +11,8 @@ step), ``checkpoint-N/`` (safetensors + optimizer, scheduler, RNG and data posit
 Trainer) and ``final/`` (the trained model + processor, loadable with ``from_pretrained``).
 ``resume=True`` continues from the newest checkpoint and first cuts ``metrics.jsonl`` back to that
 checkpoint's step, so the file stays continuous after a crash.
+A fresh run (no ``resume``) into a folder that already holds checkpoints is refused: the
+old checkpoints would be mistaken for this run's by a later resume.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from paravt.config import build, read_yaml, to_dict
 from paravt.errors import ConfigError, UserError
@@ -72,6 +76,26 @@ def builtin_data(name: str) -> Path:
     return Path(str(resources.files("paravt.train") / "recipes" / "smoke_data.jsonl"))
 
 
+_NESTED_HF_KEYS = ("fsdp_config", "deepspeed", "accelerator_config")
+
+
+def _typed_leaves(tree: dict) -> dict:
+    """YAML-typed copy of a nested settings dict (``"2"`` → 2, ``"false"`` → False), for the HF
+    keys that take a dict HF reads without coercing (``trainer.fsdp_config.version=2``)."""
+    out = {}
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            out[k] = _typed_leaves(v)
+        elif isinstance(v, str):
+            try:
+                out[k] = yaml.safe_load(v) if v.strip() else v
+            except yaml.YAMLError:
+                out[k] = v
+        else:
+            out[k] = v
+    return out
+
+
 def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
     """Build ParaGRPOConfig from the ``trainer`` section (unknown keys → ConfigError)."""
     from paravt.train.config import ParaGRPOConfig
@@ -83,7 +107,16 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
         )
     data["output_dir"] = world_output_dir or cfg.output_dir
     data.setdefault("save_only_model", False)
-    return build(ParaGRPOConfig, data, prefix="trainer.")
+    for key in _NESTED_HF_KEYS:  # --set leaves arrive as text: "false" must not read as truthy
+        if isinstance(data.get(key), dict):
+            data[key] = _typed_leaves(data[key])
+    try:
+        return build(ParaGRPOConfig, data, prefix="trainer.")
+    except ImportError as e:  # e.g. trainer.deepspeed=... without the deepspeed package
+        raise ConfigError(
+            f"the trainer settings need a package that is not installed ({e}); install it "
+            "(e.g. pip install deepspeed) or drop the key (trainer.deepspeed, ...)"
+        ) from e
 
 
 def resolve_model(spec: str, run_dir: Path) -> str:
@@ -136,6 +169,15 @@ def run_training(
         if ckpt is None:
             raise UserError(
                 f"--resume: no checkpoint-N folder in {run_dir}; start without --resume"
+            )
+    else:
+        # A fresh run would clear the logs but keep an earlier run's checkpoints: a later --resume
+        # would continue that other run, and save_total_limit could rotate away the new ones.
+        stale = last_checkpoint(run_dir)
+        if stale is not None:
+            raise UserError(
+                f"output_dir={run_dir} already holds {stale.name} from an earlier run: pass "
+                "--resume to continue it, or set a new output_dir (--set output_dir=...)"
             )
     metrics_path = run_dir / args.metrics_file
     if is_main:

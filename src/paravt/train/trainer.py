@@ -85,15 +85,11 @@ class ParaGRPOTrainer(GRPOTrainer):
     ):
         if not isinstance(args, ParaGRPOConfig):
             raise TypeError("ParaGRPOTrainer needs a ParaGRPOConfig")
-        if args.use_vllm:
+        if args.use_vllm:  # ParaGRPOConfig refuses it already; a config mutated after init too
             from paravt.errors import ConfigError
+            from paravt.train.config import VLLM_REFUSAL
 
-            raise ConfigError(
-                "use_vllm=true: TRL's vLLM generator serves single-turn groups (one collective call per step, "
-                "one max_completion_length, identical prompts per group), but PARA-GRPO rollouts are multi-turn "
-                "episodes with a different number of generate calls per rank; paravt generates them in-process "
-                "with the policy. Set use_vllm=false (the vLLM keys stay TRL's and are recorded as given)"
-            )
+            raise ConfigError(VLLM_REFUSAL)
         if args.video_device != "cpu":
             from paravt.errors import ConfigError
 
@@ -267,6 +263,20 @@ class ParaGRPOTrainer(GRPOTrainer):
             )
         )
 
+    def token_anchor_bonus(
+        self, rows: list[dict], completion_ids: torch.Tensor, loss_mask: torch.Tensor
+    ) -> torch.Tensor:
+        """``(B, T)`` per-token bonus: ``token_anchor_values`` at the structural tokens the model
+        generated. A tag inside a tool turn, the forced-answer message or the padding is context,
+        not the model's doing, so ``loss_mask`` (generated ∧ not padding) zeroes it."""
+        bonus = torch.zeros(completion_ids.shape, dtype=torch.float32, device=completion_ids.device)
+        for i, r in enumerate(rows):
+            if not r["ok"]:
+                continue
+            b = self._token_bonus(r["completion"])[: completion_ids.size(1)]
+            bonus[i, : len(b)] = torch.tensor(b, dtype=torch.float32)
+        return bonus * loss_mask.float()
+
     # -- the rollout -------------------------------------------------------------------------
     def _row_from_record(self, record) -> dict:
         ok = (
@@ -432,13 +442,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         adv = torch.tensor(row_adv, dtype=torch.float32, device=device)
         anchor_bonus_total = 0.0
         if a.token_anchor:
-            bonus = torch.zeros_like(completion_ids, dtype=torch.float32)
-            for i, r in enumerate(rows):
-                if not r["ok"]:
-                    continue
-                b = self._token_bonus(r["completion"])
-                bonus[i, : len(b)] = torch.tensor(b[: completion_ids.size(1)], dtype=torch.float32)
-            bonus = bonus * loss_mask.float()
+            bonus = self.token_anchor_bonus(rows, completion_ids, loss_mask)
             anchor_bonus_total = float(bonus.abs().sum())
             adv = adv.unsqueeze(1) + bonus
 

@@ -1,0 +1,164 @@
+"""PROTOCOL §5 details of the trainer: think prefix counted once, token anchor bonus only on
+generated tokens, logged zero-variance share / K histogram / κ match the episodes, run folder
+guard."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+
+def test_rewards_see_the_think_prefix_exactly_once(smoke_run):
+    from paravt.rewards import ToolExecutionSummary, compose
+    from paravt.rewards.format import scored_text
+
+    _, _, probe = smoke_run
+    cfg = probe.trainer._reward_config()
+    seen = 0
+    for ro in probe.rollouts:
+        for rec, b in zip(ro["records"], ro["breakdowns"]):
+            prefix = rec.prefix
+            assert prefix == "<think>\n" and rec.completion_text.startswith(prefix)
+            generated = rec.completion_text[len(prefix) :]  # the model's own text, every turn
+            text = scored_text(prefix, rec.completion_text)
+            assert text.count("<think>") == 1 + generated.count("<think>")
+            tc = rec.tool_counts
+            execution = ToolExecutionSummary(tc.parseable_calls, tc.executed_ok, tc.errors)
+            once = compose(
+                prefix,
+                generated,
+                execution,
+                rec.gold,
+                rec.question_type,
+                rec.options,
+                cfg,
+                answer=rec.prediction if rec.prediction is not None else "",
+            )
+            assert b.to_dict() == once.to_dict()  # what trained == prefix + generated, once
+            seen += 1
+    assert seen
+
+
+def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
+    _, _, probe = smoke_run
+    trainer = probe.trainer
+    tok = trainer._tokenizer
+    close = tok.convert_tokens_to_ids("</think>")
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+
+    def enc(text):
+        return tok.encode(text, add_special_tokens=False)
+
+    # row 0: generated text closing </think>, a tool turn quoting </think> and <answer>, generated
+    # <answer>…</answer>, then padding; row 1: a failed episode (no loss, no bonus)
+    gen1, tool, gen2 = enc("Look.</think>"), enc("<answer>A</answer></think>"), enc("<answer>B</answer>")
+    ids = gen1 + tool + gen2
+    mask = [1] * len(gen1) + [0] * len(tool) + [1] * len(gen2)
+    width = len(ids) + 2
+    rows = [{"completion": ids, "ok": True}, {"completion": gen1, "ok": False}]
+    completion_ids = torch.tensor(
+        [ids + [pad, pad], gen1 + [pad] * (width - len(gen1))], dtype=torch.long
+    )
+    loss_mask = torch.tensor([mask + [0, 0], [0] * width])
+    bonus = trainer.token_anchor_bonus(rows, completion_ids, loss_mask)
+    full = torch.tensor(trainer._token_bonus(ids))
+    m = torch.tensor(mask, dtype=torch.bool)
+    assert full[~m].abs().sum() > 0  # the tool turn does hold structural tags
+    assert torch.equal(bonus[0, : len(ids)][m], full[m]) and full[m].abs().sum() > 0
+    assert not bonus[0, : len(ids)][~m].any() and not bonus[0, len(ids) :].any()
+    assert not bonus[1].any()
+    values = trainer.para_args.token_anchor_values
+
+    # In the real rollouts: every position outside the loss carries exactly the episode advantage.
+    episodes = [
+        json.loads(x)
+        for x in (smoke_run[0] / "episodes" / "rank0.jsonl").read_text().splitlines()
+    ]
+    for step, ro in enumerate(probe.rollouts, start=1):
+        base = [e["advantage"] for e in episodes if e["step"] == step]
+        adv, mask = ro["advantages"], ro["tool_mask"]
+        assert adv.dim() == 2 and len(base) == adv.shape[0]
+        for i, a in enumerate(base):
+            outside = adv[i][mask[i] == 0]
+            assert outside.numel() and torch.allclose(outside, torch.full_like(outside, a))
+            comp = ro["completion_ids"][i]
+            at_close = (comp == close) & (mask[i] == 1)
+            if at_close.any():
+                assert torch.allclose(adv[i][at_close], torch.tensor(a + values["</think>"]))
+
+
+def test_logged_zero_variance_share_k_histogram_and_kappa_match_the_episodes(smoke_run):
+    run_dir, _, probe = smoke_run
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    G = probe.trainer.num_generations
+    choices = list(probe.trainer.para_args.gating_choices)
+    assert len(rows) == len(probe.rollouts)
+    for row, ro in zip(rows, probe.rollouts):
+        totals = [b.total for b in ro["breakdowns"]]
+        groups = [totals[i : i + G] for i in range(0, len(totals), G)]
+        flat = [math.isclose(min(g), max(g), abs_tol=1e-6) for g in groups]
+        assert row["groups/zero_variance_share"] == pytest.approx(sum(flat) / len(groups))
+        ks = [e.frames_k for e in ro["episode_inputs"]]
+        shares = {k: row[f"frames/k_share_{k}"] for k in choices}
+        assert sum(shares.values()) == pytest.approx(1.0)
+        for k in choices:
+            assert shares[k] == pytest.approx(ks.count(k) / len(ks))
+        kappa = sum(r.tool_counts.executed_ok > 0 for r in ro["records"]) / len(ro["records"])
+        assert row["tools/kappa"] == pytest.approx(kappa)
+        assert row["frames/k_mean"] == pytest.approx(sum(ks) / len(ks))
+
+
+def test_fresh_run_into_a_folder_with_checkpoints_is_refused(
+    tmp_path, shared_videos, smoke_args, capsys
+):
+    from paravt.cli.common import run_guarded
+    from paravt.cli.main import cli
+    from paravt.errors import UserError
+    from paravt.train.run import load_command_config, run_training
+
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoint-2").mkdir(parents=True)
+    (run_dir / "metrics.jsonl").write_text('{"step": 1}\n')
+    overrides = smoke_args(run_dir, shared_videos)
+    with pytest.raises(UserError, match="checkpoint-2.*--resume"):
+        run_training(load_command_config("cpu-smoke", overrides))
+    assert (run_dir / "metrics.jsonl").read_text() == '{"step": 1}\n'  # nothing was touched
+    argv = ["train", "--config", "cpu-smoke"]
+    for item in overrides:
+        argv += ["--set", item]
+    assert run_guarded(cli, argv) == 2
+    assert "checkpoint-2" in capsys.readouterr().err
+
+
+def test_distributed_and_vllm_keys_through_set(tmp_path):
+    from paravt.errors import ConfigError
+    from paravt.train.run import load_command_config, para_config
+
+    fsdp = para_config(
+        load_command_config(
+            "cpu-smoke",
+            (
+                "trainer.fsdp=true",
+                "trainer.fsdp_config.version=2",
+                "trainer.fsdp_config.cpu_offload=false",
+                "trainer.fsdp_config.state_dict_type=FULL_STATE_DICT",
+            ),
+        )
+    )
+    assert fsdp.fsdp is True
+    assert fsdp.fsdp_config["version"] == 2 and fsdp.fsdp_config["cpu_offload"] is False
+    assert fsdp.fsdp_config["state_dict_type"] == "FULL_STATE_DICT"
+    ds = tmp_path / "ds.json"
+    ds.write_text('{"zero_optimization": {"stage": 2}}')
+    try:
+        import deepspeed  # noqa: F401
+    except ImportError:
+        with pytest.raises(ConfigError, match="deepspeed"):
+            load_command_config("cpu-smoke", (f"trainer.deepspeed={ds}",))
+    with pytest.raises(ConfigError, match="use_vllm=true"):  # before any model is loaded
+        load_command_config("cpu-smoke", ("trainer.use_vllm=true", "trainer.vllm_mode=server"))
+    recorded = para_config(load_command_config("cpu-smoke", ("trainer.vllm_mode=colocate",)))
+    assert recorded.vllm_mode == "colocate" and recorded.use_vllm is False
