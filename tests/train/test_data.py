@@ -118,3 +118,24 @@ def test_no_usable_rows_is_a_user_error(tmp_path):
         load_training_rows(p, tmp_path)
     with pytest.raises(UserError, match="not found"):
         read_rows(tmp_path / "nothing.jsonl")
+
+
+def test_no_usable_rows_still_lists_the_skipped_rows_in_the_run_folder(tmp_path, shared_videos):
+    from paravt.train.run import load_command_config, run_training
+
+    p = _jsonl(
+        tmp_path / "d.jsonl",
+        [
+            {"id": "a", "video": "missing.mp4", "question": "Q", "answer": "A"},
+            {"id": "b", "video": "gone/too.mp4", "question": "Q", "answer": "A"},
+        ],
+    )
+    run_dir = tmp_path / "run"
+    cfg = load_command_config(
+        "cpu-smoke", (f"output_dir={run_dir}", f"data.path={p}", f"data.video_root={tmp_path}")
+    )
+    with pytest.raises(UserError, match="skipped_rows.jsonl"):
+        run_training(cfg)
+    listed = [json.loads(x) for x in (run_dir / "skipped_rows.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in listed] == ["a", "b"]
+    assert json.loads((run_dir / "data_report.json").read_text())["kept"] == 0

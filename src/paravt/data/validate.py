@@ -78,14 +78,18 @@ def check_videos(rows: list[TrainRow]) -> tuple[list[TrainRow], list[SkippedRow]
 
 
 def load_training_rows(
-    path, video_root=None, fmt="auto", limit: int | None = None
+    path, video_root=None, fmt="auto", limit: int | None = None, report_dir=None
 ) -> tuple[list[TrainRow], SkipReport]:
+    """Rows with a readable video, and the report of the rest. ``report_dir``: write the report
+    there first — also when no row is usable, so the error's list of skipped rows exists."""
     result = read_rows(path, video_root, fmt)
     rows = result.rows[:limit] if limit else result.rows
     good, bad = check_videos(rows)
     report = SkipReport(
         total=len(rows) + len(result.skipped), kept=len(good), skipped=result.skipped + bad
     )
+    if report_dir is not None:
+        report.write(report_dir)
     if not good:
         raise UserError(
             f"no usable training rows in {path}: {report.summary()} — check data.video_root and the files "

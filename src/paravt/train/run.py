@@ -215,10 +215,13 @@ def run_training(
     if data_path.startswith("builtin:"):
         data_path = str(builtin_data(data_path.split(":", 1)[1]))
     rows, report = load_training_rows(
-        data_path, cfg.data.video_root, cfg.data.format, cfg.data.limit
+        data_path,
+        cfg.data.video_root,
+        cfg.data.format,
+        cfg.data.limit,
+        report_dir=run_dir if is_main else None,  # written even when no row is usable
     )
     if is_main:
-        report.write(run_dir)
         if console is not None and report.skipped:
             console.print(
                 f"[yellow]skipped {len(report.skipped)} of {report.total} rows "
