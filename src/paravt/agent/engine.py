@@ -102,8 +102,7 @@ class _Episode:
         self.record = record
         self.ctx = ctx
         self.done = False
-        self.turn = 0
-        self.forced_next = False
+        self.turn = 0  # turns generated so far; turn == max_turns is the forced answer
         self.last_closed = True  # did the model end its last turn with the stop token?
         self.t0 = time.perf_counter()
 
@@ -304,7 +303,7 @@ class EpisodeEngine:
         cfg = self.config
         requests = []
         for ep in active:
-            forced = ep.forced_next
+            forced = ep.turn >= cfg.max_turns  # every tool round used: answer now
             max_new = cfg.forced_tokens(ep.input.question_type) if forced else cfg.max_new_tokens
             prefill = cfg.think_prefix if ep.turn == 0 else ""
             requests.append(
@@ -363,8 +362,6 @@ class EpisodeEngine:
             self._run_tools(pending)
         for ep, _ in pending:
             ep.turn += 1
-            if ep.turn >= cfg.max_turns:
-                ep.forced_next = True
 
     def _append_generated(self, ep: _Episode, gen: Generation, turn: TurnRecord) -> None:
         rec = ep.record
