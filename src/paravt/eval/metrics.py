@@ -56,12 +56,12 @@ def _grounding(results: list[dict]) -> dict:
     return out
 
 
-def _variant(split: str, variant: str, results: list[dict]) -> dict:
+def _variant(split: str, variant: str, results: list[dict], groups: dict) -> dict:
+    """One variant's metrics; ``groups`` is ``accuracy_by_group(results)`` (computed once)."""
     if split == "charades":
         metrics = _grounding(results)
         return {"headline": "miou", "value": metrics["miou"], **metrics}
     pooled = _mean([float(r["score"].get("correct", 0.0)) for r in results])
-    groups = accuracy_by_group(results)
     if split == "mlvu" and variant == "benchmark":
         per_task = [g["accuracy"] for g in groups.get("task", {}).values()]
         value = _mean(per_task)
@@ -90,17 +90,18 @@ def summarize_results(split: str, results: Iterable[dict]) -> dict:
     results = sorted(results, key=lambda r: (r.get("index", 0), str(r.get("id"))))
     errors = [r for r in results if r.get("status") != "ok"]
     kinds = Counter(str((r.get("error") or {}).get("kind", "unknown")) for r in errors)
+    groups = accuracy_by_group(results)
     out = {
         "split": split,
         "n": len(results),
         "scored": len(results) - len(errors),
         "errors": len(errors),
         "error_kinds": dict(sorted(kinds.items())),
-        "variants": {v: _variant(split, v, results) for v in VARIANTS},
+        "variants": {v: _variant(split, v, results, groups) for v in VARIANTS},
         "tools": tool_usage(results),
     }
     if split != "charades":
-        out["by_group"] = accuracy_by_group(results)
+        out["by_group"] = groups
     problems = [
         {"id": r["id"], "problem": (r.get("error") or {}).get("message")}
         for r in errors
