@@ -87,19 +87,11 @@ def subtitle_block(cues: Sequence[Cue]) -> str:
 def frame_times_for(video: str | Path, k: int, mode: str = "exact") -> list[float]:
     """The overview times the episode engine will show for ``video`` with budget ``k``.
 
-    Uses the video engine's own plan (``VideoSource.overview_times`` when it offers one, else the
-    times of an actual ``overview`` decode), so the selected lines are exactly those on screen at
-    the frames the model sees; the runner double-checks against the record's ``overview_times``.
+    The video engine's own plan (``VideoSource.overview_times``, no decoding), so the selected
+    lines are exactly those on screen at the frames the model sees; the runner double-checks
+    against the record's ``overview_times``.
     """
     from paravt.video import VideoSource
 
-    src = VideoSource(str(video))
-    try:
-        planner = getattr(src, "overview_times", None)
-        if callable(planner):
-            return [float(t) for t in planner(k, mode=mode)]
-        return [float(t) for t in src.overview(k, mode=mode).times]
-    finally:
-        close = getattr(src, "close", None)
-        if callable(close):
-            close()
+    with VideoSource(str(video)) as src:
+        return [float(t) for t in src.overview_times(k, mode=mode)]
