@@ -147,3 +147,24 @@ def test_episode_error_kinds_are_the_documented_ones(kind, message, expected):
     assert out["error"] == {"kind": expected, "message": message}
     assert out["answer_text"] is None
     assert (expected in RETRYABLE_KINDS) == (expected != "video")
+
+
+@pytest.mark.parametrize(
+    "prediction, reference, match",
+    [
+        ("The Red-Car.", "red car", True),  # case, punctuation, article
+        ("It is a red car parked outside", "red car", True),  # whole phrase inside
+        ("a redcar", "red car", False),
+        ("", "red car", False),
+    ],
+)
+def test_rule_judge_normalises_like_the_training_reward(prediction, reference, match):
+    """One open-ended normalisation for the evaluation rule and the training reward."""
+    from paravt.eval.judge import rule_match
+    from paravt.rewards import exact_match, oe_tokens
+
+    assert rule_match(prediction, reference) is match
+    equal = oe_tokens(prediction) == oe_tokens(reference) and bool(oe_tokens(reference))
+    assert bool(exact_match(prediction, reference)) == equal
+    if equal:
+        assert rule_match(prediction, reference)

@@ -14,17 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-import string
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-
-_ARTICLES = {"a", "an", "the"}
-_PUNCT = str.maketrans({c: " " for c in string.punctuation})
-
-
-def _tokens(text: str) -> list[str]:
-    return [t for t in str(text).lower().translate(_PUNCT).split() if t not in _ARTICLES]
 
 
 def token_f1(prediction: str, reference: str) -> float:
@@ -35,7 +27,9 @@ def token_f1(prediction: str, reference: str) -> float:
 
 
 def rule_match(prediction: str, reference: str) -> bool:
-    p, r = _tokens(prediction), _tokens(reference)
+    from paravt.rewards import oe_tokens  # the reward's normalisation: one rule for both
+
+    p, r = oe_tokens(str(prediction)), oe_tokens(str(reference))
     if not r or not p:
         return False
     if p == r:

@@ -301,7 +301,9 @@ def temporal_iou_hull(pred: Any, gold: Any) -> float:
 _ARTICLES = frozenset({"a", "an", "the"})
 
 
-def _oe_tokens(text: str) -> list[str]:
+def oe_tokens(text: str) -> list[str]:
+    """Words of an open-ended answer as compared: lower case, punctuation and articles dropped
+    (one rule for the training reward and the evaluation judge)."""
     return [w for w in _norm_words(text).split() if w not in _ARTICLES]
 
 
@@ -310,8 +312,8 @@ def token_f1(prediction: Any, gold: Any) -> float:
     answers scores the best one."""
     if isinstance(gold, (list, tuple)):
         return max((token_f1(prediction, g) for g in gold), default=0.0)
-    pred = _oe_tokens(answer_text(prediction))
-    ref = _oe_tokens(str(gold) if gold is not None else "")
+    pred = oe_tokens(answer_text(prediction))
+    ref = oe_tokens(str(gold) if gold is not None else "")
     if not pred or not ref:
         return 0.0
     common = sum((Counter(pred) & Counter(ref)).values())
@@ -325,8 +327,8 @@ def exact_match(prediction: Any, gold: Any) -> float:
     """1.0 when the normalised texts are equal (any of a list of golds)."""
     if isinstance(gold, (list, tuple)):
         return max((exact_match(prediction, g) for g in gold), default=0.0)
-    pred = _oe_tokens(answer_text(prediction))
-    return float(bool(pred) and pred == _oe_tokens(str(gold) if gold is not None else ""))
+    pred = oe_tokens(answer_text(prediction))
+    return float(bool(pred) and pred == oe_tokens(str(gold) if gold is not None else ""))
 
 
 # --------------------------------------------------------------------------- R_acc
