@@ -162,3 +162,15 @@ def test_distributed_and_vllm_keys_through_set(tmp_path):
         load_command_config("cpu-smoke", ("trainer.use_vllm=true", "trainer.vllm_mode=server"))
     recorded = para_config(load_command_config("cpu-smoke", ("trainer.vllm_mode=colocate",)))
     assert recorded.vllm_mode == "colocate" and recorded.use_vllm is False
+
+
+def test_rollout_generate_is_lock_stepped_only_when_forwards_are_collective(smoke_run):
+    """ZeRO-3 with gathered weights (the default) must not sync ranks per token: episodes on two
+    ranks may need different numbers of rounds, and synced generate calls would then hang."""
+    from paravt.train.trainer import generation_sync
+
+    assert generation_sync(fsdp=False, zero3=False, gather_for_generation=True) is False
+    assert generation_sync(fsdp=False, zero3=True, gather_for_generation=True) is False
+    assert generation_sync(fsdp=False, zero3=True, gather_for_generation=False) is None
+    assert generation_sync(fsdp=True, zero3=False, gather_for_generation=True) is None
+    assert smoke_run[2].trainer._backend.synced_gpus is False

@@ -49,8 +49,14 @@ class PolicyBackend:
         first_turn_text: str | None = None,
         batch_size: int = 64,
         with_logprobs: bool = False,
+        synced_gpus: bool | None = False,
     ):
         self.model = model
+        # False: the weights are local for generation (one process, DDP, ZeRO-3 gathered for the
+        # rollout), so no rank waits on another. None lets transformers decide (it turns syncing on
+        # whenever ZeRO-3 or FSDP is active — with gathered weights that only adds a per-token
+        # all-reduce, and ranks whose episodes need different numbers of rounds would hang).
+        self.synced_gpus = synced_gpus
         self.processing_class = processing_class
         self.tokenizer = getattr(processing_class, "tokenizer", processing_class)
         self.temperature = temperature
@@ -163,6 +169,7 @@ class PolicyBackend:
             "eos_token_id": self.eos_token_ids,
             "return_dict_in_generate": True,
             "output_scores": self.with_logprobs,
+            "synced_gpus": self.synced_gpus,
         }
         if sampling:
             gen_kwargs.update(temperature=temperature, top_p=top_p, top_k=self.top_k or None)

@@ -63,6 +63,20 @@ def para_reward(prompts=None, completions=None, **kwargs):
     return [None] * len(prompts or [])
 
 
+def generation_sync(fsdp: bool, zero3: bool, gather_for_generation: bool) -> bool | None:
+    """``synced_gpus`` for the rollout's ``generate``: False when every rank holds full weights
+    while generating (no collective in a forward); None (transformers syncs the ranks inside each
+    call) when forwards are collective: FSDP, or ZeRO-3 without gathering."""
+    if fsdp or (zero3 and not gather_for_generation):
+        return None
+    return False
+
+
+def _zero_stage(trainer) -> int:
+    plugin = getattr(getattr(trainer.accelerator, "state", None), "deepspeed_plugin", None)
+    return int(getattr(plugin, "zero_stage", 0) or 0) if plugin is not None else 0
+
+
 def _row_image_tokens(ids: list[int] | torch.Tensor, image_pad_id: int) -> int:
     t = torch.as_tensor(ids)
     return int((t == image_pad_id).sum())
@@ -118,6 +132,11 @@ class ParaGRPOTrainer(GRPOTrainer):
             first_turn_text=args.first_turn_text,
             with_logprobs=args.sampling_logprobs,
             batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
+            synced_gpus=generation_sync(
+                getattr(self, "is_fsdp_enabled", False),
+                getattr(self, "is_deepspeed_enabled", False) and _zero_stage(self) == 3,
+                args.ds3_gather_for_generation,
+            ),
         )
         ip = getattr(self.processing_class, "image_processor", None)
         self._merge = int(getattr(ip, "merge_size", 2)) ** 2
