@@ -275,3 +275,20 @@ def test_one_round_of_8_episodes_x_3_calls_opens_each_video_once(q3_processor, p
     assert len(engine.tool_stats) == 1  # one tool pass for all 24 calls
     opens = engine.tool_stats[0].opens
     assert {str(k): v for k, v in opens.items()} == {pancake: 1, bunny: 1}
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"question_type": "MCQ"}, "question_type 'MCQ'"),
+        ({"question_type": "open"}, "question_type 'open'"),
+        ({"frames_k": 0}, "frames_k must be a positive integer, got 0"),
+        ({"frames_k": "8"}, "frames_k must be a positive integer, got '8'"),
+    ],
+)
+def test_bad_episode_input_is_a_typed_error_naming_it(pancake, kwargs, needle):
+    from paravt.errors import UserError
+
+    with pytest.raises(UserError, match="episode 'bad'") as err:
+        EpisodeInput("bad", pancake, "Q?", OPTIONS, **kwargs)
+    assert needle in str(err.value)

@@ -19,7 +19,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from paravt.errors import UserError
+
 QuestionType = Literal["mcq", "tvg", "oe"]
+QUESTION_TYPES: tuple[str, ...] = ("mcq", "tvg", "oe")
 
 
 @dataclass
@@ -39,6 +42,17 @@ class EpisodeInput:
     frames_k: int | None = None
     answer: Any = None
     meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # a misspelt type would silently get the open-ended prompt and forced-answer budget
+        if self.question_type not in QUESTION_TYPES:
+            raise UserError(
+                f"episode {self.id!r}: question_type {self.question_type!r} is not one of "
+                f"{', '.join(QUESTION_TYPES)}"
+            )
+        k = self.frames_k
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise UserError(f"episode {self.id!r}: frames_k must be a positive integer, got {k!r}")
 
 
 @dataclass
