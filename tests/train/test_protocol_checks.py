@@ -54,7 +54,11 @@ def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
 
     # row 0: generated text closing </think>, a tool turn quoting </think> and <answer>, generated
     # <answer>…</answer>, then padding; row 1: a failed episode (no loss, no bonus)
-    gen1, tool, gen2 = enc("Look.</think>"), enc("<answer>A</answer></think>"), enc("<answer>B</answer>")
+    gen1, tool, gen2 = (
+        enc("Look.</think>"),
+        enc("<answer>A</answer></think>"),
+        enc("<answer>B</answer>"),
+    )
     ids = gen1 + tool + gen2
     mask = [1] * len(gen1) + [0] * len(tool) + [1] * len(gen2)
     width = len(ids) + 2
@@ -74,8 +78,7 @@ def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
 
     # In the real rollouts: every position outside the loss carries exactly the episode advantage.
     episodes = [
-        json.loads(x)
-        for x in (smoke_run[0] / "episodes" / "rank0.jsonl").read_text().splitlines()
+        json.loads(x) for x in (smoke_run[0] / "episodes" / "rank0.jsonl").read_text().splitlines()
     ]
     for step, ro in enumerate(probe.rollouts, start=1):
         base = [e["advantage"] for e in episodes if e["step"] == step]
@@ -116,6 +119,7 @@ def test_fresh_run_into_a_folder_with_checkpoints_is_refused(
 ):
     from paravt.cli.common import run_guarded
     from paravt.cli.main import cli
+
     from paravt.errors import UserError
     from paravt.train.run import load_command_config, run_training
 

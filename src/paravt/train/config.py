@@ -17,7 +17,6 @@ from trl import GRPOConfig
 from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
 from paravt.train.gating import PAPER_CHOICES
 
-
 VLLM_REFUSAL = (
     "use_vllm=true: TRL's vLLM generator serves single-turn groups (one collective call per step, "
     "one max_completion_length, identical prompts per group), but PARA-GRPO rollouts are multi-turn "

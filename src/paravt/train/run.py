@@ -221,12 +221,11 @@ def run_training(
         cfg.data.limit,
         report_dir=run_dir if is_main else None,  # written even when no row is usable
     )
-    if is_main:
-        if console is not None and report.skipped:
-            console.print(
-                f"[yellow]skipped {len(report.skipped)} of {report.total} rows "
-                f"(see {run_dir / 'skipped_rows.jsonl'})[/yellow]"
-            )
+    if is_main and console is not None and report.skipped:
+        console.print(
+            f"[yellow]skipped {len(report.skipped)} of {report.total} rows "
+            f"(see {run_dir / 'skipped_rows.jsonl'})[/yellow]"
+        )
 
     dtype = torch.bfloat16 if args.bf16 else (torch.float16 if args.fp16 else torch.float32)
     model = AutoModelForImageTextToText.from_pretrained(model_path, dtype=dtype)
