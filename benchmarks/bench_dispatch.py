@@ -130,7 +130,8 @@ def run_once(mode: str, wins, video: Path, processor, args) -> dict:
         "wall_s": wall,
         "rounds": len(backend.batches),
         "tool_passes": len(engine.tool_stats),
-        "video_opens": sum(sum(s.opens.values()) for s in engine.tool_stats),
+        "video_opens": sum(engine.video_opens.values())
+        + sum(sum(s.opens.values()) for s in engine.tool_stats),
         "frames_decoded": sum(s.frames_decoded for s in engine.tool_stats),
         "frames_returned": sum(s.frames_returned for s in engine.tool_stats),
         "calls_ok": sum(r.tool_counts.executed_ok for r in recs),

@@ -273,8 +273,21 @@ def test_one_round_of_8_episodes_x_3_calls_opens_each_video_once(q3_processor, p
     assert all(r.status == "ok" and r.tool_counts.executed_ok == 3 for r in recs)
     assert len(backend.batches[0]) == 8  # one batched generate for the round
     assert len(engine.tool_stats) == 1  # one tool pass for all 24 calls
+    # each video is opened once for the whole run (overview), and the tool pass reuses it
+    assert {str(k): v for k, v in engine.video_opens.items()} == {pancake: 1, bunny: 1}
     opens = engine.tool_stats[0].opens
-    assert {str(k): v for k, v in opens.items()} == {pancake: 1, bunny: 1}
+    assert {str(k): v for k, v in opens.items()} == {pancake: 0, bunny: 0}
+
+
+def test_every_tool_round_reuses_the_overview_decoder(q3_processor, pancake):
+    turns = [call(0, 1.5), call(2, 3.5), call(3, 4.5), "<answer>A</answer>"]
+    engine = EpisodeEngine(ScriptedBackend(turns, processor=q3_processor), small_config())
+    (rec,) = engine.run([EpisodeInput("e0", pancake, "Q?", OPTIONS)])
+    assert rec.status == "ok" and rec.tool_counts.executed_ok == 3
+    assert len(engine.tool_stats) == 3
+    assert all(sum(s.opens.values()) == 0 for s in engine.tool_stats)
+    assert {str(k): v for k, v in engine.video_opens.items()} == {pancake: 1}
+    assert engine._sources == {}  # closed when the run ends
 
 
 @pytest.mark.parametrize(

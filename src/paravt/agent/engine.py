@@ -119,6 +119,9 @@ class EpisodeEngine:
         self.codec = getattr(backend, "codec", None)
         #: ``tools.execute_windows`` BatchResult.stats of every tool round of the last ``run``.
         self.tool_stats: list[Any] = []
+        #: how many times each video was opened during the last ``run`` (1 per readable video)
+        self.video_opens: dict[str, int] = {}
+        self._sources: dict[str, Any] = {}
         # token-space backends may ask for pixel_values in their model's dtype / on its device
         self.pixel_dtype = getattr(backend, "pixel_dtype", None)
         self.pixel_device = getattr(backend, "pixel_device", None)
@@ -135,13 +138,22 @@ class EpisodeEngine:
                 raise UserError(
                     f"EpisodeEngine.run takes EpisodeInput items, got {type(inp).__name__}"
                 )
-        episodes = self._start(inputs)
-        max_rounds = 1 if self.config.mode == "direct" else self.config.max_turns + 1
-        for _ in range(max_rounds):
-            active = [ep for ep in episodes if not ep.done]
-            if not active:
-                break
-            self._round(active)
+        # One open VideoSource per video for the whole run: the overview and every tool round
+        # share it, so metadata and the frame table are read once per video (PROTOCOL §3).
+        self._sources = {}
+        self.video_opens = {}
+        try:
+            episodes = self._start(inputs)
+            max_rounds = 1 if self.config.mode == "direct" else self.config.max_turns + 1
+            for _ in range(max_rounds):
+                active = [ep for ep in episodes if not ep.done]
+                if not active:
+                    break
+                self._round(active)
+        finally:
+            for src in self._sources.values():
+                src.close()
+            self._sources = {}
         for ep in episodes:
             if not ep.done:  # cannot happen with max_rounds as above; kept as a guard
                 ep.done = True
@@ -178,9 +190,17 @@ class EpisodeEngine:
         try:
             from paravt.video import VideoSource
 
-            with VideoSource(path) as src:
-                meta = src.meta
-                frames = src.overview(k, mode=self.config.overview_sampling)
+            src = self._sources.get(path)
+            if src is None:
+                self.video_opens[path] = self.video_opens.get(path, 0) + 1
+                src = VideoSource(path)
+                self._sources[path] = src
+            meta = src.meta
+            frames = src.overview(k, mode=self.config.overview_sampling)
+            # what the container said that the frames contradict (e.g. a truncated file)
+            for warning in getattr(src, "open_warnings", None) or []:
+                if warning not in frames.warnings:
+                    frames.warnings.append(warning)
             meta_dict = (
                 dataclasses.asdict(meta) if dataclasses.is_dataclass(meta) else dict(vars(meta))
             )
@@ -403,7 +423,11 @@ class EpisodeEngine:
                     )
                     owners.append((ep, p.record))
         t0 = time.perf_counter()
-        batch = execute_windows(requests, self._crop_config()) if requests else None
+        batch = (
+            execute_windows(requests, self._crop_config(), sources=self._sources)
+            if requests
+            else None
+        )
         spent = time.perf_counter() - t0
         if batch is not None:
             self.tool_stats.append(batch.stats)

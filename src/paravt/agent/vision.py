@@ -56,7 +56,9 @@ def preprocess(
     kernel = _kernels_pixel_values()
     pvs, grids = [], []
     for run in _runs(items):
-        stacked = torch.stack([it.data for it in run])
+        # stack as NHWC and view back as NCHW: decoded frames are channels-last in memory, and
+        # the uint8 resize is ~2x faster on that layout than on an NCHW copy
+        stacked = torch.stack([it.data.permute(1, 2, 0) for it in run]).permute(0, 3, 1, 2)
         if device is not None:
             stacked = stacked.to(device)
         lo, hi = run[0].min_pixels, run[0].max_pixels
@@ -87,6 +89,6 @@ def preprocess(
             f"image preprocessing gave grids {got[:3]}... but the token stream was built for "
             f"{expected[:3]}...; the pixel budget or resize rule disagrees"
         )
-    if dtype is not None:
+    if dtype is not None and pixel_values.dtype != dtype:  # the processor fallback is float32
         pixel_values = pixel_values.to(dtype)
     return pixel_values, grid_thw
