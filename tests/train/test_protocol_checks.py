@@ -178,3 +178,24 @@ def test_rollout_generate_is_lock_stepped_only_when_forwards_are_collective(smok
     assert generation_sync(fsdp=False, zero3=True, gather_for_generation=False) is None
     assert generation_sync(fsdp=True, zero3=False, gather_for_generation=True) is None
     assert smoke_run[2].trainer._backend.synced_gpus is False
+
+
+def test_workers_that_did_not_form_a_process_group_are_refused(
+    tmp_path, shared_videos, smoke_args, monkeypatch
+):
+    """torchrun / accelerate --multi_gpu on a GPU-less machine without use_cpu=true: every worker
+    would train alone as rank 0 into the same run folder."""
+    from paravt.errors import ConfigError
+    from paravt.train.run import check_process_group, load_command_config, run_training
+
+    run_dir = tmp_path / "run"
+    cfg = load_command_config(
+        "cpu-smoke", smoke_args(run_dir, shared_videos, "trainer.use_cpu=false")
+    )
+    monkeypatch.setenv("WORLD_SIZE", "2")  # what the launcher tells each worker
+    with pytest.raises(ConfigError, match="use_cpu=true"):
+        run_training(cfg)
+    assert not run_dir.exists()
+    check_process_group(2)  # joined: fine
+    monkeypatch.delenv("WORLD_SIZE")
+    check_process_group(1)  # plain python: fine

@@ -147,6 +147,25 @@ def checkpoint_step(ckpt: Path) -> int:
     return int(ckpt.name.rsplit("-", 1)[-1])
 
 
+def check_process_group(world_size: int) -> None:
+    """Refuse a multi-process launch whose processes did not join one process group.
+
+    On a machine without a GPU, torchrun / ``accelerate launch --multi_gpu`` start N workers, but
+    HF only forms the gloo group with ``use_cpu=true``; otherwise every worker trains alone as
+    rank 0 and they all write the same run folder. ``WORLD_SIZE`` is the launcher's own report of
+    how many workers it started (read as a fact, not as a setting)."""
+    import os
+
+    launched = os.environ.get("WORLD_SIZE", "1")
+    launched_n = int(launched) if launched.isdigit() else 1
+    if launched_n > 1 and world_size != launched_n:
+        raise ConfigError(
+            f"the launcher started {launched_n} processes but they did not join one process "
+            f"group (the trainer sees {world_size}); without a GPU set trainer.use_cpu=true "
+            "(gloo), with GPUs check that each process sees one"
+        )
+
+
 def run_training(
     cfg: TrainCommandConfig, resume: bool = False, console: Any = None, on_trainer: Any = None
 ) -> dict:
@@ -160,6 +179,7 @@ def run_training(
 
     run_dir = Path(cfg.output_dir)
     args = para_config(cfg)  # validates before anything heavy happens
+    check_process_group(args.world_size)
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
 
