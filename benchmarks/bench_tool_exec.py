@@ -30,8 +30,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -134,7 +134,7 @@ def gil_probe(path: Path, seconds_of_video: float = 20.0) -> dict:
     from paravt.video import VideoSource
 
     src = VideoSource(path)
-    idx = [src.index_at(t) for t in range(0, int(seconds_of_video))]
+    idx = [src.index_at(t) for t in range(int(seconds_of_video))]
 
     def spin(stop: Callable[[], bool]) -> tuple[int, float]:
         n, t0 = 0, time.perf_counter()

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torchcodec.decoders import VideoDecoder
 
-from paravt.video import VideoDecodeError, VideoSource
+from paravt.video import VideoSource
 
 REAL = [
     "torchcodec__testsrc2.mp4",

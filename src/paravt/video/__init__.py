@@ -16,11 +16,11 @@ from paravt.video.meta import FrameTable, VideoMeta
 from paravt.video.source import OVERVIEW_MODES, VideoSource
 
 __all__ = [
-    "Frames",
+    "OVERVIEW_MODES",
     "FrameTable",
+    "Frames",
     "InvalidWindowError",
     "NoVideoStreamError",
-    "OVERVIEW_MODES",
     "VideoDecodeError",
     "VideoError",
     "VideoMeta",

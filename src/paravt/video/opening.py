@@ -16,8 +16,7 @@ from paravt.video.meta import FrameTable
 def normalise_path(path: str | Path) -> str:
     """Accept ``file://`` URLs as the reference does; everything else is a local path."""
     text = str(path)
-    if text.startswith("file://"):
-        text = text[len("file://") :]
+    text = text.removeprefix("file://")
     return text
 
 

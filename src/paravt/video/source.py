@@ -75,7 +75,7 @@ class VideoSource:
     def close(self) -> None:
         self._decoder = None
 
-    def __enter__(self) -> "VideoSource":
+    def __enter__(self) -> VideoSource:
         return self
 
     def __exit__(self, *exc) -> None:
