@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from paravt.agent.backends.hf import cut_at_stop, left_pad
 from paravt.agent.records import Generation, GenRequest
 
 VISION_TOKENS = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
@@ -138,13 +139,8 @@ class PolicyBackend:
     ) -> list[Generation]:
         device = self._device()
         t0 = time.perf_counter()
-        width = max(len(r.prompt_ids) for r in reqs)
-        input_ids = torch.full((len(reqs), width), self.pad_token_id, dtype=torch.long)
-        attention = torch.zeros((len(reqs), width), dtype=torch.long)
-        for b, r in enumerate(reqs):
-            n = len(r.prompt_ids)
-            input_ids[b, width - n :] = torch.tensor(r.prompt_ids, dtype=torch.long)
-            attention[b, width - n :] = 1
+        input_ids, attention = left_pad([list(r.prompt_ids) for r in reqs], self.pad_token_id)
+        width = input_ids.shape[1]
         kwargs: dict[str, Any] = {
             "input_ids": input_ids.to(device),
             "attention_mask": attention.to(device),
@@ -183,19 +179,17 @@ class PolicyBackend:
             logps = scores.gather(-1, seqs[:, : scores.size(1)].unsqueeze(-1)).squeeze(-1)
         dt = (time.perf_counter() - t0) / len(reqs)
         gens = []
-        eos = torch.tensor(self.eos_token_ids)
+        stops = set(self.eos_token_ids)
         for b, r in enumerate(reqs):
-            row = seqs[b]
-            hits = torch.isin(row, eos).nonzero()
-            n = int(hits[0]) + 1 if len(hits) else len(row)
-            ids = row[:n].tolist()
+            ids, finish = cut_at_stop(seqs[b].tolist(), stops)
+            n = len(ids)
             lp = logps[b, :n].tolist() if logps is not None else [0.0] * n
             gens.append(
                 Generation(
                     text=self._decode(ids),
                     token_ids=ids,
                     logprobs=lp,
-                    finish_reason="stop" if len(hits) else "length",
+                    finish_reason=finish,
                     prompt_tokens=len(r.prompt_ids),
                     completion_tokens=n,
                     generate_s=dt,

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import math
-from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -222,13 +221,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             gather_deepspeed3_params=self.args.ds3_gather_for_generation,
             gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
         )
-        summon = getattr(self, "_dist", None)
-        summon_ctx = (
-            summon.summon_full_params(self.model_wrapped, recurse=False)
-            if summon
-            else nullcontext()
-        )
-        with ctx as unwrapped, torch.no_grad(), summon_ctx:
+        with ctx as unwrapped, torch.no_grad():
             self._backend.model = unwrapped
             was_training = unwrapped.training
             unwrapped.eval()
