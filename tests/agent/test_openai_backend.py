@@ -22,6 +22,7 @@ from PIL import Image
 from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.kernels import resized_size
 
 
 class FakeServer:
@@ -154,7 +155,11 @@ def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, p
     assert head == "data:image/jpeg;base64"
     img = Image.open(io.BytesIO(base64.b64decode(b64)))
     assert img.format == "JPEG"
-    assert (3, img.height, img.width) == tuple(recs["ok"].images[4].data.shape)
+    # sent at the frame's own pixel budget (Qwen3-VL size rule), not at full resolution
+    item = recs["ok"].images[4]
+    h, w = item.data.shape[-2:]
+    assert (img.height, img.width) == resized_size(h, w, "qwen3-vl", item.min_pixels, item.max_pixels)
+    assert img.height * img.width <= item.max_pixels < h * w
     assert body["max_tokens"] == 1024 and body["model"] == "paravt-test"
 
 
@@ -215,3 +220,16 @@ def test_each_image_is_encoded_once_while_it_lives():
     del frame
     gc.collect()
     assert backend._urls == {}  # a dead image leaves the cache
+
+
+def test_frames_keep_full_resolution_only_when_asked():
+    from paravt.agent.backends.openai import budget_frame
+    from paravt.agent.records import ImageItem
+
+    frame = ImageItem(torch.randint(0, 256, (3, 240, 426), dtype=torch.uint8), 0.0, "tool", 784, 50176)
+    assert tuple(budget_frame(frame, None).shape) == (3, 240, 426)
+    for arch, factor in (("qwen3-vl", 32), ("qwen2.5-vl", 28)):
+        out = budget_frame(frame, arch)
+        h, w = out.shape[-2:]
+        assert out.dtype == torch.uint8 and h % factor == 0 and w % factor == 0
+        assert (h, w) == resized_size(240, 426, arch, 784, 50176)

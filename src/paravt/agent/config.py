@@ -101,7 +101,8 @@ class BackendConfig:
     ``kind``: ``hf`` (local transformers model; ``model`` is a Hub id or a folder) or ``openai``
     (an OpenAI-compatible chat server at ``base_url``; ``model`` is the served model name).
     ``preprocess_device``: where frames become ``pixel_values`` for ``hf`` (``auto``: the model's
-    GPU if it has one, else the CPU). ``api_key`` is sent as a bearer token (vLLM/SGLang accept any value unless started with one).
+    GPU if it has one, else the CPU). ``resize_arch`` (``openai``): the size rule frames are
+    resized under before they are sent. ``api_key`` is sent as a bearer token (vLLM/SGLang accept any value unless started with one).
     """
 
     kind: Literal["hf", "openai"] = "hf"
@@ -119,6 +120,9 @@ class BackendConfig:
     timeout_s: float = 300.0
     image_format: Literal["jpeg", "png"] = "jpeg"
     tool_role: Literal["user", "tool"] = "user"
+    #: ``openai``: frames are resized to their pixel budget with this arch's size rule before
+    #: they are sent (``none``: full resolution, the server's processor decides)
+    resize_arch: Literal["qwen3-vl", "qwen2.5-vl", "none"] = "qwen3-vl"
 
     def __post_init__(self) -> None:
         if self.kind not in ("hf", "openai"):

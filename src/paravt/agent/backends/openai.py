@@ -30,11 +30,37 @@ from paravt.agent.records import Generation, GenRequest, ImageItem
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
-def encode_image(item: ImageItem, fmt: str = "jpeg") -> str:
-    """A uint8 ``[3, H, W]`` frame as a ``data:`` URL."""
+def budget_frame(item: ImageItem, arch: str | None) -> Any:
+    """The frame resized to its pixel budget under ``arch``'s size rule (``None``: unchanged).
+
+    The server's processor would otherwise apply its own, much larger default budget, so the
+    model would see other sizes (and many more tokens) than PROTOCOL §2/§3 and the ``hf`` backend
+    give it. Antialiased bicubic, as the processors use; the server's own resize then finds the
+    size already on its grid and leaves it.
+    """
+    frame = item.data.detach().to("cpu")
+    if arch is None:
+        return frame
+    from torchvision.transforms.v2 import functional as tvf
+
+    from paravt.kernels import smart_resize
+    from paravt.kernels.spec import arch_spec
+
+    # the plain size rule (no minimum-patch check): the server upsizes tiny frames the same way
+    factor = arch_spec(arch).factor
+    h, w = smart_resize(
+        int(frame.shape[-2]), int(frame.shape[-1]), factor, item.min_pixels, item.max_pixels
+    )
+    if (h, w) == tuple(frame.shape[-2:]):
+        return frame
+    return tvf.resize(frame, [h, w], interpolation=tvf.InterpolationMode.BICUBIC, antialias=True)
+
+
+def encode_image(item: ImageItem, fmt: str = "jpeg", arch: str | None = None) -> str:
+    """A uint8 ``[3, H, W]`` frame as a ``data:`` URL, resized to its budget for ``arch``."""
     from PIL import Image
 
-    array = item.data.detach().to("cpu").permute(1, 2, 0).contiguous().numpy()
+    array = budget_frame(item, arch).permute(1, 2, 0).contiguous().numpy()
     buf = io.BytesIO()
     if fmt == "png":
         Image.fromarray(array).save(buf, format="PNG")
@@ -61,6 +87,7 @@ class OpenAIBackend:
         timeout_s: float = 300.0,
         image_format: str = "jpeg",
         tool_role: str = "user",
+        resize_arch: str | None = "qwen3-vl",
     ):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
@@ -71,6 +98,7 @@ class OpenAIBackend:
         self.timeout_s = timeout_s
         self.image_format = image_format
         self.tool_role = tool_role
+        self.resize_arch = resize_arch
         # data: URL of each image, encoded once: an episode resends its whole context every turn
         # and the generations of one prompt share its overview images (id -> (weakref, url))
         self._urls: dict[int, tuple[weakref.ref, str]] = {}
@@ -81,7 +109,7 @@ class OpenAIBackend:
         hit = self._urls.get(key)
         if hit is not None and hit[0]() is item:
             return hit[1]
-        url = encode_image(item, self.image_format)
+        url = encode_image(item, self.image_format, self.resize_arch)
         ref = weakref.ref(item, lambda _ref, key=key: self._urls.pop(key, None))
         self._urls[key] = (ref, url)
         return url
@@ -98,6 +126,7 @@ class OpenAIBackend:
             cfg.timeout_s,
             cfg.image_format,
             cfg.tool_role,
+            None if cfg.resize_arch == "none" else cfg.resize_arch,
         )
 
     # -- messages → wire format --------------------------------------------------------------
