@@ -290,24 +290,26 @@ class ParaGRPOTrainer(GRPOTrainer):
         return bonus * loss_mask.float()
 
     # -- the rollout -------------------------------------------------------------------------
+    def _no_loss_row(self) -> dict:
+        """A one-pad-token row that contributes nothing to the loss (failed episode, filler)."""
+        filler = [self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0]
+        return {
+            "prompt": filler,
+            "completion": filler,
+            "mask": [0],
+            "logps": [0.0],
+            "pixel_values": None,
+            "grid": None,
+            "ok": False,
+        }
+
     def _row_from_record(self, record) -> dict:
         ok = (
             getattr(record, "status", "ok") == "ok"
             and len(record.token_ids) > record.prompt_len > 0
         )
         if not ok:
-            filler = [
-                self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
-            ]
-            return {
-                "prompt": filler,
-                "completion": filler,
-                "mask": [0],
-                "logps": [0.0],
-                "pixel_values": None,
-                "grid": None,
-                "ok": False,
-            }
+            return self._no_loss_row()
         p = record.prompt_len
         mask = [int(m) for m in record.loss_mask[p:]]
         logps = list(record.logprobs[p:]) if record.logprobs else [0.0] * len(mask)
@@ -387,44 +389,23 @@ class ParaGRPOTrainer(GRPOTrainer):
                     rows.append(self._row_from_record(sub))
                     row_adv.append(adv)
         spg = self.args.steps_per_generation if mode == "train" else 1
-        while (
-            len(rows) % spg
-        ):  # TRL splits the batch evenly across accumulation steps: pad with no-loss rows
-            filler = self._row_from_record(
-                type("Failed", (), {"status": "error", "token_ids": [], "prompt_len": 0})()
-            )
-            rows.append(filler)
+        # TRL splits the batch evenly across accumulation steps: pad with no-loss rows
+        while len(rows) % spg:
+            rows.append(self._no_loss_row())
             row_adv.append(0.0)
 
         pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
-        prompt_ids = pad(
-            [torch.tensor(r["prompt"]) for r in rows], padding_value=pad_id, padding_side="left"
-        ).to(device)
-        prompt_mask = pad(
-            [torch.ones(len(r["prompt"]), dtype=torch.long) for r in rows],
-            padding_value=0,
-            padding_side="left",
-        ).to(device)
-        completion_ids = pad(
-            [torch.tensor(r["completion"]) for r in rows],
-            padding_value=pad_id,
-            padding_side="right",
-        ).to(device)
-        completion_mask = pad(
-            [torch.ones(len(r["completion"]), dtype=torch.long) for r in rows],
-            padding_value=0,
-            padding_side="right",
-        ).to(device)
-        tool_mask = pad(
-            [torch.tensor(r["mask"], dtype=torch.long) for r in rows],
-            padding_value=0,
-            padding_side="right",
-        ).to(device)
-        sampling_logps = pad(
-            [torch.tensor(r["logps"], dtype=torch.float32) for r in rows],
-            padding_value=0.0,
-            padding_side="right",
-        ).to(device)
+
+        def padded(values, value, side: str, dtype=torch.long) -> torch.Tensor:
+            tensors = [torch.as_tensor(v, dtype=dtype) for v in values]
+            return pad(tensors, padding_value=value, padding_side=side).to(device)
+
+        prompt_ids = padded([r["prompt"] for r in rows], pad_id, "left")
+        prompt_mask = padded([[1] * len(r["prompt"]) for r in rows], 0, "left")
+        completion_ids = padded([r["completion"] for r in rows], pad_id, "right")
+        completion_mask = padded([[1] * len(r["completion"]) for r in rows], 0, "right")
+        tool_mask = padded([r["mask"] for r in rows], 0, "right")
+        sampling_logps = padded([r["logps"] for r in rows], 0.0, "right", torch.float32)
         loss_mask = completion_mask * tool_mask
         num_items_in_batch = self.accelerator.gather(loss_mask.sum()).sum()
         prompt_completion_ids = torch.cat([prompt_ids, completion_ids], dim=1)
