@@ -444,44 +444,32 @@ class ParaGRPOTrainer(GRPOTrainer):
             if mode == "train"
             else self.args.per_device_eval_batch_size
         )
+        def per_token_logps(model) -> torch.Tensor:
+            logps, _, _ = self._get_per_token_logps_and_entropies(
+                model,
+                prompt_completion_ids,
+                attention_mask,
+                logits_to_keep,
+                batch_size=batch_size,
+                num_images=num_images,
+                **forward_kwargs,
+            )
+            return logps
+
         with torch.no_grad():
             generate_every = self.args.steps_per_generation * self.num_iterations
             old_logps = None
             if self.args.gradient_accumulation_steps % generate_every != 0:
-                old_logps, _, _ = self._get_per_token_logps_and_entropies(
-                    self.model,
-                    prompt_completion_ids,
-                    attention_mask,
-                    logits_to_keep,
-                    batch_size=batch_size,
-                    num_images=num_images,
-                    **forward_kwargs,
-                )
+                old_logps = per_token_logps(self.model)
             ref_logps = None
             if self.beta != 0.0 and self.ref_model is not None:
-                ref_logps, _, _ = self._get_per_token_logps_and_entropies(
-                    self.ref_model,
-                    prompt_completion_ids,
-                    attention_mask,
-                    logits_to_keep,
-                    batch_size=batch_size,
-                    num_images=num_images,
-                    **forward_kwargs,
-                )
+                ref_logps = per_token_logps(self.ref_model)
             elif self.beta != 0.0:
                 from trl.trainer.utils import use_adapter
 
                 model = self.accelerator.unwrap_model(self.model)
                 with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
-                    ref_logps, _, _ = self._get_per_token_logps_and_entropies(
-                        self.model,
-                        prompt_completion_ids,
-                        attention_mask,
-                        logits_to_keep,
-                        batch_size=batch_size,
-                        num_images=num_images,
-                        **forward_kwargs,
-                    )
+                    ref_logps = per_token_logps(self.model)
 
         # Metrics (all ranks' episodes).
         stats = [
