@@ -70,14 +70,19 @@ def generate_video(
     fps: int = 30,
     gop: int | None = None,
     faststart: bool = False,
+    preset: str = "ultrafast",
+    x264_params: str | None = None,
 ) -> Path:
     """Encode an ffmpeg testsrc2 clip (burnt-in clock) with x264; ``gop=None`` keeps x264's
-    default keyframe interval, ``faststart`` puts the MP4 index at the front."""
+    default keyframe interval, ``faststart`` puts the MP4 index at the front. ``ultrafast`` has
+    no B-frames; ``veryfast`` has x264's default 3 B-frames with a pyramid (disposable pictures)."""
     cmd = [
         _ffmpeg(), "-y", "-loglevel", "error",
         "-f", "lavfi", "-i", f"testsrc2=size={size}:rate={fps}:duration={seconds}",
-        "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+        "-c:v", "libx264", "-preset", preset, "-pix_fmt", "yuv420p",
     ]
+    if x264_params:
+        cmd += ["-x264-params", x264_params]
     if gop is not None:
         cmd += ["-g", str(gop)]
     if faststart:
@@ -127,6 +132,21 @@ def gop_video(media_dir) -> Path:
 def minutes_video(media_dir) -> Path:
     """2 minutes, 96x54 @ 10 fps, x264's default keyframe interval: for MM:SS windows."""
     return generate_video(media_dir / "two_minutes.mp4", 120, "96x54", 10)
+
+
+@pytest.fixture(scope="session")
+def bframes_video(media_dir) -> Path:
+    """20 s, 192x108 @ 30 fps, x264 veryfast: B-frames with a pyramid, a keyframe every 3 s."""
+    return generate_video(media_dir / "bframes_20s.mp4", 20, "192x108", 30, gop=90, preset="veryfast")
+
+
+@pytest.fixture(scope="session")
+def open_gop_video(media_dir) -> Path:
+    """Like ``bframes_video`` but with open GOPs (B-frames before a keyframe refer across it)."""
+    return generate_video(
+        media_dir / "open_gop_20s.mp4", 20, "192x108", 30, gop=90, preset="veryfast",
+        x264_params="open-gop=1",
+    )
 
 
 @pytest.fixture(scope="session")

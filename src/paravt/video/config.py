@@ -20,6 +20,7 @@ class FramesConfig:
     min_frames: int = 2
     max_frames: int = 16
     workers: int = 2
+    skip_disposable: bool = True
     device: str = "cpu"
     thumb_width: int = 320
     columns: int = 0

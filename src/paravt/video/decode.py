@@ -23,6 +23,7 @@ class DecodeOutcome:
     failed: dict[int, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     fallback: bool = False
+    pictures_skipped: int = 0  # disposable pictures left out of the decode (video.disposable)
 
 
 def short_reason(err: BaseException) -> str:

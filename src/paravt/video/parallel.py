@@ -46,11 +46,17 @@ class ParallelDecode:
 
 def _run_lane(lane: Lane, sources: dict[str, VideoSource], pool: DecoderPool) -> DecodeOutcome:
     try:
+        skipped = sources[lane.video].decode_skipping(lane.indices)
+    except Exception:
+        skipped = None
+    if skipped is not None:  # no pooled decoder needed: the lane decoded its own filtered stream
+        return skipped
+    try:
         decoder = pool.acquire(lane.video)
     except VideoError as e:
         return DecodeOutcome(failed={i: str(e) for i in lane.indices})
     try:
-        return sources[lane.video].decode_indices(lane.indices, decoder)
+        return sources[lane.video].decode_indices(lane.indices, decoder, try_skipping=False)
     except Exception as e:  # a decoder bug must not take the batch down
         return DecodeOutcome(failed={i: f"{type(e).__name__}: {e}" for i in lane.indices})
     finally:
@@ -74,4 +80,5 @@ def decode_parallel(sources: dict[str, VideoSource], needed: dict[str, list[int]
     for lane, out in zip(lanes, results):
         outcomes[lane.video].frames.update(out.frames)
         outcomes[lane.video].failed.update(out.failed)
+        outcomes[lane.video].pictures_skipped += out.pictures_skipped
     return ParallelDecode(outcomes, lanes)

@@ -31,12 +31,18 @@ class VideoSource:
 
     ``device="cuda"`` decodes with torchcodec's GPU decoder (frames come back on the GPU).
     ``num_threads`` is FFmpeg's thread count per decoder; 1 suits several decoders in parallel.
+    ``skip_disposable`` decodes H.264 on the CPU without the non-reference pictures between the
+    frames asked for (``paravt.video.disposable``; same pixels, less work).
     """
 
-    def __init__(self, path: str | Path, device: str = "cpu", num_threads: int = 1):
+    def __init__(
+        self, path: str | Path, device: str = "cpu", num_threads: int = 1, skip_disposable: bool = True
+    ):
         self.path = normalise_path(path)
         self.device = str(device)
         self.num_threads = int(num_threads)
+        self.skip_disposable = bool(skip_disposable)
+        self._skip_worth: bool | None = None  # H.264 with B-frames? asked once, on first decode
         check_file(self.path)
         self.table: FrameTable = scan_frames(self.path)
         self._decoder = make_decoder(self.path, self.device, self.num_threads)
@@ -146,8 +152,27 @@ class VideoSource:
         return sorted({self.time_of(i) for _, i in plan})
 
     # -- decoding ---------------------------------------------------------------------------
-    def decode_indices(self, indices: list[int], decoder=None) -> DecodeOutcome:
-        """Decode sorted unique ``indices``; with no ``decoder``, the source's own (serialised)."""
+    def decode_skipping(self, indices: list[int]) -> DecodeOutcome | None:
+        """The frames decoded without disposable pictures, or ``None`` where that does not apply
+        (not H.264, GPU decoding, a rotated stream, turned off, or any surprise on the way)."""
+        if not (self.skip_disposable and self.device == "cpu" and self.meta.codec == "h264"):
+            return None
+        if self.meta.rotation not in (None, 0.0):
+            return None
+        from paravt.video.disposable import decode_skipping, worth_skipping
+
+        if self._skip_worth is None:
+            self._skip_worth = worth_skipping(self.path)
+        if not self._skip_worth:
+            return None
+        return decode_skipping(self.path, self.table, indices)
+
+    def decode_indices(self, indices: list[int], decoder=None, try_skipping: bool = True) -> DecodeOutcome:
+        """Decode sorted unique ``indices``: without disposable pictures where possible, else with
+        ``decoder`` (or the source's own, serialised)."""
+        skipped = self.decode_skipping(indices) if try_skipping else None
+        if skipped is not None:
+            return skipped
         if decoder is not None:
             return decode_indices(decoder, indices, self.table.pts)
         with self._lock:
