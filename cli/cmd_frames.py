@@ -67,7 +67,7 @@ def command(
 
     cfg = resolve_config(FramesConfig, config_path, overrides, {"k": k, "mode": mode, "workers": workers})
     window_args = [parse_window_flag(w) for w in windows]
-    src = VideoSource(video, device=cfg.device)
+    src = VideoSource(video, device=cfg.device, skip_disposable=cfg.skip_disposable)
     result: dict = {"video": video, "meta": asdict(src.meta), "config": to_dict(cfg)}
     groups = []
     failed_windows = []

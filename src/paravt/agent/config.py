@@ -24,6 +24,7 @@ class CropSettings:
     min_frames: int = 2
     max_frames: int = 16
     workers: int = 2
+    skip_disposable: bool = True
     min_pixels: int = 784
     max_pixels: int = 50176
 

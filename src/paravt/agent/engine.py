@@ -193,7 +193,7 @@ class EpisodeEngine:
             src = self._sources.get(path)
             if src is None:
                 self.video_opens[path] = self.video_opens.get(path, 0) + 1
-                src = VideoSource(path)
+                src = VideoSource(path, skip_disposable=self.config.crop.skip_disposable)
                 self._sources[path] = src
             meta = src.meta
             frames = src.overview(k, mode=self.config.overview_sampling)
@@ -405,7 +405,11 @@ class EpisodeEngine:
 
         c = self.config.crop
         return CropConfig(
-            fps=c.fps, min_frames=c.min_frames, max_frames=c.max_frames, workers=c.workers
+            fps=c.fps,
+            min_frames=c.min_frames,
+            max_frames=c.max_frames,
+            workers=c.workers,
+            skip_disposable=c.skip_disposable,
         )
 
     def _run_tools(self, pending: list[tuple[_Episode, list]]) -> None:

@@ -79,7 +79,12 @@ def execute_windows(
             stats.opens[video] = 0
         else:
             try:
-                opened[video] = VideoSource(video, device=config.device, num_threads=config.decoder_threads)
+                opened[video] = VideoSource(
+                    video,
+                    device=config.device,
+                    num_threads=config.decoder_threads,
+                    skip_disposable=config.skip_disposable,
+                )
                 stats.opens[video] = 1
             except VideoError as e:
                 open_errors[video] = e
@@ -122,6 +127,7 @@ def execute_windows(
     stats.gop_frames = sum(stats.lane_gop_frames)
     stats.frames_decoded = sum(len(o.frames) for o in outcomes.values())
     stats.frames_failed = sum(len(o.failed) for o in outcomes.values())
+    stats.pictures_skipped = sum(o.pictures_skipped for o in outcomes.values())
 
     # 5. per call, in call order; identical windows share one tensor
     shared: dict[tuple[str, tuple[int, ...]], Any] = {}
