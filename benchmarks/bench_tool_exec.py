@@ -5,7 +5,8 @@ then ``qwen_vl_utils.fetch_video`` (torchcodec backend, decoder opened per call,
 index-based frames, resize to the training pixel budget). Overview: ``fetch_video(nframes=64)``.
 
 Ours: one ``execute_windows`` batch (each video opened once, frames de-duplicated across calls,
-sorted, GOP-aligned lanes on ``--workers`` decoders); overview: ``VideoSource.overview`` in
+sorted, GOP-aligned lanes on ``--workers`` decoders, disposable H.264 pictures left out of the
+decode; ``_no_skip`` decodes them too); overview: ``VideoSource.overview`` in
 ``exact`` and ``keyframe`` modes. Ours is timed twice: decode only (uint8 frames at source size)
 and decode + the same torchvision resize the reference applies, so both produce the same kind of
 output; the headline ratio uses the second.
@@ -98,11 +99,13 @@ def resize_like_reference(frames: torch.Tensor) -> torch.Tensor:
     return resize(frames, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True).float()
 
 
-def ours_windows(path: Path, windows: list[tuple[float, float]], workers: int, resize: bool, threads: int = 1):
+def ours_windows(
+    path: Path, windows: list[tuple[float, float]], workers: int, resize: bool, threads: int = 1, skip: bool = True
+):
     from paravt.tools import CropConfig, WindowRequest, execute_windows
 
     reqs = [WindowRequest(str(path), {"start_time": s, "end_time": e}) for s, e in windows]
-    batch = execute_windows(reqs, CropConfig(workers=workers, decoder_threads=threads))
+    batch = execute_windows(reqs, CropConfig(workers=workers, decoder_threads=threads, skip_disposable=skip))
     assert all(r.ok for r in batch.results), [r.error for r in batch.results if not r.ok]
     if resize:
         done: dict[int, torch.Tensor] = {}
@@ -112,10 +115,10 @@ def ours_windows(path: Path, windows: list[tuple[float, float]], workers: int, r
     return batch.stats
 
 
-def ours_overview(path: Path, k: int, mode: str, workers: int, resize: bool, threads: int = 1):
+def ours_overview(path: Path, k: int, mode: str, workers: int, resize: bool, threads: int = 1, skip: bool = True):
     from paravt.video import VideoSource
 
-    src = VideoSource(path, num_threads=threads)
+    src = VideoSource(path, num_threads=threads, skip_disposable=skip)
     frames = src.overview(k, mode, workers=workers)
     if resize:
         resize_like_reference(frames.data)
@@ -287,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         fns = {f"ours_workers{w}": make(w, True, 1) for w in workers}
         w = args.decode_only_workers
         fns[f"ours_workers{w}_decode_only"] = make(w, False, 1)
+        fns[f"ours_workers{w}_no_skip"] = make(w, True, 1, False)
         if args.ffmpeg_threads > 1:
             fns[f"ours_workers{w}_ffmpeg_threads{args.ffmpeg_threads}"] = make(w, True, args.ffmpeg_threads)
         return fns
@@ -304,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         cases["five_windows"] = {
             "windows": five,
             **run_case("five_windows", lambda: [reference_call(video, s, e) for s, e in five],
-                       ours_set(lambda w, r, t: (lambda: ours_windows(video, five, w, r, t))), args.repeats),
+                       ours_set(lambda w, r, t, s=True: (lambda: ours_windows(video, five, w, r, t, s))), args.repeats),
             "stats_workers2": ours_windows(video, five, 2, False).to_dict(),
             "target_ratio": 2.0,
         }
@@ -314,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             "distinct_windows": six,
             "calls": calls24,
             **run_case("training_batch", lambda: [reference_call(video, s, e) for s, e in calls24],
-                       ours_set(lambda w, r, t: (lambda: ours_windows(video, calls24, w, r, t))), args.slow_repeats),
+                       ours_set(lambda w, r, t, s=True: (lambda: ours_windows(video, calls24, w, r, t, s))), args.slow_repeats),
             "stats_workers2": ours_windows(video, calls24, 2, False).to_dict(),
             "target_ratio": 6.0,
         }
@@ -325,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         cases[f"overview_{mode}"] = {
             "k": args.overview_k,
             **run_case(f"overview_{mode}", lambda: reference_overview(video, args.overview_k),
-                       ours_set(lambda w, r, t, m=mode: (lambda: ours_overview(video, args.overview_k, m, w, r, t))),
+                       ours_set(lambda w, r, t, s=True, m=mode: (lambda: ours_overview(video, args.overview_k, m, w, r, t, s))),
                        args.slow_repeats if mode == "exact" else args.repeats),
             "target_ratio": 10.0 if mode == "keyframe" else None,
         }
@@ -363,7 +367,9 @@ def main(argv: list[str] | None = None) -> int:
                 "GOP-aligned lanes on N decoder threads, 1 FFmpeg thread each); VideoSource.overview. "
                 "'ours_workersN' includes the same torchvision resize as the reference (run serially "
                 "after decoding); '_decode_only' stops at uint8 frames; '_ffmpeg_threadsT' gives each "
-                "decoder T FFmpeg threads (the reference uses 8)",
+                "decoder T FFmpeg threads (the reference uses 8); all of them leave disposable H.264 "
+                "pictures out of the decode (paravt.video.disposable) except '_no_skip', which "
+                "decodes every picture from the keyframe as before",
         "metrics": "wall = elapsed seconds; cpu = CPU seconds of this process's threads plus the "
                    "ffprobe children (the work done, independent of how much of a shared machine "
                    "each path got)",
