@@ -32,37 +32,29 @@ def vision_token_ids(tokenizer) -> list[int]:
     return ids
 
 
-class PolicyBackend:
-    """Batched sampling from the (unwrapped) policy model; see the module docstring."""
+class TokenSampler:
+    """What every token-in/token-out training backend shares, whatever samples the tokens.
+
+    The policy itself (``PolicyBackend``) and a vLLM engine (``paravt.train.vllm_backend``) must
+    treat requests the same way, or the two rollouts would differ in more than the sampler: the
+    same stop tokens, the same forced first turn, the same grouping of requests into calls (one
+    budget and sampling setting per call) and the same cut of a sampled row into a turn.
+    """
 
     token_space = True
+    #: logprob recorded for the tokens of a forced turn (not sampled by anyone)
+    forced_logprob = 0.0
 
     def __init__(
         self,
-        model: Any,
         processing_class: Any,
         *,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        top_k: int = 0,
         eos_token_ids: list[int] | None = None,
         suppress_vision_tokens: bool = True,
         first_turn_text: str | None = None,
-        batch_size: int = 64,
-        with_logprobs: bool = False,
-        synced_gpus: bool | None = False,
     ):
-        self.model = model
-        # False: the weights are local for generation (one process, DDP, ZeRO-3 gathered for the
-        # rollout), so no rank waits on another. None lets transformers decide (it turns syncing on
-        # whenever ZeRO-3 or FSDP is active — with gathered weights that only adds a per-token
-        # all-reduce, and ranks whose episodes need different numbers of rounds would hang).
-        self.synced_gpus = synced_gpus
         self.processing_class = processing_class
         self.tokenizer = getattr(processing_class, "tokenizer", processing_class)
-        self.temperature = temperature
-        self.top_p = top_p
-        self.top_k = top_k
         tok = self.tokenizer
         eos = list(eos_token_ids or [])
         for name in ("<|im_end|>", tok.eos_token):
@@ -74,8 +66,6 @@ class PolicyBackend:
         self.image_pad_id = tok.convert_tokens_to_ids("<|image_pad|>")
         self.suppress_ids = vision_token_ids(tok) if suppress_vision_tokens else []
         self.first_turn_text = first_turn_text
-        self.batch_size = batch_size
-        self.with_logprobs = with_logprobs
         self.calls = 0  # generate() calls, for tests and benchmarks
         from paravt.agent.chat import ChatCodec
 
@@ -96,23 +86,19 @@ class PolicyBackend:
         return Generation(
             text=text,
             token_ids=ids,
-            logprobs=[0.0] * len(ids),
+            logprobs=[self.forced_logprob] * len(ids),
             finish_reason="stop",
             prompt_tokens=len(req.prompt_ids or []),
             completion_tokens=len(ids),
         )
 
-    def _device(self):
-        try:
-            return next(self.model.parameters()).device
-        except StopIteration:  # pragma: no cover
-            return torch.device("cpu")
-
-    # -- the backend protocol ------------------------------------------------------------
-    def generate(self, requests: list[GenRequest]) -> list[Generation]:
-        self.calls += 1
+    def triage(
+        self, requests: list[GenRequest]
+    ) -> tuple[list[Generation | None], dict[tuple[int, float, float], list[int]]]:
+        """Answers known without sampling (bad request, forced first turn), and the indices of the
+        rest grouped by ``(max_new_tokens, temperature, top_p)`` — one sampling call per group."""
         out: list[Generation | None] = [None] * len(requests)
-        groups: dict[tuple, list[int]] = {}
+        groups: dict[tuple[int, float, float], list[int]] = {}
         for i, req in enumerate(requests):
             if req.prompt_ids is None:
                 out[i] = Generation(
@@ -124,6 +110,89 @@ class PolicyBackend:
             else:
                 key = (int(req.max_new_tokens), float(req.temperature), float(req.top_p))
                 groups.setdefault(key, []).append(i)
+        return out, groups
+
+    def turn_of(
+        self,
+        req: GenRequest,
+        row: list[int],
+        logprobs: list[float] | None,
+        max_new: int,
+        generate_s: float = 0.0,
+    ) -> Generation:
+        """One sampled row as a turn: up to and including its first stop token.
+
+        A vision token is never valid in a generated turn (the next round would misplace the
+        frames): a sampler that could not suppress it has the row end just before it, as if the
+        budget ran out. A row without a stop token that is shorter than the budget was ended by
+        the sampler without echoing its stop token: ``stop``, and the engine closes the turn.
+        """
+        ids, finish = cut_at_stop(list(row), set(self.eos_token_ids))
+        banned = set(self.suppress_ids)
+        at = next((j for j, t in enumerate(ids) if t in banned), None)
+        if at is not None:
+            ids, finish = ids[:at], "length"
+        elif finish == "length" and len(ids) < max_new:
+            finish = "stop"
+        n = len(ids)
+        lp = list(logprobs[:n]) if logprobs is not None else [0.0] * n
+        return Generation(
+            text=self._decode(ids),
+            token_ids=ids,
+            logprobs=lp,
+            finish_reason=finish,  # type: ignore[arg-type]
+            prompt_tokens=len(req.prompt_ids or []),
+            completion_tokens=n,
+            generate_s=generate_s,
+        )
+
+
+class PolicyBackend(TokenSampler):
+    """Batched sampling from the (unwrapped) policy model; see the module docstring."""
+
+    def __init__(
+        self,
+        model: Any,
+        processing_class: Any,
+        *,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        top_k: int = 0,
+        eos_token_ids: list[int] | None = None,
+        suppress_vision_tokens: bool = True,
+        first_turn_text: str | None = None,
+        batch_size: int = 64,
+        with_logprobs: bool = False,
+        synced_gpus: bool | None = False,
+    ):
+        super().__init__(
+            processing_class,
+            eos_token_ids=eos_token_ids,
+            suppress_vision_tokens=suppress_vision_tokens,
+            first_turn_text=first_turn_text,
+        )
+        self.model = model
+        # False: the weights are local for generation (one process, DDP, ZeRO-3 gathered for the
+        # rollout), so no rank waits on another. None lets transformers decide (it turns syncing on
+        # whenever ZeRO-3 or FSDP is active — with gathered weights that only adds a per-token
+        # all-reduce, and ranks whose episodes need different numbers of rounds would hang).
+        self.synced_gpus = synced_gpus
+        self.temperature = temperature
+        self.top_p = top_p
+        self.top_k = top_k
+        self.batch_size = batch_size
+        self.with_logprobs = with_logprobs
+
+    def _device(self):
+        try:
+            return next(self.model.parameters()).device
+        except StopIteration:  # pragma: no cover
+            return torch.device("cpu")
+
+    # -- the backend protocol ------------------------------------------------------------
+    def generate(self, requests: list[GenRequest]) -> list[Generation]:
+        self.calls += 1
+        out, groups = self.triage(requests)
         for (max_new, temperature, top_p), idx in groups.items():
             for s in range(0, len(idx), self.batch_size):
                 chunk = idx[s : s + self.batch_size]
@@ -179,20 +248,7 @@ class PolicyBackend:
             logps = scores.gather(-1, seqs[:, : scores.size(1)].unsqueeze(-1)).squeeze(-1)
         dt = (time.perf_counter() - t0) / len(reqs)
         gens = []
-        stops = set(self.eos_token_ids)
         for b, r in enumerate(reqs):
-            ids, finish = cut_at_stop(seqs[b].tolist(), stops)
-            n = len(ids)
-            lp = logps[b, :n].tolist() if logps is not None else [0.0] * n
-            gens.append(
-                Generation(
-                    text=self._decode(ids),
-                    token_ids=ids,
-                    logprobs=lp,
-                    finish_reason=finish,
-                    prompt_tokens=len(r.prompt_ids),
-                    completion_tokens=n,
-                    generate_s=dt,
-                )
-            )
+            lp = logps[b].tolist() if logps is not None else None
+            gens.append(self.turn_of(r, seqs[b].tolist(), lp, max_new, dt))
         return gens
