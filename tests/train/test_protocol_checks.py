@@ -162,10 +162,31 @@ def test_distributed_and_vllm_keys_through_set(tmp_path):
     except ImportError:
         with pytest.raises(ConfigError, match="deepspeed"):
             load_command_config("cpu-smoke", (f"trainer.deepspeed={ds}",))
-    with pytest.raises(ConfigError, match="use_vllm=true"):  # before any model is loaded
-        load_command_config("cpu-smoke", ("trainer.use_vllm=true", "trainer.vllm_mode=server"))
+    # TRL's vLLM keys pass through as given (whether vLLM is installed is checked at training)
+    vllm = para_config(
+        load_command_config(
+            "cpu-smoke",
+            (
+                "trainer.use_vllm=true",
+                "trainer.vllm_mode=server",
+                "trainer.vllm_server_host=10.0.0.7",
+                "trainer.vllm_server_port=8011",
+                "trainer.vllm_importance_sampling_mode=token_truncate",
+            ),
+        )
+    )
+    assert vllm.use_vllm is True and vllm.vllm_mode == "server"
+    assert (vllm.vllm_server_host, vllm.vllm_server_port) == ("10.0.0.7", 8011)
+    assert vllm.vllm_importance_sampling_mode == "token_truncate"
     recorded = para_config(load_command_config("cpu-smoke", ("trainer.vllm_mode=colocate",)))
     assert recorded.vllm_mode == "colocate" and recorded.use_vllm is False
+    # what cannot serve multi-turn episodes is refused before any model loads
+    for bad, why in (
+        ("trainer.vllm_mode=remote", "use server or colocate"),
+        ("trainer.vllm_structured_outputs_regex=.*", "every turn"),
+    ):
+        with pytest.raises(ConfigError, match=why):
+            load_command_config("cpu-smoke", ("trainer.use_vllm=true", bad))
 
 
 def test_rollout_generate_is_lock_stepped_only_when_forwards_are_collective(smoke_run):

@@ -1,11 +1,11 @@
 """``ParaGRPOConfig``: TRL's ``GRPOConfig`` plus the paravt knobs of PARA-GRPO (PROTOCOL §5).
 
 Every TRL option keeps its meaning and passes straight through — ``beta``, ``epsilon``,
-``loss_type``, ``num_generations``, ``gradient_checkpointing``, ``bf16``, and the distributed options
-of ``TrainingArguments`` (``fsdp``/``fsdp_config``, ``deepspeed``, ``ddp_backend``, ...). TRL's vLLM
-keys (``use_vllm``, ``vllm_mode``, ``vllm_server_host``/``vllm_server_port``) are accepted and
-recorded, but ``use_vllm=true`` is refused here (``VLLM_REFUSAL``; the reason is in the trainer's module docstring). The added fields below are the ones the paper's recipe needs and
-TRL does not have.
+``loss_type``, ``num_generations``, ``gradient_checkpointing``, ``bf16``, the distributed options
+of ``TrainingArguments`` (``fsdp``/``fsdp_config``, ``deepspeed``, ``ddp_backend``, ...) and TRL's
+vLLM keys (``use_vllm``, ``vllm_mode``, ``vllm_server_*``, ``vllm_importance_sampling_*``, ...;
+the episode engine samples through TRL's vLLM generator, see ``paravt.train.vllm_backend``). The
+added fields below are the ones the paper's recipe needs and TRL does not have.
 """
 
 from __future__ import annotations
@@ -16,13 +16,6 @@ from trl import GRPOConfig
 
 from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
 from paravt.train.gating import PAPER_CHOICES
-
-VLLM_REFUSAL = (
-    "use_vllm=true: TRL's vLLM generator serves single-turn groups (one collective call per step, "
-    "one max_completion_length, identical prompts per group), but PARA-GRPO rollouts are multi-turn "
-    "episodes with a different number of generate calls per rank; paravt generates them in-process "
-    "with the policy. Set use_vllm=false (the vLLM keys stay TRL's and are recorded as given)"
-)
 
 
 @dataclass
@@ -114,4 +107,26 @@ class ParaGRPOConfig(GRPOConfig):
         if self.oe_metric not in ("f1", "exact"):
             raise ConfigError(f"oe_metric={self.oe_metric!r}: use f1 or exact")
         if self.use_vllm:
-            raise ConfigError(VLLM_REFUSAL)
+            self._check_vllm_keys()
+
+    def _check_vllm_keys(self) -> None:
+        """The vLLM settings that cannot serve multi-turn episodes, refused before anything loads
+        (whether vLLM is installed is checked where training starts: paravt.train.vllm_backend)."""
+        from paravt.errors import ConfigError
+
+        if self.vllm_mode not in ("server", "colocate"):
+            raise ConfigError(f"vllm_mode={self.vllm_mode!r}: use server or colocate")
+        modes = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
+        if (
+            self.vllm_importance_sampling_correction
+            and self.vllm_importance_sampling_mode not in modes
+        ):
+            raise ConfigError(
+                f"vllm_importance_sampling_mode={self.vllm_importance_sampling_mode!r}: use "
+                + ", ".join(modes)
+            )
+        if self.vllm_structured_outputs_regex:
+            raise ConfigError(
+                "vllm_structured_outputs_regex: one pattern would constrain every turn of an "
+                "episode (tool calls, the forced answer, sub-agent summaries) alike; drop it"
+            )

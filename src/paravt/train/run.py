@@ -176,10 +176,12 @@ def run_training(
     from paravt.data import load_training_rows, to_dataset
     from paravt.train.metrics import MetricsJsonl, truncate_after
     from paravt.train.trainer import ParaGRPOTrainer
+    from paravt.train.vllm_backend import require_vllm
 
     run_dir = Path(cfg.output_dir)
     args = para_config(cfg)  # validates before anything heavy happens
     check_process_group(args.world_size)
+    require_vllm(args)  # use_vllm=true without vLLM installed: the fix, before any model loads
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
 

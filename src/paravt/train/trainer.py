@@ -26,17 +26,21 @@ DDP/FSDP/DeepSpeed, checkpointing, resume — is TRL's and HF Trainer's own code
 Distributed use: launch with ``torchrun``/``accelerate launch`` (DDP, FSDP or DeepSpeed configs pass
 through ``TrainingArguments``); generation unwraps the model with TRL's
 ``unwrap_model_for_generation`` (gathers ZeRO-3 parameters, summons FSDP full parameters).
-``use_vllm``/``vllm_mode``/``vllm_server_*`` are TRL's options and stay in the config unchanged,
-but TRL's vLLM generator cannot serve these rollouts: it makes one collective generate call per
-step for groups of identical single-turn prompts with one length budget, while an episode round
-has per-rank, per-turn calls with growing, distinct contexts. ``use_vllm=true`` is therefore
-refused with a ``ConfigError`` until paravt has a vLLM episode backend (vLLM, which needs its own
-environment, is not a paravt dependency).
+
+vLLM (``use_vllm=true``, ``vllm_mode`` server or colocate, every ``vllm_*`` key TRL's own): TRL
+builds its ``VLLMGeneration`` and the engine samples through it (``paravt.train.vllm_backend``:
+lockstep calls across ranks, weights pushed once per step). The sampler's logprobs feed TRL's
+``vllm_importance_sampling_correction`` as TRL computes it for single-turn rollouts: the policy's
+old log-probs are computed for every vLLM rollout, the ratio between them and the sampler's
+logprobs is taken over the generated tokens (tool-turn tokens excluded) and weighs the loss.
+vLLM is not a paravt dependency and needs its own environment; without it ``use_vllm=true`` is a
+``ConfigError`` that names the fix, raised before any model loads.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 from typing import Any
 
@@ -51,6 +55,8 @@ from paravt.train.config import ParaGRPOConfig
 from paravt.train.gating import gated_frames
 from paravt.train.metrics import episode_stats, step_metrics
 from paravt.train.policy_backend import PolicyBackend
+
+logger = logging.getLogger(__name__)
 
 
 class FeatureMismatchError(ParavtError):
@@ -98,45 +104,53 @@ class ParaGRPOTrainer(GRPOTrainer):
     ):
         if not isinstance(args, ParaGRPOConfig):
             raise TypeError("ParaGRPOTrainer needs a ParaGRPOConfig")
-        if args.use_vllm:  # ParaGRPOConfig refuses it already; a config mutated after init too
-            from paravt.errors import ConfigError
-            from paravt.train.config import VLLM_REFUSAL
-
-            raise ConfigError(VLLM_REFUSAL)
+        if args.use_vllm:
+            self._check_vllm(args, processing_class)
         if args.video_device != "cpu":
             from paravt.errors import ConfigError
 
             raise ConfigError(
                 f"video_device={args.video_device!r}: the episode engine decodes on the CPU for now; set video_device=cpu"
             )
-        super().__init__(
-            model=model,
-            reward_funcs=[para_reward],
-            args=args,
-            train_dataset=train_dataset,
-            processing_class=processing_class,
-            callbacks=callbacks,
-            **kwargs,
-        )
+        try:
+            super().__init__(
+                model=model,
+                reward_funcs=[para_reward],
+                args=args,
+                train_dataset=train_dataset,
+                processing_class=processing_class,
+                callbacks=callbacks,
+                **kwargs,
+            )
+        except ImportError as e:  # TRL's own "vLLM is not available" (e.g. a broken install)
+            if args.use_vllm and "vllm" in str(e).lower():
+                from paravt.errors import ConfigError
+                from paravt.train.vllm_backend import missing_vllm_message
+
+                raise ConfigError(f"{missing_vllm_message(args.vllm_mode)} ({e})") from e
+            raise
         self.para_args = args
         self._engine_factory = engine_factory
-        self._backend = PolicyBackend(
-            self.model,
-            self.processing_class,
-            temperature=args.temperature,
-            top_p=args.top_p,
-            top_k=args.top_k or 0,
-            eos_token_ids=list(self.eos_token_ids),
-            suppress_vision_tokens=args.suppress_vision_tokens,
-            first_turn_text=args.first_turn_text,
-            with_logprobs=args.sampling_logprobs,
-            batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
-            synced_gpus=generation_sync(
-                getattr(self, "is_fsdp_enabled", False),
-                getattr(self, "is_deepspeed_enabled", False) and _zero_stage(self) == 3,
-                args.ds3_gather_for_generation,
-            ),
-        )
+        if args.use_vllm:
+            self._backend = self._vllm_backend()
+        else:
+            self._backend = PolicyBackend(
+                self.model,
+                self.processing_class,
+                temperature=args.temperature,
+                top_p=args.top_p,
+                top_k=args.top_k or 0,
+                eos_token_ids=list(self.eos_token_ids),
+                suppress_vision_tokens=args.suppress_vision_tokens,
+                first_turn_text=args.first_turn_text,
+                with_logprobs=args.sampling_logprobs,
+                batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
+                synced_gpus=generation_sync(
+                    getattr(self, "is_fsdp_enabled", False),
+                    getattr(self, "is_deepspeed_enabled", False) and _zero_stage(self) == 3,
+                    args.ds3_gather_for_generation,
+                ),
+            )
         ip = getattr(self.processing_class, "image_processor", None)
         self._merge = int(getattr(ip, "merge_size", 2)) ** 2
         tok = self._tokenizer
@@ -146,6 +160,47 @@ class ParaGRPOTrainer(GRPOTrainer):
         self.keep_last_rollout = False
         self.last_rollout: dict[str, Any] = {}
         self.loss_forward_image_rows: list[int] = []
+
+    # -- vLLM --------------------------------------------------------------------------------
+    @staticmethod
+    def _check_vllm(args: ParaGRPOConfig, processing_class) -> None:
+        """Before TRL builds anything: vLLM importable, and frames vLLM can take as they are."""
+        from paravt.errors import ConfigError
+        from paravt.train.vllm_backend import budget_outside, require_vllm
+
+        require_vllm(args)
+        conflict = (
+            budget_outside(processing_class, args.min_pixels, args.max_pixels)
+            if processing_class is not None
+            else None
+        )
+        if conflict is None:
+            return
+        if args.vllm_mode == "colocate":  # vLLM loads the model folder's processor settings
+            raise ConfigError(
+                f"{conflict}. Set the image processor's size in the model folder to cover the "
+                "budget (processor.image_processor.size = {'shortest_edge': MIN, 'longest_edge': "
+                "MAX}; processor.save_pretrained(MODEL)), or change trainer.min_pixels/max_pixels"
+            )
+        logger.warning(  # a server may have been started with its own processor settings
+            "%s, unless the vLLM server was started with --mm-processor-kwargs covering the "
+            "budget (docs/TRAIN.md, vLLM)",
+            conflict,
+        )
+
+    def _vllm_backend(self):
+        from paravt.train.vllm_backend import VLLMBackend
+
+        a = self.para_args
+        return VLLMBackend(
+            self.vllm_generation,
+            self.processing_class,
+            eos_token_ids=list(self.eos_token_ids),
+            suppress_vision_tokens=a.suppress_vision_tokens,
+            first_turn_text=a.first_turn_text,
+            world_size=self.accelerator.num_processes,
+            gather=gather_object,
+        )
 
     # -- engine ------------------------------------------------------------------------------
     def _engine_config(self, mode: str):
@@ -214,7 +269,11 @@ class ParaGRPOTrainer(GRPOTrainer):
         return out
 
     def run_episodes(self, episode_inputs: list, mode: str) -> list:
-        """All episodes of the local batch through the engine, with the policy unwrapped once."""
+        """All episodes of the local batch through the engine, with the policy unwrapped once
+        (or, with vLLM, with the step's weights pushed to vLLM once)."""
+        if self.use_vllm:
+            with self._backend.rollout(int(self.state.global_step)):
+                return self._make_engine(mode).run(episode_inputs)
         ctx = unwrap_model_for_generation(
             self.model_wrapped,
             self.accelerator,
@@ -444,6 +503,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             if mode == "train"
             else self.args.per_device_eval_batch_size
         )
+
         def per_token_logps(model) -> torch.Tensor:
             logps, _, _ = self._get_per_token_logps_and_entropies(
                 model,
@@ -459,7 +519,8 @@ class ParaGRPOTrainer(GRPOTrainer):
         with torch.no_grad():
             generate_every = self.args.steps_per_generation * self.num_iterations
             old_logps = None
-            if self.args.gradient_accumulation_steps % generate_every != 0:
+            # with vLLM always (as TRL does): the sampler's logprobs are measured against them
+            if self.args.gradient_accumulation_steps % generate_every != 0 or self.use_vllm:
                 old_logps = per_token_logps(self.model)
             ref_logps = None
             if self.beta != 0.0 and self.ref_model is not None:
@@ -470,6 +531,15 @@ class ParaGRPOTrainer(GRPOTrainer):
                 model = self.accelerator.unwrap_model(self.model)
                 with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
                     ref_logps = per_token_logps(self.model)
+
+        is_ratio = None
+        if self.use_vllm:
+            # a forced turn's tokens (NaN: sampled by no one) count as on-policy
+            sampling_logps = torch.where(torch.isnan(sampling_logps), old_logps, sampling_logps)
+            if self.vllm_importance_sampling_correction:
+                is_ratio = self._vllm_sampling_correction(
+                    old_logps, sampling_logps, loss_mask, mode
+                )
 
         # Metrics (all ranks' episodes).
         stats = [
@@ -529,12 +599,54 @@ class ParaGRPOTrainer(GRPOTrainer):
             output["sampling_per_token_logps"] = sampling_logps
         if old_logps is not None:
             output["old_per_token_logps"] = old_logps
+        if is_ratio is not None:
+            output["importance_sampling_ratio"] = is_ratio
         if ref_logps is not None:
             output["ref_per_token_logps"] = ref_logps
         if forward_kwargs:
             output.update(forward_kwargs)
             output["num_images"] = num_images
         return output
+
+    def _vllm_sampling_correction(self, old_logps, sampling_logps, loss_mask, mode: str):
+        """TRL's vLLM importance-sampling ratio over the generated tokens, with TRL's metrics."""
+        from trl.trainer.utils import nanmax, nanmin
+
+        from paravt.train.vllm_backend import importance_sampling_ratio
+
+        a = self.para_args
+        ratio = importance_sampling_ratio(
+            old_logps,
+            sampling_logps,
+            loss_mask,
+            a.vllm_importance_sampling_mode,
+            a.vllm_importance_sampling_clip_min,
+            a.vllm_importance_sampling_clip_max,
+        )
+        device = old_logps.device
+        zero = torch.tensor(0.0, device=device)
+        mask = loss_mask.bool()
+        delta = torch.abs(old_logps - sampling_logps)[mask]
+        per_token = not a.vllm_importance_sampling_mode.startswith("sequence_")
+        flat = ratio[mask] if per_token else ratio[mask.any(dim=1)].flatten()
+        m = self._metrics[mode]
+        gathered = self.accelerator.gather
+        m["sampling/sampling_logp_difference/mean"].append(
+            gathered(delta.mean() if delta.numel() else zero).mean().item()
+        )
+        m["sampling/sampling_logp_difference/max"].append(
+            gathered(delta.max() if delta.numel() else zero).max().item()
+        )
+        m["sampling/importance_sampling_ratio/min"].append(
+            nanmin(gathered(flat.min() if flat.numel() else zero)).item()
+        )
+        m["sampling/importance_sampling_ratio/mean"].append(
+            gathered(flat.mean() if flat.numel() else zero).nanmean().item()
+        )
+        m["sampling/importance_sampling_ratio/max"].append(
+            nanmax(gathered(flat.max() if flat.numel() else zero)).item()
+        )
+        return ratio
 
     def _log_episodes(self, records, breakdowns, ep_inputs, advantages, epoch, mode):
         """One JSON row per episode in ``episodes/rank{r}.jsonl`` (K, rewards, calls, status)."""

@@ -1,0 +1,351 @@
+"""vLLM as the sampler of the episode engine (``trainer.use_vllm=true``), through TRL's generator.
+
+TRL builds ``VLLMGeneration`` from the config's ``vllm_*`` keys (server or colocate mode, weight
+sync, sampling settings); this module drives it as a token-in/token-out engine backend, so an
+episode's stream is still the exact concatenation the loss trains on (PROTOCOL §7):
+
+- the request's ``prompt_ids`` (image pads already expanded) go in as they are, with each frame as
+  a PIL image at exactly the size its pads were counted for — the openai backend's
+  ``budget_frame`` under the model's size rule — so vLLM's own resize of the frame is the identity
+  and its features fill the pads one to one (TRL finds them by their runs of ``<|image_pad|>``);
+- requests are grouped by ``(max_new_tokens, temperature, top_p)`` (``TokenSampler.triage``, as the
+  in-process policy backend does), one generate call per group, with ``max_completion_length``,
+  ``temperature`` and ``top_p`` set on the generator for that call and one generation per request
+  (``num_generations=1``: contexts diverge after the first round);
+- the generated ids come back with the sampler's own logprob of each token (the one of the sampled
+  id, found among the returned candidates), cut into a turn by ``TokenSampler.turn_of``.
+
+Lockstep. In server mode every generate call is a collective (all ranks gather their prompts, the
+main process asks the server, results are broadcast and each rank takes an equal share), and so is
+a colocated call under tensor parallelism or with sleep mode (its weight reload gathers
+parameters). Episodes on different ranks need different numbers of rounds and budgets, so each
+call is preceded by one small gather of every rank's ``{group: count}`` and an "episodes still
+running" flag: each group any rank has is called on every rank in the same order, a rank with fewer
+requests pads its share with one-token filler prompts (TRL slices the results in equal shares) and
+drops their completions, and a rank whose episodes are done keeps joining (``drain``) until no rank
+is running. Colocated without TP or sleep mode, calls are local and nothing is gathered.
+
+Weights are pushed once per optimizer step (``rollout(step)``), before the step's first round.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from trl.import_utils import is_vllm_available
+
+from paravt.agent.records import Generation, GenRequest, ImageItem
+from paravt.errors import ConfigError, ParavtError
+from paravt.train.policy_backend import TokenSampler
+
+Key = tuple[int, float, float]
+
+
+def missing_vllm_message(mode: str) -> str:
+    fix = (
+        "trainer.use_vllm=true needs vLLM, which is not installed in this environment. vLLM pins "
+        "its own torch/CUDA build, so give it its own environment: install paravt there with "
+        '`pip install "trl[vllm]"`'
+    )
+    if mode == "server":
+        fix += (
+            ", start the generation server from it on GPUs the trainer does not use "
+            "(`trl vllm-serve --model MODEL ...`, see docs/TRAIN.md) and launch training from it"
+        )
+    else:
+        fix += " and launch training from it"
+    return fix + "; or set trainer.use_vllm=false to sample with the policy in-process"
+
+
+def require_vllm(args: Any) -> None:
+    """ConfigError naming the fix when ``use_vllm`` is on and vLLM cannot be imported — checked
+    before a model is loaded (TRL would only find out deep inside the trainer's construction)."""
+    if getattr(args, "use_vllm", False) and not is_vllm_available():
+        raise ConfigError(missing_vllm_message(getattr(args, "vllm_mode", "colocate")))
+
+
+def processor_pixel_range(processing_class: Any) -> tuple[int, int] | None:
+    """``(min_pixels, max_pixels)`` the processor resizes images into, when it says (Qwen-VL
+    image processors: ``min_pixels``/``max_pixels``, or ``size`` whose edges are pixel counts)."""
+    ip = getattr(processing_class, "image_processor", None)
+    if ip is None:
+        return None
+    size = getattr(ip, "size", None) or {}
+    get = size.get if isinstance(size, dict) else (lambda k: getattr(size, k, None))
+    lo = getattr(ip, "min_pixels", None) or get("min_pixels") or get("shortest_edge")
+    hi = getattr(ip, "max_pixels", None) or get("max_pixels") or get("longest_edge")
+    if lo is None or hi is None:
+        return None
+    return int(lo), int(hi)
+
+
+def budget_outside(processing_class: Any, min_pixels: int, max_pixels: int) -> str | None:
+    """Why vLLM's processor (the model folder's ``preprocessor_config.json``) would resize every
+    frame of the ``[min_pixels, max_pixels]`` budget, or None when some frames can pass as they are.
+
+    A frame whose size the processor changes gets another number of vision features than the
+    image pads the episode's stream holds for it, and the generate call fails."""
+    rng = processor_pixel_range(processing_class)
+    if rng is None:
+        return None
+    lo, hi = rng
+    if max_pixels < lo or min_pixels > hi:
+        return (
+            f"the model's image processor resizes every image into [{lo}, {hi}] pixels, but the "
+            f"frames are budgeted to [{min_pixels}, {max_pixels}] (trainer.min_pixels / "
+            "max_pixels): vLLM would re-size each frame and its features would not fill the "
+            "stream's image pads"
+        )
+    return None
+
+
+def sampled_logprobs(
+    ids: list[int], logprobs: list | None, logprob_ids: list | None
+) -> list[float]:
+    """The logprob of each sampled id, NaN where the sampler gave none.
+
+    TRL asks for the sampled token only (one candidate per position); when more come back, the
+    sampled id is looked up among them rather than trusting the first (the most likely) one."""
+    if logprobs is None:
+        return [math.nan] * len(ids)
+    out = []
+    for j, tok in enumerate(ids):
+        cands = logprobs[j] if j < len(logprobs) else None
+        if not cands:
+            out.append(math.nan)
+            continue
+        k = 0
+        if logprob_ids is not None and j < len(logprob_ids) and tok in (logprob_ids[j] or []):
+            k = list(logprob_ids[j]).index(tok)
+        value = cands[k]
+        out.append(math.nan if value is None else float(value))
+    return out
+
+
+class VLLMBackend(TokenSampler):
+    """Engine backend over an object with TRL's ``VLLMGeneration`` interface (see module doc).
+
+    ``generator`` needs ``generate(prompts, images, num_generations)``, ``sync_weights()``,
+    ``mode`` and the settable ``max_completion_length``/``temperature``/``top_p``. ``gather`` is
+    an all-gather of one picklable object per rank (``accelerate.utils.gather_object``);
+    ``world_size`` > 1 with a collective mode turns lockstep on.
+    """
+
+    #: forced turns were sampled by no one: NaN tells the trainer to count them as on-policy
+    forced_logprob = math.nan
+    with_logprobs = True  # the sampler's logprobs always come back (TRL's correction needs them)
+
+    def __init__(
+        self,
+        generator: Any,
+        processing_class: Any,
+        *,
+        eos_token_ids: list[int] | None = None,
+        suppress_vision_tokens: bool = True,
+        first_turn_text: str | None = None,
+        world_size: int = 1,
+        gather: Callable[[list], list] | None = None,
+    ):
+        super().__init__(
+            processing_class,
+            eos_token_ids=eos_token_ids,
+            suppress_vision_tokens=suppress_vision_tokens,
+            first_turn_text=first_turn_text,
+        )
+        self.generator = generator
+        collective = (
+            getattr(generator, "mode", "server") == "server"
+            or int(getattr(generator, "tensor_parallel_size", 1) or 1) > 1
+            or bool(getattr(generator, "enable_sleep_mode", False))
+        )
+        self.lockstep = collective and world_size > 1
+        if self.lockstep and gather is None:
+            raise ValueError("VLLMBackend: a collective generator on several ranks needs gather")
+        self._gather = gather
+        # the turn ends at the chat's stop tokens whatever the server's generation config says
+        kwargs = dict(getattr(generator, "generation_kwargs", None) or {})
+        stops = list(kwargs.get("stop_token_ids") or [])
+        kwargs["stop_token_ids"] = stops + [t for t in self.eos_token_ids if t not in stops]
+        generator.generation_kwargs = kwargs
+        self.loaded_step: int | None = None
+        self.syncs = 0  # weight pushes, for tests
+        self.filler_prompts = 0  # prompts sent only to keep an equal share, for tests
+        self._images: dict[int, tuple[ImageItem, Any]] = {}
+
+    # -- one optimizer step's rollout --------------------------------------------------------
+    @contextmanager
+    def rollout(self, step: int) -> Iterator[VLLMBackend]:
+        """Push the weights if ``step`` has not been pushed yet; after the engine has run, keep
+        joining the other ranks' calls until none is running (``drain``)."""
+        if step != self.loaded_step:
+            self.generator.sync_weights()
+            self.loaded_step = step
+            self.syncs += 1
+        self._images = {}
+        try:
+            yield self
+            self.drain()
+        finally:
+            self._images = {}
+
+    def drain(self) -> None:
+        """Join every call the other ranks still make, with filler prompts only, until no rank
+        has a running episode (a no-op without lockstep)."""
+        if not self.lockstep:
+            return
+        while True:
+            counts, running = self._tick({}, running=False)
+            for key in sorted(counts):
+                self._call(key, [None] * counts[key])
+            if not running:
+                return
+
+    # -- the backend protocol ----------------------------------------------------------------
+    def generate(self, requests: list[GenRequest]) -> list[Generation]:
+        self.calls += 1
+        out, groups = self.triage(requests)
+        images: dict[int, list | None] = {}
+        for key in list(groups):
+            keep = []
+            for i in groups[key]:
+                try:
+                    images[i] = self._pil_images(requests[i])
+                    keep.append(i)
+                except _FrameError as e:
+                    out[i] = Generation(error=str(e), finish_reason="error")
+            groups[key] = keep
+        groups = {k: v for k, v in groups.items() if v}
+        if self.lockstep:
+            counts, _ = self._tick({k: len(v) for k, v in groups.items()}, running=True)
+        else:
+            counts = {k: len(v) for k, v in groups.items()}
+        for key in sorted(counts):
+            idx = groups.get(key, [])
+            slots: list[tuple[GenRequest, list | None] | None] = [
+                (requests[i], images[i]) for i in idx
+            ]
+            slots += [None] * (counts[key] - len(idx))
+            for i, gen in zip(idx, self._call(key, slots)):
+                out[i] = gen
+        return out  # type: ignore[return-value]
+
+    # -- internals ---------------------------------------------------------------------------
+    def _tick(self, counts: dict[Key, int], running: bool) -> tuple[dict[Key, int], bool]:
+        """Every rank's groups (the largest share of each) and whether any rank still runs."""
+        merged: dict[Key, int] = {}
+        any_running = False
+        for their_counts, their_running in self._gather([(counts, running)]):
+            any_running = any_running or their_running
+            for key, n in their_counts.items():
+                merged[key] = max(merged.get(key, 0), n)
+        return merged, any_running
+
+    def _pil_images(self, req: GenRequest) -> list | None:
+        if not req.images:
+            return None
+        return [self._pil(item) for item in req.images]
+
+    def _pil(self, item: ImageItem) -> Any:
+        """``item`` as a PIL image at the size its image pads were counted for (once per rollout;
+        an episode resends its whole context every round)."""
+        hit = self._images.get(id(item))
+        if hit is not None and hit[0] is item:
+            return hit[1]
+        from PIL import Image
+
+        from paravt.agent.backends.openai import budget_frame
+
+        codec = self.codec
+        frame = budget_frame(item, codec.arch)
+        h, w = int(frame.shape[-2]), int(frame.shape[-1])
+        if item.grid_thw is not None:
+            want = (item.grid_thw[1] * codec.patch_size, item.grid_thw[2] * codec.patch_size)
+            if (h, w) != tuple(want):
+                raise _FrameError(
+                    f"frame resized to {h}x{w} for vLLM but its image pads were counted for "
+                    f"{want[0]}x{want[1]} (size rule of {codec.arch})"
+                )
+        image = Image.fromarray(frame.permute(1, 2, 0).contiguous().numpy())
+        self._images[id(item)] = (item, image)  # the entry keeps the item alive: ids stay unique
+        return image
+
+    def _call(self, key: Key, slots: list) -> list[Generation]:
+        """One generate call for one group; ``None`` slots are fillers (their output dropped)."""
+        max_new, temperature, top_p = key
+        g = self.generator
+        prompts = [list(s[0].prompt_ids) if s else [self.pad_token_id] for s in slots]
+        self.filler_prompts += sum(1 for s in slots if s is None)
+        images = [s[1] if s else None for s in slots]
+        saved = (g.max_completion_length, g.temperature, g.top_p)
+        g.max_completion_length, g.temperature, g.top_p = max_new, temperature, top_p
+        t0 = time.perf_counter()
+        try:
+            _, completions, logprobs, logprob_ids = g.generate(
+                prompts=prompts,
+                images=images if any(im is not None for im in images) else None,
+                num_generations=1,
+            )
+        finally:
+            g.max_completion_length, g.temperature, g.top_p = saved
+        if len(completions) != len(slots):
+            raise ParavtError(
+                f"vLLM returned {len(completions)} completions for {len(slots)} prompts"
+            )
+        dt = (time.perf_counter() - t0) / max(1, len(slots))
+        gens = []
+        for j, slot in enumerate(slots):
+            if slot is None:
+                continue
+            ids = list(completions[j])
+            lps = sampled_logprobs(
+                ids,
+                logprobs[j] if logprobs is not None else None,
+                logprob_ids[j] if logprob_ids is not None else None,
+            )
+            gens.append(self.turn_of(slot[0], ids, lps, max_new, dt))
+        return gens
+
+
+class _FrameError(ParavtError):
+    """A frame that cannot be sent at the size its image pads stand for (one request's error)."""
+
+
+def importance_sampling_ratio(
+    old_logps: Any,
+    sampling_logps: Any,
+    mask: Any,
+    mode: str,
+    clip_min: float | None,
+    clip_max: float | None,
+) -> Any:
+    """TRL's vLLM importance-sampling weight of each token (``token_*``, ``(B, T)``) or episode
+    (``sequence_*``, ``(B, 1)``): ``exp(policy - sampler)`` over the tokens in ``mask``,
+    truncated to ``[clip_min, clip_max]`` (``*_truncate``) or zeroed outside it (``*_mask``).
+
+    paravt's rollouts are multi-turn, so the mask is the loss mask (generated tokens only: tool
+    turns and padding count as 0 difference) and a sequence is the whole episode."""
+    import torch
+
+    diff = torch.nan_to_num((old_logps - sampling_logps) * mask, nan=0.0)
+    if mode.startswith("sequence_"):
+        diff = diff.sum(dim=-1, keepdim=True)
+    elif not mode.startswith("token_"):
+        raise ConfigError(
+            f"vllm_importance_sampling_mode={mode!r}: use token_truncate, token_mask, "
+            "sequence_truncate or sequence_mask"
+        )
+    ratio = torch.exp(diff)
+    if mode.endswith("_truncate"):
+        return torch.clamp(ratio, min=clip_min, max=clip_max)
+    if mode.endswith("_mask"):
+        lo = -math.inf if clip_min is None else clip_min
+        hi = math.inf if clip_max is None else clip_max
+        return ratio.masked_fill((ratio < lo) | (ratio > hi), 0.0)
+    raise ConfigError(
+        f"vllm_importance_sampling_mode={mode!r}: use token_truncate, token_mask, "
+        "sequence_truncate or sequence_mask"
+    )

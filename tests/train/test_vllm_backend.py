@@ -1,0 +1,414 @@
+"""``use_vllm=true``: the episode engine sampling through TRL's vLLM generator.
+
+vLLM itself cannot run here (no GPU, not installed), so TRL's real ``VLLMGeneration`` runs in
+server mode against ``paravt.testing.fake_vllm.FakeVLLMServer`` — a model in this process that
+re-processes the PIL frames and refuses image pads that do not match them, as the server does.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+FORCED = (
+    "I need to check the start.</think>\n<tool_call>\n"
+    '{"name": "crop_video", "arguments": {"video_path": "video", "start_time": 0, "end_time": 2}}'
+    "\n</tool_call>\n<tool_call>\n"
+    '{"name": "crop_video", "arguments": {"video_path": "video", "start_time": 1, "end_time": 3}}'
+    "\n</tool_call>"
+)
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_qwen3_dir):
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32)
+    processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)
+    return model.eval(), processor
+
+
+def _episodes(video: Path, n: int, k: int = 2, tag: str = "e") -> list:
+    """``n`` questions on one video, each worded differently (distinct prompts: a completion can
+    be traced back to the one context it was sampled for)."""
+    from paravt.agent.records import EpisodeInput
+
+    return [
+        EpisodeInput(
+            id=f"{tag}{i}",
+            video=str(video),
+            question=f"What happens in part {tag}{i}?",
+            options=["A", "B", "C", "D"],
+            question_type="mcq",
+            frames_k=k,
+            answer="A",
+        )
+        for i in range(n)
+    ]
+
+
+def _pad_runs(ids: list[int], pad: int) -> int:
+    return sum(1 for j, t in enumerate(ids) if t == pad and (j == 0 or ids[j - 1] != pad))
+
+
+def _segments(mask: list[int]) -> list[tuple[int, int]]:
+    """``[start, end)`` of each run of generated tokens."""
+    out, j = [], 0
+    while j < len(mask):
+        if mask[j]:
+            e = j
+            while e < len(mask) and mask[e]:
+                e += 1
+            out.append((j, e))
+            j = e
+        else:
+            j += 1
+    return out
+
+
+def _engine_config(**kw):
+    from paravt.agent.config import CropSettings, EngineConfig
+
+    base = {
+        "mode": "parallel",
+        "max_turns": 2,
+        "max_parallel": 5,
+        "frames": 2,
+        "max_new_tokens": 8,
+        "temperature": 1.0,
+        "min_pixels": 784,
+        "max_pixels": 2048,
+        "think_prefix": "<think>\n",
+        "forced_tokens_mcq": 6,
+        "crop": CropSettings(max_frames=2, min_pixels=784, max_pixels=2048),
+    }
+    return EngineConfig(**{**base, **kw})
+
+
+def test_engine_through_trl_vllm_generation(tiny, video_path):
+    """Real generation, real frames: pads fill the server's features, streams are as sampled."""
+    from accelerate import Accelerator
+
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.testing.fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
+    from paravt.train.vllm_backend import VLLMBackend
+
+    model, processor = tiny
+    server = FakeVLLMServer(copy.deepcopy(model), processor)
+    with torch.no_grad():  # the server starts from other weights: the first push must fix that
+        next(server.model.parameters()).add_(1.0)
+    generator = ServerlessVLLMGeneration(
+        model=model,
+        accelerator=Accelerator(cpu=True),
+        processing_class=processor,
+        mode="server",
+        server=server,
+        temperature=1.0,
+        max_completion_length=99,
+    )
+    backend = VLLMBackend(generator, processor, first_turn_text=FORCED)
+    engine = EpisodeEngine(backend, _engine_config())
+    video = video_path("torchcodec__testsrc2.mp4")
+    with backend.rollout(0):
+        records = engine.run(_episodes(video, 3))
+    assert backend.syncs == 1 and server.weight_updates == 1 and server.cache_resets == 1
+    for (name, mine), theirs in zip(model.named_parameters(), server.model.parameters()):
+        assert torch.equal(mine, theirs), name
+    with backend.rollout(0):  # same optimizer step (eval, accumulation): no second push
+        engine.run(_episodes(video, 1, tag="x"))
+    with backend.rollout(1):
+        engine.run(_episodes(video, 1, tag="y"))
+    assert backend.syncs == 2 and server.weight_updates == 2
+    assert generator.max_completion_length == 99  # the per-call budget was put back
+
+    codec = backend.codec
+    served = {row["prompt"]: row for row in server.served}
+    sampled_turns = 0
+    for rec in records:
+        assert rec.status == "ok", rec.error
+        assert len(rec.turns) == 2  # the forced tool turn, then a sampled turn after the frames
+        assert len(rec.images) == 2 + 4  # overview + two windows of two frames
+        ids = rec.token_ids
+        # the stream's pads: one run per image, each as long as its grid says
+        assert _pad_runs(ids, codec.image_token_id) == len(rec.images)
+        assert ids.count(codec.image_token_id) == sum(
+            codec.tokens_for_grid(tuple(g)) for g in rec.image_grid_thw.tolist()
+        )
+        for s, e in _segments(rec.loss_mask):
+            if s == rec.prompt_len:  # the forced turn, sampled by no one: NaN (on-policy)
+                assert all(math.isnan(x) for x in rec.logprobs[s:e])
+                continue
+            # what the server sampled for exactly the context before it, with its frames
+            row = served[tuple(ids[:s])]
+            assert row["completion"][: e - s] == ids[s:e]
+            assert row["images"] == _pad_runs(ids[:s], codec.image_token_id) == len(rec.images)
+            assert all(x <= 0 and math.isfinite(x) for x in rec.logprobs[s:e])
+            sampled_turns += 1
+    assert sampled_turns == len(records)
+    # every frame reached the server at exactly the size its pads were counted for
+    sizes = {
+        (g[1] * codec.patch_size, g[2] * codec.patch_size)
+        for rec in records
+        for g in rec.image_grid_thw.tolist()
+    }
+    assert set(server.image_sizes) == sizes
+
+
+def test_sampler_logprobs_match_the_policy(tiny, video_path):
+    """The server holds the pushed weights and sees the same frames: its logprob of each sampled
+    token is the policy's own (what TRL's importance-sampling correction measures)."""
+    from accelerate import Accelerator
+
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.testing.fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
+    from paravt.train.vllm_backend import VLLMBackend
+
+    model, processor = tiny
+    server = FakeVLLMServer(copy.deepcopy(model), processor)
+    generator = ServerlessVLLMGeneration(
+        model=model,
+        accelerator=Accelerator(cpu=True),
+        processing_class=processor,
+        mode="server",
+        server=server,
+        temperature=1.0,
+    )
+    backend = VLLMBackend(generator, processor, first_turn_text=FORCED)
+    engine = EpisodeEngine(backend, _engine_config(max_turns=1))
+    with backend.rollout(0):
+        (rec,) = engine.run(_episodes(video_path("torchcodec__testsrc2.mp4"), 1))
+    assert rec.status == "ok", rec.error
+    ids = torch.tensor([rec.token_ids])
+    codec = backend.codec
+    with torch.no_grad():
+        logits = (
+            model(
+                input_ids=ids,
+                attention_mask=torch.ones_like(ids),
+                pixel_values=rec.pixel_values,
+                image_grid_thw=rec.image_grid_thw,
+                mm_token_type_ids=(ids == codec.image_token_id).long(),
+            )
+            .logits[0]
+            .float()
+        )
+    policy = torch.log_softmax(logits[:-1], -1).gather(-1, ids[0, 1:, None])[:, 0]
+    diffs = [
+        abs(rec.logprobs[j] - float(policy[j - 1]))
+        for j in range(rec.prompt_len, len(rec.token_ids))
+        if rec.loss_mask[j] and not math.isnan(rec.logprobs[j])
+    ]
+    assert diffs and max(diffs) < 1e-3, max(diffs)
+
+
+def test_vision_token_and_unechoed_stop_end_a_turn(tiny):
+    from paravt.agent.records import GenRequest
+    from paravt.train.vllm_backend import VLLMBackend, sampled_logprobs
+
+    _, processor = tiny
+
+    class Scripted:
+        """The generator interface, answering with fixed rows (no model)."""
+
+        mode = "colocate"
+        max_completion_length = temperature = top_p = 1
+        generation_kwargs = None
+
+        def __init__(self, rows):
+            self.rows = rows
+
+        def generate(self, prompts, images, num_generations):
+            rows = self.rows[: len(prompts)]
+            return (
+                prompts,
+                rows,
+                [[[-0.5]] * len(r) for r in rows],
+                [[[t] for t in r] for r in rows],
+            )
+
+    backend = VLLMBackend(Scripted([]), processor)
+    codec = backend.codec
+    text = codec.encode_text("a b c")
+    pad, end = codec.image_token_id, codec.end_of_turn_id
+    backend.generator.rows = [text + [pad] + text, text, text + [end], text * 10]
+    req = GenRequest("e", 1, "main", [], [], max_new_tokens=len(text) + 1, prompt_ids=[1, 2])
+    cut, short, stopped, full = backend.generate([req, req, req, req])
+    assert cut.token_ids == text and cut.finish_reason == "length"  # the pad never enters
+    assert short.token_ids == text and short.finish_reason == "stop"  # server kept its stop
+    assert stopped.token_ids == text + [end] and stopped.finish_reason == "stop"
+    assert full.finish_reason == "length"
+    assert end in backend.generator.generation_kwargs["stop_token_ids"]
+    # the sampled id's logprob is looked up among the candidates, NaN where none came back
+    assert sampled_logprobs([7, 8], [[-0.1, -2.0], [None]], [[3, 7], [8]])[0] == -2.0
+    assert math.isnan(sampled_logprobs([7, 8], [[-0.1, -2.0], [None]], [[3, 7], [8]])[1])
+
+
+def test_importance_sampling_ratio_modes():
+    from paravt.errors import ConfigError
+    from paravt.train.vllm_backend import importance_sampling_ratio
+
+    old = torch.tensor([[-1.0, -1.0, -1.0], [-1.0, -1.0, -1.0]])
+    sampled = torch.tensor([[-1.5, -1.0, float("nan")], [-1.0, -3.0, -1.0]])
+    mask = torch.tensor([[1, 1, 0], [1, 1, 1]])
+    tok = importance_sampling_ratio(old, sampled, mask, "token_truncate", None, 3.0)
+    assert torch.allclose(tok[0], torch.tensor([math.exp(0.5), 1.0, 1.0]))
+    assert tok[1, 1] == 3.0  # exp(2) truncated
+    seq = importance_sampling_ratio(old, sampled, mask, "sequence_mask", None, 3.0)
+    assert (
+        seq.shape == (2, 1)
+        and seq[1, 0] == 0.0
+        and torch.isclose(seq[0, 0], torch.tensor(math.exp(0.5)))
+    )
+    with pytest.raises(ConfigError):
+        importance_sampling_ratio(old, sampled, mask, "bogus", None, None)
+
+
+def test_use_vllm_without_vllm_is_a_config_error_before_any_model_loads(
+    tmp_path, shared_videos, smoke_args
+):
+    from paravt.errors import ConfigError
+    from paravt.train.run import load_command_config, para_config, run_training
+    from paravt.train.trainer import ParaGRPOTrainer
+
+    pytest.importorskip("trl")
+    try:
+        import vllm  # noqa: F401
+
+        pytest.skip("vLLM is installed here")
+    except ImportError:
+        pass
+    run_dir = tmp_path / "run"
+    overrides = ("trainer.use_vllm=true", "trainer.vllm_mode=server")
+    cfg = load_command_config("cpu-smoke", smoke_args(run_dir, shared_videos, *overrides))
+    with pytest.raises(ConfigError, match=r"trl\[vllm\].*vllm-serve.*use_vllm=false"):
+        run_training(cfg)
+    assert not run_dir.exists()
+    with pytest.raises(ConfigError, match="use_vllm=false"):
+        ParaGRPOTrainer(model=None, args=para_config(cfg))
+
+
+def test_colocated_vllm_refuses_a_budget_its_processor_would_resize(tiny, monkeypatch):
+    """Colocated vLLM loads the model folder's processor: a frame budget entirely outside its
+    pixel range would be re-sized on every frame (features != pads) — refused up front."""
+    import paravt.train.vllm_backend as vb
+    from paravt.errors import ConfigError
+    from paravt.train.run import load_command_config, para_config
+    from paravt.train.trainer import ParaGRPOTrainer
+
+    _, processor = tiny  # its image processor: [1024, 65536] pixels
+    monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)
+    small = ("trainer.use_vllm=true", "trainer.min_pixels=64", "trainer.max_pixels=512")
+    args = para_config(load_command_config("cpu-smoke", small))
+    with pytest.raises(ConfigError, match="shortest_edge.*min_pixels/max_pixels"):
+        ParaGRPOTrainer(model=None, args=args, processing_class=processor)
+    assert vb.budget_outside(processor, 784, 2048) is None  # overlapping: frames can pass
+
+
+def test_training_steps_through_trl_vllm_generation(
+    tmp_path, shared_videos, smoke_args, train_probe, monkeypatch
+):
+    """cpu-smoke with use_vllm=true: TRL builds the (serverless) generator, weights are pushed
+    once per step, the sampler's logprobs feed TRL's importance-sampling correction."""
+    import trl.trainer.grpo_trainer as grpo
+
+    import paravt.train.vllm_backend as vb
+    from paravt.testing.fake_vllm import serverless_factory
+    from paravt.train.metrics import read_jsonl
+    from paravt.train.run import load_command_config, run_training
+
+    servers: list = []
+    monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)
+    monkeypatch.setattr(grpo, "VLLMGeneration", serverless_factory(servers))
+    run_dir = tmp_path / "run"
+    cfg = load_command_config(
+        "cpu-smoke",
+        smoke_args(
+            run_dir,
+            shared_videos,
+            "trainer.use_vllm=true",
+            "trainer.vllm_mode=server",
+            "trainer.vllm_importance_sampling_mode=token_truncate",
+            "trainer.max_steps=2",
+            "trainer.save_steps=100",
+        ),
+    )
+    probe = train_probe()
+    summary = run_training(cfg, on_trainer=probe.attach)
+    assert summary["global_step"] == 2
+    (server,) = servers
+    trainer = probe.trainer
+    assert trainer._backend.syncs == 2 and server.weight_updates == 2
+    assert server.served and server.image_sizes  # every sampled turn came from the server
+    out = probe.outputs[0]
+    ratio, mask = out["importance_sampling_ratio"], out["completion_mask"] * out["tool_mask"]
+    assert ratio.shape == out["completion_ids"].shape
+    assert torch.isfinite(out["sampling_per_token_logps"]).all()
+    # the server held the step's weights and saw the same frames: the ratio is ~1 everywhere
+    assert torch.allclose(ratio[mask.bool()], torch.ones(()), atol=1e-3)
+    rows = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
+    assert [r["step"] for r in rows] == [1, 2]
+    for r in rows:  # TRL's names for the correction's metrics
+        assert abs(r["sampling/importance_sampling_ratio/mean"] - 1) < 1e-3
+        assert r["sampling/sampling_logp_difference/max"] < 1e-3
+    assert json.loads((run_dir / "config.json").read_text())["trainer_resolved"]["use_vllm"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_two_ranks_with_different_rounds_stay_in_lockstep(tmp_path, tiny_qwen3_dir, shared_videos):
+    """torchrun, 2 gloo ranks, server mode: rank 0's episodes take three generate calls, rank
+    1's one call with other budgets and more requests — every collective call is matched, no
+    rank waits forever, and each rank gets the completions of its own prompts."""
+    exe = shutil.which("torchrun")
+    if exe is None:
+        pytest.skip("torchrun not on PATH")
+    worker = Path(__file__).with_name("vllm_lockstep_worker.py")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(__file__).resolve().parents[2] / "src"), env.get("PYTHONPATH", "")]
+    )
+    done = subprocess.run(
+        [
+            exe,
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(_free_port()),
+            str(worker),
+            str(tiny_qwen3_dir),
+            str(shared_videos / "torchcodec__testsrc2.mp4"),
+            str(tmp_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    served = {tuple(p): c for p, c in ranks[0]["server"]}
+    # two rollouts each: rank 0 two episodes of two turns (three generate calls with the
+    # sub-agent round between), rank 1 three one-turn episodes
+    assert [t for _, t in ranks[0]["records"]] == [2] * 4
+    assert [t for _, t in ranks[1]["records"]] == [1] * 6
+    for rank in ranks:
+        assert all(status == "ok" for status, _ in rank["records"])
+        assert rank["syncs"] == 2
+        for prompt, completion in rank["pairs"]:
+            assert served[tuple(prompt)] == completion  # this rank's own prompt's completion
+    assert ranks[1]["fillers"] > 0  # rank 1 kept joining rank 0's later rounds
