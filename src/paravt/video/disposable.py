@@ -161,8 +161,8 @@ def _filtered_stream(
 def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeOutcome | None:
     """Decode sorted unique ``indices`` of an H.264 ``path`` on the CPU without the disposable
     pictures; ``None`` when this path does not apply or anything looks off (see the module doc)."""
-    if not indices:
-        return None
+    if not indices or all(table.keyframe_before(i) == i for i in indices):
+        return None  # only keyframes asked for (a keyframe overview): nothing lies in between
     try:
         import av  # noqa: F401
     except ImportError:
