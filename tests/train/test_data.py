@@ -139,3 +139,25 @@ def test_no_usable_rows_still_lists_the_skipped_rows_in_the_run_folder(tmp_path,
     listed = [json.loads(x) for x in (run_dir / "skipped_rows.jsonl").read_text().splitlines()]
     assert [r["id"] for r in listed] == ["a", "b"]
     assert json.loads((run_dir / "data_report.json").read_text())["kept"] == 0
+
+
+def test_limit_keeps_the_first_rows_of_the_file_and_reports_exactly_those(tmp_path, shared_videos):
+    good_row = {"video": "torchcodec__testsrc2.mp4", "question": "Q?", "answer": "A",
+                "question_type": "mcq", "options": ["x", "y"]}
+    lines = [
+        json.dumps({**good_row, "id": "r0"}),
+        "{not json",  # row 1: rejected by the parser
+        json.dumps({**good_row, "id": "r2", "video": "missing.mp4"}),  # row 2: no such video
+        json.dumps({**good_row, "id": "r3"}),
+        "{also not json",  # row 4: beyond the limit, must not be counted
+        json.dumps({**good_row, "id": "r5", "video": "missing.mp4"}),  # row 5: beyond the limit
+    ]
+    p = tmp_path / "d.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    good, report = load_training_rows(p, shared_videos, limit=4, report_dir=tmp_path / "run")
+    assert [r.id for r in good] == ["r0", "r3"]
+    assert report.total == 4 and report.kept == 2
+    assert [s.index for s in report.skipped] == [1, 2]
+    assert json.loads((tmp_path / "run" / "data_report.json").read_text())["rows"] == 4
+    _, everything = load_training_rows(p, shared_videos)
+    assert everything.total == 6 and len(everything.skipped) == 4

@@ -81,13 +81,20 @@ def load_training_rows(
     path, video_root=None, fmt="auto", limit: int | None = None, report_dir=None
 ) -> tuple[list[TrainRow], SkipReport]:
     """Rows with a readable video, and the report of the rest. ``report_dir``: write the report
-    there first — also when no row is usable, so the error's list of skipped rows exists."""
+    there first — also when no row is usable, so the error's list of skipped rows exists.
+
+    ``limit`` keeps the first N rows of the file, usable or not, and the report covers exactly
+    those N (a row the parser rejected further down is not counted against a short run)."""
     result = read_rows(path, video_root, fmt)
-    rows = result.rows[:limit] if limit else result.rows
+    rows, parse_skipped = result.rows, result.skipped
+    if limit:
+        cutoff = sorted([r.source_index for r in rows] + [s.index for s in parse_skipped])[:limit]
+        last = cutoff[-1] if cutoff else -1
+        rows = [r for r in rows if r.source_index <= last]
+        parse_skipped = [s for s in parse_skipped if s.index <= last]
     good, bad = check_videos(rows)
-    report = SkipReport(
-        total=len(rows) + len(result.skipped), kept=len(good), skipped=result.skipped + bad
-    )
+    skipped = sorted(parse_skipped + bad, key=lambda s: s.index)
+    report = SkipReport(total=len(rows) + len(parse_skipped), kept=len(good), skipped=skipped)
     if report_dir is not None:
         report.write(report_dir)
     if not good:

@@ -34,7 +34,8 @@ RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke")
 @dataclass
 class DataConfig:
     """``path``: .parquet / .jsonl file (``builtin:smoke`` = the packaged smoke questions);
-    ``video_root``: relative video paths are resolved against it; ``limit``: first N rows."""
+    ``video_root``: relative video paths are resolved against it; ``limit``: the first N rows of
+    the file, usable or not (the skip report covers exactly those)."""
 
     path: str = "builtin:smoke"
     video_root: str = "."
