@@ -75,6 +75,26 @@ def _segments(mask: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+def _server_generator(tiny, **kw):
+    """TRL's real generator in server mode over an in-process server holding a copy of the model."""
+    from accelerate import Accelerator
+
+    from paravt.testing.fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
+
+    model, processor = tiny
+    server = FakeVLLMServer(copy.deepcopy(model), processor)
+    generator = ServerlessVLLMGeneration(
+        model=model,
+        accelerator=Accelerator(cpu=True),
+        processing_class=processor,
+        mode="server",
+        server=server,
+        temperature=1.0,
+        **kw,
+    )
+    return server, generator
+
+
 def _engine_config(**kw):
     from paravt.agent.config import CropSettings, EngineConfig
 
@@ -96,25 +116,13 @@ def _engine_config(**kw):
 
 def test_engine_through_trl_vllm_generation(tiny, video_path):
     """Real generation, real frames: pads fill the server's features, streams are as sampled."""
-    from accelerate import Accelerator
-
     from paravt.agent.engine import EpisodeEngine
-    from paravt.testing.fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
     from paravt.train.vllm_backend import VLLMBackend
 
     model, processor = tiny
-    server = FakeVLLMServer(copy.deepcopy(model), processor)
+    server, generator = _server_generator(tiny, max_completion_length=99)
     with torch.no_grad():  # the server starts from other weights: the first push must fix that
         next(server.model.parameters()).add_(1.0)
-    generator = ServerlessVLLMGeneration(
-        model=model,
-        accelerator=Accelerator(cpu=True),
-        processing_class=processor,
-        mode="server",
-        server=server,
-        temperature=1.0,
-        max_completion_length=99,
-    )
     backend = VLLMBackend(generator, processor, first_turn_text=FORCED)
     engine = EpisodeEngine(backend, _engine_config())
     video = video_path("torchcodec__testsrc2.mp4")
@@ -166,22 +174,11 @@ def test_engine_through_trl_vllm_generation(tiny, video_path):
 def test_sampler_logprobs_match_the_policy(tiny, video_path):
     """The server holds the pushed weights and sees the same frames: its logprob of each sampled
     token is the policy's own (what TRL's importance-sampling correction measures)."""
-    from accelerate import Accelerator
-
     from paravt.agent.engine import EpisodeEngine
-    from paravt.testing.fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
     from paravt.train.vllm_backend import VLLMBackend
 
     model, processor = tiny
-    server = FakeVLLMServer(copy.deepcopy(model), processor)
-    generator = ServerlessVLLMGeneration(
-        model=model,
-        accelerator=Accelerator(cpu=True),
-        processing_class=processor,
-        mode="server",
-        server=server,
-        temperature=1.0,
-    )
+    _, generator = _server_generator(tiny)
     backend = VLLMBackend(generator, processor, first_turn_text=FORCED)
     engine = EpisodeEngine(backend, _engine_config(max_turns=1))
     with backend.rollout(0):
