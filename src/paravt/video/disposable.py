@@ -80,7 +80,7 @@ def worth_skipping(path: str) -> bool:
         with av.open(path) as inp:
             ctx = inp.streams.video[0].codec_context
             return ctx.name == "h264" and bool(ctx.has_b_frames)
-    except Exception:
+    except Exception:  # noqa: BLE001 - unreadable by PyAV: decode the normal way
         return False
 
 
@@ -176,7 +176,7 @@ def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeO
 
         decoder = VideoDecoder(data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu")
         batch = decoder.get_frames_at([positions[i] for i in indices])
-    except Exception:  # a corrupt region, a muxer refusal: the normal decode reports it properly
+    except Exception:  # noqa: BLE001 - a corrupt region, a muxer refusal: the normal decode reports it properly
         return None
     out = DecodeOutcome(pictures_skipped=dropped)
     # Matroska keeps milliseconds: each frame must come back within half a tick of its pts
