@@ -25,6 +25,7 @@ import io
 from typing import Any
 
 from paravt.video.decode import DecodeOutcome
+from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
 
 #: H.264 NAL unit types that carry a coded slice (non-IDR, partition A, IDR).
@@ -84,18 +85,6 @@ def worth_skipping(path: str) -> bool:
         return False
 
 
-def _gop_groups(table: FrameTable, indices: list[int]) -> list[tuple[int, list[int]]]:
-    """[(keyframe index, sorted member indices)] for sorted unique ``indices``."""
-    groups: list[tuple[int, list[int]]] = []
-    for i in indices:
-        key = table.keyframe_before(i)
-        if groups and groups[-1][0] == key:
-            groups[-1][1].append(i)
-        else:
-            groups.append((key, [i]))
-    return groups
-
-
 def _filtered_stream(
     path: str, table: FrameTable, indices: list[int]
 ) -> tuple[bytes, dict[int, int], Any, int] | None:
@@ -118,7 +107,8 @@ def _filtered_stream(
         dropped = 0
         with av.open(buf, "w", format="matroska") as out:
             ost = out.add_stream_from_template(stream)
-            for key, members in _gop_groups(table, indices):
+            for _, members in gop_groups(table, indices):
+                key = table.keyframe_before(members[0])
                 want = {round(table.pts[i] / tb): i for i in members}
                 if len(want) != len(members):
                     return None
@@ -164,10 +154,6 @@ def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeO
     if not indices or all(table.keyframe_before(i) == i for i in indices):
         return None  # only keyframes asked for (a keyframe overview): nothing lies in between
     try:
-        import av  # noqa: F401
-    except ImportError:
-        return None
-    try:
         built = _filtered_stream(path, table, indices)
         if built is None:
             return None
@@ -176,7 +162,7 @@ def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeO
 
         decoder = VideoDecoder(data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu")
         batch = decoder.get_frames_at([positions[i] for i in indices])
-    except Exception:  # noqa: BLE001 - a corrupt region, a muxer refusal: the normal decode reports it properly
+    except Exception:  # noqa: BLE001 - PyAV missing, a corrupt region, a muxer refusal: the normal decode reports it properly
         return None
     out = DecodeOutcome(pictures_skipped=dropped)
     # Matroska keeps milliseconds: each frame must come back within half a tick of its pts

@@ -45,10 +45,7 @@ class ParallelDecode:
 
 
 def _run_lane(lane: Lane, sources: dict[str, VideoSource], pool: DecoderPool) -> DecodeOutcome:
-    try:
-        skipped = sources[lane.video].decode_skipping(lane.indices)
-    except Exception:  # noqa: BLE001 - the skipping path must never fail a lane
-        skipped = None
+    skipped = sources[lane.video].decode_skipping(lane.indices)  # never raises: None = not here
     if skipped is not None:  # no pooled decoder needed: the lane decoded its own filtered stream
         return skipped
     try:
