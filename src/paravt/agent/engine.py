@@ -401,16 +401,14 @@ class EpisodeEngine:
 
     # -- tools -------------------------------------------------------------------------------
     def _crop_config(self) -> Any:
+        """The tool's ``CropConfig`` from ``EngineConfig.crop``: every field the two share (the
+        pixel budget stays with the engine), so a knob added to both needs no copying here."""
+        from dataclasses import fields
+
         from paravt.tools.crop_video import CropConfig
 
         c = self.config.crop
-        return CropConfig(
-            fps=c.fps,
-            min_frames=c.min_frames,
-            max_frames=c.max_frames,
-            workers=c.workers,
-            skip_disposable=c.skip_disposable,
-        )
+        return CropConfig(**{f.name: getattr(c, f.name) for f in fields(CropConfig) if hasattr(c, f.name)})
 
     def _run_tools(self, pending: list[tuple[_Episode, list]]) -> None:
         from paravt.tools.crop_video import WindowRequest, execute_windows
