@@ -138,6 +138,29 @@ def lvbench(tmp_path, real):
     return data, videos
 
 
+@pytest.fixture
+def lvbench_flat(tmp_path, real):
+    """The flat layout: one question per line, keyed by ``video_key`` (no ``key``/``qa``)."""
+    lines = [
+        {"video_key": "lvbA", "uid": 301,
+         "question": "What animal is the main character?\n(A) a bear\n(B) a rabbit\n(C) a fox\n(D) a bird",
+         "answer": "B", "question_type": ["entity recognition"], "time_reference": "00:01-00:04"},
+        {"video_key": "lvbB", "uid": 302,
+         "question": "What is flipped?\n(A) a coin\n(B) a pancake\n(C) a card\n(D) a hat",
+         "answer": "B", "question_type": ["key information retrieval", "reasoning"],
+         "time_reference": "00:05-00:08"},
+        {"uid": 303, "question": "No video here?\n(A) x\n(B) y", "answer": "A",
+         "question_type": ["reasoning"], "time_reference": ""},
+    ]
+    data = tmp_path / "lvbench_flat"
+    data.mkdir()
+    (data / "lvbench.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    videos = tmp_path / "lvbench_flat_videos"
+    link(videos, "lvbA.webm", real["bunny"])
+    link(videos, "lvbB.mkv", real["pancake"])
+    return data, videos
+
+
 # ----------------------------------------------------------------------------- MLVU dev
 @pytest.fixture
 def mlvu(tmp_path, real):
@@ -172,6 +195,9 @@ def mlvu(tmp_path, real):
 
 
 # ----------------------------------------------------------------------------- MMVU
+# MMVU's validation.json gives an open-ended row the same choice keys as a multiple-choice one
+OPEN_ENDED_CHOICES = {"A": "", "B": "", "C": "", "D": "", "E": ""}
+
 @pytest.fixture
 def mmvu(tmp_path, real):
     base = "https://huggingface.co/datasets/yale-nlp/MMVU/resolve/main/videos"
@@ -184,12 +210,13 @@ def mmvu(tmp_path, real):
          "choices": {"A": "a salad", "B": "a pancake", "C": "a soup", "D": "a cake"},
          "answer": "a pancake", "question_type": "multiple-choice",
          "metadata": {"subject": "Cooking"}},
+        # open-ended rows as the release writes them: five keys with empty texts, not an empty map
         {"id": "oe-1", "video": f"{base}/Cooking/1.mp4", "question": "What food is flipped?",
-         "choices": {}, "answer": "a pancake", "question_type": "open-ended",
-         "metadata": {"subject": "Cooking"}},
+         "choices": dict(OPEN_ENDED_CHOICES), "answer": "a pancake", "question_type": "open-ended",
+         "metadata": {"subject": "Cooking", "textbook": "y"}},
         {"id": "oe-2", "video": f"{base}/Biology/2.mp4", "question": "Which animal is shown?",
-         "choices": {}, "answer": "rabbit", "question_type": "open-ended",
-         "metadata": {"subject": "Biology"}},
+         "choices": dict(OPEN_ENDED_CHOICES), "answer": "rabbit", "question_type": "open-ended",
+         "metadata": {"subject": "Biology", "textbook": "z"}},
     ]
     data = tmp_path / "mmvu"
     data.mkdir()

@@ -85,6 +85,59 @@ def test_mlvu_answer_text_matching_and_unmatched_answer_reported(mlvu):
     assert [ref for ref, _ in loaded.skipped] == ["8_sub_scene.json[0]"]
 
 
+def test_mmvu_open_ended_rows_with_empty_choices_are_open_ended(mmvu):
+    """The release writes open-ended rows with ``{"A": "", …, "E": ""}``: not annotation errors."""
+    loaded = load_split("mmvu", *mmvu)
+    s = by_id(loaded)
+    for sid, gold in (("oe-1", "a pancake"), ("oe-2", "rabbit")):
+        assert s[sid].question_type == "oe" and s[sid].problem is None
+        assert s[sid].options == [] and s[sid].answer == gold
+        assert s[sid].groups["format"] == "open-ended"
+    assert [x.problem for x in loaded.samples] == [None] * 4
+
+
+def test_mmvu_kind_comes_from_question_type_and_empty_choices_are_dropped(tmp_path):
+    rows = [
+        # four real choices and an empty fifth key: a four-option question
+        {"id": "mc4", "video": "Art/0.mp4", "question": "Q?", "question_type": "multiple-choice",
+         "choices": {"A": "w", "B": "x", "C": "y", "D": "z", "E": ""}, "answer": "D",
+         "metadata": {"subject": "Art"}},
+        # multiple choice by question_type, but every choice empty: an annotation problem
+        {"id": "mc0", "video": "Art/1.mp4", "question": "Q?", "question_type": "multiple-choice",
+         "choices": {"A": "", "B": ""}, "answer": "A", "metadata": {"subject": "Art"}},
+        # open-ended by question_type even though a choice has text
+        {"id": "oe", "video": "Art/2.mp4", "question": "Q?", "question_type": "open-ended",
+         "choices": {"A": "stray", "B": ""}, "answer": "a cat", "metadata": {"subject": "Art"}},
+    ]
+    (tmp_path / "validation.json").write_text(json.dumps(rows))
+    s = by_id(load_split("mmvu", tmp_path, tmp_path))
+    assert (s["mc4"].question_type, s["mc4"].options, s["mc4"].answer) == ("mcq", ["w", "x", "y", "z"], "D")
+    assert s["mc4"].problem is None
+    assert s["mc0"].question_type == "mcq" and "no non-empty choices" in s["mc0"].problem
+    assert (s["oe"].question_type, s["oe"].options, s["oe"].answer) == ("oe", [], "a cat")
+
+
+def test_lvbench_flat_layout_one_question_per_line(lvbench_flat):
+    loaded = load_split("lvbench", *lvbench_flat)
+    s = by_id(loaded)
+    assert list(s) == ["301", "302"]
+    assert s["301"].question == "What animal is the main character?"
+    assert s["301"].options == ["a bear", "a rabbit", "a fox", "a bird"] and s["301"].answer == "B"
+    assert s["302"].groups["task"] == ["key information retrieval", "reasoning"]
+    assert s["302"].meta == {"video_key": "lvbB", "time_reference": "00:05-00:08"}
+    assert Path(s["302"].video).name == "lvbB.mkv"
+    assert [ref for ref, _ in loaded.skipped] == ["lvbench.jsonl:3"]  # no video_key: reported
+
+
+def test_lvbench_layout_is_chosen_per_file(lvbench, lvbench_flat):
+    from paravt.eval.adapters._files import read_jsonl
+    from paravt.eval.adapters.lvbench import file_layout
+
+    assert file_layout(read_jsonl(lvbench[0] / "video_info.meta.jsonl")) == "nested"
+    assert file_layout(read_jsonl(lvbench_flat[0] / "lvbench.jsonl")) == "flat"
+    assert len(load_split("lvbench", *lvbench).samples) == 3  # the nested file still reads
+
+
 def test_mmvu_multiple_choice_and_open_ended(mmvu):
     s = by_id(load_split("mmvu", *mmvu))
     assert s["mc-5"].question_type == "mcq" and s["mc-5"].answer == "E" and len(s["mc-5"].options) == 5

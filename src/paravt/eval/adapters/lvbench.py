@@ -1,14 +1,19 @@
-"""LVBench from its native ``video_info.meta.jsonl``.
+"""LVBench from its native JSON-lines annotations, in either of its two layouts.
 
 Expected layout::
 
     --data DIR:    DIR/video_info.meta.jsonl   (or any *.jsonl in DIR)
     --videos DIR:  DIR/<key>.mp4
 
-One line per video: ``key`` (the video id), ``type`` (video category) and ``qa``, a list of
-questions with ``uid``, ``question`` (the options are embedded in the text, one per line, as
+- **nested** (the release's ``video_info.meta.jsonl``): one line per video — ``key`` (the video
+  id), ``type`` (video category) and ``qa``, a list of questions;
+- **flat** (the copy other harnesses read, the ParaVT reference's among them): one line per
+  question, with ``video_key`` naming the video.
+
+A question has ``uid``, ``question`` (the options are embedded in the text, one per line, as
 ``(A) …``), ``answer`` (a letter), ``question_type`` (a list: a question may belong to several
-task types, and counts in each) and ``time_reference``.
+task types, and counts in each) and ``time_reference``. The layout is chosen per file, from its
+first row; a row that does not fit the file's layout is skipped and reported.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from pathlib import Path
 from paravt.eval.adapters._files import find_file, read_jsonl, resolve_video
 from paravt.eval.samples import LETTERS, EvalSample, LoadedSplit
 
-LAYOUT = "DIR/video_info.meta.jsonl; videos as --videos/<key>.mp4"
+LAYOUT = ("DIR/video_info.meta.jsonl (one video per line: key, qa) or a JSON-lines file of "
+          "questions (video_key, uid, question, answer); videos as --videos/<key>.mp4")
 
 _OPTION_LINE = re.compile(r"^\s*\(([A-J])\)\s*(.*)$")
 
@@ -43,41 +49,65 @@ def split_embedded_options(text: str) -> tuple[str, list[str]]:
     return "\n".join(stem).strip(), options
 
 
+def _sample(qa: dict, key: str, ref_id: str, category: str, videos: Path) -> EvalSample:
+    """One question of video ``key`` (``ref_id`` names it when the row has no ``uid``)."""
+    stem, opts = split_embedded_options(qa["question"])
+    gold = str(qa.get("answer") or "").strip().strip("()").upper()
+    problem = None
+    if not opts:
+        problem = "no (A) … options found in the question"
+    elif gold not in LETTERS[: len(opts)]:
+        problem = f"gold answer {qa.get('answer')!r} is not one of the option letters"
+    qtypes = qa.get("question_type") or ["unknown"]
+    if isinstance(qtypes, str):
+        qtypes = [qtypes]
+    return EvalSample(
+        id=str(qa.get("uid") or ref_id),
+        split="lvbench",
+        video=str(resolve_video(videos, key)),
+        question=stem,
+        question_type="mcq",
+        options=opts,
+        answer=gold or None,
+        groups={"task": [str(t) for t in qtypes], "category": category},
+        meta={"video_key": key, "time_reference": qa.get("time_reference")},
+        problem=problem,
+    )
+
+
+def file_layout(rows: list[tuple[int, object]]) -> str:
+    """``"nested"`` or ``"flat"``, from the first row that is a JSON object."""
+    for _, row in rows:
+        if isinstance(row, dict):
+            return "flat" if "video_key" in row and "qa" not in row else "nested"
+    return "nested"
+
+
 def load(data: Path, videos: Path) -> LoadedSplit:
     ann = find_file(data, ["video_info.meta.jsonl", "*.jsonl"], "LVBench", LAYOUT)
+    rows = read_jsonl(ann)
+    layout = file_layout(rows)
     samples, skipped = [], []
-    for lineno, row in read_jsonl(ann):
+    for lineno, row in rows:
         ref = f"{ann.name}:{lineno}"
+        if layout == "flat":
+            if not isinstance(row, dict) or not row.get("video_key"):
+                skipped.append((ref, "line has no video_key (the file is one question per line)"))
+                continue
+            if not row.get("question"):
+                skipped.append((ref, "question missing"))
+                continue
+            key = str(row["video_key"])
+            category = str(row.get("type") or "unknown")
+            samples.append(_sample(row, key, f"{key}-{lineno}", category, videos))
+            continue
         if not isinstance(row, dict) or not row.get("key"):
-            skipped.append((ref, "line has no video key"))
+            skipped.append((ref, "line has no video key (the file is one video per line)"))
             continue
         key = str(row["key"])
         for j, qa in enumerate(row.get("qa") or []):
             if not isinstance(qa, dict) or not qa.get("question"):
                 skipped.append((f"{ref} qa[{j}]", "question missing"))
                 continue
-            stem, opts = split_embedded_options(qa["question"])
-            gold = str(qa.get("answer") or "").strip().strip("()").upper()
-            problem = None
-            if not opts:
-                problem = "no (A) … options found in the question"
-            elif gold not in LETTERS[: len(opts)]:
-                problem = f"gold answer {qa.get('answer')!r} is not one of the option letters"
-            qtypes = qa.get("question_type") or ["unknown"]
-            if isinstance(qtypes, str):
-                qtypes = [qtypes]
-            samples.append(
-                EvalSample(
-                    id=str(qa.get("uid") or f"{key}-{j}"),
-                    split="lvbench",
-                    video=str(resolve_video(videos, key)),
-                    question=stem,
-                    question_type="mcq",
-                    options=opts,
-                    answer=gold or None,
-                    groups={"task": [str(t) for t in qtypes], "category": str(row.get("type") or "unknown")},
-                    meta={"video_key": key, "time_reference": qa.get("time_reference")},
-                    problem=problem,
-                )
-            )
+            samples.append(_sample(qa, key, f"{key}-{j}", str(row.get("type") or "unknown"), videos))
     return LoadedSplit("lvbench", samples, skipped, [str(ann)])

@@ -8,10 +8,13 @@ Expected layout::
                                                ``/videos/``)
 
 Each row: ``id``, ``video`` (a URL or a relative path), ``question``, ``choices`` (a mapping
-``{"A": text, …}`` for multiple choice, empty for open-ended), ``answer`` (the letter, or the
-option text, for multiple choice; the reference answer for open-ended), ``question_type``
-(``multiple-choice`` / ``open-ended``) and ``metadata.subject``. Open-ended answers are scored by
-the rule-based matcher or, when configured, a judge model (``paravt.eval.judge``).
+``{"A": text, …}``), ``answer`` (the letter, or the option text, for multiple choice; the reference
+answer for open-ended), ``question_type`` (``multiple-choice`` / ``open-ended``) and
+``metadata.subject``. The release gives open-ended rows the same five keys with empty texts
+(``{"A": "", …, "E": ""}``), so the kind is read from ``question_type`` and empty choices are
+dropped; a row without a ``question_type`` is multiple choice when a non-empty choice remains.
+Open-ended answers are scored by the rule-based matcher or, when configured, a judge model
+(``paravt.eval.judge``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from paravt.eval.adapters._files import find_file, normalise_text, read_rows, re
 from paravt.eval.samples import EvalSample, LoadedSplit
 
 LAYOUT = "DIR/validation.json; videos under --videos/<subject>/<n>.mp4"
+
+# the release's question_type values → paravt's question types
+_KINDS = {"multiple-choice": "mcq", "open-ended": "oe"}
 
 
 def video_relpath(video: str) -> str:
@@ -45,14 +51,23 @@ def load(data: Path, videos: Path) -> LoadedSplit:
         choices = row.get("choices") or {}
         if isinstance(choices, list):
             choices = {chr(65 + j): c for j, c in enumerate(choices)}
-        keys = sorted(str(k).strip().upper() for k in choices)
-        opts = [str(choices[k] if k in choices else choices[k.lower()]).strip() for k in keys]
+        if not isinstance(choices, dict):
+            choices = {}
+        choices = {str(k).strip().upper(): str(v).strip() for k, v in choices.items()
+                   if v is not None and str(v).strip()}
+        keys = sorted(choices)
+        opts = [choices[k] for k in keys]
         answer = str(row.get("answer") or "").strip()
         subject = (row.get("metadata") or {}).get("subject") or "unknown"
+        kind = str(row.get("question_type") or "").strip().lower()
+        if kind not in _KINDS:
+            kind = "multiple-choice" if opts else "open-ended"
         problem = None
-        if opts:
+        if _KINDS[kind] == "mcq":
             qtype, gold = "mcq", None
-            if answer.upper() in keys:
+            if not opts:
+                problem = "multiple-choice row has no non-empty choices"
+            elif answer.upper() in keys:
                 gold = answer.upper()
             else:
                 hits = [k for k, o in zip(keys, opts) if normalise_text(o) == normalise_text(answer)]
@@ -60,10 +75,10 @@ def load(data: Path, videos: Path) -> LoadedSplit:
                     gold = hits[0]
                 else:
                     problem = f"answer {answer!r} is neither a choice letter nor one choice's text"
-            if keys != [chr(65 + j) for j in range(len(keys))]:
+            if opts and keys != [chr(65 + j) for j in range(len(keys))]:
                 problem = f"choice letters {keys} are not consecutive from A"
         else:
-            qtype, gold = "oe", answer
+            qtype, gold, opts = "oe", answer, []
             if not answer:
                 problem = "open-ended row has no reference answer"
         samples.append(
@@ -75,7 +90,7 @@ def load(data: Path, videos: Path) -> LoadedSplit:
                 question_type=qtype,
                 options=opts,
                 answer=gold,
-                groups={"subject": str(subject), "format": "multiple-choice" if opts else "open-ended"},
+                groups={"subject": str(subject), "format": kind},
                 meta={"video_url": row.get("video")},
                 problem=problem,
             )
