@@ -211,3 +211,20 @@ def test_real_hf_backend_on_a_tiny_model(lvbench, tmp_path, tiny_qwen3_dir, caps
     assert summary["protocol"]["model"] == str(tiny_qwen3_dir)
     assert summary["protocol"]["backend"] == "hf"
     assert 0.0 <= m["variants"]["benchmark"]["accuracy"] <= 1.0
+
+
+def test_tool_usage_reports_attempted_calls_next_to_executed(lvbench, tmp_path):
+    """Attempted = every parsed call (over the cap, failed, ignored in the forced turn included)."""
+    first = ("<think>Three windows.</think>" + call(0, 2) + call(9, 3) + call(1, 2)
+             + "<tool_call>{not json</tool_call>")
+    forced = "<think>Enough.</think>" + call(0, 1) + "<answer>B</answer>"
+    script = {"101": [first, forced], "102": A("A"), "201": A("B")}
+    summary, res, _ = run("lvbench", lvbench, tmp_path, script,
+                          engine={"frames": 2, "max_turns": 1, "max_parallel": 2})
+    tools = res["101"]["tools"]
+    # call(0, 2) ran; call(9, 3) ran into a tool error (5 s video); call(1, 2) was over the cap of
+    # 2; the forced turn's call was ignored; the malformed block is not a parsed call
+    assert tools["executed"] == 1 and tools["attempted"] == 4 and tools["malformed"] == 1
+    t = summary["metrics"]["tools"]
+    assert t["avg_calls"] == pytest.approx(1 / 3) and t["usage_rate"] == pytest.approx(1 / 3)
+    assert t["avg_attempted"] == pytest.approx(4 / 3) and t["attempt_rate"] == pytest.approx(1 / 3)

@@ -4,6 +4,7 @@
 subtitles) into the engine's ``EpisodeInput``; ``outcome_of`` reads back, from an
 ``EpisodeRecord``, only what evaluation keeps per sample: the final answer, the raw final turn,
 the error (an errored episode has no prediction and is never scored as an answer), tool usage
+(calls executed, and calls attempted: every parsed call of every turn, whatever became of it)
 and the overview times the model saw.
 """
 
@@ -48,6 +49,7 @@ def error_kind(message: str) -> str:
 def outcome_of(record: Any) -> dict:
     """What one sample's result line keeps from its episode record."""
     counts = getattr(record, "tool_counts", None)
+    calls = getattr(record, "calls", None) or []
     turns = getattr(record, "turns", None) or []
     status = getattr(record, "status", "ok")
     error = None
@@ -62,7 +64,10 @@ def outcome_of(record: Any) -> dict:
         "forced": bool(getattr(record, "forced", False)),
         "tools": {
             "executed": int(getattr(counts, "executed_ok", 0) or 0),
+            # every call that parsed, whatever its fate (ran, over the cap, failed, ignored)
+            "attempted": sum(1 for c in calls if getattr(c, "name", None) is not None),
             "parseable": int(getattr(counts, "parseable_calls", 0) or 0),
+            "malformed": int(getattr(counts, "parse_errors", 0) or 0),
             "tool_errors": int(getattr(counts, "errors", 0) or 0),
             "turns": len(turns),
         },

@@ -39,7 +39,8 @@ def _missing_result(sample_id: str, index: int, split: str) -> dict:
         "id": sample_id, "index": index, "split": split, "status": "error",
         "error": {"kind": "missing", "message": "no result in any shard"},
         "prediction": None, "answer_text": None,
-        "tools": {"executed": 0, "parseable": 0, "tool_errors": 0, "turns": 0},
+        "tools": {"executed": 0, "attempted": 0, "parseable": 0, "malformed": 0,
+                  "tool_errors": 0, "turns": 0},
         "score": {"extracted": None, "correct": 0.0, "iou": 0.0}, "sample": {"id": sample_id},
     }
 

@@ -8,6 +8,8 @@ implementation behind the ParaVT paper's table. They differ only where the rules
 - Every other split: the same rule in both (pooled accuracy; Charades-STA mIoU and R@{0.3,0.5,
   0.7} with hull IoU), reported under both names so tables can always be compared.
 
+Tool use is reported twice: calls that executed, and calls attempted (every parsed call).
+
 Every sample is in every denominator, errors included (scored 0); ``errors`` counts them by kind.
 Accuracy-like values are fractions in [0, 1]; tables print percentages.
 """
@@ -74,13 +76,29 @@ def _variant(split: str, variant: str, results: list[dict], groups: dict) -> dic
     return out
 
 
+def _attempted(tools: dict) -> int:
+    """Calls the model wrote that parsed, whatever became of them; older lines lack the field
+    and fall back to the engine's count of parseable calls that got a tool response."""
+    value = tools.get("attempted")
+    return int(value if value is not None else tools.get("parseable", 0))
+
+
 def tool_usage(results: list[dict]) -> dict:
-    """Average executed calls, share of samples with ≥1 executed call, average rounds."""
-    calls = [int((r.get("tools") or {}).get("executed", 0)) for r in results]
-    rounds = [int((r.get("tools") or {}).get("turns", 0)) for r in results]
+    """Calls executed and calls attempted (per sample, and the share with ≥1), average rounds.
+
+    ``avg_calls``/``usage_rate`` count calls that ran; ``avg_attempted``/``attempt_rate`` count
+    every parsed call — over the cap, ignored in the forced-answer turn, or failed with a tool
+    error included — which is what the reference's table counts.
+    """
+    tools = [r.get("tools") or {} for r in results]
+    calls = [int(t.get("executed", 0)) for t in tools]
+    attempted = [_attempted(t) for t in tools]
+    rounds = [int(t.get("turns", 0)) for t in tools]
     return {
         "avg_calls": _mean([float(c) for c in calls]),
         "usage_rate": _mean([float(c > 0) for c in calls]),
+        "avg_attempted": _mean([float(c) for c in attempted]),
+        "attempt_rate": _mean([float(c > 0) for c in attempted]),
         "avg_turns": _mean([float(t) for t in rounds]),
     }
 

@@ -22,8 +22,12 @@ def summary_table(summary: dict):
                 continue
             table.add_row(f"{variant}{marker}: {key}", _pct(val))
     table.add_row("errors", f"{m['errors']} ({', '.join(f'{k}: {v}' for k, v in m['error_kinds'].items()) or '-'})")
-    table.add_row("avg tool calls", f"{m['tools']['avg_calls']:.2f}")
-    table.add_row("tool usage rate", _pct(m["tools"]["usage_rate"]))
+    tools = m["tools"]
+    table.add_row("avg tool calls (executed)", f"{tools['avg_calls']:.2f}")
+    table.add_row("tool usage rate (executed)", _pct(tools["usage_rate"]))
+    if "avg_attempted" in tools:
+        table.add_row("avg tool calls (attempted)", f"{tools['avg_attempted']:.2f}")
+        table.add_row("tool usage rate (attempted)", _pct(tools["attempt_rate"]))
     for key, groups in (m.get("by_group") or {}).items():
         for value, g in groups.items():
             table.add_row(f"{key} = {value}", f"{_pct(g['accuracy'])}  (n={g['n']})")

@@ -97,7 +97,8 @@ def _error_result(kind: str, message: str) -> dict:
         "answer_text": None,
         "error": {"kind": kind, "message": message},
         "forced": False,
-        "tools": {"executed": 0, "parseable": 0, "tool_errors": 0, "turns": 0},
+        "tools": {"executed": 0, "attempted": 0, "parseable": 0, "malformed": 0,
+                  "tool_errors": 0, "turns": 0},
         "overview_times": [],
         "timing_s": 0.0,
     }
