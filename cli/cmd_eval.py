@@ -11,6 +11,8 @@ from __future__ import annotations
 import click
 from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
 
+from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
+
 _SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades"
 
 
@@ -41,8 +43,8 @@ def _run_options(fn):
         click.option("--resume", is_flag=True, default=None, help="Continue the run in --out."),
         click.option("--retry-errors", is_flag=True, default=None,
                      help="With --resume: run again the samples whose backend or engine failed."),
-        click.option("--variant", type=click.Choice(["benchmark", "paper"]), default=None,
-                     help="Scoring variant shown as the headline (both are in the summary)."),
+        click.option("--variant", type=click.Choice(list(VARIANTS)), default=None,
+                     help="Scoring variant shown as the headline (all are in the summary)."),
         click.option("--judge-url", help="OpenAI-compatible endpoint judging open-ended answers."),
         click.option("--judge-model", help="Model name at --judge-url."),
     ]
@@ -149,7 +151,8 @@ def run_cmd(config_path, overrides, as_json, **kw) -> None:
 
 @command.command(name="score")
 @click.argument("results", type=click.Path())
-@click.option("--variant", type=click.Choice(["benchmark", "paper"]), default="benchmark")
+@click.option("--variant", type=click.Choice(list(VARIANTS)), default=DEFAULT_VARIANT,
+              help="Scoring variant shown as the headline (all are in the summary).")
 @click.option("--judge-url", help="OpenAI-compatible endpoint judging open-ended answers.")
 @click.option("--judge-model", help="Model name at --judge-url.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Also write the summary JSON here.")

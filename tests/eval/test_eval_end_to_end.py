@@ -42,7 +42,15 @@ def test_videomme(videomme, tmp_path):
     summary, res, _ = run("videomme", videomme, tmp_path, script)
     m = summary["metrics"]
     assert m["n"] == 4 and m["errors"] == 1 and m["error_kinds"] == {"video_missing": 1}
-    assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 4)
+    assert m["variants"]["robust"]["accuracy"] == pytest.approx(2 / 4)
+    # Video-MME's own rule: "(C)" is C, "Coloured test bars" is C (first capital A-D), "The answer
+    # is D." is D; the reference: "(C)" is C, "Coloured test bars" falls through to its first
+    # character "<", "The answer is D." is D
+    assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(1 / 4)
+    assert m["variants"]["paper"]["accuracy"] == pytest.approx(1 / 4)
+    assert res["001-2"]["scores"]["benchmark"] == {"extracted": "C", "correct": 0.0}
+    assert res["001-2"]["scores"]["paper"] == {"extracted": "<", "correct": 0.0}
+    assert summary["headline"] == m["variants"]["robust"]  # the default headline
     assert m["by_group"]["duration"] == {
         "long": {"n": 1, "correct": 0.0, "accuracy": 0.0},
         "medium": {"n": 1, "correct": 1.0, "accuracy": 1.0},
@@ -80,7 +88,8 @@ def test_longvideobench_five_options_backend_failure_and_missing_video(longvideo
     assert res["lvB_0"]["status"] == "error" and res["lvB_0"]["error"]["kind"] == "backend"
     assert res["lvB_0"]["answer_text"] is None  # a failed request is never scored as an answer
     assert m["errors"] == 2 and m["error_kinds"] == {"backend": 1, "video_missing": 1}
-    assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(1 / 3)  # errors in denominator
+    assert m["variants"]["robust"]["accuracy"] == pytest.approx(1 / 3)  # errors in denominator
+    assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(1 / 3)  # first capital A-E
 
     # the server is back: a resumed run retries only the failed request
     healed = ScriptedBackend({"lvB_0": A("C")})
@@ -88,7 +97,7 @@ def test_longvideobench_five_options_backend_failure_and_missing_video(longvideo
     assert [b[0].episode_id for b in healed.batches] == ["lvB_0"]
     assert res["lvB_0"]["score"]["correct"] == 1.0
     assert summary["metrics"]["error_kinds"] == {"video_missing": 1}
-    assert summary["metrics"]["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 3)
+    assert summary["metrics"]["variants"]["robust"]["accuracy"] == pytest.approx(2 / 3)
     lines = (tmp_path / "out_longvideobench" / "results.jsonl").read_text().splitlines()
     assert sorted(json.loads(x)["id"] for x in lines) == ["lvA_0", "lvB_0", "lvGone_0"]
 
@@ -108,7 +117,13 @@ def test_lvbench_first_letter_trap_multi_label_groups_and_tool_use(lvbench, tmp_
     m = summary["metrics"]
     assert m["tools"]["avg_calls"] == pytest.approx(2 / 3)
     assert m["tools"]["usage_rate"] == pytest.approx(1 / 3)
-    assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 3)
+    assert m["variants"]["robust"]["accuracy"] == pytest.approx(2 / 3)
+    # LVBench's rule and the reference both read "A man walks in." as option A (the trap)
+    assert res["102"]["scores"]["benchmark"] == {"extracted": "A", "correct": 1.0}
+    assert res["102"]["scores"]["paper"] == {"extracted": "A", "correct": 1.0}
+    assert res["101"]["scores"]["benchmark"]["extracted"] == "B"  # "(B) a rabbit"
+    assert m["variants"]["benchmark"]["accuracy"] == pytest.approx(3 / 3)
+    assert m["variants"]["paper"]["accuracy"] == pytest.approx(3 / 3)
     assert m["by_group"]["task"]["temporal grounding"]["n"] == 1
     assert m["by_group"]["task"]["event understanding"]["accuracy"] == 0.0
     assert m["by_group"]["task"]["entity recognition"]["accuracy"] == 1.0
@@ -118,6 +133,7 @@ def test_mlvu_macro_vs_pooled_and_unmatched_answer_reported(mlvu, tmp_path):
     script = {"1_plotQA/0": A("B"), "1_plotQA/2": A("A"), "2_needle/0": A("A")}
     summary, res, backend = run("mlvu", mlvu, tmp_path, script)
     m = summary["metrics"]
+    assert m["variants"]["robust"]["m_avg"] == pytest.approx((1 / 3 + 1.0) / 2)
     assert m["variants"]["benchmark"]["m_avg"] == pytest.approx((1 / 3 + 1.0) / 2)
     assert m["variants"]["paper"]["accuracy"] == pytest.approx(2 / 4)
     assert m["annotation_problems"] == [
@@ -130,11 +146,18 @@ def test_mlvu_macro_vs_pooled_and_unmatched_answer_reported(mlvu, tmp_path):
 def test_mmvu_open_ended_rule_and_judge(mmvu, tmp_path, judge_server):
     script = {"mc-5": A("E"), "mc-text": A("C"), "oe-1": A("They flip a pancake."), "oe-2": A("rabbits")}
     summary, res, _ = run("mmvu", mmvu, tmp_path, script)
-    assert summary["metrics"]["variants"]["benchmark"]["accuracy"] == pytest.approx(2 / 4)
+    v = summary["metrics"]["variants"]
+    assert summary["metrics"]["errors"] == 0  # open-ended rows with empty choices are not lost
+    assert v["robust"]["accuracy"] == v["benchmark"]["accuracy"] == pytest.approx(2 / 4)
+    assert v["robust"]["open_ended_accuracy"] == pytest.approx(1 / 2)
+    # the reference reads open-ended answers as letters: "They flip a pancake." holds no
+    # standalone capital A-J, so it reads as the first character "<" and scores 0
+    assert res["oe-1"]["scores"]["paper"] == {"extracted": "<", "correct": 0.0}
+    assert v["paper"]["accuracy"] == pytest.approx(1 / 4) and v["paper"]["open_ended_accuracy"] == 0.0
     assert res["oe-2"]["score"]["judged_by"] == "rule" and res["oe-2"]["score"]["correct"] == 0.0
     url = f"http://127.0.0.1:{judge_server.server_address[1]}/v1"
     judged, _, _ = run("mmvu", mmvu, tmp_path / "judged", script, judge_base_url=url, judge_model="grader")
-    assert judged["metrics"]["variants"]["benchmark"]["accuracy"] == pytest.approx(3 / 4)
+    assert judged["metrics"]["variants"]["robust"]["accuracy"] == pytest.approx(3 / 4)
     assert judged["metrics"]["judged_by"] == {"http": 2}
     assert judged["protocol"]["scoring"]["open_ended_judge"]["base_url"] == url
     assert len(judge_server.requests) == 2  # only open-ended answers are judged
@@ -143,10 +166,15 @@ def test_mmvu_open_ended_rule_and_judge(mmvu, tmp_path, judge_server):
 def test_charades_iou_metrics(charades, tmp_path):
     script = {"CHA1#1": A("0.5 - 1.5"), "CHA2#2": A("[9, 10.4]"), "CHA3#5": A("between 1.5 and 2.5 seconds")}
     summary, res, _ = run("charades", charades, tmp_path, script)
-    v = summary["metrics"]["variants"]["benchmark"]
+    v = summary["metrics"]["variants"]["robust"]
     assert res["CHA2#2"]["score"]["iou"] == pytest.approx(0.35)  # gold 8-12 beyond the 10.4 s video
     assert v["miou"] == pytest.approx((1 + 0.35 + 0 + 1 / 3) / 4)
     assert (v["r@0.3"], v["r@0.5"], v["r@0.7"]) == (0.75, 0.25, 0.25)
+    assert summary["metrics"]["variants"]["benchmark"] == v
+    # the reference left the missing video out of the denominator
+    paper = summary["metrics"]["variants"]["paper"]
+    assert paper["miou"] == pytest.approx((1 + 0.35 + 1 / 3) / 3) and paper["n_counted"] == 3
+    assert (paper["r@0.3"], paper["r@0.5"], paper["r@0.7"]) == (1.0, 1 / 3, 1 / 3)
     assert summary["metrics"]["error_kinds"] == {"video_missing": 1}
     assert summary["skipped_rows"] == [{"row": "charades_sta_test.txt:4",
                                         "reason": "no '##' between the span and the sentence"}]
@@ -210,7 +238,7 @@ def test_real_hf_backend_on_a_tiny_model(lvbench, tmp_path, tiny_qwen3_dir, caps
     assert m["tools"]["usage_rate"] == 1.0  # the pre-filled call ran for every sample
     assert summary["protocol"]["model"] == str(tiny_qwen3_dir)
     assert summary["protocol"]["backend"] == "hf"
-    assert 0.0 <= m["variants"]["benchmark"]["accuracy"] <= 1.0
+    assert 0.0 <= m["variants"]["robust"]["accuracy"] <= 1.0
 
 
 def test_tool_usage_reports_attempted_calls_next_to_executed(lvbench, tmp_path):

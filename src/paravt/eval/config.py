@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from paravt.agent.config import REDACTED, BackendConfig, EngineConfig, redacted_backend
 from paravt.errors import ConfigError, UserError
+from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 
 # Top-level knobs that do not change any model input or output.
 NON_PROTOCOL_FIELDS = frozenset(
@@ -49,8 +50,8 @@ class EvalConfig:
     retry_errors: bool = False
     batch_size: int = 8
     progress: bool = True
-    # scoring
-    variant: str = "benchmark"
+    # scoring: the headline variant (every variant is always in the summary)
+    variant: str = DEFAULT_VARIANT
     judge_base_url: str | None = None
     judge_model: str | None = None
     judge_api_key: str | None = None
@@ -58,8 +59,8 @@ class EvalConfig:
     def __post_init__(self) -> None:
         if self.subtitles not in ("frames", "all", "none"):
             raise ConfigError(f"subtitles {self.subtitles!r}: choose frames, all or none")
-        if self.variant not in ("benchmark", "paper"):
-            raise ConfigError(f"variant {self.variant!r}: choose benchmark or paper")
+        if self.variant not in VARIANTS:
+            raise ConfigError(f"variant {self.variant!r}: choose one of {', '.join(VARIANTS)}")
         if self.batch_size < 1:
             raise ConfigError(f"batch_size must be at least 1 (got {self.batch_size})")
         if self.limit is not None and self.limit < 0:

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from paravt.errors import UserError
-from paravt.eval.metrics import summarize_results
+from paravt.eval.metrics import DEFAULT_VARIANT, summarize_results
 from paravt.eval.results import read_results, write_json_atomic
 
 
@@ -115,7 +115,7 @@ def merge_runs(inputs: list[Path], out: Path, allow_missing: bool = False) -> di
     summary_file = runs[0][0].with_name("summary" + runs[0][0].name[len("run"):])
     if summary_file.is_file():
         previous = json.loads(summary_file.read_text())
-    variant = previous.get("variant", "benchmark")
+    variant = previous.get("variant", DEFAULT_VARIANT)
     summary = {
         "benchmark": split,
         "variant": variant,

@@ -1,17 +1,19 @@
-"""Split-level metrics from per-sample results, in two scoring variants.
+"""Split-level metrics from per-sample results, in three scoring variants.
 
-``benchmark`` follows the benchmark's own published rule; ``paper`` follows the reference
-implementation behind the ParaVT paper's table. They differ only where the rules differ:
+The variants differ in how an answer is read (``paravt.eval.scoring``) and, where the rules
+differ, in how a split is aggregated:
 
-- MLVU dev: ``benchmark`` = M-Avg, the mean over task types of per-task accuracy (MLVU's own
-  rule); ``paper`` = accuracy over all questions pooled (the reference's harness pools them).
-- Every other split: the same rule in both (pooled accuracy; Charades-STA mIoU and R@{0.3,0.5,
-  0.7} with hull IoU), reported under both names so tables can always be compared.
+- ``robust`` (the default headline): paravt's own answer reading with each benchmark's own
+  aggregation — MLVU dev M-Avg (mean over task types of per-task accuracy), pooled accuracy
+  elsewhere, Charades-STA mIoU and R@{0.3, 0.5, 0.7} with hull IoU.
+- ``benchmark``: each benchmark's published letter rule with the same aggregation as ``robust``.
+- ``paper``: the reference harness behind the ParaVT paper's table — its letter rule on every
+  split, MLVU pooled over all questions, MMVU open-ended items scored by letter matching (≈0),
+  and Charades-STA errors left out of the denominator.
 
-Tool use is reported twice: calls that executed, and calls attempted (every parsed call).
-
-Every sample is in every denominator, errors included (scored 0); ``errors`` counts them by kind.
-Accuracy-like values are fractions in [0, 1]; tables print percentages.
+Apart from that last case every sample is in every denominator, errors included (scored 0);
+``errors`` counts them by kind. Accuracy-like values are fractions in [0, 1]; tables print
+percentages.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-VARIANTS = ("benchmark", "paper")
+from paravt.eval.scoring import variant_score
+
+VARIANTS = ("robust", "benchmark", "paper")
+DEFAULT_VARIANT = "robust"
 RECALL_THRESHOLDS = (0.3, 0.5, 0.7)
 
 
@@ -34,7 +39,7 @@ def _group_values(result: dict, key: str) -> list[str]:
     return [str(x) for x in v] if isinstance(v, list) else [str(v)]
 
 
-def accuracy_by_group(results: list[dict]) -> dict:
+def accuracy_by_group(results: list[dict], variant: str = DEFAULT_VARIANT) -> dict:
     """``{group key: {value: {n, correct, accuracy}}}`` (a multi-label sample counts in each)."""
     keys = sorted({k for r in results for k in (r.get("sample", {}).get("groups") or {})})
     out: dict = {}
@@ -42,7 +47,7 @@ def accuracy_by_group(results: list[dict]) -> dict:
         buckets: dict[str, list[float]] = defaultdict(list)
         for r in results:
             for v in _group_values(r, key):
-                buckets[v].append(float(r["score"].get("correct", 0.0)))
+                buckets[v].append(float(variant_score(r, variant).get("correct", 0.0)))
         out[key] = {
             v: {"n": len(xs), "correct": sum(xs), "accuracy": _mean(xs)}
             for v, xs in sorted(buckets.items())
@@ -50,29 +55,37 @@ def accuracy_by_group(results: list[dict]) -> dict:
     return out
 
 
-def _grounding(results: list[dict]) -> dict:
-    ious = [float(r["score"].get("iou", 0.0)) for r in results]
+def _grounding(results: list[dict], variant: str) -> dict:
+    counted = results
+    if variant == "paper":  # the reference dropped failed samples from the denominator
+        counted = [r for r in results if r.get("status") == "ok"]
+    ious = [float(variant_score(r, variant).get("iou", 0.0)) for r in counted]
     out = {"miou": _mean(ious)}
     for t in RECALL_THRESHOLDS:
         out[f"r@{t}"] = _mean([float(i >= t) for i in ious])
+    if counted is not results:
+        out["n_counted"] = len(counted)
     return out
 
 
-def _variant(split: str, variant: str, results: list[dict], groups: dict) -> dict:
-    """One variant's metrics; ``groups`` is ``accuracy_by_group(results)`` (computed once)."""
+def _variant(split: str, variant: str, results: list[dict]) -> dict:
+    """One variant's metrics of one split."""
     if split == "charades":
-        metrics = _grounding(results)
+        metrics = _grounding(results, variant)
         return {"headline": "miou", "value": metrics["miou"], **metrics}
-    pooled = _mean([float(r["score"].get("correct", 0.0)) for r in results])
-    if split == "mlvu" and variant == "benchmark":
-        per_task = [g["accuracy"] for g in groups.get("task", {}).values()]
-        value = _mean(per_task)
+    scores = [variant_score(r, variant) for r in results]
+    pooled = _mean([float(s.get("correct", 0.0)) for s in scores])
+    if split == "mlvu" and variant != "paper":
+        tasks = accuracy_by_group(results, variant).get("task", {})
+        value = _mean([g["accuracy"] for g in tasks.values()])
         return {"headline": "m_avg", "value": value, "m_avg": value, "accuracy": pooled}
     out = {"headline": "accuracy", "value": pooled, "accuracy": pooled}
     if split == "mmvu":
-        oe = [r for r in results if r.get("sample", {}).get("question_type") == "oe"]
+        oe = [s for r, s in zip(results, scores) if r.get("sample", {}).get("question_type") == "oe"]
         if oe:
-            out["open_ended_f1"] = _mean([float(r["score"].get("f1", 0.0)) for r in oe])
+            out["open_ended_accuracy"] = _mean([float(s.get("correct", 0.0)) for s in oe])
+            if variant != "paper":
+                out["open_ended_f1"] = _mean([float(s.get("f1", 0.0)) for s in oe])
     return out
 
 
@@ -104,7 +117,8 @@ def tool_usage(results: list[dict]) -> dict:
 
 
 def summarize_results(split: str, results: Iterable[dict]) -> dict:
-    """All metrics of one split, both variants, in a deterministic order."""
+    """All metrics of one split, every variant, in a deterministic order (``by_group`` is the
+    robust reading)."""
     results = sorted(results, key=lambda r: (r.get("index", 0), str(r.get("id"))))
     errors = [r for r in results if r.get("status") != "ok"]
     kinds = Counter(str((r.get("error") or {}).get("kind", "unknown")) for r in errors)
@@ -115,7 +129,7 @@ def summarize_results(split: str, results: Iterable[dict]) -> dict:
         "scored": len(results) - len(errors),
         "errors": len(errors),
         "error_kinds": dict(sorted(kinds.items())),
-        "variants": {v: _variant(split, v, results, groups) for v in VARIANTS},
+        "variants": {v: _variant(split, v, results) for v in VARIANTS},
         "tools": tool_usage(results),
     }
     if split != "charades":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# variant entries that are counts, not fractions
+_COUNTS = ("n_counted",)
+
 
 def _pct(x: float) -> str:
     return f"{100.0 * float(x):.1f}"
@@ -20,7 +23,8 @@ def summary_table(summary: dict):
         for key, val in vals.items():
             if key in ("headline", "value"):
                 continue
-            table.add_row(f"{variant}{marker}: {key}", _pct(val))
+            shown = str(val) if key in _COUNTS else _pct(val)
+            table.add_row(f"{variant}{marker}: {key}", shown)
     table.add_row("errors", f"{m['errors']} ({', '.join(f'{k}: {v}' for k, v in m['error_kinds'].items()) or '-'})")
     tools = m["tools"]
     table.add_row("avg tool calls (executed)", f"{tools['avg_calls']:.2f}")

@@ -1,7 +1,8 @@
 """Re-score an existing results file without a model (``paravt eval score``).
 
-Each result line carries its sample (gold, options, question type, groups) and the model's
-final answer, so scoring rules, variants and the open-ended judge can change after the run.
+Each result line carries its sample (gold, options, question type, groups), the model's raw
+final turn and its extracted answer, so scoring rules, all three variants and the open-ended judge
+can be recomputed after the run (a file written before the variants were stored gains them).
 The summary keeps the protocol of the run that produced the predictions when a
 ``summary*.json`` sits beside the results file, and records the new scoring settings.
 """
@@ -12,9 +13,9 @@ import json
 from pathlib import Path
 
 from paravt.errors import UserError
-from paravt.eval.metrics import VARIANTS, summarize_results
+from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS, summarize_results
 from paravt.eval.results import iter_unique, read_results
-from paravt.eval.scoring import score_sample
+from paravt.eval.scoring import score_sample, score_variants
 
 
 def _neighbour_summary(results_path: Path) -> dict | None:
@@ -29,8 +30,9 @@ def _neighbour_summary(results_path: Path) -> dict | None:
     return None
 
 
-def rescore(results_path: str | Path, variant: str = "benchmark", judge=None) -> dict:
-    """Summary of ``results_path`` re-scored under ``variant`` (and ``judge`` for open-ended)."""
+def rescore(results_path: str | Path, variant: str = DEFAULT_VARIANT, judge=None) -> dict:
+    """Summary of ``results_path`` re-scored under every variant (and ``judge`` for open-ended);
+    ``variant`` is the headline."""
     if variant not in VARIANTS:
         raise UserError(f"--variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     from paravt.eval.judge import RuleJudge
@@ -47,9 +49,10 @@ def rescore(results_path: str | Path, variant: str = "benchmark", judge=None) ->
     rescored = []
     for r in results:
         sample = r.get("sample") or {}
-        score = score_sample(sample, r.get("prediction"), r.get("answer_text"), r.get("error"),
-                             judge=judge)
-        rescored.append({**r, "score": score})
+        prediction, answer, error = r.get("prediction"), r.get("answer_text"), r.get("error")
+        score = score_sample(sample, prediction, answer, error, judge=judge)
+        scores = score_variants(sample, prediction, answer, error, score)
+        rescored.append({**r, "score": score, "scores": scores})
     metrics = summarize_results(splits[0], rescored)
     previous = _neighbour_summary(path) or {}
     protocol = dict(previous.get("protocol") or {})

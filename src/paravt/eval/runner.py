@@ -27,7 +27,7 @@ from paravt.eval.episodes import episode_input, outcome_of
 from paravt.eval.metrics import summarize_results
 from paravt.eval.results import ResultsFile, iter_unique, read_results, write_json_atomic
 from paravt.eval.samples import EvalSample
-from paravt.eval.scoring import score_sample
+from paravt.eval.scoring import score_sample, score_variants
 
 
 @dataclass
@@ -317,8 +317,11 @@ class Runner:
         return summary
 
     def _result(self, sample: EvalSample, index: int, outcome: dict) -> dict:
-        score = score_sample(sample.to_dict(), outcome["prediction"], outcome["answer_text"],
-                             outcome["error"], judge=self.judge)
+        data = sample.to_dict()
+        score = score_sample(data, outcome["prediction"], outcome["answer_text"], outcome["error"],
+                             judge=self.judge)
+        scores = score_variants(data, outcome["prediction"], outcome["answer_text"],
+                                outcome["error"], score)
         return {
             "id": sample.id,
             "index": index,
@@ -326,7 +329,8 @@ class Runner:
             "status": "error" if outcome["error"] else "ok",
             **outcome,
             "score": score,
-            "sample": sample.to_dict(),
+            "scores": scores,
+            "sample": data,
         }
 
 

@@ -1,20 +1,31 @@
 """Per-sample scoring: the extracted answer of one episode against the sample's gold.
 
-Letter extraction and span parsing come from ``paravt.rewards`` (one rule for training and
-evaluation, robust to the forms in PROTOCOL §4 and to first-letter traps such as "A man…").
-Temporal grounding uses ``paravt.rewards.temporal_iou_hull`` — intersection over the hull of the
-two spans, with the gold span taken as annotated (never clamped to the decoded video length), the
-Charades-STA rule.
+Three readings of the same answer (the variants of PROTOCOL §6, docs/EVAL.md):
+
+- ``robust`` (``score_sample``): letter extraction and span parsing from ``paravt.rewards`` — one
+  rule for training and evaluation, robust to the forms in PROTOCOL §4 and to first-letter traps
+  such as "A man…". Temporal grounding uses ``paravt.rewards.temporal_iou_hull`` — intersection
+  over the hull of the two spans, with the gold span taken as annotated (never clamped to the
+  decoded video length), the Charades-STA rule.
+- ``benchmark`` and ``paper`` (``score_variants``): the benchmark's published letter rule, and the
+  paper's reference rule, from ``paravt.eval.answer_rules``. They read letters differently; spans
+  and the open-ended judge are shared with ``robust`` (the reference scores open-ended items by
+  letter matching, so they score ~0 under ``paper``).
 
 A sample whose episode failed (missing or broken video, backend error, unusable annotation) is
-scored 0 on every metric: errors stay in the denominator.
+scored 0 on every metric: errors stay in the denominator (the ``paper`` aggregation of
+Charades-STA leaves them out, as the reference did; that is decided in ``metrics``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from paravt.eval.answer_rules import BENCHMARK_RULES, reference_letter
 from paravt.eval.samples import LETTERS
+
+#: The alternative readings stored beside the ``robust`` score of every result line.
+ALTERNATIVE_VARIANTS = ("benchmark", "paper")
 
 
 def answer_text_of(prediction: str | None, answer_text: str | None) -> str:
@@ -75,3 +86,45 @@ def score_sample(
     judge = judge or RuleJudge()
     verdict = judge.judge(sample.get("question", ""), str(sample.get("answer") or ""), text)
     return {"extracted": text, **verdict}
+
+
+def _letter_score(letter: str | None, gold: Any) -> dict:
+    """A foreign rule's verdict: correct iff the character it picked equals the gold, as they do."""
+    return {"extracted": letter, "correct": float(letter is not None and letter == gold)}
+
+
+def score_variants(sample: dict, prediction: str | None, answer_text: str | None, error: Any,
+                   robust: dict) -> dict:
+    """``{"benchmark": score, "paper": score}`` for one result; ``robust`` is ``score_sample``'s.
+
+    ``benchmark`` applies the split's published letter rule to the answer text (the ``<answer>``
+    body, PROTOCOL §4); ``paper`` applies the reference's rule to the raw final turn, as the
+    reference harness did. Where neither has a rule of its own (spans; open-ended under
+    ``benchmark``; MLVU and MMVU letters under ``benchmark``) the robust score is reused.
+    """
+    qtype = sample.get("question_type")
+    if error or qtype == "tvg":
+        return {v: dict(robust) for v in ALTERNATIVE_VARIANTS}
+    gold = sample.get("answer")
+    text = answer_text_of(prediction, answer_text)
+    rule = BENCHMARK_RULES.get(str(sample.get("split")))
+    if qtype == "mcq" and rule is not None:
+        benchmark = _letter_score(rule(text), gold)
+    else:
+        benchmark = dict(robust)
+    raw = prediction if prediction else text
+    paper = _letter_score(reference_letter(raw), gold)
+    return {"benchmark": benchmark, "paper": paper}
+
+
+def variant_score(result: dict, variant: str) -> dict:
+    """The score of ``result`` under ``variant``; ``score`` is the robust one.
+
+    A line written before the variants were stored has only ``score``: every variant then reads
+    it (``paravt eval score`` re-scores such a file under all three).
+    """
+    if variant != "robust":
+        stored = (result.get("scores") or {}).get(variant)
+        if stored is not None:
+            return stored
+    return result.get("score") or {}
