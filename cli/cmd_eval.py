@@ -132,7 +132,7 @@ def command(ctx: click.Context, config_path, overrides, as_json, **kw) -> None:
     """Evaluate on a long-video benchmark from its native files (see `eval run --help`).
 
     Every sample gets one JSON line in OUT/results.jsonl (errors included and counted);
-    OUT/summary.json holds both scoring variants and the complete protocol.
+    OUT/summary.json holds all three scoring variants and the complete protocol.
     """
     if ctx.invoked_subcommand is not None:
         return

@@ -11,7 +11,7 @@ def _pct(x: float) -> str:
 
 
 def summary_table(summary: dict):
-    """A rich Table: headline of both variants, errors, tool use, then per-group accuracy."""
+    """A rich Table: every variant, errors, tool use, then per-group accuracy."""
     from rich.table import Table
 
     m = summary["metrics"]
