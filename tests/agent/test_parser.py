@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -116,7 +117,7 @@ def test_python_call_form_in_tool_code_uses_literals_only():
         "<think>two windows</think><tool_code>crop_video(start_time=10, end_time=20.5)\n"
         "crop_video(start_time=-1, end_time='0:40')\n"
         "crop_video(start_time=__import__('os').getpid(), end_time=3)\n"
-        "crop_video(1, 2)\n"
+        "crop_video('v.mp4', 1, 2, 3)\n"
         "crop_video(**{'start_time': 1})</tool_code>"
     )
     turn = parse_turn(text)
@@ -126,7 +127,8 @@ def test_python_call_form_in_tool_code_uses_literals_only():
     ]
     assert [e.kind for e in turn.errors] == ["bad_arguments"] * 3
     assert "start_time" in turn.errors[0].message and "expression" in turn.errors[0].message
-    assert "positional" in turn.errors[1].message
+    # too many positionals (issue 14 item 6: a fitting number of them is a call now)
+    assert turn.errors[1].message.startswith("crop_video: takes at most 3 positional")
     assert [e.index for e in turn.errors] == [2, 3, 4]
 
 
@@ -222,7 +224,12 @@ def test_unclosed_think_ends_at_first_tool_block():
         ("<think>r</think>\n\nC<|im_end|>", "C"),
         ("<think>r</think>" + call(1, 2) + "\nfinal words ", "final words"),
         ("<think>r</think>" + call(1, 2), ""),
-        ("line one\n\nThe answer is D.\n\n", "The answer is D."),
+        # no tags: all of the text, never only its last line (issue 14 item 16; was "The answer
+        # is D.")
+        ("line one\n\nThe answer is D.\n\n", "line one\n\nThe answer is D."),
+        ("D. 1633\n\nThe video shows a clock.", "D. 1633\n\nThe video shows a clock."),
+        ("<think>r</think>\nD\nBecause the dog leaves.\n", "D\nBecause the dog leaves."),
+        ("Start time: 6.60s\n" + call(1, 2) + "End time: 15.21s", "Start time: 6.60s\nEnd time: 15.21s"),
         ("<answer>unclosed answer", "unclosed answer"),
         ("<think>x <answer>A</answer></think><answer>B</answer>", "B"),
         ("", ""),
@@ -301,3 +308,84 @@ def test_pathological_blocks_become_errors(body):
     turn = parse_turn(f"<tool_call>{body}</tool_call>" + call(1, 2))
     assert turn.errors and all(e.kind in ERROR_KINDS for e in turn.errors)
     assert [c.arguments["start_time"] for c in turn.calls] == [1]
+
+
+# -- call forms the model writes (issue 14 items 6-9) -------------------------------------------
+
+
+def test_positional_arguments_take_the_schema_order():
+    turn = parse_turn('<tool_code>crop_video("x", 10, 20)</tool_code>')
+    assert turn.errors == []
+    assert [c.arguments for c in turn.calls] == [
+        {"video_path": "x", "start_time": 10, "end_time": 20}
+    ]
+    # positionals first, keywords after, as in Python
+    turn = parse_turn('<tool_code>crop_video("x", 10, end_time="0:40")</tool_code>')
+    assert turn.calls[0].arguments == {"video_path": "x", "start_time": 10, "end_time": "0:40"}
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ('crop_video("x", 10, 20, 30)', "takes at most 3 positional arguments"),
+        ('crop_video("x", 10, start_time=5)', "'start_time' is given twice"),
+        ("crop_video(*[1, 2])", "*args is not accepted"),
+    ],
+)
+def test_bad_positional_calls_are_errors_that_name_the_tool(body, words):
+    turn = parse_turn(f"<tool_code>{body}</tool_code>")
+    assert turn.calls == []
+    assert [e.kind for e in turn.errors] == ["bad_arguments"]
+    assert turn.errors[0].message.startswith("crop_video: ")
+    assert words in turn.errors[0].message
+
+
+def test_print_wrapper_is_unwrapped_and_errors_name_the_called_tool():
+    turn = parse_turn(
+        '<tool_code>print(crop_video(video_path="x", start_time=10, end_time=20))</tool_code>'
+    )
+    assert turn.errors == []
+    assert [(c.name, c.arguments) for c in turn.calls] == [
+        ("crop_video", {"video_path": "x", "start_time": 10, "end_time": 20})
+    ]
+    turn = parse_turn('<tool_code>print(crop_video("x", 1, 2, 3))</tool_code>')
+    assert turn.errors[0].message.startswith("crop_video: ")
+    assert "print" not in turn.errors[0].message
+    turn = parse_turn('<tool_code>print(zoom_in(t=3))</tool_code>')
+    assert turn.errors[0].kind == "unknown_tool" and "'zoom_in'" in turn.errors[0].message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        """crop_video(video_path="x", start_time=10, end_time=20.0')""",
+        """crop_video(video_path="x", start_time=10, end_time=20.0")""",
+        """print(crop_video(video_path="x", start_time=10, end_time=20.0'))""",
+    ],
+)
+def test_stray_trailing_quote_is_tolerated(body):
+    turn = parse_turn(f"<tool_code>{body}</tool_code>")
+    assert turn.errors == []
+    assert turn.calls[0].arguments == {"video_path": "x", "start_time": 10, "end_time": 20.0}
+
+
+def test_a_quote_that_belongs_to_a_string_is_kept():
+    turn = parse_turn("""<tool_code>crop_video(video_path='x)', start_time=1, end_time=2)</tool_code>""")
+    assert turn.calls[0].arguments["video_path"] == "x)"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "crop_video(start_time=1and 2, end_time=20)",
+        "crop_video(start_time=0x1for, end_time=20)",
+        "{'name': 'crop_video', 'arguments': {'start_time': 1if 1 else 2}}",
+    ],
+)
+def test_ast_syntax_warnings_never_reach_the_user(body, capfd):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        turn = parse_turn(f"<tool_code>{body}</tool_code>")
+    assert turn.errors  # still reported to the model as a tool error
+    assert [str(w.message) for w in caught] == []
+    assert "SyntaxWarning" not in capfd.readouterr().err

@@ -26,10 +26,18 @@ Rules (the choices the protocol leaves open are marked *choice*):
   first tool block or ``<answer>`` after it — the model evidently moved on.
 * ``index`` numbers calls and errors together in text order, so sorting both by ``index`` gives
   the order in which tool responses should be returned.
+* Positional arguments of the Python-call form take the tool's parameter names in the order of
+  its schema (``paravt.tools.schema``), so ``crop_video("v", 10, 20)`` is a call; more
+  positionals than parameters is an error that names the tool. ``print(crop_video(…))`` calls
+  crop_video. *choice*: a quote left alone before a line's closing parenthesis
+  (``end_time=20.0')``) is dropped when the line does not parse with it. ``ast``'s
+  ``SyntaxWarning`` messages about such text are silenced: they would reach the user's terminal.
 * Answer extraction (:func:`extract_answer`): the first ``<answer>…</answer>`` outside
-  ``<think>`` (an unclosed ``<answer>`` runs to the end of the text); otherwise the text after the
-  last ``</think>`` with tool blocks removed (empty → no answer); otherwise the last non-empty
-  line. Chat special tokens such as ``<|im_end|>`` are stripped from the answer.
+  ``<think>`` (an unclosed ``<answer>`` runs to the end of the text); otherwise all of the text
+  after the last ``</think>`` (the whole text if there is none) with tool blocks and tags removed
+  (empty → no answer). Never only its last line: ``D. 1633`` followed by an explanation is read
+  by the letter/span readers of ``paravt.rewards.answers``, which look at all of it. Chat special
+  tokens such as ``<|im_end|>`` are stripped from the answer.
 
 :func:`parse_turn` never raises, whatever the string.
 """
@@ -38,10 +46,14 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import re
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from paravt.tools.schema import TOOL_NAME, TOOL_PARAMETERS
 
 __all__ = [
     "DEFAULT_TOOLS",
@@ -53,8 +65,10 @@ __all__ = [
     "parse_turn",
 ]
 
+_log = logging.getLogger(__name__)
+
 #: Tool names the parser accepts unless told otherwise.
-DEFAULT_TOOLS: frozenset[str] = frozenset({"crop_video"})
+DEFAULT_TOOLS: frozenset[str] = frozenset({TOOL_NAME})
 
 UNTERMINATED = "unterminated"
 INVALID_JSON = "invalid_json"
@@ -120,6 +134,7 @@ _OPENERS = ("tool_call", "tool_code")
 _SPECIAL_TOKEN_RE = re.compile(r"<\|[^|<>\s]{1,40}\|>")
 _FENCE_RE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?|\n?\s*```\s*$")
 _PY_CALL_START = re.compile(r"[A-Za-z_][\w.]*\s*\(")
+_STRAY_QUOTE = re.compile(r"^(.*?[^\s'\"])\s*(['\"])(\s*\)[\s)]*;?\s*)$")
 
 
 @dataclass(frozen=True)
@@ -254,13 +269,83 @@ def _literal(text: str) -> Any:
         return _MISSING
 
 
-def _python_calls(body: str) -> tuple[list[Any], str | None, str]:
-    """Parse ``name(kw=literal, ...)`` statements into ``{"name", "arguments"}`` dicts.
+def _without_stray_quotes(body: str) -> str:
+    """Drop a quote that stands alone before a line's closing parenthesis
+    (``end_time=20.0')``): a line with an odd number of that quote cannot be valid Python."""
+    lines = []
+    for line in body.splitlines():
+        m = _STRAY_QUOTE.match(line)
+        if m and line.count(m.group(2)) % 2 == 1:
+            line = m.group(1) + m.group(3)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _parse_python(body: str) -> ast.Module:
+    """The statements of a Python-call body; a stray trailing quote is tolerated."""
+    try:
+        return ast.parse(body, mode="exec")
+    except SyntaxError:
+        repaired = _without_stray_quotes(body)
+        if repaired == body:
+            raise
+        return ast.parse(repaired, mode="exec")
+
+
+def _called(node: ast.Call) -> ast.Call:
+    """The call inside ``print(...)`` wrappers (``print(crop_video(...))`` calls crop_video)."""
+    while (
+        isinstance(node.func, ast.Name)
+        and node.func.id == "print"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Call)
+    ):
+        node = node.args[0]
+    return node
+
+
+def _call_arguments(
+    name: str, node: ast.Call, tools: frozenset[str]
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Keyword and positional arguments of one call as literals; positionals take the tool's
+    parameter names in schema order. → ``(arguments, None)`` or ``(None, problem)``; an unknown
+    tool gets empty arguments, so that the caller reports the unknown name."""
+    if name not in tools:
+        return {}, None
+    order = TOOL_PARAMETERS.get(name)
+    signature = f"{name}({', '.join(order)})" if order else f"{name}(start_time=10, end_time=20)"
+    if node.args and order is None:
+        return None, f"{name}: positional arguments are not accepted; name every argument"
+    if len(node.args) > len(order or ()):
+        return None, (
+            f"{name}: takes at most {len(order)} positional arguments ({', '.join(order)}), "
+            f"got {len(node.args)}; call {signature}"
+        )
+    pairs = list(zip(order or (), node.args)) + [(kw.arg, kw.value) for kw in node.keywords]
+    arguments: dict[str, Any] = {}
+    for key, value in pairs:
+        if key is None:
+            return None, f"{name}: **kwargs is not accepted; name every argument"
+        if key in arguments:
+            return None, f"{name}: argument '{key}' is given twice; call {signature}"
+        if isinstance(value, ast.Starred):
+            return None, f"{name}: *args is not accepted; call {signature}"
+        try:
+            arguments[key] = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None, f"{name}: argument '{key}' must be a plain number or string, not an expression"
+    return arguments, None
+
+
+def _python_calls(body: str, tools: frozenset[str]) -> tuple[list[Any], str | None, str]:
+    """Parse ``name(…)`` statements (keyword or positional literals, optionally wrapped in
+    ``print(…)``) into ``{"name", "arguments"}`` dicts.
 
     Returns (values, error message, error kind); a value is either such a dict or a
     ``(kind, message)`` tuple for one statement that was a call but had bad arguments."""
     try:
-        tree = ast.parse(body, mode="exec")
+        tree = _parse_python(body)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
         detail = getattr(e, "msg", None) or type(e).__name__
         return [], f"not a valid call: {detail}", INVALID_SYNTAX
@@ -271,6 +356,7 @@ def _python_calls(body: str) -> tuple[list[Any], str | None, str]:
             return values, "expected only calls such as crop_video(start_time=10, end_time=20)", (
                 INVALID_SYNTAX
             )
+        node = _called(node)
         func = node.func
         if isinstance(func, ast.Name):
             name = func.id
@@ -279,27 +365,7 @@ def _python_calls(body: str) -> tuple[list[Any], str | None, str]:
         else:
             values.append((INVALID_SYNTAX, "the called object must be a tool name"))
             continue
-        if node.args:
-            values.append((
-                BAD_ARGUMENTS,
-                f"{name}: positional arguments are not accepted; name every argument, e.g. "
-                f"{name}(start_time=10, end_time=20)",
-            ))
-            continue
-        arguments: dict[str, Any] = {}
-        problem = None
-        for kw in node.keywords:
-            if kw.arg is None:
-                problem = f"{name}: **kwargs is not accepted; name every argument"
-                break
-            try:
-                arguments[kw.arg] = ast.literal_eval(kw.value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                problem = (
-                    f"{name}: argument '{kw.arg}' must be a plain number or string, "
-                    f"not an expression"
-                )
-                break
+        arguments, problem = _call_arguments(name, node, tools)
         if problem:
             values.append((BAD_ARGUMENTS, problem))
         else:
@@ -364,7 +430,7 @@ def _parse_block(body: str, tools: frozenset[str]) -> list[tuple[str, Any]]:
         if problem:
             leftover = (INVALID_JSON, f"invalid JSON in tool call: {problem}")
     else:
-        values, problem, kind = _python_calls(text)
+        values, problem, kind = _python_calls(text, tools)
         if problem:
             leftover = (kind, problem)
     for value in values:
@@ -412,17 +478,10 @@ def _answer(
         body = _remove_spans(text[t.end :], rest)
         return _clean_answer(_TAG_RE.sub("", body)), True, False
     closers = [t for t in tags if t.name == "think" and t.closing]
-    if closers:
-        after = closers[-1].end
-        rest = [(max(s, after) - after, e - after) for s, e in block_spans if e > after]
-        body = _remove_spans(text[after:], rest)
-        return _clean_answer(_TAG_RE.sub("", body)), False, False
-    body = _TAG_RE.sub("\n", _remove_spans(text, block_spans))
-    for line in reversed(body.splitlines()):
-        line = _clean_answer(line)
-        if line:
-            return line, False, False
-    return "", False, False
+    after = closers[-1].end if closers else 0
+    rest = [(max(s, after) - after, e - after) for s, e in block_spans if e > after]
+    body = _remove_spans(text[after:], rest)
+    return _clean_answer(_TAG_RE.sub("\n", body)), False, False
 
 
 def extract_answer(text: str) -> str:
@@ -460,8 +519,11 @@ def parse_turn(text: str, tools: Iterable[str] = DEFAULT_TOOLS) -> ParsedTurn:
             )
             continue
         try:
-            items = _parse_block(text[b.body_start : b.body_end], known)
+            with warnings.catch_warnings():  # ast's SyntaxWarnings about model text stay here
+                warnings.simplefilter("ignore", SyntaxWarning)
+                items = _parse_block(text[b.body_start : b.body_end], known)
         except Exception as e:  # a parser bug must not cost the whole turn
+            _log.warning("tool block parser failed on %r", raw[:200], exc_info=True)
             items = [("error", (INVALID_JSON, f"could not read tool call ({type(e).__name__})"))]
         for what, payload in items:
             if what == "call":

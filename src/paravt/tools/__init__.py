@@ -1,15 +1,25 @@
-"""Tools the agent can call. ``crop_video`` is the only one (PROTOCOL §1, §3)."""
+"""Tools the agent can call. ``crop_video`` is the only one (PROTOCOL §1, §3).
 
-from paravt.tools.crop_video import (
-    TOOL_NAME,
-    TOOL_SCHEMA,
-    BatchResult,
-    BatchStats,
-    CropConfig,
-    ToolResult,
-    WindowRequest,
-    execute_windows,
-)
+Names are imported lazily so that ``paravt.tools.schema`` (read by the turn parser and the
+prompts) can be imported without the executor and torch behind it::
+
+    from paravt.tools import CropConfig, WindowRequest, execute_windows
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "TOOL_NAME": "paravt.tools.schema",
+    "TOOL_SCHEMA": "paravt.tools.schema",
+    "BatchResult": "paravt.tools.crop_video",
+    "BatchStats": "paravt.tools.crop_video",
+    "CropConfig": "paravt.tools.crop_video",
+    "ToolResult": "paravt.tools.crop_video",
+    "WindowRequest": "paravt.tools.crop_video",
+    "execute_windows": "paravt.tools.crop_video",
+}
 
 __all__ = [
     "TOOL_NAME",
@@ -21,3 +31,9 @@ __all__ = [
     "WindowRequest",
     "execute_windows",
 ]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'paravt.tools' has no attribute {name!r}")
