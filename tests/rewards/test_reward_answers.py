@@ -208,3 +208,81 @@ def test_unknown_question_type_is_a_user_error():
     assert isinstance(info.value, UserError)
     with pytest.raises(UnknownQuestionTypeError, match="oe_metric"):
         accuracy("x", "x", "oe", oe_metric="bleu")
+
+
+# -- reading an untagged answer (issue 14 item 16): one rule in rewards, engine and eval ---------
+
+
+@pytest.mark.parametrize(
+    "text, letter",
+    [
+        ("D. 1633\n\nThe video shows a clock that reads 16:33.", "D"),
+        ("D\nBecause the clock reads 16:33.", "D"),
+        ("<think>The clock reads 16:33.</think>\nD. 1633\n\nThe video shows a clock.", "D"),
+        ("<think>r</think>\n(B) the dog\n\nIt runs off at the end.", "B"),
+        # the first-letter trap still holds over several lines
+        ("A man opens the door.\nHe leaves.", None),
+        ("<think>r</think>\nA man opens the door.\n\nThen he leaves.", None),
+    ],
+)
+def test_untagged_answer_with_an_explanation(text, letter):
+    assert extract_mcq_letter(text) == letter
+
+
+def test_untagged_span_over_two_lines():
+    assert parse_span("Start time: 6.60s\nEnd time: 15.21s") == (6.6, 15.21)
+    assert parse_span("<think>r</think>\nStart time: 6.60s\nEnd time: 15.21s") == (6.6, 15.21)
+
+
+def test_answer_text_is_the_parser_rule():
+    from paravt.agent.parser import extract_answer
+    from paravt.eval.scoring import answer_text_of
+    from paravt.rewards import answer_text
+
+    for text in [
+        "D. 1633\n\nThe video shows …",
+        "D\nBecause …",
+        "Start time: 6.60s\nEnd time: 15.21s",
+        "<think>r</think>\nB\nbecause…<|im_end|>",
+        '<think>r</think><tool_call>{"name": "crop_video"}</tool_call>\nC',
+    ]:
+        assert answer_text(text) == extract_answer(text) == answer_text_of(text, None)
+        assert answer_text(text)
+
+
+# -- phrases and letter case (issue 14 item 17) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, letter",
+    [
+        ("选项A不对，答案是D。", "D"),
+        ("答案是D", "D"),
+        ("答案为：C", "C"),
+        ("答案是（b）", "B"),
+        ("我选B。", "B"),
+        ("选择C，因为狗跑了", "C"),
+        ("the answer is b", "B"),
+        ("The answer is (c).", "C"),
+        ("answer: d", "D"),
+        ("option e", "E"),
+        ("(b) the dog", "B"),
+        ("b. the dog", "B"),
+        # lower-case letters read as words stay words in every form
+        ("the answer is a dog", None),
+        ("answer: a man opens the door", None),
+        ("I think the answer i cannot tell", None),
+    ],
+)
+def test_answer_phrases_and_letter_case(text, letter):
+    assert extract_mcq_letter(text) == letter
+
+
+def test_eval_scoring_reads_an_untagged_answer_with_an_explanation():
+    from paravt.eval.scoring import score_sample
+
+    mcq = {"question_type": "mcq", "options": ["1544", "1600", "1620", "1633"], "answer": "D"}
+    assert score_sample(mcq, "D. 1633\n\nThe video shows a clock.", None, None)["correct"] == 1.0
+    tvg = {"question_type": "tvg", "answer": [6.6, 15.21]}
+    scored = score_sample(tvg, "Start time: 6.60s\nEnd time: 15.21s", None, None)
+    assert scored["iou"] == pytest.approx(1.0)

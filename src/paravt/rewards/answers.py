@@ -3,9 +3,14 @@
 Why this is more than a regex: the reward must not be fooled by English. The reference capped
 letters at A–D and normalised the letter ``A`` away; a naive "first capital letter" rule scores
 ``A man opens the door`` as option A. Here a letter counts only when it is written as a choice —
-alone (``B``, ``(B)``, ``B.``), as a label (``B. the dog``), after "answer"/"option"/"choice", or
-as the option's own text — and ``A``/``I`` followed by an ordinary lower-case word are read as the
-article/pronoun they are.
+alone (``B``, ``(B)``, ``B.``), as a label (``B. the dog``), after "answer"/"option"/"choice" or
+the Chinese 答案是/答案为/选, or as the option's own text — and ``A``/``I`` followed by an ordinary
+lower-case word are read as the article/pronoun they are. Those marked forms read a letter in
+either case (``the answer is b`` → B); a letter in running text must be a capital.
+
+The text read is :func:`answer_text`, the parser's PROTOCOL §4 extraction — the same text the
+engine records and evaluation scores: without an ``<answer>`` tag that is all of the text after
+``</think>``, so ``D. 1633`` followed by an explanation reads as D.
 
 Spans accept ``s - e``, ``s to e``, ``between s and e``, ``[s, e]``, ``m:ss``/``h:mm:ss`` and
 numbers with units (``12.5s``, ``2 minutes``); a reversed pair is swapped; anything else is
@@ -28,11 +33,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from paravt.agent.parser import extract_answer
 from paravt.errors import UserError
 
 __all__ = [
     "LETTERS",
     "QUESTION_TYPES",
+    "TooManyOptionsError",
     "UnknownQuestionTypeError",
     "accuracy",
     "answer_text",
@@ -40,12 +47,16 @@ __all__ = [
     "extract_mcq_letter",
     "mcq_gold_letter",
     "parse_span",
+    "require_letterable",
     "temporal_iou",
     "temporal_iou_hull",
     "token_f1",
 ]
 
+#: The option letters of PROTOCOL §5 (A–J): prompts letter options with these, and extraction and
+#: scoring read only these. The one definition; every other room imports it.
 LETTERS = "ABCDEFGHIJ"
+#: Question types (PROTOCOL §5): multiple choice, temporal grounding, open-ended.
 QUESTION_TYPES = ("mcq", "tvg", "oe")
 
 
@@ -53,23 +64,31 @@ class UnknownQuestionTypeError(UserError):
     """A sample's question type is not one the reward knows."""
 
 
+class TooManyOptionsError(UserError):
+    """A question has more options than ``LETTERS`` can label."""
+
+
+def require_letterable(options: Sequence[Any] | None, question: str) -> None:
+    """Raise :class:`TooManyOptionsError` when ``options`` cannot all be lettered A–J.
+
+    Why at build time: an eleventh option would be shown to the model under a letter that
+    extraction never reads, so every answer to it would score 0 without a word."""
+    if options and len(options) > len(LETTERS):
+        raise TooManyOptionsError(
+            f"question {question!r} has {len(options)} options; at most {len(LETTERS)} can be "
+            f"lettered ({LETTERS[0]}–{LETTERS[-1]}, PROTOCOL §5). Split the question or drop "
+            f"options."
+        )
+
+
 # --------------------------------------------------------------------------- answer text
 
-_SPECIAL = re.compile(r"<\|[^|<>\s]{1,40}\|>")
-_STRUCTURAL = ("<answer>", "</answer>", "</think>", "<think>", "<tool_call>", "<tool_code>")
-
-
 def answer_text(prediction: Any) -> str:
-    """The answer part of a prediction: PROTOCOL §4 extraction when the text carries tags, the
-    text itself otherwise (so ``"B\\nbecause..."`` keeps its first line)."""
+    """The answer part of a prediction: PROTOCOL §4 extraction, the same rule as the engine's and
+    the evaluation's (without tags that is all of the text, so ``"B\\nbecause..."`` reads as B)."""
     if prediction is None:
         return ""
-    text = str(prediction)
-    if any(tag in text for tag in _STRUCTURAL):
-        from paravt.agent.parser import extract_answer
-
-        text = extract_answer(text)
-    return _SPECIAL.sub("", text).strip()
+    return extract_answer(str(prediction))
 
 
 # --------------------------------------------------------------------------- MCQ
@@ -78,25 +97,40 @@ _CONNECTORS = frozenset(
     "is was because since as and or which that would should will seems appears -".split()
 )
 _MARKDOWN = re.compile(r"[*`]+")
-_ALONE = re.compile(r"[\(\[\{]?\s*([A-Ja-j])\s*[\)\]\}]?\s*[.:)]?")
-_LABEL = re.compile(r"^(?:[\(\[]\s*([A-J])\s*[\)\]]|([A-J])[.:)](?=\s|$)|([A-J])\s+[-–—]\s)")
+# Letter case, one rule: a letter marked as a choice — alone, as a label, after an answer phrase —
+# is read in either case ("b", "(b)", "the answer is b", "答案是b"); a letter in running text (a
+# leading bare letter followed by words, or one found anywhere) must be a capital, because single
+# lower-case letters in prose are words ("a", "i") or abbreviations.
+_CAP = f"[{LETTERS}]"
+_ANY_CASE = f"[{LETTERS}{LETTERS.lower()}]"
+_ALONE = re.compile(rf"[\(\[\{{]?\s*({_ANY_CASE})\s*[\)\]\}}]?\s*[.:)]?")
+_LABEL = re.compile(
+    rf"^(?:[\(\[]\s*({_ANY_CASE})\s*[\)\]]|({_ANY_CASE})[.:)](?=\s|$)|({_ANY_CASE})\s+[-–—]\s)"
+)
 _PHRASE = re.compile(
     r"(?i:\b(answer|option|choice))"
     r"(?:\s+(?i:is|would\s+be|should\s+be|will\s+be|must\s+be))?"
     r"\s*[:=\-]?\s*(?:(?i:option|choice)\s*)?"
-    r"[\(\[]?\s*([A-J])\s*[\)\]]?(?![A-Za-z0-9])"
+    rf"[\(\[]?\s*({_ANY_CASE})\s*[\)\]]?(?![A-Za-z0-9])"
 )
-_LEADING_BARE = re.compile(r"^([A-J])\s+(\S+)")
-_STANDALONE = re.compile(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])")
+# Chinese answer phrases: 答案是/答案为/答案： (the answer is) rank with "answer", 选/选择/选项
+# (choose / option) with "option".
+_ZH_PHRASE = re.compile(
+    r"(答案|选项|选择|选)\s*(?:应该是|应为|应是|是|为)?\s*[:：]?\s*[\(\[（【]?\s*"
+    rf"({_ANY_CASE})\s*[\)\]）】]?(?![A-Za-z0-9])"
+)
+_LEADING_BARE = re.compile(rf"^({_CAP})\s+(\S+)")
+_STANDALONE = re.compile(rf"(?<![A-Za-z0-9])({_CAP})(?![A-Za-z0-9])")
 _OPTION_LABEL = re.compile(
-    r"^\s*[\(\[]?\s*([A-J])\s*[\)\]]?\s*[.:)]\s*|^\s*[\(\[]\s*([A-J])\s*[\)\]]\s*"
+    rf"^\s*[\(\[]?\s*({_CAP})\s*[\)\]]?\s*[.:)]\s*|^\s*[\(\[]\s*({_CAP})\s*[\)\]]\s*"
 )
 _PUNCT_TABLE = str.maketrans({c: " " for c in string.punctuation})
 
 
 def _reads_as_word(text: str, letter_end: int, letter: str) -> bool:
-    """``A``/``I`` followed by an ordinary lower-case word is an article or a pronoun."""
-    if letter not in "AI":
+    """``A``/``I`` (either case) followed by an ordinary lower-case word is an article or a
+    pronoun."""
+    if letter.upper() not in "AI":
         return False
     m = re.match(r"\s+([A-Za-z'’]+)", text[letter_end:])
     if not m:
@@ -161,14 +195,15 @@ def extract_mcq_letter(text: Any, options: Sequence[Any] | None = None) -> str |
         return ok(m.group(1).upper())
     m = _LABEL.match(s)
     if m:
-        return ok(next(g for g in m.groups() if g))
+        return ok(next(g for g in m.groups() if g).upper())
     phrases = [
-        (m.group(1).lower() != "answer", k, m)
-        for k, m in enumerate(_PHRASE.finditer(s))
+        (m.group(1).lower() not in ("answer", "答案"), m.start(), m.group(2).upper())
+        for pattern in (_PHRASE, _ZH_PHRASE)
+        for m in pattern.finditer(s)
         if not _reads_as_word(s, m.end(2), m.group(2))
     ]
     if phrases:
-        return ok(min(phrases, key=lambda x: (x[0], x[1]))[2].group(2))
+        return ok(min(phrases)[2])
     if options:
         hit = _by_option_text(s, options, contained=False)
         if hit:
