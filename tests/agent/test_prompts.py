@@ -66,3 +66,37 @@ def test_system_prompt_file_replaces_the_prompt_verbatim(tmp_path, q3_processor,
     (tmp_path / "empty.txt").write_text("  \n")
     with pytest.raises(UserError, match="empty"):
         load_prompts(tmp_path / "empty.txt")
+
+
+# -- option letters: one definition for prompts, extraction and scoring (issue 14 item 10) -------
+
+
+def test_prompt_letters_are_the_letters_extraction_reads():
+    from paravt.rewards.answers import LETTERS, extract_mcq_letter
+
+    ten = [f"choice {i}" for i in range(len(LETTERS))]
+    lines = format_options(ten).splitlines()
+    assert [line[0] for line in lines] == list(LETTERS)
+    assert extract_mcq_letter(LETTERS[-1], ten) == LETTERS[-1]
+
+
+def test_more_options_than_letters_is_a_typed_error_where_the_question_is_built():
+    from paravt.rewards.answers import TooManyOptionsError
+
+    eleven = [f"choice {i}" for i in range(11)]
+    with pytest.raises(TooManyOptionsError, match=r"question 'Which clip\?' has 11 options; at most 10"):
+        load_prompts().question_text("Which clip?", eleven, "mcq")
+    with pytest.raises(TooManyOptionsError, match=r"episode 'q7' has 11 options.*A–J"):
+        EpisodeInput(id="q7", video="v.mp4", question="Which clip?", options=eleven)
+    assert issubclass(TooManyOptionsError, UserError)
+
+
+def test_one_definition_of_letters_and_question_types():
+    import paravt.agent.records as records
+    import paravt.data.rows as rows
+    import paravt.eval.samples as samples
+    import paravt.rewards.answers as answers
+
+    assert samples.LETTERS is answers.LETTERS
+    assert samples.QUESTION_TYPES is rows.QUESTION_TYPES is records.QUESTION_TYPES
+    assert records.QUESTION_TYPES is answers.QUESTION_TYPES

@@ -161,3 +161,19 @@ def test_limit_keeps_the_first_rows_of_the_file_and_reports_exactly_those(tmp_pa
     assert json.loads((tmp_path / "run" / "data_report.json").read_text())["rows"] == 4
     _, everything = load_training_rows(p, shared_videos)
     assert everything.total == 6 and len(everything.skipped) == 4
+
+
+def test_a_row_with_more_options_than_letters_is_skipped_with_its_reason(tmp_path, shared_videos):
+    row = {"video": "torchcodec__testsrc2.mp4", "question": "Q?", "answer": "A"}
+    p = _jsonl(
+        tmp_path / "d.jsonl",
+        [
+            {**row, "id": "ten", "options": [str(i) for i in range(10)]},
+            {**row, "id": "eleven", "options": [str(i) for i in range(11)]},
+        ],
+    )
+    res = read_rows(p, shared_videos)
+    assert [r.id for r in res.rows] == ["ten"]
+    assert [(s.id, s.reason.split(";")[0]) for s in res.skipped] == [
+        ("eleven", "row 'eleven' has 11 options")
+    ]

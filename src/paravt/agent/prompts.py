@@ -18,8 +18,8 @@ from pathlib import Path
 from string import Template
 
 from paravt.errors import UserError
-
-_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+from paravt.rewards.answers import LETTERS, require_letterable
+from paravt.tools.schema import TOOL_SCHEMA
 
 
 def _read(name: str) -> str:
@@ -31,28 +31,8 @@ def _fill(text: str, **values) -> str:
 
 
 def tool_schema() -> dict:
-    """The crop_video schema from the tool room, with a local copy if it has not landed."""
-    try:
-        from paravt.tools.crop_video import TOOL_SCHEMA
-
-        return TOOL_SCHEMA
-    except ImportError:  # pragma: no cover - only before the tools room exists
-        return {
-            "type": "function",
-            "function": {
-                "name": "crop_video",
-                "description": "Return frames sampled from a time window of the video.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {
-                        "video_path": {"type": "string"},
-                        "start_time": {"type": "number"},
-                        "end_time": {"type": "number"},
-                    },
-                    "required": ["video_path", "start_time", "end_time"],
-                },
-            },
-        }
+    """The crop_video schema shown to the model (its one home is ``paravt.tools.schema``)."""
+    return TOOL_SCHEMA
 
 
 def format_timestamp(t: float) -> str:
@@ -60,14 +40,18 @@ def format_timestamp(t: float) -> str:
     return f"<{t:.1f} seconds>"
 
 
-def format_options(options: list[str] | None) -> str:
-    """``A. first\\nB. second\\n`` — options already lettered (``"A. x"``, ``"(A) x"``) stay as given."""
+def format_options(options: list[str] | None, question: str = "a question") -> str:
+    """``A. first\\nB. second\\n`` — options already lettered (``"A. x"``, ``"(A) x"``) stay as given.
+
+    Letters are ``paravt.rewards.answers.LETTERS`` (A–J), the ones extraction reads; more options
+    than that raise ``TooManyOptionsError`` naming ``question``."""
     if not options:
         return ""
+    require_letterable(options, question)
     lines = []
     for i, opt in enumerate(options):
         text = str(opt).strip()
-        letter = _LETTERS[i] if i < len(_LETTERS) else str(i + 1)
+        letter = LETTERS[i]
         head = text[:3].lstrip("(")
         if len(head) >= 2 and head[0] == letter and head[1] in ".):":
             lines.append(text)
@@ -111,7 +95,7 @@ class Prompts:
         return _fill(
             self.user,
             question=question.strip(),
-            options=format_options(options),
+            options=format_options(options, f"question {question.strip()[:80]!r}"),
             instruction=self.instruction(question_type),
         )
 

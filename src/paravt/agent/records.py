@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from paravt.errors import UserError
+from paravt.rewards.answers import QUESTION_TYPES, require_letterable
 
 QuestionType = Literal["mcq", "tvg", "oe"]
-QUESTION_TYPES: tuple[str, ...] = ("mcq", "tvg", "oe")
 
 
 @dataclass
@@ -50,6 +50,7 @@ class EpisodeInput:
                 f"episode {self.id!r}: question_type {self.question_type!r} is not one of "
                 f"{', '.join(QUESTION_TYPES)}"
             )
+        require_letterable(self.options, f"episode {self.id!r}")
         k = self.frames_k
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise UserError(f"episode {self.id!r}: frames_k must be a positive integer, got {k!r}")

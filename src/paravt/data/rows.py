@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from paravt.errors import UserError
-
-QUESTION_TYPES = ("mcq", "tvg", "oe")
+from paravt.rewards.answers import QUESTION_TYPES, TooManyOptionsError, require_letterable
 VIDEO_MARKER = "<video>"
 
 
@@ -99,6 +98,10 @@ def _normalise(
         options = options.tolist()
     if options is not None and not isinstance(options, list):
         return SkippedRow(index, rid, path, "options must be a list of strings or null")
+    try:
+        require_letterable(options, f"row {rid!r}")
+    except TooManyOptionsError as e:
+        return SkippedRow(index, rid, path, str(e))
     if answer is None or (isinstance(answer, str) and not answer.strip()):
         return SkippedRow(index, rid, path, "no answer given")
     if hasattr(answer, "tolist"):

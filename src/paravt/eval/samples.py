@@ -17,9 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-LETTERS = "ABCDEFGHIJ"
-
-QUESTION_TYPES = ("mcq", "tvg", "oe")
+from paravt.rewards.answers import LETTERS, QUESTION_TYPES  # noqa: F401 - re-exported
 
 
 @dataclass

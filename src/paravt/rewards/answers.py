@@ -71,13 +71,13 @@ class TooManyOptionsError(UserError):
 def require_letterable(options: Sequence[Any] | None, question: str) -> None:
     """Raise :class:`TooManyOptionsError` when ``options`` cannot all be lettered A–J.
 
-    Why at build time: an eleventh option would be shown to the model under a letter that
-    extraction never reads, so every answer to it would score 0 without a word."""
-    if options and len(options) > len(LETTERS):
+    Why where a question is built: an eleventh option would be shown to the model under a letter
+    that extraction never reads, so every answer to it would score 0 without a word. ``question``
+    names the question in the message (its id and/or text)."""
+    if options is not None and len(options) > len(LETTERS):
         raise TooManyOptionsError(
-            f"question {question!r} has {len(options)} options; at most {len(LETTERS)} can be "
-            f"lettered ({LETTERS[0]}–{LETTERS[-1]}, PROTOCOL §5). Split the question or drop "
-            f"options."
+            f"{question} has {len(options)} options; at most {len(LETTERS)} can be lettered "
+            f"({LETTERS[0]}–{LETTERS[-1]}, PROTOCOL §5). Drop options or split the question."
         )
 
 
