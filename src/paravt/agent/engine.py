@@ -359,7 +359,7 @@ class EpisodeEngine:
             turn.has_answer_tag = parsed.has_answer_tag
             final = req.forced or cfg.mode == "direct" or not parsed.is_tool_turn
             if final:
-                for call in plan_calls(parsed, ep.turn, "parallel", 10**6):
+                for call in plan_calls(parsed, ep.turn, "parallel", 10**6, next_tool_turn=False):
                     call.record.status = "ignored"
                     call.record.error = (
                         call.record.error or "not executed: the episode was answering"
@@ -374,7 +374,10 @@ class EpisodeEngine:
                 )
                 ep.done = True
                 continue
-            planned = plan_calls(parsed, ep.turn, cfg.mode, cfg.max_parallel)
+            next_tool_turn = ep.turn + 1 < cfg.max_turns  # else the forced answer comes next
+            planned = plan_calls(
+                parsed, ep.turn, cfg.mode, cfg.max_parallel, next_tool_turn=next_tool_turn
+            )
             turn.n_calls = len(planned)
             pending.append((ep, planned))
 

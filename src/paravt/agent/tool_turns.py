@@ -2,7 +2,8 @@
 
 Two jobs, both pure: ``plan_calls`` decides, per call block of a turn, whether it runs or gets a
 tool error (malformed block, over the ``max_parallel`` cap, extra call in ``sequential`` mode) —
-never silently dropping one; ``tool_message`` renders one call's outcome as a chat message with
+never silently dropping one, and telling the model what happens next (another tool turn, or none
+left, so it must answer); ``tool_message`` renders one call's outcome as a chat message with
 role ``tool`` (frames as image parts then the text line, or the sub-agent's summary, or the error).
 """
 
@@ -25,8 +26,21 @@ class PlannedCall:
     run: bool
 
 
-def plan_calls(parsed: Any, turn: int, mode: str, max_parallel: int) -> list[PlannedCall]:
-    """Calls and malformed blocks of ``parsed`` in text order, each marked run or error."""
+def _not_run_advice(next_tool_turn: bool) -> str:
+    """What the model can do about a call that did not run: only the caller knows whether another
+    tool turn follows this one (the last round is followed by the forced answer)."""
+    if next_tool_turn:
+        return "Request it in your next turn if you still need it."
+    return "No tool turn is left: your next turn must give the answer from the evidence you have."
+
+
+def plan_calls(
+    parsed: Any, turn: int, mode: str, max_parallel: int, *, next_tool_turn: bool
+) -> list[PlannedCall]:
+    """Calls and malformed blocks of ``parsed`` in text order, each marked run or error.
+
+    ``next_tool_turn``: whether the model gets another tool turn after this one; the error of a
+    call over the cap says so, or says that the next turn must answer."""
     items: list[tuple[int, Any, bool]] = [(c.index, c, True) for c in parsed.calls]
     items += [(e.index, e, False) for e in parsed.errors]
     items.sort(key=lambda x: x[0])
@@ -61,13 +75,13 @@ def plan_calls(parsed: Any, turn: int, mode: str, max_parallel: int) -> list[Pla
                 rec.error_kind = SEQUENTIAL_EXTRA
                 rec.error = (
                     "Not executed: only one crop_video call runs per turn in this mode. "
-                    "Request this window in your next turn if you still need it."
+                    + _not_run_advice(next_tool_turn)
                 )
             else:
                 rec.error_kind = OVER_CAP
                 rec.error = (
                     f"Not executed: at most {max_parallel} crop_video calls run per turn and this "
-                    f"was call {running + 1}. Request it in your next turn if you still need it."
+                    f"was call {running + 1}. " + _not_run_advice(next_tool_turn)
                 )
             running += 1
             planned.append(PlannedCall(rec, run=False))
