@@ -229,7 +229,10 @@ def test_unclosed_think_ends_at_first_tool_block():
         ("line one\n\nThe answer is D.\n\n", "line one\n\nThe answer is D."),
         ("D. 1633\n\nThe video shows a clock.", "D. 1633\n\nThe video shows a clock."),
         ("<think>r</think>\nD\nBecause the dog leaves.\n", "D\nBecause the dog leaves."),
-        ("Start time: 6.60s\n" + call(1, 2) + "End time: 15.21s", "Start time: 6.60s\nEnd time: 15.21s"),
+        (
+            "Start time: 6.60s\n" + call(1, 2) + "End time: 15.21s",
+            "Start time: 6.60s\nEnd time: 15.21s",
+        ),
         ("<answer>unclosed answer", "unclosed answer"),
         ("<think>x <answer>A</answer></think><answer>B</answer>", "B"),
         ("", ""),
@@ -370,7 +373,8 @@ def test_stray_trailing_quote_is_tolerated(body):
 
 
 def test_a_quote_that_belongs_to_a_string_is_kept():
-    turn = parse_turn("""<tool_code>crop_video(video_path='x)', start_time=1, end_time=2)</tool_code>""")
+    body = "crop_video(video_path='x)', start_time=1, end_time=2)"
+    turn = parse_turn(f"<tool_code>{body}</tool_code>")
     assert turn.calls[0].arguments["video_path"] == "x)"
 
 

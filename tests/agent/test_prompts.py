@@ -84,7 +84,8 @@ def test_more_options_than_letters_is_a_typed_error_where_the_question_is_built(
     from paravt.rewards.answers import TooManyOptionsError
 
     eleven = [f"choice {i}" for i in range(11)]
-    with pytest.raises(TooManyOptionsError, match=r"question 'Which clip\?' has 11 options; at most 10"):
+    too_many = r"question 'Which clip\?' has 11 options; at most 10"
+    with pytest.raises(TooManyOptionsError, match=too_many):
         load_prompts().question_text("Which clip?", eleven, "mcq")
     with pytest.raises(TooManyOptionsError, match=r"episode 'q7' has 11 options.*A–J"):
         EpisodeInput(id="q7", video="v.mp4", question="Which clip?", options=eleven)
@@ -92,10 +93,10 @@ def test_more_options_than_letters_is_a_typed_error_where_the_question_is_built(
 
 
 def test_one_definition_of_letters_and_question_types():
-    import paravt.agent.records as records
-    import paravt.data.rows as rows
-    import paravt.eval.samples as samples
-    import paravt.rewards.answers as answers
+    from paravt.agent import records
+    from paravt.data import rows
+    from paravt.eval import samples
+    from paravt.rewards import answers
 
     assert samples.LETTERS is answers.LETTERS
     assert samples.QUESTION_TYPES is rows.QUESTION_TYPES is records.QUESTION_TYPES

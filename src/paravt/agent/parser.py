@@ -334,7 +334,9 @@ def _call_arguments(
         try:
             arguments[key] = ast.literal_eval(value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None, f"{name}: argument '{key}' must be a plain number or string, not an expression"
+            return None, (
+                f"{name}: argument '{key}' must be a plain number or string, not an expression"
+            )
     return arguments, None
 
 
@@ -522,7 +524,7 @@ def parse_turn(text: str, tools: Iterable[str] = DEFAULT_TOOLS) -> ParsedTurn:
             with warnings.catch_warnings():  # ast's SyntaxWarnings about model text stay here
                 warnings.simplefilter("ignore", SyntaxWarning)
                 items = _parse_block(text[b.body_start : b.body_end], known)
-        except Exception as e:  # a parser bug must not cost the whole turn
+        except Exception as e:  # noqa: BLE001 - a parser bug must not cost the whole turn
             _log.warning("tool block parser failed on %r", raw[:200], exc_info=True)
             items = [("error", (INVALID_JSON, f"could not read tool call ({type(e).__name__})"))]
         for what, payload in items:

@@ -41,7 +41,8 @@ def format_timestamp(t: float) -> str:
 
 
 def format_options(options: list[str] | None, question: str = "a question") -> str:
-    """``A. first\\nB. second\\n`` — options already lettered (``"A. x"``, ``"(A) x"``) stay as given.
+    """``A. first\\nB. second\\n`` — options already lettered (``"A. x"``, ``"(A) x"``) stay as
+    given.
 
     Letters are ``paravt.rewards.answers.LETTERS`` (A–J), the ones extraction reads; more options
     than that raise ``TooManyOptionsError`` naming ``question``."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from paravt.errors import UserError
 from paravt.rewards.answers import QUESTION_TYPES, TooManyOptionsError, require_letterable
+
 VIDEO_MARKER = "<video>"
 
 
