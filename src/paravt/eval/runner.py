@@ -234,7 +234,12 @@ class Runner:
             except Exception as e:  # an unreadable video/subtitle must not stop the run
                 outcomes[pos] = _error_result("video", f"{type(e).__name__}: {e}")
                 continue
-            runnable.append((pos, episode_input(sample, question), sub_info))
+            try:
+                inp = episode_input(sample, question)
+            except UserError as e:  # e.g. more options than letters: this sample's problem only
+                outcomes[pos] = _error_result("annotation", str(e))
+                continue
+            runnable.append((pos, inp, sub_info))
         if runnable:
             engine = self._engine_for_run()
             records = self._run_engine(engine, [inp for _, inp, _ in runnable])
