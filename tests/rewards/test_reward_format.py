@@ -77,6 +77,13 @@ TABLE = [
         "think opened and never closed",
         "",
         "<think>I keep thinking and thinking",
+        dict(think=0.2, anchor_unclosed=-0.3),
+        0.05,  # substantive, so +0.2 (PROTOCOL §5); the missing close costs 0.5 * 0.3
+    ),
+    (
+        "short never-closed think earns no think credit",
+        "",
+        "<think>hmm",
         dict(anchor_unclosed=-0.3),
         0.0,  # 0 - 0.15, clipped to 0
     ),
@@ -84,8 +91,15 @@ TABLE = [
         "never-closed think with an answer",
         "",
         "<think>I keep thinking <answer>B</answer>",
+        dict(think=0.2, answer=0.3, answer_close=0.2, anchor_unclosed=-0.3),
+        0.55,  # 0.7 - 0.15
+    ),
+    (
+        "a never-closed think's reasoning ends at the next tag",
+        "",
+        "<think>hm <answer>B because the man flips it</answer>",
         dict(answer=0.3, answer_close=0.2, anchor_unclosed=-0.3),
-        0.35,  # 0.5 - 0.15
+        0.35,  # the answer's words are not reasoning
     ),
     (
         "answer without its closer",
@@ -200,3 +214,73 @@ def test_prefill_already_in_the_completion_is_counted_once():
 
 def test_non_string_completion():
     assert format_reward(None) == (0.0, 0.0)  # type: ignore[arg-type]
+
+
+# --- issue 14.1: think-before-call needs a call the parser accepted, outside <think>
+
+HACK = "<think>\nI reason about the frames carefully. <tool_call></tool_call></think>\n<answer>B</answer>"
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        HACK,
+        HACK.replace("<tool_call></tool_call>", ""),  # the same without the empty block
+        HACK.replace("<tool_call></tool_call>", CALL),  # a well-formed call, but inside <think>
+        HACK.replace("<tool_call></tool_call>", "<tool_code></tool_code>"),
+        HACK.replace("</think>\n", "</think>\n<tool_call></tool_call>"),  # empty, outside think
+    ],
+)
+def test_no_call_earns_no_think_before_call(completion):
+    from paravt.rewards import compose
+
+    terms = format_terms(completion)
+    assert terms.think_before_call == 0.0
+    r = compose("", completion, None, "B", "mcq", cfg=RewardConfig.vanilla())
+    assert r.fmt_base == pytest.approx(0.8) and r.fmt == pytest.approx(0.8)
+
+
+def test_think_before_call_follows_r_tools_notion_of_a_call():
+    text = f"<think>{THINK}</think>{CALL}"
+    assert format_terms(text).think_before_call == 0.3  # read from the text alone
+    assert format_terms(text, calls_made=True).think_before_call == 0.3
+    # the engine says no call parsed or ran: R_tool pays 0, and so does this term
+    assert format_terms(text, calls_made=False).think_before_call == 0.0
+    # the first accepted call is in a later turn: a think in an earlier turn comes before it
+    turns = [f"<think>{THINK}</think><tool_call>{{bad json</tool_call>", CALL]
+    assert format_terms(turns).think_before_call == 0.3
+    assert format_terms([CALL, f"<think>{THINK}</think>{CALL}"]).think_before_call == 0.0
+
+
+# --- issue 14.2: the answer terms score the final turn
+
+
+def test_answer_terms_read_the_final_turn_only():
+    tool_turn = f"<think>{THINK}</think><answer>A</answer>{CALL}"
+    no_answer = f"<think>{THINK}</think>I still cannot tell."
+    terms = format_terms([tool_turn, no_answer])
+    assert (terms.answer, terms.answer_close, terms.anchor_flow) == (0.0, 0.0, 0.0)
+    assert (terms.think, terms.think_before_call, terms.balanced, terms.anchor_close) == (
+        0.2, 0.3, 0.1, 0.4,
+    )
+    answered = format_terms([tool_turn, f"<think>{THINK}</think><answer>B</answer>"])
+    assert (answered.answer, answered.answer_close, answered.anchor_flow) == (0.3, 0.2, 0.3)
+    # the flow needs its think → answer inside the final turn
+    flow_split = format_terms([f"<think>{THINK}</think>{CALL}", "<answer>B</answer>"])
+    assert flow_split.answer == 0.3 and flow_split.anchor_flow == 0.0
+
+
+def test_tags_pair_within_a_turn():
+    # a think opened in turn 0 is not closed by turn 1's </think>: two turns, two faults
+    terms = format_terms([f"<think>{THINK}{CALL}", f"{THINK}</think><answer>B</answer>"])
+    assert terms.anchor_close == 0.0 and terms.anchor_unclosed == -0.3 and terms.balanced == 0.0
+
+
+def test_every_turns_prefill_counts_once():
+    turns = [f"{THINK}</think>{CALL}", f"{THINK}</think><answer>B</answer>"]
+    with_prefill = [f"<think>\n{t}" for t in turns]
+    # the engine records each turn with its pre-fill; a caller may also pass the bare turns
+    assert format_terms(turns, prefix="<think>\n") == format_terms(with_prefill, prefix="<think>\n")
+    assert format_terms(with_prefill, prefix="<think>\n") == format_terms(with_prefill)
+    t = format_terms(with_prefill)
+    assert t.anchor_unclosed == 0.0 and t.balanced == 0.1 and t.anchor_flow == 0.3

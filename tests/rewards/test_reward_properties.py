@@ -29,15 +29,17 @@ _pieces = st.sampled_from(
      "<|im_end|>", "<|im_start|>assistant\n"]
 )
 texts = st.one_of(st.text(max_size=200), st.lists(_pieces, max_size=30).map("".join))
+#: an episode as the trainer passes it: one text per turn (or, for other callers, one string)
+episodes = st.one_of(texts, st.lists(texts, min_size=0, max_size=4))
 options = st.one_of(st.none(), st.lists(st.text(max_size=20), min_size=0, max_size=10))
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
-@given(prefix=texts, completion=texts)
-def test_format_terms_in_range(prefix, completion):
+@given(prefix=texts, completion=episodes, calls_made=st.sampled_from([None, True, False]))
+def test_format_terms_in_range(prefix, completion, calls_made):
     cfg = RewardConfig()
-    t = format_terms(completion, cfg, prefix=prefix)
+    t = format_terms(completion, cfg, prefix=prefix, calls_made=calls_made)
     assert 0.0 <= t.base <= 1.1 + 1e-9
     assert -0.3 - 1e-9 <= t.anchor <= 0.7 + 1e-9
     assert 0.0 <= format_score(t.base, t.anchor, cfg) <= 1.0
@@ -68,7 +70,7 @@ def test_iou_in_range_and_equals_hull_iou(xs):
 @SETTINGS
 @given(
     prefix=texts,
-    completion=texts,
+    completion=episodes,
     counts=st.tuples(*[st.integers(-3, 10)] * 3),
     acc=st.floats(-1, 2, allow_nan=False),
 )

@@ -128,3 +128,18 @@ def test_final_answer_is_the_last_turns():
 )
 def test_compose_by_question_type(qtype, completion, gold, acc):
     assert compose("", completion, None, gold, qtype).acc == pytest.approx(acc)
+
+
+def test_compose_takes_the_turns_of_an_episode():
+    """Issue 14.2: the turn boundary is explicit; an earlier tool turn's answer earns nothing."""
+    tool_turn = "<think>Look at the start first.</think><answer>A</answer>" + CALL
+    final = "<think>The start shows a dog.</think>"
+    ex = ToolExecutionSummary(parseable_calls=1, executed_ok=1)
+    r = compose("", [tool_turn, final], ex, "A", "mcq", ["a dog", "a cat"])
+    assert r.acc == 0.0  # the final turn holds no answer
+    assert r.fmt_base == pytest.approx(0.2 + 0.3 + 0.1) and r.anchor == pytest.approx(0.4)
+    answered = compose("", [tool_turn, final + "<answer>B</answer>"], ex, "B", "mcq", ["x", "y"])
+    assert answered.acc == 1.0
+    assert answered.fmt_base == pytest.approx(1.1) and answered.anchor == pytest.approx(0.7)
+    # the same episode joined into one string would have read turn 0's answer
+    assert compose("", tool_turn + final, ex, "A", "mcq").fmt_base == pytest.approx(1.1)

@@ -28,6 +28,7 @@ from paravt.rewards.format import (
     format_reward,
     format_score,
     format_terms,
+    open_think_turns,
     scored_text,
 )
 from paravt.rewards.token_anchor import ANCHOR_TAGS, anchor_positions, anchor_token_bonus
@@ -56,6 +57,7 @@ __all__ = [
     "format_terms",
     "mcq_gold_letter",
     "oe_tokens",
+    "open_think_turns",
     "parse_span",
     "scored_text",
     "temporal_iou",

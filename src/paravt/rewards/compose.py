@@ -4,9 +4,13 @@ R = R_acc + format_weight · R_fmt + R_tool  (PROTOCOL §5), where R_fmt already
 λ_anchor · anchor. ``RewardBreakdown.anchor`` is the raw anchor term (before λ) so the logs show
 whether the model closes its reasoning, independently of the weight.
 
+Turns are explicit: pass the completion as one text per generated turn (``[t.text for t in
+record.turns]``), so R_fmt's answer terms read the final turn and each turn's pre-fill counts once.
+A single string is one turn (tests, external callers).
+
 Which answer is scored: pass ``answer`` (the engine record's final answer, ``prediction``) when you
-have it. Without it the answer is read from the completion's last turn: the text after the last
-``</tool_response>`` if any, else from the last ``<answer>`` onward, else the whole completion, then
+have it. Without it the answer is read from the last turn: the text after its last
+``</tool_response>`` if any, else from its last ``<answer>`` onward, else the whole turn, then
 PROTOCOL §4 extraction — so an ``<answer>`` written in an earlier tool turn does not count.
 """
 
@@ -19,7 +23,7 @@ from typing import Any
 from paravt.rewards.answers import accuracy
 from paravt.rewards.config import RewardConfig
 from paravt.rewards.format import format_score, format_terms
-from paravt.rewards.tool import tool_reward
+from paravt.rewards.tool import ToolExecutionSummary, tool_reward
 
 __all__ = ["RewardBreakdown", "compose", "final_answer_text"]
 
@@ -53,7 +57,7 @@ def final_answer_text(completion: str) -> str:
 
 def compose(
     prefix: str | None,
-    completion: str | None,
+    completion: str | Sequence[str] | None,
     execution: Any,
     gold: Any,
     question_type: str,
@@ -62,14 +66,19 @@ def compose(
     answer: str | None = None,
 ) -> RewardBreakdown:
     """The reward of one episode. ``prefix`` is the assistant pre-fill (e.g. ``"<think>\\n"``),
-    ``completion`` every generated turn's text, ``execution`` its tool execution counts."""
+    ``completion`` the generated turns' texts (a list, one per turn; a string is one turn),
+    ``execution`` its tool execution counts."""
     cfg = cfg or RewardConfig()
-    completion = completion if isinstance(completion, str) else ""
-    prediction = answer if answer is not None else final_answer_text(completion)
+    if isinstance(completion, (list, tuple)):
+        turns = [t if isinstance(t, str) else "" for t in completion] or [""]
+    else:
+        turns = [completion if isinstance(completion, str) else ""]
+    prediction = answer if answer is not None else final_answer_text(turns[-1])
     acc = accuracy(prediction, gold, question_type, options, oe_metric=cfg.oe_metric)
-    terms = format_terms(completion, cfg, prefix=prefix or "")
+    ex = ToolExecutionSummary.of(execution)
+    terms = format_terms(turns, cfg, prefix=prefix or "", calls_made=ex.called)
     fmt = format_score(terms.base, terms.anchor, cfg)
-    tool = tool_reward(execution, acc, cfg)
+    tool = tool_reward(ex, acc, cfg)
     total = acc + cfg.format_weight * fmt + tool
     return RewardBreakdown(
         acc=acc, fmt=fmt, anchor=terms.anchor, tool=tool, total=total, fmt_base=terms.base

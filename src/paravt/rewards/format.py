@@ -7,34 +7,49 @@ GRPO nothing to learn from. Here the pre-filled text is part of the scored text;
 passes a whole rendered prompt, only what follows its last ``<|im_start|>assistant`` header counts
 (the system prompt's own examples of tags must not).
 
+Turns: an episode is scored as the list of its generated turns (``EpisodeRecord.turns``, each
+text with its own pre-fill), never as one guessed-apart string. Tags pair up inside a turn; the
+answer terms and the flow read the **final** turn; the other terms look at every turn.
+
 Terms (constants in :class:`~paravt.rewards.config.RewardConfig`):
 
 =====================  =====  ==============================================================
-base: think            +0.2   a closed ``<think>…</think>`` with ≥ ``think_min_chars`` chars
-base: answer           +0.3   the last ``<answer>`` holds at least one letter or digit
+base: think            +0.2   a ``<think>`` with ≥ ``think_min_chars`` chars, closed or not
+                              (an unclosed one is penalised by the anchor's −0.3 instead)
+base: answer           +0.3   the final turn's last ``<answer>`` holds a letter or digit
 base: answer_close     +0.2   ... and is closed by ``</answer>``
-base: think_before     +0.3   a ``<think>`` comes before the first tool call (0 with no call)
-base: balanced         +0.1   every tag opens before it closes, never nests, all closed —
-                              and at least one pair exists (plain text earns nothing)
-anchor: close          +0.4   a ``</think>`` closes an open ``<think>``
-anchor: flow           +0.3   ``<think>`` → ``</think>`` → ``<answer>`` non-empty ``</answer>``
-anchor: unclosed       −0.3   a ``<think>`` is never closed
+base: think_before     +0.3   a ``<think>`` comes before the first call the parser accepted
+                              outside ``<think>``; 0 when R_tool sees no call
+base: balanced         +0.1   in every turn each tag opens before it closes, never nests, all
+                              closed — and at least one pair exists (plain text earns nothing)
+anchor: close          +0.4   a ``</think>`` closes an open ``<think>`` (in any turn)
+anchor: flow           +0.3   final turn: ``<think>`` → ``</think>`` → non-empty closed answer
+anchor: unclosed       −0.3   some turn leaves a ``<think>`` open
 =====================  =====  ==============================================================
 
 R_fmt = clip(base + anchor_lambda · anchor, 0, 1). The empty-tag exploit
 ``<think></think><answer></answer>`` earns no answer credit (answer, answer_close and flow need a
 non-empty answer); it keeps what its structure is worth — closing the think (+0.4·λ) and
-balanced tags (+0.1).
+balanced tags (+0.1). An empty ``<tool_call></tool_call>``, or a call written inside
+``<think>``, is no call: it earns no think-before-call credit.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from paravt.rewards.config import RewardConfig
 
-__all__ = ["FormatTerms", "format_reward", "format_score", "format_terms", "scored_text"]
+__all__ = [
+    "FormatTerms",
+    "format_reward",
+    "format_score",
+    "format_terms",
+    "open_think_turns",
+    "scored_text",
+]
 
 _TAG = re.compile(r"<(/?)(think|answer|tool_call|tool_code|tool_response)>")
 _WORD = re.compile(r"[^\W_]")
@@ -81,14 +96,30 @@ def scored_text(prefix: str | None, completion: str | None) -> str:
     return prefix + completion
 
 
-def format_terms(text: str, cfg: RewardConfig | None = None, prefix: str = "") -> FormatTerms:
-    """All format terms of ``prefix + text``. Never raises on any string."""
-    cfg = cfg or RewardConfig()
-    text = scored_text(prefix, text if isinstance(text, str) else "")
-    tags = [(m.start(), m.end(), m.group(2), m.group(1) == "/") for m in _TAG.finditer(text)]
+def _turn_texts(completion: str | Sequence[str] | None, prefix: str | None) -> list[str]:
+    """The scored text of each turn. A string is one turn; a sequence holds one text per
+    generated turn (``EpisodeRecord.turns``), each scored with its own pre-fill counted once."""
+    if isinstance(completion, (list, tuple)):
+        texts = [t if isinstance(t, str) else "" for t in completion] or [""]
+    else:
+        texts = [completion if isinstance(completion, str) else ""]
+    return [scored_text(prefix, t) for t in texts]
 
-    # <think> pairs (a closer closes the most recent open think) and openers left open
-    # (open_start, open_end, close_start, close_end)
+
+@dataclass(frozen=True)
+class _TurnTags:
+    """The structural tags of one turn's scored text and what they pair up into."""
+
+    text: str
+    tags: list[tuple[int, int, str, bool]]  # (start, end, name, closing)
+    think_pairs: list[tuple[int, int, int, int]]  # (open_start, open_end, close_start, close_end)
+    open_thinks: list[tuple[int, int]]  # openers never closed in this turn
+    answers: list[tuple[int, int, bool, bool]]  # (open_start, open_end, closed, non-empty)
+
+
+def _turn_tags(text: str) -> _TurnTags:
+    tags = [(m.start(), m.end(), m.group(2), m.group(1) == "/") for m in _TAG.finditer(text)]
+    # a closer closes the most recent open think of the same turn
     think_pairs: list[tuple[int, int, int, int]] = []
     open_thinks: list[tuple[int, int]] = []
     for start, end, name, closing in tags:
@@ -99,13 +130,8 @@ def format_terms(text: str, cfg: RewardConfig | None = None, prefix: str = "") -
         elif open_thinks:
             o_start, o_end = open_thinks.pop()
             think_pairs.append((o_start, o_end, start, end))
-    substantive = any(
-        len(_TAG.sub("", text[oe:cs]).strip()) >= cfg.think_min_chars
-        for _, oe, cs, _ in think_pairs
-    )
-
-    # answers: (open_start, open_end, closed, non-empty); an opener is closed when the next
-    # answer tag after it is a closer; otherwise its body runs to the next opener or the end
+    # an answer opener is closed when the next answer tag after it is a closer; otherwise its
+    # body runs to the next opener or the end
     answers: list[tuple[int, int, bool, bool]] = []
     answer_tags = [t for t in tags if t[2] == "answer"]
     for k, (start, end, _, closing) in enumerate(answer_tags):
@@ -115,32 +141,86 @@ def format_terms(text: str, cfg: RewardConfig | None = None, prefix: str = "") -
         body = text[end : nxt[0]] if nxt else text[end:]
         closed = bool(nxt and nxt[3])
         answers.append((start, end, closed, bool(_WORD.search(_TAG.sub("", body)))))
-    last = answers[-1] if answers else None
+    return _TurnTags(text, tags, think_pairs, open_thinks, answers)
+
+
+def _substantive(turn: _TurnTags, min_chars: int) -> bool:
+    """A think of ≥ ``min_chars`` characters, closed or not. A never-closed think's reasoning
+    runs to the next structural tag (or the end of the turn): what the model wrote after it
+    moved on to a call or an answer is not reasoning."""
+    text = turn.text
+    if any(len(_TAG.sub("", text[oe:cs]).strip()) >= min_chars for _, oe, cs, _ in turn.think_pairs):
+        return True
+    for _, o_end in turn.open_thinks:
+        nxt = _TAG.search(text, o_end)
+        if len(text[o_end : nxt.start() if nxt else len(text)].strip()) >= min_chars:
+            return True
+    return False
+
+
+def _think_before_first_call(turns: list[_TurnTags]) -> bool:
+    """A ``<think>`` opener precedes the first call the parser accepted (outside ``<think>``,
+    well-formed, known tool): in an earlier turn or earlier in the same turn."""
+    # the turn grammar lives in agent.parser for now; it will move to a lower module
+    from paravt.agent.parser import parse_turn
+
+    thought = False
+    for turn in turns:
+        calls = parse_turn(turn.text).calls
+        if calls:
+            first = min(c.span[0] for c in calls)
+            return thought or any(s < first for s, _, n, c in turn.tags if n == "think" and not c)
+        thought = thought or any(n == "think" and not c for _, _, n, c in turn.tags)
+    return False
+
+
+def format_terms(
+    text: str | Sequence[str],
+    cfg: RewardConfig | None = None,
+    prefix: str = "",
+    calls_made: bool | None = None,
+) -> FormatTerms:
+    """All format terms of an episode. Never raises on any input.
+
+    ``text`` is one string (one turn) or one text per generated turn; ``prefix`` is the
+    assistant pre-fill of every turn (counted once per turn, see :func:`scored_text`).
+    ``calls_made`` is R_tool's notion of "a call exists" (``ToolExecutionSummary.called``):
+    ``False`` zeroes the think-before-call term whatever the text says; ``None`` reads it from
+    the text alone.
+    """
+    cfg = cfg or RewardConfig()
+    turns = [_turn_tags(t) for t in _turn_texts(text, prefix)]
+    final = turns[-1]
+
+    # the answer terms and the flow read the final turn: an earlier tool turn's answer is not
+    # the episode's answer (PROTOCOL §4)
+    last = final.answers[-1] if final.answers else None
     answer_ok = bool(last and last[3])
     answer_closed = bool(answer_ok and last[2])
-
-    call_starts = [s for s, _, n, c in tags if n in ("tool_call", "tool_code") and not c]
-    think_starts = [s for s, _, n, c in tags if n == "think" and not c]
-    think_before = bool(call_starts and think_starts and think_starts[0] < call_starts[0])
-
-    balanced = bool(tags) and _balanced(tags)
-
     flow = any(
         a_start > cs and a_ok and closed
-        for (_, _, cs, _) in think_pairs
-        for (a_start, _, closed, a_ok) in answers
+        for (_, _, cs, _) in final.think_pairs
+        for (a_start, _, closed, a_ok) in final.answers
     )
+    think_before = calls_made is not False and _think_before_first_call(turns)
+    balanced = any(t.tags for t in turns) and all(_balanced(t.tags) for t in turns)
 
     return FormatTerms(
-        think=cfg.think_bonus if substantive else 0.0,
+        think=cfg.think_bonus if any(_substantive(t, cfg.think_min_chars) for t in turns) else 0.0,
         answer=cfg.answer_bonus if answer_ok else 0.0,
         answer_close=cfg.answer_close_bonus if answer_closed else 0.0,
         think_before_call=cfg.think_before_call_bonus if think_before else 0.0,
         balanced=cfg.balanced_bonus if balanced else 0.0,
-        anchor_close=cfg.anchor_close if think_pairs else 0.0,
+        anchor_close=cfg.anchor_close if any(t.think_pairs for t in turns) else 0.0,
         anchor_flow=cfg.anchor_flow if flow else 0.0,
-        anchor_unclosed=cfg.anchor_unclosed if open_thinks else 0.0,
+        anchor_unclosed=cfg.anchor_unclosed if any(t.open_thinks for t in turns) else 0.0,
     )
+
+
+def open_think_turns(text: str | Sequence[str], prefix: str = "") -> list[bool]:
+    """For each turn (as :func:`format_terms` splits them): does it leave a ``<think>`` open?
+    The token-level anchor puts its penalty on those turns."""
+    return [bool(_turn_tags(t).open_thinks) for t in _turn_texts(text, prefix)]
 
 
 def _balanced(tags: list[tuple[int, int, str, bool]]) -> bool:
@@ -161,8 +241,9 @@ def format_score(base: float, anchor: float, cfg: RewardConfig | None = None) ->
 
 
 def format_reward(
-    text: str, cfg: RewardConfig | None = None, prefix: str = ""
+    text: str | Sequence[str], cfg: RewardConfig | None = None, prefix: str = ""
 ) -> tuple[float, float]:
-    """``(fmt_base, anchor)`` of ``prefix + text``; combine them with :func:`format_score`."""
+    """``(fmt_base, anchor)`` of an episode (see :func:`format_terms`); combine them with
+    :func:`format_score`."""
     terms = format_terms(text, cfg, prefix)
     return terms.base, terms.anchor

@@ -30,6 +30,12 @@ class ToolExecutionSummary:
     executed_ok: int = 0  # calls whose window decoded and came back to the model
     errors: int = 0  # calls that ended in a tool error (parse, argument or decode)
 
+    @property
+    def called(self) -> bool:
+        """"A call exists": one parsed or executed. The one notion R_tool and R_fmt's
+        think-before-call term share."""
+        return self.executed_ok > 0 or self.parseable_calls > 0
+
     @classmethod
     def of(cls, counts: Any) -> ToolExecutionSummary:
         """From any object or mapping with these field names (``EpisodeRecord.tool_counts``)."""
@@ -63,7 +69,7 @@ def tool_reward(execution: Any, acc: float, cfg: RewardConfig | None = None) -> 
         level = cfg.tool_parseable
     else:
         level = 0.0
-    called = ex.executed_ok > 0 or ex.parseable_calls > 0
+    called = ex.called
     try:
         correct = float(acc) >= cfg.tool_correct_threshold
     except (TypeError, ValueError):
