@@ -305,3 +305,46 @@ def test_bad_episode_input_is_a_typed_error_naming_it(pancake, kwargs, needle):
     with pytest.raises(UserError, match="episode 'bad'") as err:
         EpisodeInput("bad", pancake, "Q?", OPTIONS, **kwargs)
     assert needle in str(err.value)
+
+
+def test_think_prefix_prefills_every_main_turn_as_prompt(q3_processor, pancake):
+    """Issue 14.5: the reference pre-fills ``<think>\\n`` at every main-agent turn, the forced
+    answer included. The pre-fill is prompt (mask 0), each turn's text holds it exactly once, and
+    the stream is still the template's rendering of the conversation."""
+    from paravt.rewards import format_terms, scored_text
+
+    prefix = "<think>\n"
+    script = [
+        "Check the start.</think>" + call(0, 2),
+        "Now the end.</think>" + call(3, 5),
+        "Enough seen.</think><answer>A</answer>",
+    ]
+    backend = ScriptedBackend(script, processor=q3_processor)
+    cfg = small_config(think_prefix=prefix, max_turns=2)
+    [rec] = EpisodeEngine(backend, cfg).run([EpisodeInput("p", pancake, "What?", OPTIONS)])
+    assert rec.status == "ok", rec.error
+    assert rec.forced and len(rec.turns) == 3 and rec.prediction == "A"
+    codec = backend.codec
+    requests = [r for batch in backend.batches for r in batch if r.role == "main"]
+    assert [r.prefill for r in requests] == [prefix] * 3
+    for req in requests:  # every turn's context ends in the generation prompt + the pre-fill
+        assert codec.decode(req.prompt_ids).endswith("<|im_start|>assistant\n" + prefix)
+    # the pre-fill tokens are prompt: each generated run starts right after them, unmasked
+    prefix_ids = codec.encode_text(prefix)
+    runs = []
+    for i, (m, prev) in enumerate(zip(rec.loss_mask, [0] + rec.loss_mask)):
+        if m and not prev:
+            runs.append(i)
+    assert len(runs) == 3
+    for start in runs:
+        assert rec.token_ids[start - len(prefix_ids) : start] == prefix_ids
+        assert not any(rec.loss_mask[start - len(prefix_ids) : start])
+    assert sum(rec.loss_mask) == sum(len(codec.encode_text(t)) + 1 for t in script)
+    assert_stream_matches_template(rec, codec)
+    # each turn's text holds its pre-fill exactly once, and the reward does not add another
+    texts = [t.text for t in rec.turns]
+    assert texts == [prefix + t for t in script]
+    assert all(scored_text(prefix, t) == t for t in texts)
+    terms = format_terms(texts, prefix=prefix)
+    assert terms == format_terms(texts) and terms.anchor_unclosed == 0.0
+    assert terms.balanced > 0 and terms.anchor_flow > 0

@@ -325,7 +325,10 @@ class EpisodeEngine:
         for ep in active:
             forced = ep.turn >= cfg.max_turns  # every tool round used: answer now
             max_new = cfg.forced_tokens(ep.input.question_type) if forced else cfg.max_new_tokens
-            prefill = cfg.think_prefix if ep.turn == 0 else ""
+            # every main-agent turn continues the pre-fill (the forced answer too, as the
+            # reference does); it is prompt, never generated: turn 0 has it in the prompt ids,
+            # later turns at the end of the tool-turn delta (_tool_turn)
+            prefill = cfg.think_prefix
             requests.append(
                 self._request(ep.input.id, ep.turn, "main", ep.ctx, max_new, forced, prefill)
             )
@@ -571,7 +574,9 @@ class EpisodeEngine:
             if self.codec is not None:
                 grids = [it.grid_thw for it in new_items]
                 msgs = messages if self.codec.wraps_tool_response else _wrap_tool_text(messages)
-                ids = self.codec.turn_delta_ids(msgs, grids, closed_by_model=ep.last_closed)
+                ids = self.codec.turn_delta_ids(
+                    msgs, grids, closed_by_model=ep.last_closed, prefill=cfg.think_prefix
+                )
                 ep.ctx.extend(ids, generated=False)
                 rec.turns[-1].tool_tokens = len(ids)
         except Exception as e:  # noqa: BLE001 - one episode's template trouble stays its own
