@@ -43,15 +43,15 @@ def test_bonus_vector(tokenizer):
     bonus = anchor_token_bonus(ids, tokenizer, values)
     assert len(bonus) == len(ids)
     by_id = {tokenizer.convert_tokens_to_ids(t): v for t, v in values.items()}
+    first = {ids.index(t) for t in by_id}  # one turn: only each tag's first occurrence counts
     for i, t in enumerate(ids):
-        assert bonus[i] == pytest.approx(by_id.get(t, 0.0))
-    assert sum(bonus) == pytest.approx(2 * 0.1 + 0.05 + 0.02 + 2 * 0.03)
+        assert bonus[i] == pytest.approx(by_id[t] if i in first else 0.0)
+    assert sum(bonus) == pytest.approx(0.1 + 0.05 + 0.02 + 0.03)
     # a zero value switches a tag off; defaults are the config's
     off = anchor_token_bonus(ids, tokenizer, {**values, "</think>": 0.0})
-    assert sum(off) == pytest.approx(0.05 + 0.02 + 2 * 0.03)
+    assert sum(off) == pytest.approx(0.05 + 0.02 + 0.03)
     assert sum(anchor_token_bonus(ids, tokenizer)) == pytest.approx(
-        2 * DEFAULT_TOKEN_ANCHOR_VALUES["</think>"] + DEFAULT_TOKEN_ANCHOR_VALUES["<answer>"]
-        + DEFAULT_TOKEN_ANCHOR_VALUES["</answer>"] + 2 * DEFAULT_TOKEN_ANCHOR_VALUES["</tool_call>"]
+        sum(DEFAULT_TOKEN_ANCHOR_VALUES.values())
     )
 
 
@@ -71,3 +71,43 @@ def test_no_tags_and_empty_input(tokenizer):
     assert anchor_token_bonus(ids, tokenizer) == [0.0] * len(ids)
     assert anchor_token_bonus([], tokenizer) == []
     assert anchor_positions([], tokenizer) == {t: [] for t in ANCHOR_TAGS}
+
+
+def test_repetition_earns_nothing_more(tokenizer):
+    """Issue 14.4: the first occurrence of each tag per turn is credited, repeats are not."""
+    once = tokenizer.encode("I see it.</think><answer>B</answer>", add_special_tokens=False)
+    many = tokenizer.encode(
+        "I see it.</think></think></think></think><answer>B</answer></answer>",
+        add_special_tokens=False,
+    )
+    assert sum(anchor_token_bonus(many, tokenizer)) == pytest.approx(
+        sum(anchor_token_bonus(once, tokenizer))
+    )
+    close = tokenizer.convert_tokens_to_ids("</think>")
+    bonus = anchor_token_bonus(many, tokenizer)
+    credited = [i for i, t in enumerate(many) if t == close and bonus[i]]
+    assert credited == [many.index(close)]
+
+
+def test_first_occurrence_per_turn_and_unclosed_penalty(tokenizer):
+    turn0 = tokenizer.encode("Look.</think></think>", add_special_tokens=False)
+    tool = tokenizer.encode("<tool_response>x</tool_response>", add_special_tokens=False)
+    turn1 = tokenizer.encode("Still looking and never closing", add_special_tokens=False)
+    turn2 = tokenizer.encode("Done.</think><answer>B</answer>", add_special_tokens=False)
+    ids = turn0 + tool + turn1 + tool + turn2
+    a = len(turn0) + len(tool)
+    b = a + len(turn1) + len(tool)
+    spans = [(0, len(turn0)), (a, a + len(turn1)), (b, b + len(turn2))]
+    v = DEFAULT_TOKEN_ANCHOR_VALUES
+    bonus = anchor_token_bonus(ids, tokenizer, turns=spans, open_think=[False, True, False])
+    close = tokenizer.convert_tokens_to_ids("</think>")
+    # turn 0: its first </think> only; turn 2: its own first </think>, <answer>, </answer>
+    assert bonus[turn0.index(close)] == pytest.approx(v["</think>"])
+    assert sum(bonus[: len(turn0)]) == pytest.approx(v["</think>"])
+    assert sum(bonus[b:]) == pytest.approx(v["</think>"] + v["<answer>"] + v["</answer>"])
+    # turn 1 leaves its (pre-filled) think open: the penalty sits on its last token
+    assert bonus[a + len(turn1) - 1] == pytest.approx(-v["</think>"])
+    assert sum(bonus[a : a + len(turn1)]) == pytest.approx(-v["</think>"])
+    # one turn over the whole sequence (the default) credits each tag once in all
+    whole = anchor_token_bonus(ids, tokenizer)
+    assert sum(whole) == pytest.approx(v["</think>"] + v["<answer>"] + v["</answer>"])

@@ -21,10 +21,12 @@ def test_rewards_see_the_think_prefix_exactly_once(smoke_run):
     for ro in probe.rollouts:
         for rec, b in zip(ro["records"], ro["breakdowns"]):
             prefix = rec.prefix
-            assert prefix == "<think>\n" and rec.completion_text.startswith(prefix)
-            generated = rec.completion_text[len(prefix) :]  # the model's own text, every turn
-            text = scored_text(prefix, rec.completion_text)
-            assert text.count("<think>") == 1 + generated.count("<think>")
+            texts = [t.text for t in rec.turns]
+            assert prefix == "<think>\n" and len(texts) > 1
+            assert all(t.startswith(prefix) for t in texts)  # every turn was pre-filled
+            generated = [t[len(prefix) :] for t in texts]  # the model's own text, per turn
+            for text, gen in zip(texts, generated):
+                assert scored_text(prefix, text).count("<think>") == 1 + gen.count("<think>")
             tc = rec.tool_counts
             execution = ToolExecutionSummary(tc.parseable_calls, tc.executed_ok, tc.errors)
             once = compose(
@@ -37,16 +39,37 @@ def test_rewards_see_the_think_prefix_exactly_once(smoke_run):
                 cfg,
                 answer=rec.prediction if rec.prediction is not None else "",
             )
-            assert b.to_dict() == once.to_dict()  # what trained == prefix + generated, once
+            assert b.to_dict() == once.to_dict()  # what trained == prefix + generated, once a turn
             seen += 1
     assert seen
+
+
+def test_turn_spans_are_the_generated_runs_and_prefills_are_prompt(smoke_run):
+    """The trainer's turn boundaries come from the engine's counts; each later turn's pre-fill
+    sits in the tool-turn delta, outside the loss."""
+    from paravt.train.trainer import _turn_spans
+
+    _, _, probe = smoke_run
+    prefix_ids = probe.trainer._tokenizer.encode("<think>\n", add_special_tokens=False)
+    for ro in probe.rollouts:
+        for rec in ro["records"]:
+            mask = rec.loss_mask[rec.prompt_len :]
+            comp = rec.token_ids[rec.prompt_len :]
+            spans = _turn_spans(rec)
+            assert len(spans) == len(rec.turns) and spans[-1][1] == len(comp)
+            inside = [0] * len(comp)
+            for a, b in spans:
+                inside[a:b] = [1] * (b - a)
+            assert inside == mask
+            for a, _ in spans[1:]:
+                assert comp[a - len(prefix_ids) : a] == prefix_ids
+                assert not any(mask[a - len(prefix_ids) : a])
 
 
 def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
     _, _, probe = smoke_run
     trainer = probe.trainer
     tok = trainer._tokenizer
-    close = tok.convert_tokens_to_ids("</think>")
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
 
     def enc(text):
@@ -61,22 +84,30 @@ def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
     )
     ids = gen1 + tool + gen2
     mask = [1] * len(gen1) + [0] * len(tool) + [1] * len(gen2)
+    spans = [(0, len(gen1)), (len(gen1) + len(tool), len(ids))]
     width = len(ids) + 2
-    rows = [{"completion": ids, "ok": True}, {"completion": gen1, "ok": False}]
+    rows = [
+        {"completion": ids, "ok": True, "turns": spans, "open_think": [False, False]},
+        {"completion": gen1, "ok": False},
+        {"completion": ids, "ok": True, "turns": spans, "flat": True},
+    ]
     completion_ids = torch.tensor(
-        [ids + [pad, pad], gen1 + [pad] * (width - len(gen1))], dtype=torch.long
+        [ids + [pad, pad], gen1 + [pad] * (width - len(gen1)), ids + [pad, pad]], dtype=torch.long
     )
-    loss_mask = torch.tensor([mask + [0, 0], [0] * width])
+    loss_mask = torch.tensor([mask + [0, 0], [0] * width, mask + [0, 0]])
     bonus = trainer.token_anchor_bonus(rows, completion_ids, loss_mask)
-    full = torch.tensor(trainer._token_bonus(ids))
+    full = torch.tensor(trainer._token_bonus(ids, spans))
     m = torch.tensor(mask, dtype=torch.bool)
-    assert full[~m].abs().sum() > 0  # the tool turn does hold structural tags
+    assert full[~m].abs().sum() == 0  # turn spans hold only generated ids
     assert torch.equal(bonus[0, : len(ids)][m], full[m]) and full[m].abs().sum() > 0
+    v = trainer.para_args.token_anchor_values
+    assert float(bonus[0].sum()) == pytest.approx(v["</think>"] + v["<answer>"] + v["</answer>"])
     assert not bonus[0, : len(ids)][~m].any() and not bonus[0, len(ids) :].any()
     assert not bonus[1].any()
-    values = trainer.para_args.token_anchor_values
+    assert not bonus[2].any()  # a zero-variance group gets no token-level anchor
 
-    # In the real rollouts: every position outside the loss carries exactly the episode advantage.
+    # In the real rollouts: every position outside the loss carries exactly the episode
+    # advantage; inside, the bonus of the per-turn first-occurrence rule (none in a flat group).
     episodes = [
         json.loads(x) for x in (smoke_run[0] / "episodes" / "rank0.jsonl").read_text().splitlines()
     ]
@@ -84,13 +115,16 @@ def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
         base = [e["advantage"] for e in episodes if e["step"] == step]
         adv, mask = ro["advantages"], ro["tool_mask"]
         assert adv.dim() == 2 and len(base) == adv.shape[0]
-        for i, a in enumerate(base):
+        for i, (a, rec, flat) in enumerate(zip(base, ro["records"], ro["flat"])):
             outside = adv[i][mask[i] == 0]
             assert outside.numel() and torch.allclose(outside, torch.full_like(outside, a))
-            comp = ro["completion_ids"][i]
-            at_close = (comp == close) & (mask[i] == 1)
-            if at_close.any():
-                assert torch.allclose(adv[i][at_close], torch.tensor(a + values["</think>"]))
+            row = trainer._row_from_record(rec)
+            expected = torch.zeros(adv.shape[1])
+            if not flat:
+                b = trainer._token_bonus(row["completion"], row["turns"], row["open_think"])
+                expected[: len(b)] = torch.tensor(b)
+            expected = expected * mask[i]
+            assert torch.allclose(adv[i] - a, expected, atol=1e-6)
 
 
 def test_logged_zero_variance_share_k_histogram_and_kappa_match_the_episodes(smoke_run):
@@ -220,3 +254,30 @@ def test_workers_that_did_not_form_a_process_group_are_refused(
     check_process_group(2)  # joined: fine
     monkeypatch.delenv("WORLD_SIZE")
     check_process_group(1)  # plain python: fine
+
+
+def test_score_episode_passes_the_turns_so_only_the_final_turn_answers():
+    """Issue 14.2, end to end from the engine's record: turn 0 answered and called a tool, the
+    final turn did not answer; the answer terms must not read turn 0's answer."""
+    from paravt.agent.records import EpisodeRecord, TurnRecord
+    from paravt.rewards import RewardConfig
+    from paravt.train.trainer import ParaGRPOTrainer
+
+    call = (
+        '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}'
+        "</tool_call>"
+    )
+    rec = EpisodeRecord(
+        id="e", video="v.mp4", question="q", question_type="mcq", options=["a", "b"], gold="A",
+        mode="parallel", evidence="frames", prefix="<think>\n",
+    )
+    rec.turns = [
+        TurnRecord(index=0, text="<think>\nLook at the start.</think><answer>A</answer>" + call),
+        TurnRecord(index=1, text="<think>\nThe start shows it.</think>"),
+    ]
+    rec.token_ids = [1, 2, 3]
+    rec.tool_counts.parseable_calls = rec.tool_counts.executed_ok = 1
+    rec.prediction = "The start shows it."
+    b = ParaGRPOTrainer.score_episode(None, rec, RewardConfig())
+    assert b.fmt_base == pytest.approx(0.2 + 0.3 + 0.1)  # think, think before call, balanced
+    assert b.anchor == pytest.approx(0.4)  # closed, but no think → answer flow in the final turn

@@ -93,25 +93,35 @@ def test_frames_gating_same_k_within_a_group_different_across_prompts(smoke_run)
 
 
 def test_anchor_terms_nonzero_under_the_think_prefix(smoke_run):
+    from paravt.train.trainer import _turn_spans
+
     _, _, probe = smoke_run
     tok = probe.trainer._tokenizer
     think_close = tok.convert_tokens_to_ids("</think>")
+    structural = [tok.convert_tokens_to_ids(t) for t in ("</think>", "</tool_call>", "<answer>", "</answer>")]
     for ro in probe.rollouts:
         for rec, b in zip(ro["records"], ro["breakdowns"]):
             assert rec.prefix == "<think>\n" and rec.token_ids[rec.prompt_len - 1] != think_close
-            assert b.anchor > 0  # the forced turn closes the prefilled <think>
+            assert b.anchor > 0  # the forced first turn closes its pre-filled <think>
         adv = ro["advantages"]
         assert adv.dim() == 2  # token-level anchoring: per-token advantages
         comp = ro["completion_ids"]
-        at_close = comp == think_close
-        assert at_close.any() and (adv[at_close] != 0).all()
-        plain = (
-            (ro["tool_mask"] == 1) & ~at_close & (comp != tok.convert_tokens_to_ids("</tool_call>"))
-        )
-        plain &= comp != tok.convert_tokens_to_ids("<answer>")
-        plain &= comp != tok.convert_tokens_to_ids("</answer>")
+        plain = ro["tool_mask"] == 1
+        for t in structural:
+            plain &= comp != t
+        for i, rec in enumerate(ro["records"]):  # a turn's last token may carry the penalty
+            for _, end in _turn_spans(rec):
+                plain[i, end - 1] = False
         rows_adv = adv[:, :1].expand_as(adv)
         assert torch.equal(adv[plain], rows_adv[plain])  # the bonus sits only on structural tokens
+    # the forced first turn's </think> is credited wherever the group's rewards vary
+    credited = [
+        ro["advantages"][i][_turn_spans(rec)[0][0] : _turn_spans(rec)[0][1]]
+        for ro in probe.rollouts
+        for i, (rec, flat) in enumerate(zip(ro["records"], ro["flat"]))
+        if not flat
+    ]
+    assert credited and all(len(set(c.tolist())) > 1 for c in credited)
 
 
 def test_checkpoint_is_safetensors_and_reloads_with_from_pretrained(smoke_run):

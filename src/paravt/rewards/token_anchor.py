@@ -4,7 +4,9 @@ Why: the anchor term of R_fmt is one number per episode; GRPO spreads it over ev
 completion. Putting (part of) that credit on the very tokens that close the reasoning, open and
 close the answer, and close a tool call is our reading of "selective anchoring at structural token
 positions" (PROTOCOL §5). The trainer adds the vector to the advantages when
-``RewardConfig.token_anchor`` is on.
+``RewardConfig.token_anchor`` is on, and only in groups whose rewards vary: like the episode-level
+anchor term, it sharpens a comparison GRPO makes; it never creates a push where the group had
+none (docs/TRAIN.md, "Reward rules").
 
 How positions are found: from the tokenizer's own token strings (``convert_ids_to_tokens``), not
 by decoding and re-tokenizing. The strings are concatenated and each tag is searched for in that
@@ -77,18 +79,35 @@ def anchor_token_bonus(
     token_ids: Sequence[int],
     tokenizer: Any,
     values: Mapping[str, float] | None = None,
+    turns: Sequence[tuple[int, int]] | None = None,
+    open_think: Sequence[bool] = (),
 ) -> list[float]:
-    """A vector as long as ``token_ids``: ``values[tag]`` at each position of ``tag``, 0 elsewhere.
+    """A vector as long as ``token_ids``: the anchor credit placed on the structural tokens.
 
-    Defaults to :data:`~paravt.rewards.config.DEFAULT_TOKEN_ANCHOR_VALUES`. Pass the completion's
-    ids only (the prompt's own tags are not the model's doing).
+    The rule (one that repetition cannot farm): in each turn, the **first** occurrence of each tag
+    gets ``values[tag]``; later repeats get nothing. Each turn that leaves a ``<think>`` open
+    (``open_think[i]``, from :func:`~paravt.rewards.format.open_think_turns`) gets
+    ``-values["</think>"]`` on its last token — where the close should have been — mirroring the
+    anchor term's −0.3 for an unclosed think.
+
+    ``turns`` are ``(start, end)`` index ranges of each turn's generated ids inside ``token_ids``
+    (default: the whole sequence is one turn). Defaults to
+    :data:`~paravt.rewards.config.DEFAULT_TOKEN_ANCHOR_VALUES`. Pass the completion's ids only
+    (the prompt's own tags are not the model's doing).
     """
     values = DEFAULT_TOKEN_ANCHOR_VALUES if values is None else values
     bonus = [0.0] * len(token_ids)
     if not bonus:
         return bonus
+    spans = [(0, len(bonus))] if turns is None else list(turns)
     positions = anchor_positions(token_ids, tokenizer, [t for t, v in values.items() if v])
     for tag, where in positions.items():
-        for i in where:
-            bonus[i] += float(values[tag])
+        for start, end in spans:
+            first = next((i for i in where if start <= i < end), None)
+            if first is not None:
+                bonus[first] += float(values[tag])
+    penalty = -float(values.get("</think>", 0.0))
+    for (start, end), unclosed in zip(spans, open_think):
+        if unclosed and penalty and 0 <= start < end <= len(bonus):
+            bonus[end - 1] += penalty
     return bonus

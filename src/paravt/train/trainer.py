@@ -51,6 +51,7 @@ from trl.models import unwrap_model_for_generation
 from trl.trainer.utils import nanstd, pad
 
 from paravt.errors import ParavtError
+from paravt.rewards import open_think_turns
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.gating import gated_frames
 from paravt.train.metrics import episode_stats, step_metrics
@@ -80,6 +81,16 @@ def generation_sync(fsdp: bool, zero3: bool, gather_for_generation: bool) -> boo
 def _zero_stage(trainer) -> int:
     plugin = getattr(getattr(trainer.accelerator, "state", None), "deepspeed_plugin", None)
     return int(getattr(plugin, "zero_stage", 0) or 0) if plugin is not None else 0
+
+
+def _turn_spans(record) -> list[tuple[int, int]]:
+    """``(start, end)`` of each turn's generated ids in the completion (the stream after the
+    prompt), from the engine's own per-turn counts: turn i's generated ids, then its tool turn."""
+    spans, at = [], 0
+    for t in record.turns:
+        spans.append((at, at + int(t.generated_tokens)))
+        at += int(t.generated_tokens) + int(t.tool_tokens)
+    return spans
 
 
 def _row_image_tokens(ids: list[int] | torch.Tensor, image_pad_id: int) -> int:
@@ -315,7 +326,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         )
         return compose(
             record.prefix,
-            record.completion_text,
+            [t.text for t in record.turns],  # one text per turn: the final turn is explicit
             execution,
             record.gold,
             record.question_type,
@@ -325,26 +336,39 @@ class ParaGRPOTrainer(GRPOTrainer):
             answer=record.prediction if record.prediction is not None else "",
         )
 
-    def _token_bonus(self, completion_ids: list[int]) -> list[float]:
+    def _token_bonus(
+        self,
+        completion_ids: list[int],
+        turns: list[tuple[int, int]] | None = None,
+        open_think: list[bool] | tuple = (),
+    ) -> list[float]:
         from paravt.rewards import anchor_token_bonus
 
         return list(
             anchor_token_bonus(
-                completion_ids, self._tokenizer, dict(self.para_args.token_anchor_values)
+                completion_ids,
+                self._tokenizer,
+                dict(self.para_args.token_anchor_values),
+                turns=turns,
+                open_think=open_think,
             )
         )
 
     def token_anchor_bonus(
         self, rows: list[dict], completion_ids: torch.Tensor, loss_mask: torch.Tensor
     ) -> torch.Tensor:
-        """``(B, T)`` per-token bonus: ``token_anchor_values`` at the structural tokens the model
-        generated. A tag inside a tool turn, the forced-answer message or the padding is context,
-        not the model's doing, so ``loss_mask`` (generated ∧ not padding) zeroes it."""
+        """``(B, T)`` per-token bonus: per turn, ``token_anchor_values`` at the first occurrence of
+        each structural token the model generated, and the unclosed-think penalty at the end of a
+        turn that leaves ``<think>`` open (``anchor_token_bonus``). A row of a zero-variance group
+        (``flat``) gets none: GRPO leaves such a group alone, and so does the anchor. A tag inside
+        a tool turn, the forced-answer message or the padding is context, not the model's doing,
+        so ``loss_mask`` (generated ∧ not padding) zeroes it."""
         bonus = torch.zeros(completion_ids.shape, dtype=torch.float32, device=completion_ids.device)
         for i, r in enumerate(rows):
-            if not r["ok"]:
+            if not r["ok"] or r.get("flat"):
                 continue
-            b = self._token_bonus(r["completion"])[: completion_ids.size(1)]
+            b = self._token_bonus(r["completion"], r.get("turns"), r.get("open_think", ()))
+            b = b[: completion_ids.size(1)]
             bonus[i, : len(b)] = torch.tensor(b, dtype=torch.float32)
         return bonus * loss_mask.float()
 
@@ -397,6 +421,10 @@ class ParaGRPOTrainer(GRPOTrainer):
             "pixel_values": pv,
             "grid": grid,
             "ok": True,
+            # per turn: where its generated ids sit in the completion, and whether it leaves
+            # <think> open (the token-level anchor's first-occurrence rule and penalty)
+            "turns": _turn_spans(record),
+            "open_think": open_think_turns([t.text for t in record.turns], record.prefix or ""),
         }
 
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
@@ -438,14 +466,16 @@ class ParaGRPOTrainer(GRPOTrainer):
         local_adv = advantages[start : start + len(inputs)]
 
         # Rows: one per episode, then (optionally) one per sub-agent trajectory.
+        # ``flat``: the episode's group has zero reward variance (no token-level anchor there)
+        local_flat = zero_var[start : start + len(inputs)].tolist()
         rows, row_adv = [], []
-        for r, adv in zip(records, local_adv.tolist()):
-            rows.append(self._row_from_record(r))
+        for r, adv, flat in zip(records, local_adv.tolist(), local_flat):
+            rows.append(dict(self._row_from_record(r), flat=flat))
             row_adv.append(adv)
         if a.subagent_in_loss and a.evidence_mode == "subagent":
-            for r, adv in zip(records, local_adv.tolist()):
+            for r, adv, flat in zip(records, local_adv.tolist(), local_flat):
                 for sub in getattr(r, "subagents", []) or []:
-                    rows.append(self._row_from_record(sub))
+                    rows.append(dict(self._row_from_record(sub), flat=flat))
                     row_adv.append(adv)
         spg = self.args.steps_per_generation if mode == "train" else 1
         # TRL splits the batch evenly across accumulation steps: pad with no-loss rows
@@ -577,6 +607,7 @@ class ParaGRPOTrainer(GRPOTrainer):
                     "records": records,
                     "episode_inputs": ep_inputs,
                     "breakdowns": breakdowns,
+                    "flat": local_flat,
                     "advantages": adv.detach().cpu(),
                     "tool_mask": tool_mask.cpu(),
                     "completion_ids": completion_ids.cpu(),
