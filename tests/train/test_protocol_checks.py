@@ -268,8 +268,15 @@ def test_score_episode_passes_the_turns_so_only_the_final_turn_answers():
         "</tool_call>"
     )
     rec = EpisodeRecord(
-        id="e", video="v.mp4", question="q", question_type="mcq", options=["a", "b"], gold="A",
-        mode="parallel", evidence="frames", prefix="<think>\n",
+        id="e",
+        video="v.mp4",
+        question="q",
+        question_type="mcq",
+        options=["a", "b"],
+        gold="A",
+        mode="parallel",
+        evidence="frames",
+        prefix="<think>\n",
     )
     rec.turns = [
         TurnRecord(index=0, text="<think>\nLook at the start.</think><answer>A</answer>" + call),

@@ -98,7 +98,9 @@ def test_anchor_terms_nonzero_under_the_think_prefix(smoke_run):
     _, _, probe = smoke_run
     tok = probe.trainer._tokenizer
     think_close = tok.convert_tokens_to_ids("</think>")
-    structural = [tok.convert_tokens_to_ids(t) for t in ("</think>", "</tool_call>", "<answer>", "</answer>")]
+    structural = [
+        tok.convert_tokens_to_ids(t) for t in ("</think>", "</tool_call>", "<answer>", "</answer>")
+    ]
     for ro in probe.rollouts:
         for rec, b in zip(ro["records"], ro["breakdowns"]):
             assert rec.prefix == "<think>\n" and rec.token_ids[rec.prompt_len - 1] != think_close

@@ -149,7 +149,9 @@ def _substantive(turn: _TurnTags, min_chars: int) -> bool:
     runs to the next structural tag (or the end of the turn): what the model wrote after it
     moved on to a call or an answer is not reasoning."""
     text = turn.text
-    if any(len(_TAG.sub("", text[oe:cs]).strip()) >= min_chars for _, oe, cs, _ in turn.think_pairs):
+    if any(
+        len(_TAG.sub("", text[oe:cs]).strip()) >= min_chars for _, oe, cs, _ in turn.think_pairs
+    ):
         return True
     for _, o_end in turn.open_thinks:
         nxt = _TAG.search(text, o_end)

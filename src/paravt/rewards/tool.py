@@ -32,8 +32,8 @@ class ToolExecutionSummary:
 
     @property
     def called(self) -> bool:
-        """"A call exists": one parsed or executed. The one notion R_tool and R_fmt's
-        think-before-call term share."""
+        """Whether a call exists: one parsed or executed. R_tool and R_fmt's think-before-call
+        term share this one notion."""
         return self.executed_ok > 0 or self.parseable_calls > 0
 
     @classmethod

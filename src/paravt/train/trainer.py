@@ -15,10 +15,11 @@ DDP/FSDP/DeepSpeed, checkpointing, resume — is TRL's and HF Trainer's own code
   against its features (a mismatch is a bug, raised, never silently dropped as TRL does).
 - nFrames Gating: ``K = gated_frames(seed, prompt id, epoch)`` — a pure function, so the same on
   every rank holding a generation of the group.
-- Rewards: ``paravt.rewards.compose`` on think prefix + completion + execution record; the group
-  advantage is computed over all ranks (gathered), and with ``token_anchor`` the per-token anchor
-  bonus is added at the structural tokens' positions (advantages become ``(B, T)``, which TRL's loss
-  accepts).
+- Rewards: ``paravt.rewards.compose`` on the think prefix, one text per turn and the execution
+  record; the group advantage is computed over all ranks (gathered), and with ``token_anchor`` the
+  per-token anchor bonus (first structural token of each kind per turn, a penalty for a turn left
+  inside ``<think>``, none in zero-variance groups) is added to the advantages (which become
+  ``(B, T)``, which TRL's loss accepts).
 - Sub-agent trajectories (``evidence_mode="subagent"`` + ``subagent_in_loss``) are appended as extra
   rows carrying their episode's advantage.
 - PROTOCOL §5 metrics each step, to the trainer's loggers (and ``MetricsJsonl``).
