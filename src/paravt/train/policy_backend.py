@@ -19,6 +19,7 @@ import torch
 
 from paravt.agent.backends.hf import cut_at_stop, left_pad
 from paravt.agent.records import Generation, GenRequest
+from paravt.train.streams import mm_token_type_ids
 
 VISION_TOKENS = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
 
@@ -225,7 +226,7 @@ class PolicyBackend(TokenSampler):
                 ],
                 dim=0,
             )
-            kwargs["mm_token_type_ids"] = (kwargs["input_ids"] == self.image_pad_id).long()
+            kwargs["mm_token_type_ids"] = mm_token_type_ids(kwargs["input_ids"], self.image_pad_id)
         sampling = temperature > 0
         gen_kwargs = {
             "max_new_tokens": max_new,

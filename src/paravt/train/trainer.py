@@ -57,12 +57,9 @@ from paravt.train.config import ParaGRPOConfig
 from paravt.train.gating import gated_frames
 from paravt.train.metrics import episode_stats, step_metrics
 from paravt.train.policy_backend import PolicyBackend
+from paravt.train.streams import FeatureMismatchError, mm_token_type_ids, record_row
 
 logger = logging.getLogger(__name__)
-
-
-class FeatureMismatchError(ParavtError):
-    """A row's image-pad tokens do not match its vision features (would corrupt the loss)."""
 
 
 def para_reward(prompts=None, completions=None, **kwargs):
@@ -92,11 +89,6 @@ def _turn_spans(record) -> list[tuple[int, int]]:
         spans.append((at, at + int(t.generated_tokens)))
         at += int(t.generated_tokens) + int(t.tool_tokens)
     return spans
-
-
-def _row_image_tokens(ids: list[int] | torch.Tensor, image_pad_id: int) -> int:
-    t = torch.as_tensor(ids)
-    return int((t == image_pad_id).sum())
 
 
 class ParaGRPOTrainer(GRPOTrainer):
@@ -388,45 +380,15 @@ class ParaGRPOTrainer(GRPOTrainer):
         }
 
     def _row_from_record(self, record) -> dict:
-        ok = (
-            getattr(record, "status", "ok") == "ok"
-            and len(record.token_ids) > record.prompt_len > 0
-        )
-        if not ok:
+        """The record's row (``paravt.train.streams.record_row``), or a no-loss row; with, per
+        turn, where its generated ids sit in the completion and whether it leaves ``<think>`` open
+        (the token-level anchor's first-occurrence rule and penalty)."""
+        row = record_row(record, self._image_pad, self._merge)
+        if row is None:
             return self._no_loss_row()
-        p = record.prompt_len
-        mask = [int(m) for m in record.loss_mask[p:]]
-        logps = list(record.logprobs[p:]) if record.logprobs else [0.0] * len(mask)
-        grid = record.image_grid_thw
-        pv = record.pixel_values
-        if grid is not None:
-            grid = torch.as_tensor(grid).reshape(-1, 3).long()
-            features = int(grid.prod(-1).sum()) // self._merge
-            tokens = _row_image_tokens(record.token_ids, self._image_pad)
-            if tokens != features:
-                raise FeatureMismatchError(
-                    f"episode {record.id}: {tokens} image-pad tokens but {features} vision features "
-                    f"({len(grid)} images); the loss forward would misalign frames and tokens"
-                )
-            if len(grid) == 0:
-                grid, pv = None, None
-        elif _row_image_tokens(record.token_ids, self._image_pad):
-            raise FeatureMismatchError(
-                f"episode {record.id}: image-pad tokens but no image features"
-            )
-        return {
-            "prompt": list(record.token_ids[:p]),
-            "completion": list(record.token_ids[p:]),
-            "mask": mask,
-            "logps": logps,
-            "pixel_values": pv,
-            "grid": grid,
-            "ok": True,
-            # per turn: where its generated ids sit in the completion, and whether it leaves
-            # <think> open (the token-level anchor's first-occurrence rule and penalty)
-            "turns": _turn_spans(record),
-            "open_think": open_think_turns([t.text for t in record.turns], record.prefix or ""),
-        }
+        row["turns"] = _turn_spans(record)
+        row["open_think"] = open_think_turns([t.text for t in record.turns], record.prefix or "")
+        return row
 
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
         device = self.accelerator.device
@@ -512,7 +474,9 @@ class ParaGRPOTrainer(GRPOTrainer):
             forward_kwargs["image_grid_thw"] = torch.cat(
                 [r["grid"] for r in rows if r["grid"] is not None]
             ).to(device)
-            forward_kwargs["mm_token_type_ids"] = (prompt_completion_ids == self._image_pad).long()
+            forward_kwargs["mm_token_type_ids"] = mm_token_type_ids(
+                prompt_completion_ids, self._image_pad
+            )
             rows_needed = int(forward_kwargs["image_grid_thw"].prod(-1).sum())
             if rows_needed != forward_kwargs["pixel_values"].shape[0]:
                 raise FeatureMismatchError(

@@ -1,0 +1,73 @@
+"""An episode record as a training row: the one place where a record becomes ids, mask and images.
+
+Both trainers read the engine's token-in/token-out record the same way: ``paravt train``
+(PARA-GRPO, ``ParaGRPOTrainer``) weighs the generated tokens with an advantage, ``paravt sft``
+(``paravt.train.sft``) imitates them. Keeping the cut in one function means the two cannot drift:
+the prompt is everything before the first generated token (think prefix included), the
+completion is the rest (generated ids and tool-turn ids), and the mask is the engine's loss mask
+over the completion — 1 exactly on generated ids.
+
+The image-pad count of the stream is checked against the record's vision grids here: a mismatch
+would silently shift every frame against its tokens in the loss forward.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from paravt.errors import ParavtError
+
+
+class FeatureMismatchError(ParavtError):
+    """A row's image-pad tokens do not match its vision features (would corrupt the loss)."""
+
+
+def image_pad_count(ids: list[int] | torch.Tensor, image_pad_id: int) -> int:
+    """How many image-pad tokens ``ids`` holds."""
+    return int((torch.as_tensor(ids) == image_pad_id).sum())
+
+
+def mm_token_type_ids(input_ids: torch.Tensor, image_pad_id: int) -> torch.Tensor:
+    """1 at image-pad positions, 0 elsewhere: what Qwen-VL's M-RoPE reads to place the frames."""
+    return (input_ids == image_pad_id).long()
+
+
+def record_row(record: Any, image_pad_id: int, merge: int) -> dict | None:
+    """``{"prompt", "completion", "mask", "logps", "pixel_values", "grid", "ok"}`` of one record,
+    or None when the record has nothing to learn from (an errored episode, no generated token).
+
+    ``merge`` is the processor's ``merge_size ** 2`` (image-pad tokens per vision feature row).
+    Raises ``FeatureMismatchError`` when the stream's image pads and the grids disagree.
+    """
+    ok = getattr(record, "status", "ok") == "ok" and len(record.token_ids) > record.prompt_len > 0
+    if not ok:
+        return None
+    p = record.prompt_len
+    mask = [int(m) for m in record.loss_mask[p:]]
+    logps = list(record.logprobs[p:]) if record.logprobs else [0.0] * len(mask)
+    grid = record.image_grid_thw
+    pv = record.pixel_values
+    if grid is not None:
+        grid = torch.as_tensor(grid).reshape(-1, 3).long()
+        features = int(grid.prod(-1).sum()) // merge
+        tokens = image_pad_count(record.token_ids, image_pad_id)
+        if tokens != features:
+            raise FeatureMismatchError(
+                f"episode {record.id}: {tokens} image-pad tokens but {features} vision features "
+                f"({len(grid)} images); the loss forward would misalign frames and tokens"
+            )
+        if len(grid) == 0:
+            grid, pv = None, None
+    elif image_pad_count(record.token_ids, image_pad_id):
+        raise FeatureMismatchError(f"episode {record.id}: image-pad tokens but no image features")
+    return {
+        "prompt": list(record.token_ids[:p]),
+        "completion": list(record.token_ids[p:]),
+        "mask": mask,
+        "logps": logps,
+        "pixel_values": pv,
+        "grid": grid,
+        "ok": True,
+    }
