@@ -80,3 +80,28 @@ def test_chat_template_tool_turns_and_prefix_preserving(tiny_dir):
         assert full.startswith(head), f"template is not prefix-preserving at message {n}"
     with_prompt = processor.apply_chat_template(conv[:2], tokenize=False, add_generation_prompt=True)
     assert full.startswith(with_prompt)
+
+
+def test_toy_preset_is_a_learnable_size_of_the_real_architecture(tmp_path):
+    """The toy preset: Qwen3-VL classes, 5-30 M parameters, and a forward + backward with a frame."""
+    from paravt.errors import UserError
+    from paravt.testing.tiny import PRESETS, make_tiny_model
+
+    out = make_tiny_model(tmp_path / "toy", preset="toy")
+    model = AutoModelForImageTextToText.from_pretrained(out)
+    processor = AutoProcessor.from_pretrained(out)
+    n = sum(p.numel() for p in model.parameters())
+    assert 5_000_000 <= n <= 30_000_000, n
+    assert type(model).__name__ == "Qwen3VLForConditionalGeneration"
+    assert model.config.text_config.hidden_size == PRESETS["toy"]["hidden"] == 256
+    assert model.config.text_config.num_hidden_layers == 4
+    assert model.config.vision_config.hidden_size == 128 and model.config.vision_config.depth == 2
+    assert json.loads((out / "paravt_tiny.json").read_text())["parameters"] == n
+    text = processor.apply_chat_template(_conversation()[:2], add_generation_prompt=True, tokenize=False)
+    image = torch.randint(0, 256, (3, 64, 64), dtype=torch.uint8)
+    inputs = processor(text=[text], images=[image], return_tensors="pt")
+    loss = model(**inputs, labels=inputs["input_ids"]).loss
+    loss.backward()
+    assert torch.isfinite(loss) and model.lm_head.weight.grad is not None
+    with pytest.raises(UserError, match="preset"):
+        make_tiny_model(tmp_path / "bad", preset="huge")

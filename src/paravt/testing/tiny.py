@@ -141,14 +141,33 @@ def _train_tokenizer(vocab_size: int = 800):
     return fast
 
 
-def _text_config(vocab: int, tok, arch: str) -> dict:
+#: Model sizes by name. ``tiny`` (the default) is for tests: it only has to run. ``toy`` is the
+#: smallest model that can *learn* the toy long-video task of issue 12 on 2 CPU cores (5.5 M
+#: parameters as Qwen3-VL, 5.1 M as Qwen2.5-VL, with the built-in tokenizer; docs/TRAIN.md has
+#: its measured step time).
+#: ``mrope_section`` splits half the attention head dimension over time, height and width.
+PRESETS: dict[str, dict] = {
+    "tiny": {
+        "hidden": 64, "intermediate": 128, "layers": 2, "heads": 4, "kv_heads": 2, "head_dim": 16,
+        "mrope_section": [4, 2, 2],
+        "vision_hidden": 32, "vision_intermediate": 64, "vision_depth": 2, "vision_heads": 2,
+    },
+    "toy": {
+        "hidden": 256, "intermediate": 1024, "layers": 4, "heads": 4, "kv_heads": 2, "head_dim": 64,
+        "mrope_section": [12, 10, 10],
+        "vision_hidden": 128, "vision_intermediate": 256, "vision_depth": 2, "vision_heads": 2,
+    },
+}  # fmt: skip
+
+
+def _text_config(vocab: int, tok, arch: str, size: dict) -> dict:
     cfg = dict(
         vocab_size=vocab,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        hidden_size=size["hidden"],
+        intermediate_size=size["intermediate"],
+        num_hidden_layers=size["layers"],
+        num_attention_heads=size["heads"],
+        num_key_value_heads=size["kv_heads"],
         max_position_embeddings=32768,
         pad_token_id=tok.pad_token_id,
         eos_token_id=tok.eos_token_id,
@@ -156,17 +175,21 @@ def _text_config(vocab: int, tok, arch: str) -> dict:
     )
     if arch == "qwen3-vl":
         cfg.update(
-            head_dim=16,
+            head_dim=size["head_dim"],
             rope_parameters={
                 "rope_type": "default",
                 "rope_theta": 10000.0,
-                "mrope_section": [4, 2, 2],
+                "mrope_section": list(size["mrope_section"]),
                 "mrope_interleaved": True,
             },
         )
-    else:
+    else:  # Qwen2.5-VL derives the head dimension from hidden / heads
         cfg.update(
-            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 2, 2]},
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "mrope_section": list(size["mrope_section"]),
+            },
         )
     return cfg
 
@@ -196,8 +219,9 @@ _ARCH_SPECS = {
 }
 
 
-def build_tiny(arch: str = "qwen3-vl", seed: int = 0):
-    """Build (model, processor) in memory. ``arch`` is ``qwen3-vl`` or ``qwen2.5-vl``."""
+def build_tiny(arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny"):
+    """Build (model, processor) in memory. ``arch`` is ``qwen3-vl`` or ``qwen2.5-vl``;
+    ``preset`` a size of ``PRESETS`` (``tiny`` for tests, ``toy`` for learning the toy task)."""
     import torch
     import transformers
     from transformers import AutoModelForImageTextToText, Qwen2VLImageProcessor
@@ -206,23 +230,26 @@ def build_tiny(arch: str = "qwen3-vl", seed: int = 0):
 
     if arch not in ARCHS:
         raise UserError(f"unknown --arch {arch!r}; choose one of {', '.join(ARCHS)}")
+    if preset not in PRESETS:
+        raise UserError(f"unknown --preset {preset!r}; choose one of {', '.join(PRESETS)}")
     spec = _ARCH_SPECS[arch]
+    size = PRESETS[preset]
     torch.manual_seed(seed)
     tok = _train_tokenizer()
     ids = {t: tok.convert_tokens_to_ids(t) for t in QWEN_SPECIAL_TOKENS}
     patch, merge = spec["patch"], 2
     factor = patch * merge
     config = getattr(transformers, spec["config"])(
-        text_config=_text_config(len(tok), tok, arch),
+        text_config=_text_config(len(tok), tok, arch, size),
         vision_config=dict(
-            depth=2,
-            hidden_size=32,
-            intermediate_size=64,
-            num_heads=2,
+            depth=size["vision_depth"],
+            hidden_size=size["vision_hidden"],
+            intermediate_size=size["vision_intermediate"],
+            num_heads=size["vision_heads"],
             patch_size=patch,
             spatial_merge_size=merge,
             temporal_patch_size=2,
-            out_hidden_size=64,
+            out_hidden_size=size["hidden"],
             **spec["vision_extra"],
         ),
         image_token_id=ids["<|image_pad|>"],
@@ -258,18 +285,30 @@ def vision_token_ids(tokenizer) -> list[int]:
     return [tokenizer.convert_tokens_to_ids(t) for t in VISION_TOKENS]
 
 
-def make_tiny_model(out_dir: str | Path, arch: str = "qwen3-vl", seed: int = 0) -> Path:
-    """Write a tiny random ``arch`` model + processor to ``out_dir`` (safetensors) and return it.
+def make_tiny_model(
+    out_dir: str | Path, arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny"
+) -> Path:
+    """Write a small random ``arch`` model + processor to ``out_dir`` (safetensors) and return it.
+
+    ``preset`` picks the size (``PRESETS``); every preset uses the built-in tokenizer.
 
     Reload with ``AutoModelForImageTextToText.from_pretrained(out_dir)`` and
     ``AutoProcessor.from_pretrained(out_dir)``.
     """
     out = Path(out_dir)
-    model, processor = build_tiny(arch, seed=seed)
+    model, processor = build_tiny(arch, seed=seed, preset=preset)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     processor.save_pretrained(out)
     (out / "paravt_tiny.json").write_text(
-        json.dumps({"arch": arch, "seed": seed, "note": "random weights; for tests and smoke runs"})
+        json.dumps(
+            {
+                "arch": arch,
+                "seed": seed,
+                "preset": preset,
+                "parameters": sum(p.numel() for p in model.parameters()),
+                "note": "random weights; for tests, smoke runs and the toy task",
+            }
+        )
     )
     return out
