@@ -28,7 +28,7 @@ import yaml
 from paravt.config import build, read_yaml, to_dict
 from paravt.errors import ConfigError, UserError
 
-RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke")
+RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
 
 @dataclass
@@ -121,13 +121,19 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
 
 
 def resolve_model(spec: str, run_dir: Path) -> str:
+    """A model folder or Hub id as given; ``tiny:<arch>[:<preset>]`` builds a small random model
+    (``paravt.testing.tiny.PRESETS``: ``tiny`` by default, ``toy`` for the toy task) into the
+    run folder once."""
     if spec.startswith("tiny:"):
         from paravt.testing.tiny import make_tiny_model
 
-        arch = spec.split(":", 1)[1] or "qwen3-vl"
-        target = run_dir / f"tiny-{arch}"
+        parts = spec.split(":")
+        arch = parts[1] or "qwen3-vl"
+        preset = parts[2] if len(parts) > 2 and parts[2] else "tiny"
+        name = f"tiny-{arch}" if preset == "tiny" else f"{preset}-{arch}"
+        target = run_dir / name
         if not (target / "config.json").is_file():
-            make_tiny_model(target, arch=arch)
+            make_tiny_model(target, arch=arch, preset=preset)
         return str(target)
     return spec
 
@@ -167,15 +173,117 @@ def check_process_group(world_size: int) -> None:
         )
 
 
+def checkpoint_to_resume(run_dir: Path, resume: bool) -> Path | None:
+    """The checkpoint ``--resume`` continues, or None for a fresh run; refuses a fresh run into
+    a folder that holds checkpoints (``UserError``)."""
+    if resume:
+        ckpt = last_checkpoint(run_dir)
+        if ckpt is None:
+            raise UserError(
+                f"--resume: no checkpoint-N folder in {run_dir}; start without --resume"
+            )
+        return ckpt
+    # A fresh run would clear the logs but keep an earlier run's checkpoints: a later --resume
+    # would continue that other run, and save_total_limit could rotate away the new ones.
+    stale = last_checkpoint(run_dir)
+    if stale is not None:
+        raise UserError(
+            f"output_dir={run_dir} already holds {stale.name} from an earlier run: pass "
+            "--resume to continue it, or set a new output_dir (--set output_dir=...)"
+        )
+    return None
+
+
+def start_run_folder(
+    run_dir: Path,
+    cfg: Any,
+    args: Any,
+    ckpt: Path | None,
+    metrics_path: Path,
+    log_dirs: tuple[str, ...] = (),
+) -> None:
+    """Main process: record the resolved config; on resume cut the per-step logs back to the
+    checkpoint's step (``metrics_path`` and ``log_dirs/*.jsonl``), on a fresh run clear them."""
+    import shutil
+
+    from paravt.train.metrics import truncate_after
+
+    (run_dir / "config.json").write_text(
+        json.dumps(
+            {
+                "command": to_dict(cfg),
+                "trainer_resolved": args.to_dict(),
+                "resumed_from": str(ckpt) if ckpt else None,
+            },
+            indent=2,
+            default=str,
+        )
+    )
+    if ckpt is not None:
+        step = checkpoint_step(ckpt)
+        truncate_after(metrics_path, step)
+        for folder in log_dirs:
+            for log in (run_dir / folder).glob("*.jsonl"):
+                truncate_after(log, step)
+        return
+    if metrics_path.exists():  # a fresh run starts fresh logs
+        metrics_path.unlink()
+    for folder in log_dirs:
+        shutil.rmtree(run_dir / folder, ignore_errors=True)
+
+
+def shared_model_path(spec: str, run_dir: Path, args: Any) -> str:
+    """``resolve_model`` on the main process, the same path on every rank."""
+    model_path = resolve_model(spec, run_dir) if args.process_index == 0 else None
+    if args.world_size > 1:
+        from accelerate.utils import broadcast_object_list
+
+        holder = [model_path]
+        broadcast_object_list(holder, from_process=0)
+        model_path = holder[0]
+    return str(model_path)
+
+
+def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any = None):
+    """``(rows, SkipReport)`` of the data section; the report goes to the run folder (main)."""
+    from paravt.data import load_training_rows
+
+    data_path = data.path
+    if data_path.startswith("builtin:"):
+        data_path = str(builtin_data(data_path.split(":", 1)[1]))
+    rows, report = load_training_rows(
+        data_path,
+        data.video_root,
+        data.format,
+        data.limit,
+        report_dir=run_dir if is_main else None,  # written even when no row is usable
+    )
+    if is_main and console is not None and report.skipped:
+        console.print(
+            f"[yellow]skipped {len(report.skipped)} of {report.total} rows "
+            f"(see {run_dir / 'skipped_rows.jsonl'})[/yellow]"
+        )
+    return rows, report
+
+
+def load_model(model_path: str, args: Any):
+    """``(model, processor)`` in the trainer's precision (bf16 / fp16 / fp32), left padding."""
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    dtype = torch.bfloat16 if args.bf16 else (torch.float16 if args.fp16 else torch.float32)
+    model = AutoModelForImageTextToText.from_pretrained(model_path, dtype=dtype)
+    processor = AutoProcessor.from_pretrained(model_path)
+    processor.tokenizer.padding_side = "left"
+    return model, processor
+
+
 def run_training(
     cfg: TrainCommandConfig, resume: bool = False, console: Any = None, on_trainer: Any = None
 ) -> dict:
     """Train per ``cfg``; returns a summary (steps, run folder, final model path, skips)."""
-    import torch
-    from transformers import AutoModelForImageTextToText, AutoProcessor
-
-    from paravt.data import load_training_rows, to_dataset
-    from paravt.train.metrics import MetricsJsonl, truncate_after
+    from paravt.data import to_dataset
+    from paravt.train.metrics import MetricsJsonl
     from paravt.train.trainer import ParaGRPOTrainer
     from paravt.train.vllm_backend import require_vllm
 
@@ -186,74 +294,14 @@ def run_training(
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
 
-    ckpt = None
-    if resume:
-        ckpt = last_checkpoint(run_dir)
-        if ckpt is None:
-            raise UserError(
-                f"--resume: no checkpoint-N folder in {run_dir}; start without --resume"
-            )
-    else:
-        # A fresh run would clear the logs but keep an earlier run's checkpoints: a later --resume
-        # would continue that other run, and save_total_limit could rotate away the new ones.
-        stale = last_checkpoint(run_dir)
-        if stale is not None:
-            raise UserError(
-                f"output_dir={run_dir} already holds {stale.name} from an earlier run: pass "
-                "--resume to continue it, or set a new output_dir (--set output_dir=...)"
-            )
+    ckpt = checkpoint_to_resume(run_dir, resume)
     metrics_path = run_dir / args.metrics_file
     if is_main:
-        (run_dir / "config.json").write_text(
-            json.dumps(
-                {
-                    "command": to_dict(cfg),
-                    "trainer_resolved": args.to_dict(),
-                    "resumed_from": str(ckpt) if ckpt else None,
-                },
-                indent=2,
-                default=str,
-            )
-        )
-        if ckpt is not None:
-            step = checkpoint_step(ckpt)
-            truncate_after(metrics_path, step)
-            for log in (run_dir / "episodes").glob("rank*.jsonl"):
-                truncate_after(log, step)
-        else:  # a fresh run starts fresh logs
-            import shutil
+        start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
+    model_path = shared_model_path(cfg.model, run_dir, args)
+    rows, report = training_rows(cfg.data, run_dir, is_main, console)
 
-            if metrics_path.exists():
-                metrics_path.unlink()
-            shutil.rmtree(run_dir / "episodes", ignore_errors=True)
-    model_path = resolve_model(cfg.model, run_dir) if is_main else None
-    if args.world_size > 1:
-        from accelerate.utils import broadcast_object_list
-
-        holder = [model_path]
-        broadcast_object_list(holder, from_process=0)
-        model_path = holder[0]
-
-    data_path = cfg.data.path
-    if data_path.startswith("builtin:"):
-        data_path = str(builtin_data(data_path.split(":", 1)[1]))
-    rows, report = load_training_rows(
-        data_path,
-        cfg.data.video_root,
-        cfg.data.format,
-        cfg.data.limit,
-        report_dir=run_dir if is_main else None,  # written even when no row is usable
-    )
-    if is_main and console is not None and report.skipped:
-        console.print(
-            f"[yellow]skipped {len(report.skipped)} of {report.total} rows "
-            f"(see {run_dir / 'skipped_rows.jsonl'})[/yellow]"
-        )
-
-    dtype = torch.bfloat16 if args.bf16 else (torch.float16 if args.fp16 else torch.float32)
-    model = AutoModelForImageTextToText.from_pretrained(model_path, dtype=dtype)
-    processor = AutoProcessor.from_pretrained(model_path)
-    processor.tokenizer.padding_side = "left"
+    model, processor = load_model(model_path, args)
     trainer = ParaGRPOTrainer(
         model=model,
         args=args,

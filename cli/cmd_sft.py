@@ -1,0 +1,54 @@
+"""``paravt sft``: the cold start — supervised fine-tuning on episodes played by a trajectory
+backend through the real episode engine, before PARA-GRPO (docs/TRAIN.md, "Cold start")."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import click
+
+from paravt.cli.common import emit_json, json_option, stderr_console
+
+
+@click.command("sft")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    metavar="RECIPE",
+    help="Recipe YAML file, or a packaged recipe: sft-toy, sft-smoke.",
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override one key (dotted: trajectories.options.tool_prior=0.9, trainer.max_steps=...).",
+)
+@click.option(
+    "--resume", is_flag=True, help="Continue from the newest checkpoint in the run folder."
+)
+@json_option
+def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json: bool) -> None:
+    """Fine-tune a video LMM on engine-played trajectories (loss on generated tokens only)."""
+    from paravt.train.sft.run import load_sft_config, run_sft
+
+    cfg = load_sft_config(config_path, overrides)
+    console = stderr_console()
+    console.print(f"[bold]paravt sft[/bold] → {cfg.output_dir} (model {cfg.model})")
+    with contextlib.redirect_stdout(sys.stderr):  # HF Trainer prints logs: stdout is the result
+        summary = run_sft(cfg, resume=resume, console=console)
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized() and dist.get_rank() != 0:
+        return
+    if as_json:
+        emit_json(summary)
+    else:
+        t = summary["trajectories"]
+        click.echo(
+            f"trained {summary['global_step']} steps on {t['kept']} trajectories "
+            f"({t['skipped']} skipped); model in {summary['final_model']}; "
+            f"metrics in {summary['metrics_file']}"
+        )

@@ -1,0 +1,177 @@
+"""``paravt sft`` as a library call: recipe → run folder → rows → trajectories → SFTTrainer.
+
+The run folder holds what ``paravt train``'s does — ``config.json`` (the resolved config),
+``data_report.json`` + ``skipped_rows.jsonl``, ``metrics.jsonl`` (one row per logging step:
+loss, tokens, token accuracy, plus the run's episodes and skips), ``checkpoint-N/``, ``final/``
+(a model folder ``--model`` / ``model:`` loads) and ``summary.json`` — plus ``trajectories/``
+(the played episodes, see ``paravt.train.sft.trajectories``).
+
+Why TRL's ``SFTTrainer`` and not HF ``Trainer``: it takes pre-tokenised rows when
+``dataset_kwargs.skip_prepare_dataset`` is set and the rows carry ``labels`` (its own
+``completion_mask`` folding happens only in the dataset preparation that this skips), accepts a
+custom collator, and its loss is the masked next-token NLL through TRL's fused LM head, with
+token accuracy, entropy and token counts logged. What it cannot do is build such rows from
+images: its vision path re-renders the chat and re-runs the processor, which is exactly the
+re-tokenising paravt never does. So the rows come from the engine and our collator batches them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from paravt.config import _merge, build, parse_overrides, read_yaml
+from paravt.errors import ConfigError
+from paravt.train.run import (
+    checkpoint_to_resume,
+    load_model,
+    recipe_path,
+    shared_model_path,
+    start_run_folder,
+    training_rows,
+)
+from paravt.train.sft.config import SFTConfig
+
+#: per-step rows in the run folder (the name ``paravt train`` uses by default)
+METRICS_FILE = "metrics.jsonl"
+#: trainer keys the pre-tokenised multimodal streams cannot honour
+_REFUSED = {
+    "packing": "an episode's frames belong to its own stream; streams cannot be packed",
+    "padding_free": "Qwen-VL's M-RoPE needs padded rows with their image positions",
+    "assistant_only_loss": "the loss mask comes from the engine (generated tokens), not the template",
+    "completion_only_loss": "the loss mask comes from the engine (generated tokens)",
+}
+
+
+def sft_args(cfg: SFTConfig):
+    """TRL's ``SFTConfig`` from the ``trainer`` section (unknown keys → ``ConfigError``)."""
+    from trl import SFTConfig as TRLSFTConfig
+
+    data = dict(cfg.trainer)
+    if "output_dir" in data:
+        raise ConfigError("set the run folder with the top-level output_dir, not trainer.output_dir")
+    for key, why in _REFUSED.items():
+        if data.get(key) not in (None, False, "false", "False"):
+            raise ConfigError(f"trainer.{key}: not supported by paravt sft ({why}); drop it")
+    if data.get("dataset_kwargs") not in (None, {}):
+        raise ConfigError("trainer.dataset_kwargs: paravt sft sets it (the rows are pre-tokenised)")
+    data["output_dir"] = cfg.output_dir
+    data.setdefault("save_only_model", False)
+    data.setdefault("max_length", None)  # episodes longer than max_length are skipped, not cut
+    data["dataset_kwargs"] = {"skip_prepare_dataset": True}
+    data["remove_unused_columns"] = False  # keep pixel_values / image_grid_thw for the collator
+    return build(TRLSFTConfig, data, prefix="trainer.")
+
+
+def load_sft_config(config: str | None, overrides: tuple[str, ...]) -> SFTConfig:
+    data: dict = read_yaml(recipe_path(config)) if config else {}
+    cfg = build(SFTConfig, _merge(data, parse_overrides(overrides)))
+    sft_args(cfg)  # fail fast on bad trainer keys
+    return cfg
+
+
+def _trainer_class():
+    """``ParaSFTTrainer``: TRL's SFTTrainer that adds the run's counts to every logged row."""
+    from trl import SFTTrainer
+
+    class ParaSFTTrainer(SFTTrainer):
+        _tag_names = ["trl", "sft", "paravt"]  # noqa: RUF012 - TRL reads a list
+
+        def __init__(self, *args, run_counts: dict | None = None, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.run_counts = dict(run_counts or {})
+
+        def log(self, logs: dict, start_time: float | None = None) -> None:
+            if "loss" in logs:
+                logs = {**logs, **self.run_counts}
+            super().log(logs, start_time)
+
+    return ParaSFTTrainer
+
+
+def run_sft(
+    cfg: SFTConfig, resume: bool = False, console: Any = None, on_trainer: Any = None
+) -> dict:
+    """Play the trajectories (or reuse them on resume), fine-tune, save ``final/``; the summary."""
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.train.metrics import MetricsJsonl
+    from paravt.train.sft import trajectories as traj
+    from paravt.train.sft.dataset import StreamCollator, trajectory_dataset
+
+    run_dir = Path(cfg.output_dir)
+    args = sft_args(cfg)
+    is_main = args.process_index == 0
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ckpt = checkpoint_to_resume(run_dir, resume)
+    metrics_path = run_dir / METRICS_FILE
+    if is_main:
+        start_run_folder(run_dir, cfg, args, ckpt, metrics_path)
+    model_path = shared_model_path(cfg.model, run_dir, args)
+    rows, data_report = training_rows(cfg.data, run_dir, is_main, console)
+    model, processor = load_model(model_path, args)
+    processor.tokenizer.padding_side = "right"
+
+    folder = run_dir / traj.CACHE_DIR
+    image_pad = processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    merge = int(getattr(processor.image_processor, "merge_size", 2)) ** 2
+    with args.main_process_first(desc="trajectories"):
+        report = traj.read_report(folder) if (resume or not is_main) else None
+        if report is None:
+            if not is_main:
+                raise ConfigError(f"{folder}: the main process wrote no complete trajectory cache")
+            backend = traj.make_trajectory_backend(
+                cfg.trajectories.backend, cfg.trajectories.options, processor
+            )
+            inputs = traj.episode_inputs(
+                rows, cfg.engine.frames, cfg.frames_gating, cfg.gating_choices, args.seed
+            )
+            report = traj.generate(
+                EpisodeEngine(backend, cfg.engine), inputs, folder, image_pad, merge,
+                cfg.trajectories.batch_size, args.max_length, console,
+            )
+    if report["kept"] == 0:
+        raise ConfigError(
+            f"no trajectory to train on: all {report['episodes']} episodes were skipped "
+            f"({report['skip_reasons']}); see {folder / 'episodes.jsonl'}"
+        )
+    if is_main and console is not None:
+        console.print(
+            f"trajectories: {report['kept']} kept, {report['skipped']} skipped "
+            f"{report['skip_reasons'] or ''}"
+        )
+    pixel_dtype = model.dtype if args.bf16 or args.fp16 else None
+    trainer = _trainer_class()(
+        model=model,
+        args=args,
+        train_dataset=trajectory_dataset(folder),
+        processing_class=processor,
+        data_collator=StreamCollator(processor, pixel_dtype),
+        callbacks=[MetricsJsonl(metrics_path)],
+        run_counts={
+            "episodes": report["kept"],
+            "skipped_episodes": report["skipped"],
+            "skipped_rows": len(data_report.skipped),
+        },
+    )
+    if on_trainer is not None:  # tests attach probes here
+        on_trainer(trainer)
+    result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
+    final_dir = run_dir / "final"
+    trainer.save_model(str(final_dir))
+    if is_main:
+        processor.tokenizer.padding_side = "left"  # as every paravt model folder is loaded
+        processor.save_pretrained(str(final_dir))
+    summary = {
+        "run_dir": str(run_dir),
+        "global_step": int(trainer.state.global_step),
+        "final_model": str(final_dir),
+        "resumed_from": str(ckpt) if ckpt else None,
+        "data": data_report.summary(),
+        "trajectories": report,
+        "train_loss": float(result.training_loss) if result is not None else None,
+        "metrics_file": str(metrics_path),
+    }
+    if is_main:
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary

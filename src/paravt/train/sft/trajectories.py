@@ -1,0 +1,238 @@
+"""Play the training rows through the real episode engine once, and keep what SFT learns from.
+
+Why through the engine: a tool turn then holds frames really decoded from the row's video at the
+windows the trajectory asked for, and the example is the engine's own token stream — prompt ids
+(image pads expanded, think prefix included), generated ids, tool-turn ids — cut into prompt,
+completion and loss mask by ``paravt.train.streams.record_row``, the same function PARA-GRPO
+reads its rollouts with. Nothing is decoded and re-tokenised.
+
+The trajectories are generated once per run and cached on disk in the run folder
+(``trajectories/``), then reused by every epoch and by ``--resume`` (a stochastic backend would
+otherwise hand a resumed run different data than its checkpoint saw). Per kept episode,
+``NNNNNN.pt`` holds the ids, the labels and the decoded uint8 frames with their pixel budgets;
+``pixel_values`` are rebuilt from the frames when an example is read, by the engine's own
+``paravt.agent.vision.preprocess``, which is deterministic and checks each grid against the one
+the stream was built with. Frames are kept rather than ``pixel_values`` because they are several
+times smaller (a 64×64 frame: 12 KB as uint8, 98 KB as float32 patches).
+``episodes.jsonl`` has one line per played episode (the record without tensors, and whether it
+was kept and why not); ``report.json`` counts them and marks the cache complete.
+
+An episode is skipped and counted, never fatal, when it errored (unreadable video mid-run, a
+failed generation), has no generated token, or is longer than ``max_length``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from paravt.agent.records import EpisodeInput, ImageItem
+from paravt.errors import ConfigError
+from paravt.train.gating import gated_frames
+from paravt.train.streams import record_row
+
+logger = logging.getLogger(__name__)
+
+#: label of tokens the loss ignores (HF / TRL convention)
+IGNORE_INDEX = -100
+CACHE_DIR = "trajectories"
+BUILTIN_BACKENDS = ("scripted", "hf")
+
+
+# -- the backend ---------------------------------------------------------------------------------
+def _scripted(options: dict, processor: Any):
+    from paravt.testing.scripted import ScriptedBackend
+
+    opts = dict(options)
+    script = opts.pop("script", None)
+    if script is None:
+        raise ConfigError(
+            "trajectories.backend=scripted needs trajectories.options.script (a list of turns, "
+            "a mapping of row id to turns, or a JSON file holding either)"
+        )
+    if isinstance(script, str):
+        try:
+            script = json.loads(Path(script).read_text())
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"trajectories.options.script={script}: not a JSON file ({e})") from e
+    return ScriptedBackend(script, processor=processor, **opts)
+
+
+def _hf(options: dict, processor: Any):
+    from paravt.agent.backends import make_backend
+    from paravt.agent.config import BackendConfig
+    from paravt.config import build
+
+    backend = make_backend(
+        build(BackendConfig, {**options, "kind": "hf"}, prefix="trajectories.options.")
+    )
+    teacher = backend.codec.tokenizer.get_vocab()
+    if teacher != getattr(processor, "tokenizer", processor).get_vocab():
+        raise ConfigError(
+            "trajectories.backend=hf: the teacher's tokenizer differs from the student's; its "
+            "token ids would mean other words to the student (use a teacher of the same family)"
+        )
+    return backend
+
+
+def _imported(spec: str, options: dict, processor: Any):
+    module_name, _, attr = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(
+            f"trajectories.backend={spec}: cannot import {attr!r} from {module_name!r} ({e})"
+        ) from e
+    kwargs = dict(options)
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: pass the options only
+        params = {}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if ("processor" in params or takes_any) and "processor" not in kwargs:
+        kwargs["processor"] = processor
+    try:
+        return factory(**kwargs)
+    except TypeError as e:
+        raise ConfigError(f"trajectories.backend={spec}: bad trajectories.options ({e})") from e
+
+
+def make_trajectory_backend(spec: str, options: dict, processor: Any):
+    """The backend ``trajectories.backend`` names, in token space over ``processor``."""
+    if spec == "scripted":
+        backend = _scripted(options, processor)
+    elif spec == "hf":
+        backend = _hf(options, processor)
+    elif ":" in spec:
+        backend = _imported(spec, options, processor)
+    else:
+        raise ConfigError(
+            f"trajectories.backend={spec!r}: use {' or '.join(BUILTIN_BACKENDS)}, or an import "
+            "path module:Attr (e.g. paravt.toy.oracle:ToyOracleBackend)"
+        )
+    if getattr(backend, "codec", None) is None:
+        raise ConfigError(
+            f"trajectories.backend={spec}: the backend works on chat messages only (no codec); "
+            "SFT trains on the engine's token ids, so give it the processor (processor=...)"
+        )
+    return backend
+
+
+# -- playing and caching -------------------------------------------------------------------------
+def episode_inputs(rows: list, frames: int, gating: bool, choices: list[int], seed: int) -> list:
+    """One ``EpisodeInput`` per training row; K from gating (epoch 0) or the fixed budget."""
+    return [
+        EpisodeInput(
+            id=r.id,
+            video=r.video,
+            question=r.question,
+            options=r.options,
+            question_type=r.question_type,  # type: ignore[arg-type]
+            frames_k=gated_frames(seed, r.id, 0, choices, enabled=gating, fixed=frames),
+            answer=r.answer,
+            meta={"row": r.source_index},
+        )
+        for r in rows
+    ]
+
+
+def example_of(record: Any, image_pad_id: int, merge: int) -> dict | None:
+    """What one kept episode stores: ids, labels (``IGNORE_INDEX`` off the loss mask) and the
+    frames with their budgets and grids. None when the record has nothing to learn from."""
+    row = record_row(record, image_pad_id, merge)
+    if row is None:
+        return None
+    ids = row["prompt"] + row["completion"]
+    labels = [IGNORE_INDEX] * len(row["prompt"]) + [
+        t if m else IGNORE_INDEX for t, m in zip(row["completion"], row["mask"])
+    ]
+    return {
+        "id": record.id,
+        "input_ids": ids,
+        "labels": labels,
+        "prompt_len": len(row["prompt"]),
+        "frames": [it.data.contiguous() for it in record.images],
+        "frame_meta": [
+            (float(it.time), it.source, int(it.min_pixels), int(it.max_pixels), tuple(it.grid_thw))
+            for it in record.images
+        ],
+    }
+
+
+def images_of(example: dict) -> list[ImageItem]:
+    """The stored frames as the engine's ``ImageItem``s (for ``paravt.agent.vision.preprocess``)."""
+    return [
+        ImageItem(data=f, time=t, source=src, min_pixels=lo, max_pixels=hi, grid_thw=tuple(g))
+        for f, (t, src, lo, hi, g) in zip(example["frames"], example["frame_meta"])
+    ]
+
+
+def _skip_reason(record: Any, example: dict | None, max_length: int | None) -> str | None:
+    if record.status != "ok":
+        return f"episode_error:{record.error_kind or 'engine'}"
+    if example is None:
+        return "no_generated_tokens"
+    if max_length is not None and len(example["input_ids"]) > max_length:
+        return "too_long"
+    return None
+
+
+def generate(
+    engine: Any, inputs: list[EpisodeInput], folder: Path, image_pad_id: int, merge: int,
+    batch_size: int, max_length: int | None, console: Any = None,
+) -> dict:
+    """Play ``inputs`` with ``engine`` in batches, write the cache to ``folder``; the report."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    kept, skipped, reasons = 0, 0, {}
+    tokens = generated = images = 0
+    with (folder / "episodes.jsonl").open("w") as log:
+        for start in range(0, len(inputs), batch_size):
+            records = engine.run(inputs[start : start + batch_size])
+            for record in records:
+                example = example_of(record, image_pad_id, merge) if record.status == "ok" else None
+                why = _skip_reason(record, example, max_length)
+                line = record.to_dict()
+                line["sft"] = {"kept": why is None, "skip_reason": why}
+                log.write(json.dumps(line, default=str) + "\n")
+                if why is not None:
+                    skipped += 1
+                    reasons[why.split(":")[0]] = reasons.get(why.split(":")[0], 0) + 1
+                    logger.info("episode %s skipped: %s", record.id, why)
+                    continue
+                torch.save(example, folder / f"{kept:06d}.pt")
+                kept += 1
+                tokens += len(example["input_ids"])
+                generated += sum(1 for x in example["labels"] if x != IGNORE_INDEX)
+                images += len(example["frames"])
+            if console is not None:
+                console.print(f"trajectories: {start + len(records)}/{len(inputs)} played")
+    report = {
+        "episodes": len(inputs),
+        "kept": kept,
+        "skipped": skipped,
+        "skip_reasons": reasons,
+        "tokens": tokens,
+        "generated_tokens": generated,
+        "images": images,
+        "complete": True,
+    }
+    (folder / "report.json").write_text(json.dumps(report, indent=2))
+    return report
+
+
+def read_report(folder: Path) -> dict | None:
+    """The cache's report when the cache is complete, else None."""
+    path = folder / "report.json"
+    if not path.is_file():
+        return None
+    report = json.loads(path.read_text())
+    return report if report.get("complete") else None
