@@ -80,13 +80,13 @@ def builtin_data(name: str) -> Path:
 _NESTED_HF_KEYS = ("fsdp_config", "deepspeed", "accelerator_config")
 
 
-def _typed_leaves(tree: dict) -> dict:
+def typed_leaves(tree: dict) -> dict:
     """YAML-typed copy of a nested settings dict (``"2"`` → 2, ``"false"`` → False), for the HF
     keys that take a dict HF reads without coercing (``trainer.fsdp_config.version=2``)."""
     out = {}
     for k, v in tree.items():
         if isinstance(v, dict):
-            out[k] = _typed_leaves(v)
+            out[k] = typed_leaves(v)
         elif isinstance(v, str):
             try:
                 out[k] = yaml.safe_load(v) if v.strip() else v
@@ -110,7 +110,7 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
     data.setdefault("save_only_model", False)
     for key in _NESTED_HF_KEYS:  # --set leaves arrive as text: "false" must not read as truthy
         if isinstance(data.get(key), dict):
-            data[key] = _typed_leaves(data[key])
+            data[key] = typed_leaves(data[key])
     try:
         return build(ParaGRPOConfig, data, prefix="trainer.")
     except ImportError as e:  # e.g. trainer.deepspeed=... without the deepspeed package

@@ -30,6 +30,7 @@ from paravt.train.run import (
     shared_model_path,
     start_run_folder,
     training_rows,
+    typed_leaves,
 )
 from paravt.train.sft.config import SFTConfig
 
@@ -65,8 +66,15 @@ def sft_args(cfg: SFTConfig):
 
 
 def load_sft_config(config: str | None, overrides: tuple[str, ...]) -> SFTConfig:
+    """Recipe ← ``--set`` overrides. ``trajectories.options`` is a free mapping (the backend's
+    keyword arguments), so its ``--set`` values are read as YAML (``0.9`` a number, ``[…]`` a
+    list) — the dataclass has no types to coerce them to."""
     data: dict = read_yaml(recipe_path(config)) if config else {}
-    cfg = build(SFTConfig, _merge(data, parse_overrides(overrides)))
+    extra = parse_overrides(overrides)
+    options = extra.get("trajectories", {}).get("options")
+    if isinstance(options, dict):
+        extra["trajectories"]["options"] = typed_leaves(options)
+    cfg = build(SFTConfig, _merge(data, extra))
     sft_args(cfg)  # fail fast on bad trainer keys
     return cfg
 
