@@ -12,8 +12,8 @@ otherwise hand a resumed run different data than its checkpoint saw). Per kept e
 ``NNNNNN.pt`` holds the ids, the labels and the decoded uint8 frames with their pixel budgets;
 ``pixel_values`` are rebuilt from the frames when an example is read, by the engine's own
 ``paravt.agent.vision.preprocess``, which is deterministic and checks each grid against the one
-the stream was built with. Frames are kept rather than ``pixel_values`` because they are several
-times smaller (a 64×64 frame: 12 KB as uint8, 98 KB as float32 patches).
+the stream was built with. Frames are kept rather than ``pixel_values`` because they are
+smaller (a decoded 96×96 toy frame: 27 KB as uint8; its 64×64 float32 patches: 98 KB).
 ``episodes.jsonl`` has one line per played episode (the record without tensors, and whether it
 was kept and why not); ``report.json`` counts them and marks the cache complete.
 
