@@ -206,6 +206,8 @@ def test_trajectory_backend_by_import_path_and_bad_backends(tiny_qwen3_dir):
     )  # fmt: skip
     opts = cfg.trajectories.options
     assert (opts["tool_prior"], opts["format_noise"]) == (0.9, 0)
+    toy = load_sft_config("sft-toy", ())  # the packaged toy recipe is a valid config
+    assert toy.model == "tiny:qwen3-vl:toy" and toy.trajectories.options["tool_prior"] == 0.9
     with pytest.raises(ConfigError, match="packing"):
         load_sft_config("sft-smoke", ("trainer.packing=true",))
     with pytest.raises(ConfigError, match="unknown config key 'trainer.not_a_key'"):

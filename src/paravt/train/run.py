@@ -278,6 +278,31 @@ def load_model(model_path: str, args: Any):
     return model, processor
 
 
+def train_and_save(
+    trainer: Any, processor: Any, run_dir: Path, ckpt: Path | None, metrics_path: Path, extra: dict
+) -> dict:
+    """Train (from ``ckpt`` when resuming), save ``final/`` (model + processor) and
+    ``summary.json``; the summary, with ``extra`` (data and other counts) merged in."""
+    result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
+    final_dir = run_dir / "final"
+    trainer.save_model(str(final_dir))
+    is_main = trainer.args.process_index == 0
+    if is_main:
+        processor.save_pretrained(str(final_dir))
+    summary = {
+        "run_dir": str(run_dir),
+        "global_step": int(trainer.state.global_step),
+        "final_model": str(final_dir),
+        "resumed_from": str(ckpt) if ckpt else None,
+        **extra,
+        "train_loss": float(result.training_loss) if result is not None else None,
+        "metrics_file": str(metrics_path),
+    }
+    if is_main:
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
 def run_training(
     cfg: TrainCommandConfig, resume: bool = False, console: Any = None, on_trainer: Any = None
 ) -> dict:
@@ -311,23 +336,7 @@ def run_training(
     )
     if on_trainer is not None:  # tests and benchmarks attach probes here
         on_trainer(trainer)
-    result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
-    final_dir = run_dir / "final"
-    trainer.save_model(str(final_dir))
-    if is_main:
-        processor.save_pretrained(str(final_dir))
-    summary = {
-        "run_dir": str(run_dir),
-        "global_step": int(trainer.state.global_step),
-        "final_model": str(final_dir),
-        "resumed_from": str(ckpt) if ckpt else None,
-        "data": report.summary(),
-        "train_loss": float(result.training_loss) if result is not None else None,
-        "metrics_file": str(metrics_path),
-    }
-    if is_main:
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    return summary
+    return train_and_save(trainer, processor, run_dir, ckpt, metrics_path, {"data": report.summary()})
 
 
 def load_command_config(config: str | None, overrides: tuple[str, ...]) -> TrainCommandConfig:

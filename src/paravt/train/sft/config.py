@@ -50,6 +50,8 @@ class TrajectoryConfig:
 
 @dataclass
 class SFTConfig:
+    """``paravt sft``'s config; the sections are described in the module docstring."""
+
     model: str = "tiny:qwen3-vl"
     output_dir: str = "runs/paravt-sft"
     data: DataConfig = field(default_factory=DataConfig)

@@ -17,7 +17,6 @@ re-tokenising paravt never does. So the rows come from the engine and our collat
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from paravt.train.run import (
     recipe_path,
     shared_model_path,
     start_run_folder,
+    train_and_save,
     training_rows,
     typed_leaves,
 )
@@ -118,7 +118,6 @@ def run_sft(
     model_path = shared_model_path(cfg.model, run_dir, args)
     rows, data_report = training_rows(cfg.data, run_dir, is_main, console)
     model, processor = load_model(model_path, args)
-    processor.tokenizer.padding_side = "right"
 
     folder = run_dir / traj.CACHE_DIR
     image_pad = processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
@@ -164,22 +163,11 @@ def run_sft(
     )
     if on_trainer is not None:  # tests attach probes here
         on_trainer(trainer)
-    result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
-    final_dir = run_dir / "final"
-    trainer.save_model(str(final_dir))
-    if is_main:
-        processor.tokenizer.padding_side = "left"  # as every paravt model folder is loaded
-        processor.save_pretrained(str(final_dir))
-    summary = {
-        "run_dir": str(run_dir),
-        "global_step": int(trainer.state.global_step),
-        "final_model": str(final_dir),
-        "resumed_from": str(ckpt) if ckpt else None,
-        "data": data_report.summary(),
-        "trajectories": report,
-        "train_loss": float(result.training_loss) if result is not None else None,
-        "metrics_file": str(metrics_path),
-    }
-    if is_main:
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    return summary
+    return train_and_save(
+        trainer,
+        processor,
+        run_dir,
+        ckpt,
+        metrics_path,
+        {"data": data_report.summary(), "trajectories": report},
+    )
