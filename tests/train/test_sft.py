@@ -141,7 +141,9 @@ def test_missing_videos_and_errored_trajectories_are_skipped_and_counted(sft_run
     t = summary["trajectories"]
     assert (t["episodes"], t["kept"], t["skipped"]) == (5, 4, 1)
     assert t["skip_reasons"] == {"episode_error": 1}
-    played = [json.loads(x) for x in (run_dir / "trajectories/episodes.jsonl").read_text().splitlines()]
+    played = [
+        json.loads(x) for x in (run_dir / "trajectories/episodes.jsonl").read_text().splitlines()
+    ]
     errored = [p for p in played if not p["sft"]["kept"]]
     assert [p["id"] for p in errored] == ["no-script"]
     assert errored[0]["sft"]["skip_reason"] == "episode_error:backend"
@@ -172,10 +174,19 @@ def test_fresh_run_over_checkpoints_exits_2(sft_run, capsys):
     from paravt.cli.main import main
 
     run_dir, data, _, _ = sft_run
-    code = main(["sft", "--config", "sft-smoke", *[x for o in _overrides(run_dir, data) for x in ("--set", o)]])
+    code = main(
+        [
+            "sft",
+            "--config",
+            "sft-smoke",
+            *[x for o in _overrides(run_dir, data) for x in ("--set", o)],
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("paravt: error:") and "checkpoint-6" in err[-1] and "--resume" in err[-1]
+    assert (
+        err[-1].startswith("paravt: error:") and "checkpoint-6" in err[-1] and "--resume" in err[-1]
+    )
 
 
 def test_trajectory_backend_by_import_path_and_bad_backends(tiny_qwen3_dir):

@@ -51,7 +51,9 @@ def sft_args(cfg: SFTConfig):
 
     data = dict(cfg.trainer)
     if "output_dir" in data:
-        raise ConfigError("set the run folder with the top-level output_dir, not trainer.output_dir")
+        raise ConfigError(
+            "set the run folder with the top-level output_dir, not trainer.output_dir"
+        )
     for key, why in _REFUSED.items():
         if data.get(key) not in (None, False, "false", "False"):
             raise ConfigError(f"trainer.{key}: not supported by paravt sft ({why}); drop it")
@@ -134,8 +136,14 @@ def run_sft(
                 rows, cfg.engine.frames, cfg.frames_gating, cfg.gating_choices, args.seed
             )
             report = traj.generate(
-                EpisodeEngine(backend, cfg.engine), inputs, folder, image_pad, merge,
-                cfg.trajectories.batch_size, args.max_length, console,
+                EpisodeEngine(backend, cfg.engine),
+                inputs,
+                folder,
+                image_pad,
+                merge,
+                cfg.trajectories.batch_size,
+                args.max_length,
+                console,
             )
     if report["kept"] == 0:
         raise ConfigError(

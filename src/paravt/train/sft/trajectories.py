@@ -184,8 +184,14 @@ def _skip_reason(record: Any, example: dict | None, max_length: int | None) -> s
 
 
 def generate(
-    engine: Any, inputs: list[EpisodeInput], folder: Path, image_pad_id: int, merge: int,
-    batch_size: int, max_length: int | None, console: Any = None,
+    engine: Any,
+    inputs: list[EpisodeInput],
+    folder: Path,
+    image_pad_id: int,
+    merge: int,
+    batch_size: int,
+    max_length: int | None,
+    console: Any = None,
 ) -> dict:
     """Play ``inputs`` with ``engine`` in batches, write the cache to ``folder``; the report."""
     import shutil
