@@ -206,6 +206,8 @@ def test_trajectory_backend_by_import_path_and_bad_backends(tiny_qwen3_dir):
         )
     with pytest.raises(ConfigError, match="cannot import"):
         make_trajectory_backend("paravt.toy.nowhere:Oracle", {}, processor)
+    with pytest.raises(ConfigError, match="no codec"):
+        make_trajectory_backend("openai", {}, processor)
     with pytest.raises(ConfigError, match="module:Attr"):
         make_trajectory_backend("oracle", {}, processor)
     with pytest.raises(ConfigError, match="options.script"):

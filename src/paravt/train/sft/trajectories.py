@@ -111,6 +111,8 @@ def make_trajectory_backend(spec: str, options: dict, processor: Any):
         backend = _hf(options, processor)
     elif ":" in spec:
         backend = _imported(spec, options, processor)
+    elif spec == "openai":  # a chat server returns text, never the ids the student trains on
+        backend = None
     else:
         raise ConfigError(
             f"trajectories.backend={spec!r}: use {' or '.join(BUILTIN_BACKENDS)}, or an import "
