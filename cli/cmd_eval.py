@@ -13,7 +13,7 @@ from paravt.cli.common import config_options, emit_json, json_option, resolve_co
 
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 
-_SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades"
+_SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades, jsonl"
 
 
 def _run_options(fn):

@@ -10,6 +10,8 @@ differ, in how a split is aggregated:
 - ``paper``: the reference harness behind the ParaVT paper's table — its letter rule on every
   split, MLVU pooled over all questions, MMVU open-ended items scored by letter matching (≈0),
   and Charades-STA errors left out of the denominator.
+- The generic ``jsonl`` split: accuracy over its mcq/oe questions and mIoU / R@t over its tvg
+  questions, side by side (a split may mix them), each read by the variant.
 
 Apart from that last case every sample is in every denominator, errors included (scored 0);
 ``errors`` counts them by kind. Accuracy-like values are fractions in [0, 1]; tables print
@@ -68,8 +70,27 @@ def _grounding(results: list[dict], variant: str) -> dict:
     return out
 
 
+def _mixed_types(results: list[dict], variant: str) -> dict:
+    """A generic JSON-lines split may mix question types: accuracy over the questions scored by
+    correctness (mcq, oe), mIoU and R@t over the grounding (tvg) ones; the headline is accuracy
+    when there is any such question, else mIoU."""
+    tvg = [r for r in results if r.get("sample", {}).get("question_type") == "tvg"]
+    rest = [r for r in results if r.get("sample", {}).get("question_type") != "tvg"]
+    out: dict = {}
+    if rest or not tvg:
+        out["accuracy"] = _mean(
+            [float(variant_score(r, variant).get("correct", 0.0)) for r in rest]
+        )
+    if tvg:
+        out.update(_grounding(tvg, variant))
+    headline = "accuracy" if "accuracy" in out else "miou"
+    return {"headline": headline, "value": out[headline], **out}
+
+
 def _variant(split: str, variant: str, results: list[dict]) -> dict:
     """One variant's metrics of one split."""
+    if split == "jsonl":
+        return _mixed_types(results, variant)
     if split == "charades":
         metrics = _grounding(results, variant)
         return {"headline": "miou", "value": metrics["miou"], **metrics}

@@ -19,6 +19,7 @@ SPLITS = (
     "mlvu",
     "mmvu",
     "charades",
+    "jsonl",
 )
 
 _ALIASES = {
@@ -89,6 +90,10 @@ def _load(split: str, data: Path, videos: Path) -> LoadedSplit:
         from paravt.eval.adapters import mmvu
 
         return mmvu.load(data, videos)
+    if split == "jsonl":
+        from paravt.eval.adapters import jsonl
+
+        return jsonl.load(data, videos)
     from paravt.eval.adapters import charades
 
     return charades.load(data, videos)
