@@ -1,0 +1,149 @@
+"""The generic JSON-lines split: rows in the documented shape, bad rows skipped and counted,
+unusable gold kept as an annotation error, and a toy split evaluated end to end via the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paravt.cli.main import main
+from paravt.eval.adapters import load_split
+from paravt.eval.adapters._files import AnnotationError
+from paravt.toy.generate import make_toy_task
+from paravt.toy.task import ToyTaskConfig
+
+
+def _write(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+
+
+def test_rows_gold_forms_and_skips(tmp_path):
+    _write(
+        tmp_path / "eval.jsonl",
+        [
+            {
+                "id": "q1",
+                "video": "a.mp4",
+                "question": "Colour?",
+                "options": ["A. red", "B. blue"],
+                "answer": "blue",
+                "question_type": "mcq",
+                "duration_group": "short",
+                "task_type": "colour",
+            },
+            {"video": "a.mp4", "question": "Which?", "options": ["x", "y", "z"], "answer": 2},
+            {
+                "id": "q3",
+                "video": "/abs/b.mp4",
+                "question": "When?",
+                "answer": "1:05 - 1:10",
+                "question_type": "tvg",
+            },
+            {
+                "id": "q4",
+                "video": "a.mp4",
+                "question": "Which?",
+                "options": ["x", "y"],
+                "answer": "E",
+            },
+            {
+                "id": "q5",
+                "video": "a.mp4",
+                "question": "What?",
+                "answer": "a cat",
+                "question_type": "oe",
+            },
+            [1, 2],
+            {"id": "q7", "question": "no video"},
+            {"id": "q8", "video": "a.mp4", "question": " "},
+            {
+                "id": "q9",
+                "video": "a.mp4",
+                "question": "Q?",
+                "question_type": "caption",
+                "answer": "x",
+            },
+            {
+                "id": "q10",
+                "video": "a.mp4",
+                "question": "When?",
+                "answer": [5, 2],
+                "question_type": "tvg",
+            },
+        ],
+    )
+    _write(tmp_path / "train.jsonl", [])
+    split = load_split("jsonl", tmp_path, tmp_path / "vids")
+    got = {s.id: s for s in split.samples}
+    assert [r for r, _ in split.skipped] == [
+        "eval.jsonl:6",
+        "eval.jsonl:7",
+        "eval.jsonl:8",
+        "eval.jsonl:9",
+    ]
+    assert got["q1"].answer == "B" and got["q1"].options == ["red", "blue"]
+    assert got["q1"].groups == {"duration": "short", "task": "colour"}
+    assert got["q1"].video == str(tmp_path / "vids" / "a.mp4")
+    assert got["eval-2"].answer == "C" and got["eval-2"].question_type == "mcq"
+    assert got["q3"].answer == [65.0, 70.0] and got["q3"].video == "/abs/b.mp4"
+    assert got["q4"].problem and "not one of the option" in got["q4"].problem
+    assert got["q5"].answer == "a cat" and got["q5"].problem is None
+    assert got["q10"].problem and "end > start" in got["q10"].problem
+
+
+def test_which_file_a_folder_means(tmp_path):
+    _write(tmp_path / "a.jsonl", [])
+    _write(tmp_path / "b.jsonl", [])
+    with pytest.raises(AnnotationError, match="cannot tell which rows file"):
+        load_split("jsonl", tmp_path, tmp_path)
+    assert load_split("jsonl", tmp_path / "b.jsonl", tmp_path).sources == [
+        str(tmp_path / "b.jsonl")
+    ]
+
+
+def test_toy_split_end_to_end_through_the_cli(tmp_path, capsys):
+    out = tmp_path / "toy"
+    make_toy_task(ToyTaskConfig(out=str(out), n=2, seed=5, split="eval", visibility_videos=0))
+    rows = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    script = {}
+    for r in rows:  # the right answer for the first video, a wrong one for the second
+        right = r["id"].startswith("eval-00000")
+        if r["question_type"] == "mcq":
+            answer = r["answer"] if right else next(ch for ch in "ABCD" if ch != r["answer"])
+        else:
+            s, e = r["answer"] if right else (0.0, 1.0)
+            answer = f"[{s}, {e}]"
+        script[r["id"]] = [f"<think>I read the frames.</think><answer>{answer}</answer>"]
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    code = main(
+        [
+            "eval",
+            "--benchmark",
+            "jsonl",
+            "--data",
+            str(out),
+            "--videos",
+            str(out),
+            "--backend",
+            "scripted",
+            "--script",
+            str(tmp_path / "script.json"),
+            "--frames",
+            "4",
+            "--out",
+            str(tmp_path / "run"),
+            "--json",
+            "--set",
+            "progress=false",
+        ]
+    )
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    metrics = summary["metrics"]
+    assert metrics["n"] == 4 and metrics["errors"] == 0 and summary["skipped_rows"] == []
+    bench = metrics["variants"]["benchmark"]
+    assert bench["accuracy"] == pytest.approx(0.5) and bench["miou"] == pytest.approx(0.5)
+    assert metrics["by_group"]["task"]["toy_mcq"]["accuracy"] == pytest.approx(0.5)
+    results = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert all(len(r["overview_times"]) == 4 for r in results)
