@@ -131,6 +131,7 @@ def _cli(*args):
         [sys.executable, "-m", "paravt.cli.main", "make-toy-task", *args],
         capture_output=True,
         text=True,
+        check=False,
     )
 
 
