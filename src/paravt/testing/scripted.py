@@ -15,7 +15,8 @@ An item may be a ``Generation`` (e.g. ``Generation(error="boom")`` to simulate a
 Sub-agent requests get ``subagent`` (a string or a callable). Running out of script is reported as
 a generation error, which the engine records as an episode error.
 
-Users can smoke-test a pipeline with it too: ``paravt`` never imports it outside tests.
+Users can smoke-test a pipeline with it too. In the library only ``paravt.toy.oracle`` builds on it
+(the toy oracle is a scripted policy whose script is a function of the request).
 """
 
 from __future__ import annotations
