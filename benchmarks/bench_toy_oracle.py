@@ -36,8 +36,7 @@ def main() -> None:
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.records import EpisodeInput
     from paravt.data.rows import read_rows
-    from paravt.rewards import compose
-    from paravt.toy.oracle import ToyOracleBackend
+    from paravt.toy.oracle import ToyOracleBackend, episode_reward
 
     data = Path(args.data)
     rows = read_rows(data / f"{args.split}.jsonl", data).rows[: args.limit]
@@ -55,15 +54,7 @@ def main() -> None:
         seconds = time.perf_counter() - t0
         acc, iou, fmt = [], [], []
         for r in recs:
-            b = compose(
-                r.prefix,
-                r.completion_text,
-                r.tool_counts,
-                r.gold,
-                r.question_type,
-                r.options,
-                answer=r.prediction,
-            )
+            b = episode_reward(r)
             (acc if r.question_type == "mcq" else iou).append(b.acc)
             fmt.append(b.fmt)
         row = {

@@ -11,8 +11,7 @@ from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
 from paravt.data.rows import read_rows
 from paravt.errors import ConfigError
-from paravt.rewards import compose
-from paravt.toy.oracle import ToyOracleBackend
+from paravt.toy.oracle import ToyOracleBackend, episode_reward
 
 TRAIN_PIXELS = {"min_pixels": 784, "max_pixels": 50176}
 
@@ -28,18 +27,7 @@ def _inputs(out, k=4):
 def _run(out, backend, **engine):
     cfg = EngineConfig(frames=4, **TRAIN_PIXELS, **engine)
     records = EpisodeEngine(backend, cfg).run(_inputs(out))
-    scores = [
-        compose(
-            r.prefix,
-            r.completion_text,
-            r.tool_counts,
-            r.gold,
-            r.question_type,
-            r.options,
-            answer=r.prediction,
-        )
-        for r in records
-    ]
+    scores = [episode_reward(r) for r in records]
     return records, scores
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from paravt.agent.records import Generation, GenRequest
 from paravt.errors import ConfigError
+from paravt.rewards import RewardBreakdown, RewardConfig, compose
 from paravt.testing.scripted import ScriptedBackend
 from paravt.toy.detect import needle_colour
 from paravt.toy.task import ToyTaskConfig, infer_duration, tiling_windows
@@ -203,3 +204,17 @@ class ToyOracleBackend:
         if not hits:
             return "Only a moving grey background; no coloured square."
         return f"A {hits[0][1]} square is visible from {hits[0][0]:.1f}s to {hits[-1][0]:.1f}s."
+
+
+def episode_reward(record: Any, cfg: RewardConfig | None = None) -> RewardBreakdown:
+    """The PROTOCOL §5 reward of one finished episode record (what the oracle is checked by)."""
+    return compose(
+        record.prefix,
+        record.completion_text,
+        record.tool_counts,
+        record.gold,
+        record.question_type,
+        record.options,
+        cfg,
+        answer=record.prediction if record.prediction is not None else "",
+    )
