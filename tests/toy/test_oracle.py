@@ -72,6 +72,8 @@ def test_tool_prior_and_determinism(toy_eval):
     out, _, _ = toy_eval
     direct, _ = _run(out, ToyOracleBackend(tool_prior=0.0))
     assert all(not r.calls and len(r.turns) == 1 and r.prediction for r in direct)
+    no_tool, _ = _run(out, ToyOracleBackend(), mode="direct")  # the prompt offers no tool
+    assert [r.completion_text for r in no_tool] == [r.completion_text for r in direct]
     half_a, _ = _run(out, ToyOracleBackend(tool_prior=0.5, format_noise=0.5, seed=3))
     half_b, _ = _run(out, ToyOracleBackend(tool_prior=0.5, format_noise=0.5, seed=3))
     assert [r.completion_text for r in half_a] == [r.completion_text for r in half_b]

@@ -14,7 +14,8 @@ Every decision is a hash of (seed, episode id[, turn]): no RNG state, reproducib
 oracle sees only what a model sees — the ``GenRequest`` — and infers the video length from the
 overview times (the task's durations are few and fixed), the question type from the prompt, and
 the needle from pixels (``paravt.toy.detect``). It reads frames, so it needs
-``evidence="frames"``; with sub-agents it answers their requests with a description of the
+``evidence="frames"`` and ``parallel`` dispatch (in ``direct`` mode it answers from the
+overview, as with ``tool_prior=0``); with sub-agents it answers their requests with a description of the
 window, but the main turn then has no frames and guesses.
 
 Load it by import path ``paravt.toy.oracle:ToyOracleBackend`` with keyword options.
@@ -111,9 +112,14 @@ class ToyOracleBackend:
         overview = [it for it in req.images if it.source == "overview"]
         duration = infer_duration([it.time for it in overview], self.durations)
         episode = req.episode_id
+        offered = any(  # direct mode's system prompt offers no tool: answer from the overview
+            m.get("role") == "system" and "crop_video" in str(m.get("content"))
+            for m in req.messages
+        )
         if (
             req.turn == 0
             and not req.forced
+            and offered
             and _unit(self.seed, episode, "tools") < self.tool_prior
         ):
             full = self._sweep(duration)
