@@ -14,9 +14,9 @@ Every decision is a hash of (seed, episode id[, turn]): no RNG state, reproducib
 oracle sees only what a model sees — the ``GenRequest`` — and infers the video length from the
 overview times (the task's durations are few and fixed), the question type from the prompt, and
 the needle from pixels (``paravt.toy.detect``). It reads frames, so it needs
-``evidence="frames"`` and ``parallel`` dispatch (in ``direct`` mode it answers from the
-overview, as with ``tool_prior=0``); with sub-agents it answers their requests with a description of the
-window, but the main turn then has no frames and guesses.
+``evidence="frames"`` and ``parallel`` dispatch. In ``direct`` mode it answers from the
+overview, as with ``tool_prior=0``. With sub-agents it answers their requests with a
+description of the window, but the main turn then has no frames and guesses.
 
 Load it by import path ``paravt.toy.oracle:ToyOracleBackend`` with keyword options.
 """
