@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 
 import pytest
+from paravt.cli.main import main
 
 from paravt.data.rows import read_rows
 from paravt.errors import ConfigError
@@ -126,17 +125,16 @@ def test_duration_is_read_back_from_overview_times():
             assert infer_duration(frames, (120, 150, 180)) == d
 
 
-def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "paravt.cli.main", "make-toy-task", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def _cli(capsys, *args):
+    """Run ``paravt make-toy-task`` in-process: (exit code, stdout, non-empty stderr lines)."""
+    code = main(["make-toy-task", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, [ln for ln in captured.err.splitlines() if ln.strip()]
 
 
-def test_cli_writes_the_split_and_refuses_bad_input_in_one_line(tmp_path):
-    r = _cli(
+def test_cli_writes_the_split_and_refuses_bad_input_in_one_line(tmp_path, capsys):
+    code, out, _ = _cli(
+        capsys,
         str(tmp_path / "t"),
         "--n",
         "2",
@@ -148,19 +146,16 @@ def test_cli_writes_the_split_and_refuses_bad_input_in_one_line(tmp_path):
         "visibility_videos=0",
         "--json",
     )
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["videos"] == 2
+    assert code == 0
+    assert json.loads(out)["videos"] == 2
     assert (tmp_path / "t" / "eval.jsonl").is_file() and (tmp_path / "t" / "task.json").is_file()
     blocker = tmp_path / "file"
     blocker.write_text("")
     for args, word in (
-        (["--n", "0"], "n=0"),
-        (["--n", "-3"], "n=-3"),
-        (["--split", "dev"], "dev"),
+        ([str(tmp_path / "u"), "--n", "0"], "n=0"),
+        ([str(tmp_path / "u"), "--n", "-3"], "n=-3"),
+        ([str(tmp_path / "u"), "--split", "dev"], "dev"),
+        ([str(blocker / "sub"), "--n", "1"], "writable"),
     ):
-        r = _cli(str(tmp_path / "u"), *args)
-        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-        assert r.returncode == 2 and len(lines) == 1 and word in lines[0], r.stderr
-    r = _cli(str(blocker / "sub"), "--n", "1")
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert r.returncode == 2 and len(lines) == 1 and "writable" in lines[0], r.stderr
+        code, _, lines = _cli(capsys, *args)
+        assert code == 2 and len(lines) == 1 and word in lines[0], lines
