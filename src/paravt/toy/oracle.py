@@ -37,7 +37,6 @@ from paravt.toy.detect import needle_colour
 from paravt.toy.task import ToyTaskConfig, infer_duration, tiling_windows
 
 _OPTION_LINE = re.compile(r"^([A-J])\. (.+)$", re.MULTILINE)
-_LETTERS = "ABCDEFGHIJ"
 #: the ``video_path`` argument the oracle writes (the tool never opens it, PROTOCOL §1)
 VIDEO_PATH_ARG = "video"
 BREAKS = ("unclosed_think", "malformed_call", "missing_answer_close")

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from paravt.errors import ConfigError
+from paravt.rewards.answers import LETTERS
+from paravt.tools.results import CropConfig
 from paravt.video.sampling import window_frame_count
 
 #: Bumped whenever the same (seed, split, index) would give different pixels or questions.
@@ -34,10 +36,8 @@ PALETTE: dict[str, tuple[int, int, int]] = {
 
 MCQ_QUESTION = "What colour was the square that appeared briefly?"
 TVG_QUESTION = "When does the coloured square appear?"
-SPLITS = ("train", "eval")
-QUESTION_TYPES = ("mcq", "tvg")
-#: The tool's window rule (PROTOCOL §3): 1 frame per second of window, 2 to 16 frames.
-WINDOW_FPS, WINDOW_MIN_FRAMES, WINDOW_MAX_FRAMES = 1.0, 2, 16
+TOY_SPLITS = ("train", "eval")
+TOY_QUESTION_TYPES = ("mcq", "tvg")
 
 
 @dataclass
@@ -74,12 +74,12 @@ class ToyTaskConfig:
     def validate(self) -> None:
         if isinstance(self.n, bool) or int(self.n) < 1:
             raise ConfigError(f"n={self.n}: the number of videos must be at least 1 (e.g. --n 100)")
-        if self.split not in SPLITS:
-            raise ConfigError(f"split={self.split!r}: choose one of {', '.join(SPLITS)}")
-        bad = [q for q in self.question_types if q not in QUESTION_TYPES]
+        if self.split not in TOY_SPLITS:
+            raise ConfigError(f"split={self.split!r}: choose one of {', '.join(TOY_SPLITS)}")
+        bad = [q for q in self.question_types if q not in TOY_QUESTION_TYPES]
         if bad or not self.question_types:
             raise ConfigError(
-                f"question_types={self.question_types}: choose from {', '.join(QUESTION_TYPES)}"
+                f"question_types={self.question_types}: choose from {', '.join(TOY_QUESTION_TYPES)}"
             )
         if not self.durations or min(self.durations) < 10:
             raise ConfigError(f"durations={self.durations}: give video lengths of at least 10 s")
@@ -109,9 +109,11 @@ def tiling_windows(duration: float, n: int) -> list[tuple[float, float]]:
 
 
 def sweep_spacing(duration: float, n: int) -> float:
-    """Seconds between the frames the tool returns for one window of an ``n``-window sweep."""
+    """Seconds between the frames the tool returns for one window of an ``n``-window sweep
+    (the tool's own window rule and defaults, PROTOCOL §3)."""
+    crop = CropConfig()
     length = float(duration) / n
-    return length / window_frame_count(length, WINDOW_FPS, WINDOW_MIN_FRAMES, WINDOW_MAX_FRAMES)
+    return length / window_frame_count(length, crop.fps, crop.min_frames, crop.max_frames)
 
 
 def expected_visibility(k: int, needle_seconds: float, duration: float) -> float:
@@ -197,7 +199,7 @@ def question_rows(cfg: ToyTaskConfig, spec: VideoSpec, video: str) -> list[dict]
             options = picks + [spec.colour]
             options = [options[i] for i in rng.permutation(len(options))]
             row.update(
-                question=MCQ_QUESTION, options=options, answer="ABCD"[options.index(spec.colour)]
+                question=MCQ_QUESTION, options=options, answer=LETTERS[options.index(spec.colour)]
             )
         else:
             row.update(question=TVG_QUESTION, options=None, answer=spec.span)
