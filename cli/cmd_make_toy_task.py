@@ -43,5 +43,6 @@ def command(
     shown = ", ".join(f"K={k}: {v['measured']:.0%}" for k, v in vis.items())
     click.echo(
         f"{result['videos']} videos, {result['rows']} rows in {out}/{result['rows_file']} "
-        f"({result['generate_seconds']:.1f} s); needle visible in the overview at {shown or 'n/a'}"
+        f"({result['generate_seconds']:.1f} s); "
+        + (f"needle visible in the overview at {shown}" if shown else "visibility not measured")
     )
