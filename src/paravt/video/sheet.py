@@ -12,13 +12,24 @@ from pathlib import Path
 import torch
 
 
-def _font(size: int):
+def load_font(size: int):
+    """Pillow's built-in font at ``size`` px (every sheet of paravt draws its text with it)."""
     from PIL import ImageFont
 
     try:
         return ImageFont.load_default(size=size)
     except TypeError:  # Pillow < 10.1 has no sized default font
         return ImageFont.load_default()
+
+
+def frame_image(frame: torch.Tensor, size: tuple[int, int] | None = None):
+    """A uint8 ``[3, H, W]`` frame as a PIL image, resized to ``size`` (w, h) when given."""
+    from PIL import Image
+
+    img = Image.fromarray(frame.detach().to("cpu").permute(1, 2, 0).contiguous().numpy())
+    if size is not None and img.size != tuple(size):
+        img = img.resize(tuple(size), Image.BILINEAR)
+    return img
 
 
 def contact_sheet(
@@ -43,7 +54,7 @@ def contact_sheet(
     cols = columns if columns > 0 else max(1, math.ceil(math.sqrt(len(cells))))
     rows = math.ceil(len(cells) / cols)
     font_size = max(10, min(18, tw // 14))
-    font = _font(font_size)
+    font = load_font(font_size)
     caption_h = font_size + 8
     title_h = (font_size + 12) if title else 0
     pad = 4
@@ -55,9 +66,7 @@ def contact_sheet(
         r, c = divmod(n, cols)
         x = pad + c * (tw + pad)
         y = title_h + pad + r * (th + caption_h + pad)
-        img = Image.fromarray(frame.detach().to("cpu").permute(1, 2, 0).contiguous().numpy())
-        if img.size != (tw, th):
-            img = img.resize((tw, th), Image.BILINEAR)
+        img = frame_image(frame, (tw, th))
         sheet.paste(img, (x, y))
         label = f"{prefix} {t:.1f} s".strip()
         draw.text((x + 2, y + th + 3), label, fill="black", font=font)

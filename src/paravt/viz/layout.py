@@ -1,0 +1,256 @@
+"""The geometry of one episode sheet, computed from an episode record and nothing else.
+
+Everything is in pixels of the final picture. Time maps linearly onto the timeline
+(``EpisodeLayout.x_of``), so an overview thumbnail is centred on its frame's time and a crop
+window's bar spans exactly ``[x_of(start), x_of(end)]``. Overview thumbnails are staggered over a
+few rows so that 64 frames of a one-hour video stay wide enough to see at 1600 px. Each turn gets
+a band; its calls (run in parallel) are stacked in that band, one row each, with the frames the
+window returned as a strip of thumbnails under the bar.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_WIDTH = 1600
+MARGIN_LEFT = 96  # room for the turn labels
+MARGIN_RIGHT = 48  # half an overview thumbnail: the last one stays centred on its time
+FONT_SIZE = 15
+SMALL_FONT_SIZE = 12
+LINE_H = FONT_SIZE + 6
+MIN_OVERVIEW_THUMB_W = 84
+MAX_OVERVIEW_THUMB_W = 176
+MAX_OVERVIEW_ROWS = 4
+WINDOW_THUMB_W = 64
+BAR_H = 12
+THUMB_ASPECT = 9 / 16  # used when a record carries no pixels to measure
+
+
+@dataclass
+class Thumb:
+    """One thumbnail: its frame's time, its box, and which of ``EpisodeLayout.frames`` it shows
+    (``None``: the record kept no pixels, a grey box stands in)."""
+
+    time: float
+    x: int
+    y: int
+    w: int
+    h: int
+    frame: int | None = None
+
+
+@dataclass
+class Bar:
+    """One crop_video call. ``placed`` is False for a call with no readable window (drawn as a
+    marker at the left edge); ``status`` is the record's ``ok``/``error``/``ignored``."""
+
+    turn: int
+    index: int
+    start: float | None
+    end: float | None
+    x0: int
+    x1: int
+    y: int
+    h: int
+    status: str
+    label: str
+    placed: bool = True
+    thumbs: list[Thumb] = field(default_factory=list)
+
+
+@dataclass
+class Band:
+    """The rows of one turn: its label and vertical extent."""
+
+    label: str
+    y0: int
+    y1: int
+
+
+@dataclass
+class EpisodeLayout:
+    width: int
+    height: int
+    duration: float
+    left: int
+    right: int
+    header: list[tuple[str, str]]  # (kind, text line): kind is title/question/option/answer/gold
+    axis_y: int
+    ticks: list[tuple[int, str]]
+    overview: list[Thumb]
+    overview_y: tuple[int, int]  # top and bottom of the overview strip
+    bands: list[Band]
+    bars: list[Bar]
+    frames: list[Any] = field(default_factory=list, repr=False)  # uint8 [3, H, W] tensors
+
+    def x_of(self, t: float) -> int:
+        """The x pixel of time ``t`` (seconds) on the timeline."""
+        return time_to_x(t, self.duration, self.left, self.right)
+
+
+def time_to_x(t: float, duration: float, left: int, right: int) -> int:
+    frac = min(max(float(t) / duration, 0.0), 1.0) if duration > 0 else 0.0
+    return int(round(left + frac * (right - left)))
+
+
+def _tick_step(duration: float) -> float:
+    """A round tick spacing giving 5 to 12 ticks over ``duration`` seconds."""
+    for step in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200):
+        if duration / step <= 12:
+            return float(step)
+    return float(math.ceil(duration / 12))
+
+
+def _clock(t: float) -> str:
+    t = int(round(t))
+    h, rem = divmod(t, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def _window_of(call: Any) -> tuple[float | None, float | None]:
+    """The call's window: the executed one, else the numbers it asked for (when numeric)."""
+    if call.start is not None and call.end is not None:
+        return float(call.start), float(call.end)
+    args = call.arguments or {}
+    try:
+        s = float(args.get("start_time", args.get("start")))
+        e = float(args.get("end_time", args.get("end")))
+    except (TypeError, ValueError):
+        return None, None
+    if math.isfinite(s) and math.isfinite(e):
+        return s, e
+    return None, None
+
+
+def _call_label(call: Any, start: float | None, end: float | None) -> str:
+    window = f"{start:.1f}-{end:.1f} s" if start is not None and end is not None else "no window"
+    if call.status == "ok":
+        what = f"{call.n_frames} frames" if call.summary is None else "summary"
+        return f"#{call.index} {window}  ok, {what}"
+    if call.status == "ignored":
+        return f"#{call.index} {window}  ignored (answering turn)"
+    err = " ".join(str(call.error or "").split())
+    return f"#{call.index} {window}  FAILED {call.error_kind or ''}: {err}"[:150]
+
+
+def _answer_line(rec: Any) -> str:
+    if rec.status != "ok":
+        return f"error: {rec.error}"
+    how = {"answer_tag": "answer tag", "extracted": "extracted", "forced": "forced"}.get(
+        rec.answer_source or "", rec.answer_source or "?"
+    )
+    return f"answer: {rec.prediction!s}  ({how})"
+
+
+def _header(rec: Any, chars: int) -> list[tuple[str, str]]:
+    dur = float((rec.video_meta or {}).get("duration") or 0.0)
+    lines = [("title", f"{rec.id} - {rec.video} ({_clock(dur)}) - {rec.mode}/{rec.evidence}"
+                       f" - K={rec.frames_k}")]
+    lines += [("question", s) for s in textwrap.wrap(f"Q: {rec.question}", chars)[:4]]
+    for i, opt in enumerate(rec.options or []):
+        lines += [("option", s) for s in textwrap.wrap(f"{chr(65 + i)}. {opt}", chars)[:1]]
+    lines += [("answer", s) for s in textwrap.wrap(_answer_line(rec), chars)[:2]]
+    if rec.gold is not None:
+        lines.append(("gold", f"gold: {rec.gold}"))
+    return lines
+
+
+def _split_images(rec: Any) -> tuple[list[Any], list[Any]]:
+    images = list(getattr(rec, "images", None) or [])
+    return ([im for im in images if im.source == "overview"],
+            [im for im in images if im.source == "tool"])
+
+
+def _aspect(images: list[Any]) -> float:
+    for im in images:
+        shape = getattr(im.data, "shape", None)
+        if shape is not None and len(shape) == 3 and shape[2] > 0:
+            return float(shape[1]) / float(shape[2])
+    return THUMB_ASPECT
+
+
+def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
+    """The sheet's geometry for an ``EpisodeRecord`` (``keep_images`` records carry thumbnails)."""
+    left, right = MARGIN_LEFT, width - MARGIN_RIGHT
+    overview_imgs, tool_imgs = _split_images(rec)
+    times = [float(t) for t in (rec.overview_times or [])]
+    duration = float((rec.video_meta or {}).get("duration") or 0.0)
+    ends = times + [e for c in rec.calls for e in _window_of(c) if e is not None]
+    duration = max([duration, *ends, 1e-6])
+    aspect = _aspect(overview_imgs + tool_imgs)
+    frames: list[Any] = []
+
+    chars = max(40, int((width - 2 * MARGIN_RIGHT) / (FONT_SIZE * 0.55)))
+    header = _header(rec, chars)
+    y = 10 + LINE_H * len(header) + 10
+
+    # overview strip: thumbnails centred on their times, staggered so they do not overlap
+    span = right - left
+    spacing = span / max(1, len(times))
+    rows = 1
+    while rows < MAX_OVERVIEW_ROWS and spacing * rows - 4 < MIN_OVERVIEW_THUMB_W:
+        rows += 1
+    tw = int(max(24, min(MAX_OVERVIEW_THUMB_W, spacing * rows - 4)))
+    th = max(8, int(round(tw * aspect)))
+    overview_top = y
+    overview: list[Thumb] = []
+    by_time = {round(im.time, 3): im for im in overview_imgs}
+    for i, t in enumerate(times):
+        row = i % rows
+        cx = time_to_x(t, duration, left, right)
+        x = min(max(cx - tw // 2, 0), width - tw)
+        im = by_time.get(round(t, 3))
+        frame = None
+        if im is not None:
+            frames.append(im.data)
+            frame = len(frames) - 1
+        overview.append(Thumb(t, x, overview_top + row * (th + 4), tw, th, frame))
+    y = overview_top + (rows * (th + 4) if times else 0) + 6
+    overview_y = (overview_top, y)
+    axis_y = y + 4
+    step = _tick_step(duration)
+    ticks = [(time_to_x(k * step, duration, left, right), _clock(k * step))
+             for k in range(int(duration // step) + 1)]
+    y = axis_y + LINE_H + 8
+
+    # one band per main-agent turn that wrote calls; calls stacked in it
+    tool_queue = list(tool_imgs) if rec.evidence == "frames" else []
+    expected = sum(c.n_frames for c in rec.calls if c.status == "ok")
+    if len(tool_queue) != expected:  # the record's images do not line up with its calls
+        tool_queue = []
+    wth = max(8, int(round(WINDOW_THUMB_W * aspect)))
+    bands: list[Band] = []
+    bars: list[Bar] = []
+    for turn in sorted({c.turn for c in rec.calls}):
+        band_top = y
+        for call in [c for c in rec.calls if c.turn == turn]:
+            start, end = _window_of(call)
+            placed = start is not None and end is not None
+            if placed:
+                x0 = time_to_x(min(start, end), duration, left, right)
+                x1 = max(x0 + 3, time_to_x(max(start, end), duration, left, right))
+            else:
+                x0, x1 = left, left + 10
+            bar = Bar(turn, call.index, start, end, x0, x1, y + LINE_H, BAR_H, call.status,
+                      _call_label(call, start, end), placed)
+            row_bottom = bar.y + BAR_H + 4
+            if call.status == "ok" and tool_queue:
+                mine, tool_queue = tool_queue[: call.n_frames], tool_queue[call.n_frames :]
+                strip = len(mine) * (WINDOW_THUMB_W + 2)
+                sx = min(max(x0, left), max(left, right - strip))
+                for j, im in enumerate(mine):
+                    frames.append(im.data)
+                    bar.thumbs.append(Thumb(float(im.time), sx + j * (WINDOW_THUMB_W + 2),
+                                            row_bottom, WINDOW_THUMB_W, wth, len(frames) - 1))
+                row_bottom += wth + 4
+            bars.append(bar)
+            y = row_bottom + 4
+        bands.append(Band(f"turn {turn}", band_top, y))
+        y += 8
+    height = y + 10
+    return EpisodeLayout(width, height, duration, left, right, header, axis_y, ticks, overview,
+                         overview_y, bands, bars, frames)
