@@ -1,10 +1,11 @@
 """``paravt infer``: ask questions about a video with the episode engine.
 
-``paravt infer VIDEO -q QUESTION [--option A ...]`` prints the final answer (``--json``: the whole
-episode record with the resolved config); ``-q -`` reads JSON lines of questions on stdin
+``paravt infer VIDEO -q QUESTION [--option A ...]`` prints the episode for a person to read (turns,
+calls, windows, answer, timings); ``--quiet`` prints the answer alone and ``--json`` the whole
+episode record with the resolved config. ``-q -`` reads JSON lines of questions on stdin
 (``{"question": ..., "options": [...], "type": "mcq", "video": ..., "id": ...}``) and answers them
-as one batch, one output line each. ``--trace`` draws each turn, its calls, their windows and
-timings as a tree on stderr.
+in batches. ``--trace`` also shows the episode on stderr (beside ``--json``); ``--sheet PNG``
+draws where the episode looked on the video's timeline.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ import json
 import sys
 
 import click
-from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
+from paravt.cli.common import (
+    config_options,
+    emit_json,
+    json_option,
+    resolve_config,
+    stderr_console,
+    stdout_console,
+)
 
 
 def _flags(kw: dict) -> dict:
@@ -91,61 +99,47 @@ def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
     return inputs
 
 
-def trace_tree(rec):
-    """A rich tree of one episode: turns, their calls and windows, timings, the answer."""
-    from rich.markup import escape
-    from rich.tree import Tree
+def _sheet_paths(sheet: str | None, inputs: list) -> dict:
+    """Where each episode's sheet goes: ``--sheet`` itself for one question, else
+    ``STEM-ID.png`` beside it; every destination is checked before the model loads."""
+    import re
+    from pathlib import Path
 
-    head = f"[bold]{escape(rec.id)}[/] {escape(rec.video)} · {rec.mode}/{rec.evidence} · K={rec.frames_k}"
-    tree = Tree(head)
-    if rec.status == "error":
-        tree.add(f"[red]error:[/] {escape(str(rec.error))}")
-    for turn in rec.turns:
-        label = "forced answer" if turn.forced else f"turn {turn.index}"
-        node = tree.add(
-            f"{label}: {turn.generated_tokens} tokens generated, {turn.prompt_tokens} in context, "
-            f"{turn.generate_s:.2f}s generate ({turn.finish_reason})"
-        )
-        snippet = turn.text.strip().replace("\n", " ")
-        node.add(f"[dim]{escape(snippet[:160])}{'…' if len(snippet) > 160 else ''}[/]")
-        for c in (c for c in rec.calls if c.turn == turn.index):
-            if c.status == "ok":
-                detail = f"[green]ok[/] {c.start:.1f}s–{c.end:.1f}s, {c.n_frames} frames"
-                if c.summary is not None:
-                    detail += f": {escape(c.summary[:80])}"
-            elif c.status == "ignored":
-                detail = "[yellow]ignored[/] (answering turn)"
-            else:
-                detail = f"[red]{c.error_kind}[/] {escape(str(c.error))[:120]}"
-            node.add(
-                f"call {c.index} {escape(json.dumps(c.arguments) if c.arguments else c.raw[:60])}: {detail}"
-            )
-    t = rec.timings
-    tree.add(
-        f"timings: decode {t.decode_s:.2f}s · preprocess {t.preprocess_s:.2f}s · "
-        f"generate {t.generate_s:.2f}s · total {t.total_s:.2f}s"
-    )
-    tree.add(f"answer: [bold]{escape(str(rec.prediction))}[/]")
-    return tree
+    from paravt.viz.episode_sheet import check_writable
+
+    if not sheet:
+        return {}
+    base = check_writable(sheet)
+    if len(inputs) == 1:
+        return {inputs[0].id: base}
+    return {
+        inp.id: base.with_name(f"{base.stem}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', inp.id)}.png")
+        for inp in inputs
+    }
 
 
-def _emit(records, config, console, as_json: bool, trace: bool, single: bool) -> None:
-    """Answers (or JSON records) to stdout, the trace tree and errors to stderr."""
-    if trace:
-        for rec in records:
-            console.print(trace_tree(rec))
+def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool, single: bool):
+    """Stdout: the episode view (default), the answer alone (``--quiet``) or JSON records
+    (``--json``); the view goes to stderr with ``--trace``, and errors always do."""
+    from paravt.agent.view import episode_view
+
     for rec in records:
+        if trace:
+            console.print(episode_view(rec))
         if as_json:
             doc = {"config": config, "record": rec.to_dict()}
             if single:
                 emit_json(doc)
             else:
                 click.echo(json.dumps(doc, default=str))
-        elif rec.status == "ok":
-            click.echo(rec.prediction if rec.prediction is not None else "")
+        elif quiet:
+            click.echo(rec.prediction if rec.status == "ok" and rec.prediction is not None else "")
+            if rec.status != "ok":
+                console.print(f"[red]{rec.id}: error:[/] {rec.error}")
         else:
-            click.echo("")
-            console.print(f"[red]{rec.id}: error:[/] {rec.error}")
+            if not single:
+                out.rule()
+            out.print(episode_view(rec))
 
 
 @click.command("infer")
@@ -201,12 +195,19 @@ def _emit(records, config, console, as_json: bool, trace: bool, single: bool) ->
 )
 @click.option("--batch-size", type=int, help="Episodes run together (stdin questions; default 8).")
 @click.option(
-    "--trace", is_flag=True, help="Show turns, calls, windows and timings as a tree on stderr."
+    "--trace", is_flag=True, help="Also show the episode (turns, calls, timings) on stderr."
+)
+@click.option("--quiet", is_flag=True, help="Print only the answer (one line per question).")
+@click.option(
+    "--sheet",
+    type=click.Path(dir_okay=False),
+    help="Write a PNG of the episode on the video's timeline (many questions: STEM-ID.png).",
 )
 @config_options
 @json_option
 def command(
-    video, question, options, question_type, trace, config_path, overrides, as_json, **kw
+    video, question, options, question_type, trace, quiet, sheet, config_path, overrides, as_json,
+    **kw,
 ) -> None:
     """Answer QUESTION about VIDEO with parallel crop_video tool calls."""
     from pathlib import Path
@@ -214,6 +215,7 @@ def command(
     from paravt.agent.backends import make_backend
     from paravt.agent.config import InferConfig, redacted_backend
     from paravt.agent.engine import EpisodeEngine
+    from paravt.agent.view import VIEW_WIDTH
     from paravt.config import to_dict
     from paravt.errors import UserError
 
@@ -223,8 +225,14 @@ def command(
         raise UserError(f"video not found: {video} (pass the path of a video file)")
     if cfg.backend.kind == "openai" and cfg.backend.model == "":
         raise UserError("--backend openai needs --model (the name the server serves)")
+    if quiet and as_json:
+        raise UserError("--quiet and --json both choose what stdout holds: pass one of them")
     inputs = _questions(video, question, options, cfg.question_type)
+    sheets = _sheet_paths(sheet, inputs)  # a bad destination fails here, before the model loads
+    if sheets and not cfg.engine.keep_images:
+        raise UserError("--sheet draws the frames the model saw: drop engine.keep_images=false")
     console = stderr_console()
+    out = stdout_console(max_width=VIEW_WIDTH)
     with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
         backend = make_backend(cfg.backend)
     engine = EpisodeEngine(backend, cfg.engine)
@@ -238,6 +246,11 @@ def command(
         ):
             done = engine.run(chunk)
         records.extend(done)
-        _emit(done, config, console, as_json, trace, single=len(inputs) == 1)
+        _emit(done, config, console, out, as_json, trace, quiet, single=len(inputs) == 1)
+        for rec in done:
+            if rec.id in sheets and rec.status == "ok":
+                from paravt.viz.episode_sheet import write_episode_sheet
+
+                console.print(f"sheet: {write_episode_sheet(rec, sheets[rec.id])}")
     if len(records) == 1 and records[0].status == "error":
         raise UserError(f"{records[0].video}: {records[0].error}")

@@ -60,10 +60,15 @@ def stderr_console():
     return Console(stderr=True)
 
 
-def stdout_console():
+def stdout_console(max_width: int | None = None):
+    """A rich console bound to stdout; ``max_width`` caps its width (off a terminal the width is
+    ``max_width`` itself, and rich writes no colour codes there)."""
     from rich.console import Console
 
-    return Console()
+    console = Console()
+    if max_width is not None:
+        console.width = min(console.width, max_width) if console.is_terminal else max_width
+    return console
 
 
 def run_guarded(group: click.Group, argv: list[str] | None) -> int:

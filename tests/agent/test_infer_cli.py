@@ -143,3 +143,63 @@ def test_infer_json_never_prints_the_api_key(tiny_qwen3_dir, tmp_path, capsys, m
     doc = json.loads(out)
     assert doc["config"]["backend"]["api_key"] == "<redacted>"
     assert doc["record"]["status"] == "error"
+
+
+def _two_calls_argv(tiny_qwen3_dir, pancake, *extra):
+    """One tool round with a good call and a bad one (start after end), then the forced answer."""
+    prefix = "<think>check the pan</think>" + call(0, 2) + call(9, 3)
+    small = [a if not a.startswith("engine.think_prefix=") else f"engine.think_prefix={prefix}"
+             for a in SMALL]
+    return ["infer", pancake, "-q", "What is cooked?", "--option", "A pancake", "--option", "Soup",
+            "--model", str(tiny_qwen3_dir), *small, *extra]
+
+
+def test_infer_prints_a_readable_episode_within_100_columns(tiny_qwen3_dir, pancake, capsys):
+    assert main(_two_calls_argv(tiny_qwen3_dir, pancake)) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert "\x1b[" not in out  # stdout is not a terminal: no colour codes
+    assert "What is cooked?" in out and "A. A pancake" in out and "B. Soup" in out
+    assert "Overview: K=3 frames at" in out
+    assert "turn 0" in out and "forced answer" in out and "check the pan" in out
+    ok_line = next(line for line in lines if "call 0" in line)
+    assert "0.0–2.0 s" in ok_line and "ok" in ok_line and "2 frames" in ok_line
+    bad_line = next(line for line in lines if "call 1" in line)
+    assert "error" in bad_line and "asked 9–3" in bad_line
+    assert "Final answer:" in out and "forced" in out
+    assert "Time:" in out and "Tokens:" in out
+
+
+def test_infer_quiet_prints_the_answer_alone(tiny_qwen3_dir, pancake, capsys):
+    assert main(_two_calls_argv(tiny_qwen3_dir, pancake, "--quiet")) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) <= 1 and "turn 0" not in out
+    assert main(_two_calls_argv(tiny_qwen3_dir, pancake, "--quiet", "--json")) == 2
+    assert "--quiet and --json" in capsys.readouterr().err
+
+
+def test_infer_sheet_draws_the_episode(tiny_qwen3_dir, pancake, tmp_path, capsys):
+    from PIL import Image
+
+    out = tmp_path / "pics" / "episode.png"
+    assert main(_two_calls_argv(tiny_qwen3_dir, pancake, "--sheet", str(out), "--json")) == 0
+    doc = json.loads(capsys.readouterr().out)  # --json stays one document on stdout
+    assert doc["record"]["calls"][0]["status"] == "ok"
+    img = Image.open(out)
+    assert img.size[0] == 1600 and img.size[1] > 200
+    assert len(img.convert("RGB").getcolors(maxcolors=1 << 20)) > 50
+
+
+def test_infer_sheet_to_an_unwritable_path_exits_2_before_the_model_loads(
+    pancake, tmp_path, capsys
+):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    argv = ["infer", pancake, "-q", "Q?", "--model", str(tmp_path / "no-model")]
+    # the model folder does not exist either: the sheet error must come first
+    assert main([*argv, "--sheet", str(a_file / "episode.png")]) == 2
+    err = capsys.readouterr().err
+    assert "--sheet" in err and "cannot write" in err and "model folder" not in err
+    assert main([*argv, "--sheet", str(tmp_path / "episode.jpg")]) == 2
+    assert "PNG" in capsys.readouterr().err
