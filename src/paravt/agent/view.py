@@ -82,7 +82,7 @@ def _calls_table(calls: list[Any]):
         elif c.status == "ignored":
             detail = "not run (answering turn)"
         else:
-            detail = f"{escape(c.error_kind or 'error')}: {escape(_one_line(c.error or "", 220))}"
+            detail = f"{escape(c.error_kind or 'error')}: {escape(_one_line(c.error or '', 220))}"
         table.add_row(f"  call {c.index}", escape(_window(c)), f"[{style}]{c.status}[/]", detail)
     return table
 
