@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
 
+from paravt.eval.config import SHEETS_OF
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 
 _SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades, jsonl"
@@ -47,6 +48,10 @@ def _run_options(fn):
                      help="Scoring variant shown as the headline (all are in the summary)."),
         click.option("--judge-url", help="OpenAI-compatible endpoint judging open-ended answers."),
         click.option("--judge-model", help="Model name at --judge-url."),
+        click.option("--sheets", type=int, default=None,
+                     help="Write the episode sheets (PNG) of N episodes to OUT/sheets/."),
+        click.option("--sheets-of", type=click.Choice(list(SHEETS_OF)), default=None,
+                     help="Which episodes get sheets: the first N (default) or N failures."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -68,7 +73,7 @@ def _flags(kw: dict) -> dict:
         "out": kw.get("out"), "script": kw.get("script"), "subtitles": kw.get("subtitles"),
         "limit": kw.get("limit"), "shard": kw.get("shard"), "batch_size": kw.get("batch_size"),
         "resume": kw.get("resume"), "retry_errors": kw.get("retry_errors"),
-        "variant": kw.get("variant"),
+        "variant": kw.get("variant"), "sheets": kw.get("sheets"), "sheets_of": kw.get("sheets_of"),
         "judge_base_url": kw.get("judge_url"), "judge_model": kw.get("judge_model"),
         "backend": {k: v for k, v in backend.items() if v is not None},
         "engine": {k: v for k, v in engine.items() if v is not None},

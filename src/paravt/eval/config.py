@@ -23,13 +23,16 @@ from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 # Top-level knobs that do not change any model input or output.
 NON_PROTOCOL_FIELDS = frozenset(
     {"data", "videos", "out", "resume", "retry_errors", "limit", "batch_size", "variant", "judge_base_url",
-     "judge_model", "judge_api_key", "shard", "progress"}
+     "judge_model", "judge_api_key", "shard", "progress", "sheets", "sheets_of"}
 )
 # Backend knobs that change throughput or transport, not answers.
 NON_PROTOCOL_BACKEND_FIELDS = frozenset(
     {"device", "batch_size", "api_key", "concurrency", "retries", "backoff_s", "timeout_s",
      "base_url"}
 )
+
+# which episodes get a sheet: the first ones run, or the failures (wrong answer or error)
+SHEETS_OF = ("first", "errors")
 
 
 @dataclass
@@ -50,6 +53,9 @@ class EvalConfig:
     retry_errors: bool = False
     batch_size: int = 8
     progress: bool = True
+    # episode sheets (PNG) written to OUT/sheets/: of the first N episodes, or of N failures
+    sheets: int = 0
+    sheets_of: str = "first"
     # scoring: the headline variant (every variant is always in the summary)
     variant: str = DEFAULT_VARIANT
     judge_base_url: str | None = None
@@ -63,6 +69,10 @@ class EvalConfig:
             raise ConfigError(f"variant {self.variant!r}: choose one of {', '.join(VARIANTS)}")
         if self.batch_size < 1:
             raise ConfigError(f"batch_size must be at least 1 (got {self.batch_size})")
+        if self.sheets < 0:
+            raise ConfigError(f"sheets must be non-negative (got {self.sheets})")
+        if self.sheets_of not in SHEETS_OF:
+            raise ConfigError(f"sheets_of {self.sheets_of!r}: choose {' or '.join(SHEETS_OF)}")
         if self.limit is not None and self.limit < 0:
             raise ConfigError(f"limit must be non-negative (got {self.limit})")
         parse_shard(self.shard)

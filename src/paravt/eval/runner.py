@@ -14,6 +14,7 @@ Honesty rules this module enforces:
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -176,6 +177,8 @@ class Runner:
         )
         self._engine = None
         self._progress = progress
+        self._records: dict[str, Any] = {}  # this batch's episode records, kept for sheets
+        self.sheets_written: list[str] = []
         from paravt.eval.judge import make_judge
 
         self.judge = make_judge(cfg.judge_base_url, cfg.judge_model, cfg.judge_api_key)
@@ -248,6 +251,8 @@ class Runner:
                     outcomes[pos] = _error_result("engine", f"{type(rec).__name__}: {rec}")
                     continue
                 outcome = outcome_of(rec)
+                if self.cfg.sheets:
+                    self._records[batch[pos].id] = rec
                 if sub_info is not None:
                     planned = sub_info.pop("planned_times", None)
                     if planned is not None and outcome["overview_times"]:
@@ -311,15 +316,32 @@ class Runner:
                     result = self._result(sample, index[sample.id], outcome)
                     writer.append(result)
                     running.add(result)
+                    self._maybe_sheet(result)
                     if self._progress:
                         self._progress("advance", running=running)
+                self._records.clear()
         finally:
             writer.close()
         summary = build_summary(self.split, self.cfg, loaded, assigned,
                                 read_results(self.paths.results), self.judge, self.backend_label)
         summary["timing"] = {"wall_s": round(time.time() - started, 3)}
+        if self.sheets_written:
+            summary["sheets"] = self.sheets_written
         write_json_atomic(self.paths.summary, summary)
         return summary
+
+    def _maybe_sheet(self, result: dict) -> None:
+        """Write the episode sheet of ``result`` into OUT/sheets/ while ``--sheets`` allows."""
+        rec = self._records.get(result["id"])
+        if rec is None or len(self.sheets_written) >= self.cfg.sheets:
+            return
+        if self.cfg.sheets_of == "errors" and not is_failure(result):
+            return
+        from paravt.viz.episode_sheet import write_episode_sheet
+
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(result["id"]))
+        path = self.paths.results.parent / "sheets" / f"{result['index']:05d}-{name}.png"
+        self.sheets_written.append(str(write_episode_sheet(rec, path)))
 
     def _result(self, sample: EvalSample, index: int, outcome: dict) -> dict:
         data = sample.to_dict()
@@ -361,6 +383,16 @@ def _drop_retryable(path: Path, results: list[dict]) -> list[dict]:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     return keep
+
+
+def is_failure(result: dict) -> bool:
+    """An errored sample, or a wrong answer (grounding: IoU under 0.5)."""
+    if result.get("status") != "ok":
+        return True
+    score = result.get("score") or {}
+    if "correct" in score:
+        return float(score["correct"]) < 1.0
+    return float(score.get("iou", 0.0)) < 0.5
 
 
 def _same_times(a: list[float], b: list[float], tol: float = 0.05) -> bool:
