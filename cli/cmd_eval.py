@@ -3,7 +3,8 @@
 ``paravt eval --benchmark NAME --data DIR --videos DIR --out DIR [...]`` runs (or, with
 ``--resume``, continues) an evaluation; ``paravt eval run …`` is the same. ``paravt eval score
 RESULTS.jsonl`` re-scores predictions without a model; ``paravt eval merge DIR… --out DIR``
-combines shards. Results go to stdout (a table, or JSON with ``--json``), progress to stderr.
+combines shards; ``paravt eval report RUN…`` puts runs side by side (Markdown, LaTeX, CSV) with
+the relative gain over a baseline. Results go to stdout (a table, or JSON with ``--json``), progress to stderr.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from paravt.cli.common import config_options, emit_json, json_option, resolve_co
 
 from paravt.eval.config import SHEETS_OF
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
+from paravt.eval.report import REPORT_FORMATS
 
 _SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades, jsonl"
 
@@ -189,3 +191,27 @@ def merge_cmd(inputs, out, allow_missing, as_json) -> None:
     _print(summary, as_json)
 
 
+@command.command(name="report")
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(list(REPORT_FORMATS)), default="markdown",
+              help="Table format: markdown (default), latex (booktabs tabular) or csv (fractions).")
+@click.option("--variant", type=click.Choice(list(VARIANTS)), default=DEFAULT_VARIANT,
+              help="Scoring variant whose numbers are compared.")
+@click.option("--baseline", metavar="RUN",
+              help="Run (folder or its name among RUNS) the relative gain is measured against.")
+@json_option
+def report_cmd(runs, fmt, variant, baseline, as_json) -> None:
+    """Put eval RUNS side by side: one row per run, one column per split and metric.
+
+    A run is an `eval --out` folder, or a folder of them (one per split); all runs must cover
+    the same splits. With --baseline, the last column is the mean relative gain over the
+    splits' headline metrics.
+    """
+    from paravt.eval.compare import compare_runs
+    from paravt.eval.report import format_comparison
+
+    cmp = compare_runs(list(runs), variant, baseline)
+    if as_json:
+        emit_json(cmp.to_dict())
+    else:
+        click.echo(format_comparison(cmp, fmt))

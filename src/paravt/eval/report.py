@@ -1,21 +1,27 @@
-"""The human-readable summary table (stdout) for an evaluation summary dict."""
+"""Evaluation results for people: the end-of-run tables (stdout) and the side-by-side report of
+several runs as Markdown, LaTeX or CSV (``paravt eval report``)."""
 
 from __future__ import annotations
 
-# variant entries that are counts, not fractions
-_COUNTS = ("n_counted",)
+import csv
+import io
+
+from paravt.eval.compare import COUNT_KEYS, Comparison
+
+REPORT_FORMATS = ("markdown", "latex", "csv")
 
 
 def _pct(x: float) -> str:
     return f"{100.0 * float(x):.1f}"
 
 
-def summary_table(summary: dict):
-    """A rich Table: every variant, errors, tool use, then per-group accuracy."""
+def _metric_table(summary: dict):
     from rich.table import Table
 
     m = summary["metrics"]
-    table = Table(title=f"{summary['benchmark']} ({m['n']} samples)", show_lines=False)
+    wall = (summary.get("timing") or {}).get("wall_s")
+    caption = f"wall time {wall:.1f} s" if wall is not None else None
+    table = Table(title=f"{summary['benchmark']} ({m['n']} samples)", caption=caption)
     table.add_column("metric")
     table.add_column("value", justify="right")
     for variant, vals in m["variants"].items():
@@ -23,23 +29,120 @@ def summary_table(summary: dict):
         for key, val in vals.items():
             if key in ("headline", "value"):
                 continue
-            shown = str(val) if key in _COUNTS else _pct(val)
+            shown = str(val) if key in COUNT_KEYS else _pct(val)
             table.add_row(f"{variant}{marker}: {key}", shown)
-    table.add_row("errors", f"{m['errors']} ({', '.join(f'{k}: {v}' for k, v in m['error_kinds'].items()) or '-'})")
-    tools = m["tools"]
-    table.add_row("avg tool calls (executed)", f"{tools['avg_calls']:.2f}")
-    table.add_row("tool usage rate (executed)", _pct(tools["usage_rate"]))
-    if "avg_attempted" in tools:
-        table.add_row("avg tool calls (attempted)", f"{tools['avg_attempted']:.2f}")
-        table.add_row("tool usage rate (attempted)", _pct(tools["attempt_rate"]))
-    for key, groups in (m.get("by_group") or {}).items():
-        for value, g in groups.items():
-            table.add_row(f"{key} = {value}", f"{_pct(g['accuracy'])}  (n={g['n']})")
-    if summary.get("skipped_rows"):
-        table.add_row("skipped rows", str(len(summary["skipped_rows"])))
-    if summary.get("missing"):
-        table.add_row("missing", str(len(summary["missing"])))
+    kinds = ", ".join(f"{k}: {v}" for k, v in m["error_kinds"].items()) or "-"
+    table.add_row("errors", f"{m['errors']} ({kinds})")
+    for key, label in (("skipped_rows", "skipped rows"), ("missing", "missing")):
+        if summary.get(key):
+            table.add_row(label, str(len(summary[key])))
     if summary.get("duplicates"):
         n = summary["duplicates"]
         table.add_row("duplicates", str(len(n) if isinstance(n, list) else n))
     return table
+
+
+def _tools_table(tools: dict):
+    """Calls the model attempted (every parsed call) beside the calls that executed."""
+    from rich.table import Table
+
+    table = Table(title="tool calls")
+    for name, justify in (("", "left"), ("executed", "right"), ("attempted", "right")):
+        table.add_column(name, justify=justify)
+    attempted = "avg_attempted" in tools
+    table.add_row("calls per sample", f"{tools['avg_calls']:.2f}",
+                  f"{tools['avg_attempted']:.2f}" if attempted else "-")
+    table.add_row("samples with a call (%)", _pct(tools["usage_rate"]),
+                  _pct(tools["attempt_rate"]) if attempted else "-")
+    if "avg_turns" in tools:
+        table.add_row("model turns per sample", f"{tools['avg_turns']:.2f}", "")
+    return table
+
+
+def _breakdown_table(key: str, groups: dict):
+    from rich.table import Table
+
+    table = Table(title=f"accuracy by {key}")
+    table.add_column(key)
+    table.add_column("n", justify="right")
+    table.add_column("accuracy", justify="right")
+    for value, g in groups.items():
+        table.add_row(str(value), str(g["n"]), _pct(g["accuracy"]))
+    return table
+
+
+def summary_table(summary: dict):
+    """The end-of-run report: every variant with errors and wall time, tool calls executed and
+    attempted, then accuracy by each group key (duration, task type, ...)."""
+    from rich.console import Group
+
+    parts = [_metric_table(summary), _tools_table(summary["metrics"]["tools"])]
+    for key, groups in (summary["metrics"].get("by_group") or {}).items():
+        parts.append(_breakdown_table(key, groups))
+    if summary.get("sheets"):
+        from rich.text import Text
+
+        folder = summary["sheets"][0].rsplit("/", 1)[0]
+        parts.append(Text(f"{len(summary['sheets'])} episode sheets in {folder}"))
+    return Group(*parts)
+
+
+# -- several runs side by side --------------------------------------------------------------------
+def _gain(g: float | None) -> str:
+    return "-" if g is None else f"{100.0 * g:+.1f}%"
+
+
+def _cells(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
+    head = ["run", *(f"{s} {m}" for s, m in cmp.columns), "avg"]
+    if cmp.baseline is not None:
+        head.append(f"gain vs {cmp.baseline}")
+    body = []
+    for r in cmp.rows:
+        row = [r.name, *(_pct(r.values[c]) if c in r.values else "-" for c in cmp.columns),
+               _pct(r.avg)]
+        if cmp.baseline is not None:
+            row.append(_gain(r.gain))
+        body.append(row)
+    return head, body
+
+
+def _markdown(cmp: Comparison) -> str:
+    head, body = _cells(cmp)
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#",
+                  "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _latex(cmp: Comparison) -> str:
+    head, body = _cells(cmp)
+    out = [r"\begin{tabular}{l" + "r" * (len(head) - 1) + "}", r"\toprule",
+           " & ".join(_latex_escape(h) for h in head) + r" \\", r"\midrule"]
+    out += [" & ".join(_latex_escape(c) for c in row) + r" \\" for row in body]
+    out += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(out)
+
+
+def _csv(cmp: Comparison) -> str:
+    """Raw fractions (not percentages) for spreadsheets; ``gain`` is a fraction too."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run", *(f"{s}/{m}" for s, m in cmp.columns), "avg", "gain", "wall_s"])
+    for r in cmp.rows:
+        w.writerow([r.name, *(r.values.get(c, "") for c in cmp.columns), r.avg,
+                    "" if r.gain is None else r.gain, "" if r.wall_s is None else r.wall_s])
+    return buf.getvalue().rstrip("\n")
+
+
+def format_comparison(cmp: Comparison, fmt: str = "markdown") -> str:
+    """The comparison as text in ``fmt`` (markdown, latex or csv); percentages except in CSV."""
+    return {"markdown": _markdown, "latex": _latex, "csv": _csv}[fmt](cmp)
