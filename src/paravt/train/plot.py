@@ -1,45 +1,86 @@
-"""The paper-style training-dynamics figure: format reward and tool-call rate κ over steps.
+"""Training curves from ``metrics.jsonl``: the paper's training-dynamics figure, or any metric.
 
-One line per run folder (its ``metrics.jsonl``), so ``paravt plot runs/paragrpo runs/vanilla_grpo``
-shows the paper's contrast (vanilla GRPO: format ≈0.13, κ → 0; PARA-GRPO: format ≈0.64, κ ≈0.21).
+One line per run folder in every panel, so ``paravt plot runs/paragrpo runs/vanilla_grpo`` shows
+the paper's contrast (vanilla GRPO: format ≈0.13, κ → 0; PARA-GRPO: format ≈0.64, κ ≈0.21).
+``metrics`` picks other logged keys (``reward/acc``, ``tools/calls_per_turn``, ``frames/k_mean``,
+``loss``, ...), one panel each.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from paravt.errors import UserError
 from paravt.train.metrics import read_jsonl
 
 PANELS = (("reward/fmt", "format reward R_fmt"), ("tools/kappa", "tool-call rate κ"))
+PANEL_COLUMNS = 3  # panels per row when many metrics are drawn
 
 
-def plot_runs(run_dirs: list[str], out: str, metrics_file: str = "metrics.jsonl") -> dict:
+def _numeric_keys(rows: list[dict]) -> list[str]:
+    keys = {k for r in rows for k, v in r.items() if isinstance(v, (int, float)) and k != "step"}
+    return sorted(keys)
+
+
+def training_figure(
+    run_dirs: list[str], metrics_file: str = "metrics.jsonl", metrics: list[str] | None = None
+):
+    """``(figure, info)``: one panel per metric (default: the paper's two), one line per run.
+
+    The figure is returned open so a caller (or a test) can read its lines before saving.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    panels = [(m, m) for m in metrics] if metrics else list(PANELS)
+    wanted = [key for key, _ in panels]
     series = {}
     for rd in run_dirs:
         path = Path(rd) / metrics_file
-        rows = [r for r in read_jsonl(path) if "reward/fmt" in r or "tools/kappa" in r]
-        if not rows:
+        rows = read_jsonl(path)
+        if not any(key in r for r in rows for key in wanted):
+            known = ", ".join(_numeric_keys(rows)) or "none"
             raise UserError(
-                f"no training metrics in {path}: pass run folders written by `paravt train`"
+                f"no {' or '.join(wanted)} in {path} (logged metrics: {known}); pass run folders "
+                "written by `paravt train` and --metric names they logged"
             )
         series[Path(rd).name or str(rd)] = rows
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(5 * len(PANELS), 3.6))
-    for ax, (key, title) in zip(axes, PANELS):
+    for key in wanted:
+        if not any(key in r for rows in series.values() for r in rows):
+            known = ", ".join(_numeric_keys([r for rows in series.values() for r in rows]))
+            raise UserError(f"--metric {key}: no run logged it (logged metrics: {known})")
+    cols = min(len(panels), PANEL_COLUMNS)
+    nrows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.6 * nrows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax, (key, title) in zip(flat, panels):
         for name, rows in series.items():
-            pts = [(r["step"], r[key]) for r in rows if r.get(key) is not None]
+            pts = [(r["step"], r[key]) for r in rows if isinstance(r.get(key), (int, float))]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=name)
         ax.set_title(title)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
-    axes[0].legend()
+    for ax in flat[len(panels):]:
+        ax.set_visible(False)
+    flat[0].legend()
     fig.tight_layout()
+    return fig, {"metrics": wanted, "steps": {n: len(r) for n, r in series.items()}}
+
+
+def plot_runs(
+    run_dirs: list[str],
+    out: str,
+    metrics_file: str = "metrics.jsonl",
+    metrics: list[str] | None = None,
+) -> dict:
+    """Draw ``training_figure`` and write it to ``out`` (PNG)."""
+    import matplotlib.pyplot as plt
+
+    fig, info = training_figure(run_dirs, metrics_file, metrics)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)
     plt.close(fig)
-    return {"out": str(out), "steps": {n: len(r) for n, r in series.items()}}
+    return {"out": str(out), **info}

@@ -306,7 +306,11 @@ def train_and_save(
 def run_training(
     cfg: TrainCommandConfig, resume: bool = False, console: Any = None, on_trainer: Any = None
 ) -> dict:
-    """Train per ``cfg``; returns a summary (steps, run folder, final model path, skips)."""
+    """Train per ``cfg``; returns a summary (steps, run folder, final model path, skips).
+
+    ``console`` (a rich console on stderr) receives the skipped-rows notice and the live progress
+    line (``paravt.train.progress``), which then replaces HF's tqdm bar and printed log dicts.
+    """
     from paravt.data import to_dataset
     from paravt.train.metrics import MetricsJsonl
     from paravt.train.trainer import ParaGRPOTrainer
@@ -334,6 +338,14 @@ def run_training(
         processing_class=processor,
         callbacks=[MetricsJsonl(metrics_path)],
     )
+    if is_main and console is not None:  # the live line replaces HF's tqdm bar and log dicts
+        from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+        from paravt.train.progress import ProgressLine
+
+        trainer.remove_callback(ProgressCallback)
+        trainer.remove_callback(PrinterCallback)
+        trainer.add_callback(ProgressLine(console))
     if on_trainer is not None:  # tests and benchmarks attach probes here
         on_trainer(trainer)
     return train_and_save(trainer, processor, run_dir, ckpt, metrics_path, {"data": report.summary()})
