@@ -15,6 +15,7 @@ from paravt.agent.parser import parse_turn
 
 VIEW_WIDTH = 100  # the widest the episode view is drawn, whatever the terminal
 REASONING_CHARS = 150
+ANSWER_CHARS = 200
 OVERVIEW_TIMES_SHOWN = 16
 
 ANSWER_SOURCES = {
@@ -123,7 +124,8 @@ def episode_view(rec: Any):
     else:
         how = ANSWER_SOURCES.get(rec.answer_source or "", rec.answer_source or "")
         parts.append(Text.from_markup(
-            f"[bold]Final answer:[/] [bold cyan]{escape(str(rec.prediction))}[/]  ({escape(how)})"
+            f"[bold]Final answer:[/] [bold cyan]{escape(_one_line(str(rec.prediction), ANSWER_CHARS))}[/]"
+            f"  ({escape(how)})"
         ))
     if rec.gold is not None:
         parts.append(Text(f"Gold: {rec.gold}"))

@@ -134,7 +134,7 @@ def _call_label(call: Any, start: float | None, end: float | None) -> str:
     if call.status == "ignored":
         return f"#{call.index} {window}  ignored (answering turn)"
     err = " ".join(str(call.error or "").split())
-    return f"#{call.index} {window}  FAILED {call.error_kind or ''}: {err}"[:150]
+    return f"#{call.index} {window}  FAILED {call.error_kind or ''}: {err}"[:120]
 
 
 def _answer_line(rec: Any) -> str:
