@@ -103,7 +103,6 @@ def _sheet_paths(sheet: str | None, inputs: list) -> dict:
     """Where each episode's sheet goes: ``--sheet`` itself for one question, else
     ``STEM-ID.png`` beside it; every destination is checked before the model loads."""
     import re
-    from pathlib import Path
 
     from paravt.viz.episode_sheet import check_writable
 

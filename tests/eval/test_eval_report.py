@@ -8,6 +8,7 @@ import json
 
 import pytest
 from paravt.cli.main import main
+
 from paravt.config import load_config
 from paravt.eval.compare import compare_runs
 from paravt.eval.config import EvalConfig

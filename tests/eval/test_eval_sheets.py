@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 from paravt.cli.main import main
+from PIL import Image
+
 from paravt.config import load_config
 from paravt.eval.config import EvalConfig
 from paravt.eval.runner import run_eval
 from paravt.testing.scripted import ScriptedBackend
-from PIL import Image
 
 CALL = ('<tool_call>{"name": "crop_video", "arguments": {"video_path": "v", "start_time": 0,'
         ' "end_time": 2}}</tool_call>')

@@ -7,11 +7,12 @@ import json
 
 import pytest
 from paravt.cli.main import main
-from paravt.train.plot import training_figure
-from paravt.train.progress import ProgressLine, progress_line
 from PIL import Image
 from rich.console import Console
 from transformers import TrainerControl, TrainerState, TrainingArguments
+
+from paravt.train.plot import training_figure
+from paravt.train.progress import ProgressLine, progress_line
 
 LOGS = {"reward/total": 1.234, "reward/acc": 0.5, "reward/fmt": 0.64, "reward/anchor": 0.3,
         "reward/tool": 0.1, "tools/kappa": 0.21, "frames/k_mean": 16.0, "loss": 0.01}
@@ -57,7 +58,7 @@ def _runs(tmp_path):
 
 def test_plot_any_metric_overlays_runs(tmp_path, capsys):
     runs = _runs(tmp_path)
-    fig, info = training_figure(runs, metrics=["reward/acc", "tools/kappa", "reward/fmt"])
+    fig, _ = training_figure(runs, metrics=["reward/acc", "tools/kappa", "reward/fmt"])
     axes = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in axes] == ["reward/acc", "tools/kappa", "reward/fmt"]
     acc_lines = axes[0].get_lines()

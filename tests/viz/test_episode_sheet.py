@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
+
 from paravt.agent.records import CallRecord, EpisodeRecord, ImageItem, TurnRecord
 from paravt.errors import UserError
 from paravt.viz.episode_sheet import check_writable, render, write_episode_sheet
@@ -75,7 +78,7 @@ def test_bars_sit_at_the_called_times_and_calls_of_a_turn_are_stacked():
     for t in lay.overview:
         rows.setdefault(t.y, []).append(t)
     for row in rows.values():
-        assert all(a.x + a.w <= b.x for a, b in zip(row, row[1:]))
+        assert all(a.x + a.w <= b.x for a, b in itertools.pairwise(row))
     # the header holds question, answer and gold
     kinds = {k for k, _ in lay.header}
     assert {"question", "answer", "gold", "option"} <= kinds

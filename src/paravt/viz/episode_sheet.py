@@ -66,7 +66,7 @@ def render(layout: EpisodeLayout):
             img.paste(frame_image(layout.frames[thumb.frame], (thumb.w, thumb.h)), box[:2])
         draw.rectangle(box, outline=(90, 90, 90))
 
-    top, bottom = layout.overview_y
+    top = layout.overview_y[0]
     for thumb in layout.overview:  # a tick from each thumbnail down to its time on the axis
         cx = layout.x_of(thumb.time)
         draw.line((cx, thumb.y + thumb.h, cx, layout.axis_y), fill=(170, 170, 170))

@@ -93,7 +93,7 @@ class EpisodeLayout:
 
 def time_to_x(t: float, duration: float, left: int, right: int) -> int:
     frac = min(max(float(t) / duration, 0.0), 1.0) if duration > 0 else 0.0
-    return int(round(left + frac * (right - left)))
+    return round(left + frac * (right - left))
 
 
 def _tick_step(duration: float) -> float:
@@ -105,7 +105,7 @@ def _tick_step(duration: float) -> float:
 
 
 def _clock(t: float) -> str:
-    t = int(round(t))
+    t = round(t)
     h, rem = divmod(t, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
@@ -148,8 +148,8 @@ def _answer_line(rec: Any) -> str:
 
 def _header(rec: Any, chars: int) -> list[tuple[str, str]]:
     dur = float((rec.video_meta or {}).get("duration") or 0.0)
-    lines = [("title", f"{rec.id} - {rec.video} ({_clock(dur)}) - {rec.mode}/{rec.evidence}"
-                       f" - K={rec.frames_k}")]
+    title = f"{rec.id} - {rec.video} ({_clock(dur)}) - {rec.mode}/{rec.evidence} - K={rec.frames_k}"
+    lines = [("title", title)]
     lines += [("question", s) for s in textwrap.wrap(f"Q: {rec.question}", chars)[:4]]
     for i, opt in enumerate(rec.options or []):
         lines += [("option", s) for s in textwrap.wrap(f"{chr(65 + i)}. {opt}", chars)[:1]]
@@ -195,7 +195,7 @@ def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
     while rows < MAX_OVERVIEW_ROWS and spacing * rows - 4 < MIN_OVERVIEW_THUMB_W:
         rows += 1
     tw = int(max(24, min(MAX_OVERVIEW_THUMB_W, spacing * rows - 4)))
-    th = max(8, int(round(tw * aspect)))
+    th = max(8, round(tw * aspect))
     overview_top = y
     overview: list[Thumb] = []
     by_time = {round(im.time, 3): im for im in overview_imgs}
@@ -222,7 +222,7 @@ def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
     expected = sum(c.n_frames for c in rec.calls if c.status == "ok")
     if len(tool_queue) != expected:  # the record's images do not line up with its calls
         tool_queue = []
-    wth = max(8, int(round(WINDOW_THUMB_W * aspect)))
+    wth = max(8, round(WINDOW_THUMB_W * aspect))
     bands: list[Band] = []
     bars: list[Bar] = []
     for turn in sorted({c.turn for c in rec.calls}):
