@@ -27,6 +27,7 @@ MAX_OVERVIEW_ROWS = 4
 WINDOW_THUMB_W = 64
 BAR_H = 12
 THUMB_ASPECT = 9 / 16  # used when a record carries no pixels to measure
+LABEL_CHARS = 120  # a failed call's label (window, kind, error) is cut here
 
 
 @dataclass
@@ -134,7 +135,8 @@ def _call_label(call: Any, start: float | None, end: float | None) -> str:
     if call.status == "ignored":
         return f"#{call.index} {window}  ignored (answering turn)"
     err = " ".join(str(call.error or "").split())
-    return f"#{call.index} {window}  FAILED {call.error_kind or ''}: {err}"[:120]
+    text = f"#{call.index} {window}  FAILED {call.error_kind or ''}: {err}"
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 3] + "..."
 
 
 def _answer_line(rec: Any) -> str:
