@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
 import torch
+from PIL import Image
 
 from paravt.agent.records import CallRecord, EpisodeRecord, ImageItem, TurnRecord
 from paravt.errors import UserError
@@ -95,8 +97,6 @@ def test_render_has_the_layout_size_and_is_not_blank(tmp_path):
     bad = next(b for b in lay.bars if b.status == "error")
     assert img.getpixel((bad.x0 + 1, bad.y + 1)) != (255, 255, 255)
     out = write_episode_sheet(rec, tmp_path / "sub" / "episode.png")
-    from PIL import Image
-
     assert Image.open(out).size == (1600, lay.height)
 
 
@@ -118,12 +118,13 @@ def test_check_writable_names_the_problem(tmp_path):
     a_file.write_text("x")
     with pytest.raises(UserError, match="cannot write"):
         check_writable(a_file / "e.png")
+
+
+def test_check_writable_refuses_a_read_only_folder(tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        import os
-
         if os.access(locked, os.W_OK):  # running as root: permissions do not bind
             pytest.skip("permissions are not enforced for this user")
         with pytest.raises(UserError, match="cannot write"):
