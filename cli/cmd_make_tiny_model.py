@@ -13,9 +13,8 @@ from paravt.cli.common import emit_json, json_option
 @click.argument("out_dir", type=click.Path(file_okay=False))
 @click.option(
     "--arch",
-    default="qwen3-vl",
-    show_default=True,
-    help="Architecture: qwen3-vl or qwen2.5-vl.",
+    default=None,
+    help="Architecture: qwen3-vl or qwen2.5-vl (default: what --from-tokenizer's folder says, else qwen3-vl).",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the random init.")
 @click.option(
@@ -24,27 +23,66 @@ from paravt.cli.common import emit_json, json_option
     show_default=True,
     help="Size: tiny (tests, ~1 M parameters) or toy (learns the toy task, ~5.5 M).",
 )
+@click.option(
+    "--from-tokenizer",
+    "from_tokenizer",
+    default=None,
+    type=click.Path(),
+    help="A folder with a real tokenizer and chat template (and optionally preprocessor_config.json): "
+    "the tiny model is built around them.",
+)
+@click.option(
+    "--chat-template",
+    "chat_template",
+    default=None,
+    type=click.Path(),
+    help="A chat template file (.jinja or chat_template.json) that replaces the folder's, e.g. to "
+    "pair a template-only folder with another folder's tokenizer.",
+)
 @json_option
-def command(out_dir: str, arch: str, seed: int, preset: str, as_json: bool) -> None:
+def command(
+    out_dir: str,
+    arch: str | None,
+    seed: int,
+    preset: str,
+    from_tokenizer: str | None,
+    chat_template: str | None,
+    as_json: bool,
+) -> None:
     """Build a tiny random Qwen-VL model, tokenizer, processor and chat template in OUT_DIR.
 
     Fully offline, in seconds. Reload it with transformers' AutoModelForImageTextToText and
-    AutoProcessor; every paravt command takes it as --model OUT_DIR.
+    AutoProcessor; every paravt command takes it as --model OUT_DIR. With --from-tokenizer SRC the
+    model is built around SRC's real tokenizer, chat template and processor settings, and a
+    README in OUT_DIR says where each piece came from.
     """
     from paravt.errors import UserError
     from paravt.testing.tiny import ARCHS, PRESETS, make_tiny_model
+    from paravt.testing.tiny_source import detect_arch
 
+    if chat_template is not None and from_tokenizer is None:
+        raise UserError("--chat-template needs --from-tokenizer (the folder whose tokenizer it pairs with)")
+    if arch is None:
+        arch = (detect_arch(from_tokenizer) if from_tokenizer else None) or "qwen3-vl"
     if arch not in ARCHS:
         raise UserError(f"unknown --arch {arch!r}; choose one of: {', '.join(ARCHS)}")
     if preset not in PRESETS:
         raise UserError(f"unknown --preset {preset!r}; choose one of: {', '.join(PRESETS)}")
     t0 = time.perf_counter()
-    path = make_tiny_model(out_dir, arch=arch, seed=seed, preset=preset)
+    path = make_tiny_model(
+        out_dir,
+        arch=arch,
+        seed=seed,
+        preset=preset,
+        from_tokenizer=from_tokenizer,
+        chat_template=chat_template,
+    )
     result = {
         "path": str(path),
         "arch": arch,
         "preset": preset,
         "seed": seed,
+        "from_tokenizer": from_tokenizer,
         "seconds": round(time.perf_counter() - t0, 2),
     }
     if as_json:

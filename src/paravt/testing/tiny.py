@@ -19,6 +19,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from paravt.testing.tiny_source import (
+    QWEN3_VL_IMAGE_PROCESSOR,
+    QWEN3_VL_VIDEO_SIZE,
+    read_source,
+    readme_text,
+)
+
 ARCHS = ("qwen3-vl", "qwen2.5-vl")
 
 QWEN_SPECIAL_TOKENS = [
@@ -219,9 +226,13 @@ _ARCH_SPECS = {
 }
 
 
-def build_tiny(arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny"):
+def build_tiny(arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny", source=None):
     """Build (model, processor) in memory. ``arch`` is ``qwen3-vl`` or ``qwen2.5-vl``;
-    ``preset`` a size of ``PRESETS`` (``tiny`` for tests, ``toy`` for learning the toy task)."""
+    ``preset`` a size of ``PRESETS`` (``tiny`` for tests, ``toy`` for learning the toy task).
+
+    ``source`` (a ``tiny_source.TokenizerSource``) replaces the trained tokenizer, the chat
+    template and the image processor settings with a real checkpoint's.
+    """
     import torch
     import transformers
     from transformers import AutoModelForImageTextToText, Qwen2VLImageProcessor
@@ -235,7 +246,8 @@ def build_tiny(arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny"):
     spec = _ARCH_SPECS[arch]
     size = PRESETS[preset]
     torch.manual_seed(seed)
-    tok = _train_tokenizer()
+    tok = _train_tokenizer() if source is None else source.tokenizer
+    template = CHAT_TEMPLATE if source is None else source.chat_template
     ids = {t: tok.convert_tokens_to_ids(t) for t in QWEN_SPECIAL_TOKENS}
     patch, merge = spec["patch"], 2
     factor = patch * merge
@@ -259,19 +271,23 @@ def build_tiny(arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny"):
         tie_word_embeddings=False,
     )
     patching = dict(patch_size=patch, merge_size=merge, temporal_patch_size=2)
-    image_processor = Qwen2VLImageProcessor(
+    image_kwargs = dict(
         **patching,
         **spec["image_norm"],
         size={"shortest_edge": factor * factor, "longest_edge": factor * factor * 64},
     )
-    video_processor = getattr(transformers, spec["video_processor"])(
-        **patching, size=spec["video_size"]
-    )
+    video_size = spec["video_size"]
+    if source is not None and source.image_processor:
+        image_kwargs.update(source.image_processor)
+        if arch == "qwen3-vl" and source.image_processor.get("size") == QWEN3_VL_IMAGE_PROCESSOR["size"]:
+            video_size = QWEN3_VL_VIDEO_SIZE
+    image_processor = Qwen2VLImageProcessor(**image_kwargs)
+    video_processor = getattr(transformers, spec["video_processor"])(**patching, size=video_size)
     processor = getattr(transformers, spec["processor"])(
         image_processor=image_processor,
         tokenizer=tok,
         video_processor=video_processor,
-        chat_template=CHAT_TEMPLATE,
+        chat_template=template,
     )
     model = AutoModelForImageTextToText.from_config(config)
     model.generation_config.pad_token_id = tok.pad_token_id
@@ -286,29 +302,40 @@ def vision_token_ids(tokenizer) -> list[int]:
 
 
 def make_tiny_model(
-    out_dir: str | Path, arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny"
+    out_dir: str | Path,
+    arch: str = "qwen3-vl",
+    seed: int = 0,
+    preset: str = "tiny",
+    from_tokenizer: str | Path | None = None,
+    chat_template: str | Path | None = None,
 ) -> Path:
     """Write a small random ``arch`` model + processor to ``out_dir`` (safetensors) and return it.
 
-    ``preset`` picks the size (``PRESETS``); every preset uses the built-in tokenizer.
-
-    Reload with ``AutoModelForImageTextToText.from_pretrained(out_dir)`` and
+    ``preset`` picks the size (``PRESETS``). ``from_tokenizer`` (a folder with a real tokenizer
+    and chat template, optionally a processor config) builds the model around those files instead
+    of the built-in tokenizer; ``chat_template`` (a file) replaces the folder's template. A README
+    in ``out_dir`` says where each piece came from. Reload with
+    ``AutoModelForImageTextToText.from_pretrained(out_dir)`` and
     ``AutoProcessor.from_pretrained(out_dir)``.
     """
     out = Path(out_dir)
-    model, processor = build_tiny(arch, seed=seed, preset=preset)
+    source = None
+    if from_tokenizer is not None:
+        source = read_source(from_tokenizer, arch, chat_template)
+    model, processor = build_tiny(arch, seed=seed, preset=preset, source=source)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     processor.save_pretrained(out)
-    (out / "paravt_tiny.json").write_text(
-        json.dumps(
-            {
-                "arch": arch,
-                "seed": seed,
-                "preset": preset,
-                "parameters": sum(p.numel() for p in model.parameters()),
-                "note": "random weights; for tests, smoke runs and the toy task",
-            }
-        )
-    )
+    info = {
+        "arch": arch,
+        "seed": seed,
+        "preset": preset,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "note": "random weights; for tests, smoke runs and the toy task",
+    }
+    if source is not None:
+        info["from_tokenizer"] = str(from_tokenizer)
+        info["chat_template"] = str(chat_template) if chat_template is not None else None
+        (out / "README.md").write_text(readme_text(source, arch, seed), encoding="utf-8")
+    (out / "paravt_tiny.json").write_text(json.dumps(info))
     return out
