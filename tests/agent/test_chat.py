@@ -39,7 +39,7 @@ def test_truncated_turns_get_the_closing_token_outside_the_loss(q3_processor, pa
     codec = backend.codec
     end = rec.loss_mask.index(0, rec.prompt_len)  # first token after the first generated run
     assert rec.token_ids[end] == codec.end_of_turn_id and rec.loss_mask[end] == 0
-    full = codec.render(rec.messages)
+    full = codec.render(rec.messages, tools=rec.tools)
     expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.images])
     assert rec.token_ids == expected[: len(rec.token_ids)]
 
@@ -56,7 +56,19 @@ def test_templates_that_do_not_wrap_tool_results_get_tags_from_the_engine(q3_pro
         [EpisodeInput("w", pancake, "Q?", ["a", "b"])]
     )
     text = codec.decode(rec.token_ids)
-    assert "<tool_response>\n2 frames from 0.0s to 3.0s.\n</tool_response>" in text
+    # the whole result (frames and text) inside the tags, as Qwen3-VL's template renders it
+    assert "\n<tool_response>\n<|vision_start|>" in text
+    assert "<|vision_end|>2 frames from 0.0s to 3.0s.\n</tool_response><|im_end|>" in text
+    # and record.messages holds what was rendered: one user message, no bare tool message
+    assert [m["role"] for m in rec.messages] == ["system", "user", "assistant", "user", "assistant"]
+    tool_turn = rec.messages[3]["content"]
+    assert tool_turn[0] == {"type": "text", "text": "<tool_response>\n"}
+    assert tool_turn[-1]["text"].endswith("\n</tool_response>")
+    expected = codec.expand(
+        codec.encode_text(codec.render(rec.messages, tools=rec.tools)),
+        [im.grid_thw for im in rec.images],
+    )
+    assert rec.token_ids == expected[: len(rec.token_ids)]  # the rendering adds a final newline
 
 
 def test_a_template_that_rewrites_past_turns_never_rewrites_the_stream(q3_processor, pancake):
@@ -80,4 +92,4 @@ def test_a_template_that_rewrites_past_turns_never_rewrites_the_stream(q3_proces
         assert rec.token_ids[: len(ids)] == ids
     streamed = codec.decode(rec.token_ids)
     assert "<think>first look</think>" in streamed
-    assert "first look" not in codec.render(rec.messages)  # the template itself drops it
+    assert "first look" not in codec.render(rec.messages, tools=rec.tools)  # the template itself drops it

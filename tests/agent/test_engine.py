@@ -45,7 +45,7 @@ def generated_runs(rec) -> list[list[int]]:
 
 def assert_stream_matches_template(rec, codec):
     """The concatenated stream equals the template's rendering of the same conversation."""
-    full = codec.render(rec.messages)
+    full = codec.render(rec.messages, tools=rec.tools)
     expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.images])
     assert rec.token_ids == expected[: len(rec.token_ids)]
     assert codec.decode(expected[len(rec.token_ids) :]) == "\n"  # the template's trailing newline
@@ -150,7 +150,7 @@ def test_generated_tokens_are_never_retokenized(arch, request, pancake):
     assert rec.turns[0].text.startswith("<think>\n<think>Look")
     assert rec.prefix == "<think>\n"
     # textually the stream is still the conversation the template renders
-    full = codec.render(rec.messages)
+    full = codec.render(rec.messages, tools=rec.tools)
     expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.images])
     assert codec.decode(rec.token_ids) + "\n" == codec.decode(expected)
     assert codec.arch == arch and rec.pixel_values.shape[0] == int(

@@ -46,6 +46,16 @@ class EngineConfig:
     - ``think_prefix``: text pre-filled after the main agent's generation prompt (prompt tokens,
       not completion); ``system_prompt``: a file that replaces the system prompt verbatim.
     - ``temperature`` 0 means greedy.
+    - ``tool_prompt``: how the crop_video schema reaches the model (exactly once). ``native``: the
+      chat template's own ``tools=`` section, or a Hermes-style ``<tools>`` block in the system
+      prompt where the template has none (Qwen2.5-VL); ``paravt``: our wording
+      (``Its definition: {json}``); ``auto``: ``native`` for Qwen3-VL (its templates render
+      ``tools=`` in the format its tool use was trained on), ``paravt`` for Qwen2.5-VL (its vision
+      template has no tools section, and paravt's wording is what existing runs used).
+    - ``tool_response_layout``: ``template`` — one ``role: tool`` message per call, frames then the
+      text, wrapped by the template's tool-response rendering; ``paravt`` — the reference layout,
+      one user message per call holding the window's frames and then
+      ``<tool_response>\n{text}\n</tool_response>``.
     """
 
     mode: Literal["parallel", "sequential", "direct"] = "parallel"
@@ -68,8 +78,16 @@ class EngineConfig:
     system_prompt: str | None = None
     keep_images: bool = True
     crop: CropSettings = field(default_factory=CropSettings)
+    tool_prompt: Literal["auto", "native", "paravt"] = "auto"
+    tool_response_layout: Literal["template", "paravt"] = "template"
 
     def __post_init__(self) -> None:
+        if self.tool_prompt not in ("auto", "native", "paravt"):
+            raise ConfigError(f"tool_prompt {self.tool_prompt!r}: choose auto, native or paravt")
+        if self.tool_response_layout not in ("template", "paravt"):
+            raise ConfigError(
+                f"tool_response_layout {self.tool_response_layout!r}: choose template or paravt"
+            )
         if self.mode not in ("parallel", "sequential", "direct"):
             raise ConfigError(f"mode {self.mode!r}: choose parallel, sequential or direct")
         if self.evidence not in ("frames", "subagent"):
@@ -87,6 +105,12 @@ class EngineConfig:
             raise ConfigError(
                 f"min_pixels ({self.min_pixels}) is larger than max_pixels ({self.max_pixels})"
             )
+
+    def resolved_tool_prompt(self, arch: str | None) -> str:
+        """``native`` or ``paravt``: ``auto`` picks by model family (see ``tool_prompt``)."""
+        if self.tool_prompt != "auto":
+            return self.tool_prompt
+        return "paravt" if arch == "qwen2.5-vl" else "native"
 
     def forced_tokens(self, question_type: str) -> int:
         return {

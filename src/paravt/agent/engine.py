@@ -33,7 +33,12 @@ from paravt.agent.records import (
     ImageItem,
     TurnRecord,
 )
-from paravt.agent.tool_turns import plan_calls, tool_message, truncate_summary
+from paravt.agent.tool_turns import (
+    plan_calls,
+    reference_tool_message,
+    tool_message,
+    truncate_summary,
+)
 from paravt.errors import UserError
 
 
@@ -125,6 +130,23 @@ class EpisodeEngine:
         # token-space backends may ask for pixel_values in their model's dtype / on its device
         self.pixel_dtype = getattr(backend, "pixel_dtype", None)
         self.pixel_device = getattr(backend, "pixel_device", None)
+        # the tool schema's one place (engine.tool_prompt, per family); a message-only backend
+        # is told the family by the size rule its frames are resized under
+        cfg = self.config
+        arch = self.codec.arch if self.codec is not None else getattr(backend, "resize_arch", None)
+        self.tool_prompt = cfg.resolved_tool_prompt(arch)
+        renders_tools = self.codec.renders_tools if self.codec is not None else arch != "qwen2.5-vl"
+        self.system_text, self.tools = self.prompts.system_and_tools(
+            cfg.mode, cfg.max_turns, cfg.max_parallel, self.tool_prompt, renders_tools
+        )
+        uses_tool_images = cfg.mode != "direct" and cfg.evidence == "frames"
+        if self.codec is not None and uses_tool_images and cfg.tool_response_layout == "template":
+            self.codec.check_tool_images()  # at start, never mid-batch
+
+    def _prefill(self, prefix: str) -> str:
+        """Text a main-agent turn continues: the generation prompt's own opening (``<think>\\n``
+        on a Thinking template) merged with ``prefix`` — never doubled (``ChatCodec.prefill``)."""
+        return self.codec.prefill(prefix) if self.codec is not None else prefix
 
     def _context(self) -> _Context:
         return _Context(self.codec, self.pixel_dtype, self.pixel_device)
@@ -232,7 +254,7 @@ class EpisodeEngine:
         cache: dict = {}
         shared: dict = {}
         episodes = []
-        system = self.prompts.system(cfg.mode, cfg.max_turns, cfg.max_parallel)
+        system = self.system_text
         for inp in inputs:
             rec = self._new_record(inp)
             ep = _Episode(inp, rec, self._context())
@@ -259,11 +281,14 @@ class EpisodeEngine:
                 {"role": "system", "content": system},
                 {"role": "user", "content": content},
             ]
+            rec.tools = self.tools
             try:
                 ep.ctx.add_images(items)
                 if self.codec is not None:
                     grids = [it.grid_thw for it in ep.ctx.images]
-                    ids = self.codec.prompt_ids(ep.ctx.messages, grids, prefill=cfg.think_prefix)
+                    ids = self.codec.prompt_ids(
+                        ep.ctx.messages, grids, prefill=cfg.think_prefix, tools=self.tools
+                    )
                     ep.ctx.extend(ids, generated=False)
                     rec.prompt_len = len(ids)
             except Exception as e:  # noqa: BLE001 - e.g. a frame too small for the pixel budget
@@ -305,6 +330,7 @@ class EpisodeEngine:
             prefill=prefill,
             key=f"{ep_id}/t{turn}" if role == "main" else f"{ep_id}/t{turn}/{role}",
             preprocess_s=spent,
+            tools=self.tools if role == "main" else None,
         )
         return req
 
@@ -326,9 +352,10 @@ class EpisodeEngine:
             forced = ep.turn >= cfg.max_turns  # every tool round used: answer now
             max_new = cfg.forced_tokens(ep.input.question_type) if forced else cfg.max_new_tokens
             # every main-agent turn continues the pre-fill (the forced answer too, as the
-            # reference does); it is prompt, never generated: turn 0 has it in the prompt ids,
-            # later turns at the end of the tool-turn delta (_tool_turn)
-            prefill = cfg.think_prefix
+            # reference does), merged with the generation prompt's own opening; it is prompt,
+            # never generated: turn 0 has it in the prompt ids, later turns at the end of the
+            # tool-turn delta (_tool_turn)
+            prefill = self._prefill(cfg.think_prefix)
             requests.append(
                 self._request(ep.input.id, ep.turn, "main", ep.ctx, max_new, forced, prefill)
             )
@@ -498,7 +525,8 @@ class EpisodeEngine:
             sub_id = f"{ep.input.id}/sub{call.turn}.{call.index}"
             requests.append(
                 self._request(
-                    sub_id, call.turn, "subagent", ctx, cfg.subagent_max_tokens, False, ""
+                    sub_id, call.turn, "subagent", ctx, cfg.subagent_max_tokens, False,
+                    self._prefill(""),
                 )
             )
             jobs.append((ep, call, ctx, sub_id))
@@ -524,10 +552,12 @@ class EpisodeEngine:
                 sub.status, sub.error = "error", gen.error
             else:
                 hit = gen.finish_reason == "length"
-                call.summary = truncate_summary(gen.text, hit)
+                text = req.prefill + gen.text
+                # a thinking sub-agent's reasoning stays in its own record, not in the summary
+                call.summary = truncate_summary(text.rsplit("</think>", 1)[-1], hit)
                 turn = TurnRecord(
                     index=0,
-                    text=gen.text,
+                    text=text,
                     finish_reason=gen.finish_reason,
                     generate_s=gen.generate_s,
                 )
@@ -550,32 +580,38 @@ class EpisodeEngine:
         rec = ep.record
         messages: list[dict] = []
         new_items: list[ImageItem] = []
+        layout = reference_tool_message if cfg.tool_response_layout == "paravt" else tool_message
         for p in planned:
             call = p.record
             rec.calls.append(call)
             if call.status == "ok" and cfg.evidence == "frames":
                 items = self._window_items(frames_of[id(call)], call.times)
                 new_items.extend(items)
-                messages.append(tool_message(call.response, n_images=len(items)))
+                messages.append(layout(call.response, n_images=len(items)))
             elif call.status == "ok":
                 call.response = f"Summary of {call.start:.1f}s to {call.end:.1f}s: {call.summary}"
-                messages.append(tool_message(call.response))
+                messages.append(layout(call.response))
             else:
                 call.response = call.error or "The call failed."
-                messages.append(tool_message(call.response))
+                messages.append(layout(call.response))
         last_round = ep.turn + 1 >= cfg.max_turns
         if last_round:
             messages.append(
                 {"role": "user", "content": self.prompts.forced_answer(ep.input.question_type)}
             )
+        if self.codec is not None:  # stored as rendered (tool runs wrapped where the template doesn't)
+            messages = self.codec.tool_turn(messages)
         ep.ctx.messages = ep.ctx.messages + messages
         try:
             ep.ctx.add_images(new_items)
             if self.codec is not None:
                 grids = [it.grid_thw for it in new_items]
-                msgs = messages if self.codec.wraps_tool_response else _wrap_tool_text(messages)
                 ids = self.codec.turn_delta_ids(
-                    msgs, grids, closed_by_model=ep.last_closed, prefill=cfg.think_prefix
+                    messages,
+                    grids,
+                    closed_by_model=ep.last_closed,
+                    prefill=cfg.think_prefix,
+                    tools=self.tools,
                 )
                 ep.ctx.extend(ids, generated=False)
                 rec.turns[-1].tool_tokens = len(ids)
@@ -628,19 +664,3 @@ class EpisodeEngine:
                 counts.over_cap += 1
         rec.timings.total_s = time.perf_counter() - ep.t0
 
-
-def _wrap_tool_text(messages: list[dict]) -> list[dict]:
-    """For templates that do not wrap tool results themselves: put the text in <tool_response>."""
-    out = []
-    for m in messages:
-        if m.get("role") != "tool":
-            out.append(m)
-            continue
-        parts = [
-            dict(p, text=f"<tool_response>\n{p['text']}\n</tool_response>")
-            if p.get("type") == "text"
-            else p
-            for p in m["content"]
-        ]
-        out.append({"role": "tool", "content": parts})
-    return out

@@ -7,6 +7,12 @@ by the question text, so the model's own chat template places the vision tokens.
 
 ``--system-prompt FILE`` replaces the system prompt verbatim (no placeholder filling), so a
 released checkpoint's own prompt can be used unchanged.
+
+The tool schema reaches the model exactly once, in one of two forms (``engine.tool_prompt``):
+``paravt`` writes it into our wording (``Its definition: {json}``); ``native`` leaves it out of our
+wording and hands it to the template's own ``tools=`` rendering, or — for a template without one
+(Qwen2.5-VL's vision template) — appends a Hermes-style ``<tools>`` block to the system prompt,
+the format the Qwen family's tool use was trained on.
 """
 
 from __future__ import annotations
@@ -33,6 +39,28 @@ def _fill(text: str, **values) -> str:
 def tool_schema() -> dict:
     """The crop_video schema shown to the model (its one home is ``paravt.tools.schema``)."""
     return TOOL_SCHEMA
+
+
+#: How our wording points at a schema that the template (or the Hermes block) writes itself.
+NATIVE_TOOL_POINTER = " Its definition is listed under # Tools below."
+
+
+def hermes_tools_block(tools: list[dict]) -> str:
+    """A Hermes-style tools section for templates that ignore ``tools=``.
+
+    The layout (``# Tools``, one JSON schema a line inside ``<tools></tools>``, the ``<tool_call>``
+    instruction) is the one Qwen templates render for ``tools=``: it is a format the model
+    recognises, so it is kept as the model saw it in training rather than reworded.
+    """
+    schemas = "\n".join(json.dumps(t) for t in tools)
+    return (
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n"
+        f"<tools>\n{schemas}\n</tools>\n\n"
+        "For each function call, return a json object with function name and arguments within "
+        "<tool_call></tool_call> XML tags:\n<tool_call>\n"
+        '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+    )
 
 
 def format_timestamp(t: float) -> str:
@@ -73,7 +101,10 @@ class Prompts:
     subagent: str
     system_override: str | None = None
 
-    def system(self, mode: str, max_turns: int, max_parallel: int) -> str:
+    def system(
+        self, mode: str, max_turns: int, max_parallel: int, schema_in_text: bool = True
+    ) -> str:
+        """The system prompt; ``schema_in_text=False`` points at a tools section instead."""
         if self.system_override is not None:
             return self.system_override
         if mode not in self.system_by_mode:
@@ -84,9 +115,31 @@ class Prompts:
         return _fill(
             self.system_by_mode[mode],
             tool_schema=schema,
+            tool_definition=f" Its definition:\n{schema}" if schema_in_text else NATIVE_TOOL_POINTER,
             max_turns=max_turns,
             max_parallel=max_parallel,
         )
+
+    def system_and_tools(
+        self,
+        mode: str,
+        max_turns: int,
+        max_parallel: int,
+        tool_prompt: str,
+        template_renders_tools: bool,
+    ) -> tuple[str, list[dict] | None]:
+        """``(system text, tools for the template or None)`` under ``tool_prompt``.
+
+        ``direct`` has no tool. ``native`` with a template that renders ``tools=``: the schema
+        goes to the template; without one: a Hermes block closes the system text.
+        """
+        native = tool_prompt == "native" and mode != "direct"
+        text = self.system(mode, max_turns, max_parallel, schema_in_text=not native)
+        if not native:
+            return text, None
+        if template_renders_tools:
+            return text, [tool_schema()]
+        return text + "\n\n" + hermes_tools_block([tool_schema()]), None
 
     def instruction(self, question_type: str) -> str:
         return self.instructions.get(question_type, self.instructions["oe"])

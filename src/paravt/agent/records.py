@@ -102,6 +102,8 @@ class GenRequest:
     prefill: str = ""
     key: str = ""
     preprocess_s: float = 0.0  # time the engine spent preparing ``pixel_values`` for this request
+    #: tool schemas the chat template renders itself (``engine.tool_prompt=native``), else None
+    tools: list[dict] | None = None
 
 
 @dataclass
@@ -243,6 +245,8 @@ class EpisodeRecord:
     tokens: TokenCounts = field(default_factory=TokenCounts)
     warnings: list[str] = field(default_factory=list)
     messages: list[dict] = field(default_factory=list)
+    #: tool schemas rendered by the template with ``messages`` (None: the schema is in the text)
+    tools: list[dict] | None = None
     meta: dict = field(default_factory=dict)
     token_ids: list[int] = field(default_factory=list)
     loss_mask: list[int] = field(default_factory=list)

@@ -4,7 +4,8 @@ Two jobs, both pure: ``plan_calls`` decides, per call block of a turn, whether i
 tool error (malformed block, over the ``max_parallel`` cap, extra call in ``sequential`` mode) —
 never silently dropping one, and telling the model what happens next (another tool turn, or none
 left, so it must answer); ``tool_message`` renders one call's outcome as a chat message with
-role ``tool`` (frames as image parts then the text line, or the sub-agent's summary, or the error).
+role ``tool`` (frames as image parts then the text line, or the sub-agent's summary, or the error);
+``reference_tool_message`` is the reference's layout of the same (``engine.tool_response_layout``).
 """
 
 from __future__ import annotations
@@ -96,6 +97,14 @@ def tool_message(text: str, n_images: int = 0) -> dict:
     parts: list[dict] = [{"type": "image"} for _ in range(n_images)]
     parts.append({"type": "text", "text": text})
     return {"role": "tool", "content": parts}
+
+
+def reference_tool_message(text: str, n_images: int = 0) -> dict:
+    """The reference layout of one call's result: a user message with the window's frames, then
+    ``<tool_response>`` around the text (PROTOCOL §1, frames evidence)."""
+    parts: list[dict] = [{"type": "image"} for _ in range(n_images)]
+    parts.append({"type": "text", "text": f"<tool_response>\n{text}\n</tool_response>"})
+    return {"role": "user", "content": parts}
 
 
 def truncate_summary(text: str, hit_limit: bool) -> str:

@@ -176,6 +176,10 @@ class OpenAIBackend:
             "temperature": req.temperature,
             "top_p": req.top_p,
         }
+        if req.tools:  # engine.tool_prompt=native: the server's template renders the schema;
+            # tool_choice "none" keeps the server from parsing calls itself (paravt parses them)
+            body["tools"] = req.tools
+            body["tool_choice"] = "none"
         if req.prefill:  # vLLM / SGLang: continue a pre-filled assistant message
             messages.append({"role": "assistant", "content": req.prefill})
             body["continue_final_message"] = True
