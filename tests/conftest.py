@@ -180,3 +180,39 @@ def bad_files(media_dir, gop_video, faststart_video) -> dict[str, Path]:
     )
     out["audio_only"] = audio
     return out
+
+
+# -- tiny models around the real Qwen tokenizers and chat templates (../shared/qwen) ------------
+SHARED_QWEN = Path(__file__).resolve().parents[1].parent / "shared" / "qwen"
+
+#: name -> (arch, tokenizer folder, template file or None). The Thinking folder holds only a chat
+#: template; it is paired with the Instruct folder's tokenizer (same vocabulary, its README says).
+REAL_TEMPLATES = {
+    "qwen2.5-vl-instruct": ("qwen2.5-vl", "Qwen2.5-VL-7B-Instruct", None),
+    "qwen3-vl-instruct": ("qwen3-vl", "Qwen3-VL-8B-Instruct", None),
+    "qwen3-vl-thinking": ("qwen3-vl", "Qwen3-VL-8B-Instruct", "Qwen3-VL-8B-Thinking/chat_template.jinja"),
+}
+
+
+@pytest.fixture(scope="session")
+def real_tiny_dir(tmp_path_factory):
+    """``real_tiny_dir("qwen3-vl-thinking")`` → a tiny random model folder around that real
+    tokenizer and template, built once per session; skips when ../shared/qwen is absent."""
+    built: dict[str, Path] = {}
+
+    def _get(name: str) -> Path:
+        if not SHARED_QWEN.is_dir():
+            pytest.skip(f"real Qwen tokenizers not found at {SHARED_QWEN} (the shared/ folder beside the repo)")
+        if name not in built:
+            from paravt.testing.tiny import make_tiny_model
+
+            arch, tok, template = REAL_TEMPLATES[name]
+            built[name] = make_tiny_model(
+                tmp_path_factory.mktemp(f"real-{name}"),
+                arch=arch,
+                from_tokenizer=SHARED_QWEN / tok,
+                chat_template=SHARED_QWEN / template if template else None,
+            )
+        return built[name]
+
+    return _get

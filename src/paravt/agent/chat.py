@@ -93,6 +93,7 @@ class ChatCodec:
         self.wraps_tool_response = _PROBE not in self._tool_probe_unwrapped()
         self.renders_tools = "paravt_probe_tool" in self._render_tools_probe()
         self.opening = self._generation_opening()
+        self.strips_reasoning = self._strips_reasoning()
 
     # -- rendering ---------------------------------------------------------------------------
     def render(
@@ -138,6 +139,18 @@ class ChatCodec:
         prompt = with_prompt[len(self.render(msgs)) :]
         at = prompt.find(ASSISTANT_HEADER)
         return prompt[at + len(ASSISTANT_HEADER) :] if at >= 0 else ""
+
+    def _strips_reasoning(self) -> bool:
+        """Does the template drop an earlier assistant turn's ``<think>`` once a new user message
+        follows (Qwen3-VL Thinking)? The stream keeps it; see docs/INTERFACES.md."""
+        text = self.render(
+            [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": f"<think>\n{_PROBE}\n</think>\n\na"},
+                {"role": "user", "content": "q2"},
+            ]
+        )
+        return _PROBE not in text
 
     def prefill(self, prefix: str) -> str:
         """The text an assistant turn continues: the generation prompt's opening + ``prefix``.

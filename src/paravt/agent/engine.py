@@ -571,6 +571,7 @@ class EpisodeEngine:
                     turn.generated_tokens = len(ids)
                 sub.turns.append(turn)
                 sub.prediction = call.summary
+                ctx.messages = ctx.messages + [{"role": "assistant", "content": text}]
             self._close(sub, ctx)
             ep.record.subagents.append(sub)
 
