@@ -203,3 +203,31 @@ def test_infer_sheet_to_an_unwritable_path_exits_2_before_the_model_loads(
     assert "--sheet" in err and "cannot write" in err and "model folder" not in err
     assert main([*argv, "--sheet", str(tmp_path / "episode.jpg")]) == 2
     assert "PNG" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name,tool_prompt",
+    [("qwen2.5-vl-instruct", "paravt"), ("qwen3-vl-instruct", "native"), ("qwen3-vl-thinking", "native")],
+)
+def test_infer_on_tiny_models_with_real_qwen_templates(real_tiny_dir, pancake, capsys, name, tool_prompt):
+    """`paravt infer --model DIR` end to end on each real template: the pre-filled first turn
+    makes two parallel calls (a scripted turn the random weights continue), so the template's
+    tool turn, its generation prompt and the forced answer all run on the real model."""
+    two_calls = "<think>look</think>" + call(0, 2) + call(4, 6)
+    small = SMALL[:-2]  # all but the one-call think_prefix (its "--set" and value)
+    assert small[-1] != "--set" and SMALL[-1].startswith("engine.think_prefix=")
+    argv = [
+        "infer", pancake, "-q", "What is cooked?", "--option", "A pancake", "--option", "Soup",
+        "--model", str(real_tiny_dir(name)), "--json", *small,
+        "--set", "engine.think_prefix=" + two_calls,
+    ]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rec = doc["record"]
+    assert rec["status"] == "ok", rec["error"]
+    assert doc["config"]["engine"]["tool_prompt"] == "auto"
+    assert [c["status"] for c in rec["calls"] if c["turn"] == 0] == ["ok", "ok"]
+    assert rec["turns"][0]["tool_tokens"] > 0 and rec["turns"][1]["forced"]
+    assert rec["turns"][0]["text"].count("<think>") == 1  # the Thinking prompt's own one, merged
+    assert (rec["tools"] is not None) == (tool_prompt == "native")
+    assert rec["tokens"]["image"] > 0
