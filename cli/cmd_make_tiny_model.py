@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import click
-
 from paravt.cli.common import emit_json, json_option
 
 
@@ -61,7 +60,9 @@ def command(
     from paravt.testing.tiny_source import detect_arch
 
     if chat_template is not None and from_tokenizer is None:
-        raise UserError("--chat-template needs --from-tokenizer (the folder whose tokenizer it pairs with)")
+        raise UserError(
+            "--chat-template needs --from-tokenizer (the folder whose tokenizer it pairs with)"
+        )
     if arch is None:
         arch = (detect_arch(from_tokenizer) if from_tokenizer else None) or "qwen3-vl"
     if arch not in ARCHS:

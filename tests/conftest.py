@@ -190,7 +190,11 @@ SHARED_QWEN = Path(__file__).resolve().parents[1].parent / "shared" / "qwen"
 REAL_TEMPLATES = {
     "qwen2.5-vl-instruct": ("qwen2.5-vl", "Qwen2.5-VL-7B-Instruct", None),
     "qwen3-vl-instruct": ("qwen3-vl", "Qwen3-VL-8B-Instruct", None),
-    "qwen3-vl-thinking": ("qwen3-vl", "Qwen3-VL-8B-Instruct", "Qwen3-VL-8B-Thinking/chat_template.jinja"),
+    "qwen3-vl-thinking": (
+        "qwen3-vl",
+        "Qwen3-VL-8B-Instruct",
+        "Qwen3-VL-8B-Thinking/chat_template.jinja",
+    ),
 }
 
 
@@ -202,7 +206,7 @@ def real_tiny_dir(tmp_path_factory):
 
     def _get(name: str) -> Path:
         if not SHARED_QWEN.is_dir():
-            pytest.skip(f"real Qwen tokenizers not found at {SHARED_QWEN} (the shared/ folder beside the repo)")
+            pytest.skip(f"real Qwen tokenizers not found at {SHARED_QWEN} (../shared beside the repo)")
         if name not in built:
             from paravt.testing.tiny import make_tiny_model
 
@@ -216,3 +220,17 @@ def real_tiny_dir(tmp_path_factory):
         return built[name]
 
     return _get
+
+
+@pytest.fixture(scope="session")
+def shared_qwen() -> Path:
+    """../shared/qwen (the real Qwen tokenizer and template folders); skips when absent."""
+    if not SHARED_QWEN.is_dir():
+        pytest.skip(f"real Qwen tokenizers not found at {SHARED_QWEN} (../shared beside the repo)")
+    return SHARED_QWEN
+
+
+@pytest.fixture(scope="session")
+def real_templates() -> dict:
+    """``REAL_TEMPLATES`` (name -> arch, tokenizer folder, template file or None) for tests."""
+    return REAL_TEMPLATES

@@ -14,7 +14,9 @@ from paravt.agent.prompts import tool_schema
 def call_block(start: float, end: float) -> str:
     """A call the way Qwen models write one (the Hermes ``<tool_call>`` JSON block)."""
     args = {"video_path": "video", "start_time": start, "end_time": end}
-    return "<tool_call>\n" + json.dumps({"name": "crop_video", "arguments": args}) + "\n</tool_call>"
+    return (
+        "<tool_call>\n" + json.dumps({"name": "crop_video", "arguments": args}) + "\n</tool_call>"
+    )
 
 
 def thinking_turn(reasoning: str, rest: str):
@@ -57,7 +59,9 @@ def assert_schema_once(rec, codec, tool_prompt: str) -> None:
             assert rec.tools == [tool_schema()] and schema not in rec.messages[0]["content"]
         else:  # the Hermes block closes our system text
             assert rec.tools is None and schema in rec.messages[0]["content"]
-        if codec.renders_tools and "<tools>" not in codec.render([{"role": "user", "content": "q"}], tools=rec.tools):
+        if codec.renders_tools and "<tools>" not in codec.render(
+            [{"role": "user", "content": "q"}], tools=rec.tools
+        ):
             return  # the project's tiny template: its own plain tools section
         assert prompt.rfind("<tools>", 0, at) >= 0 and prompt.find("</tools>", at) > at
     else:
@@ -96,8 +100,12 @@ def last_query_index(messages) -> int:
         if m["role"] != "user":
             continue
         content = m["content"]
-        text = content if isinstance(content, str) else "".join(
-            p.get("text", "") if p.get("type") == "text" else "<image>" for p in content
+        text = (
+            content
+            if isinstance(content, str)
+            else "".join(
+                p.get("text", "") if p.get("type") == "text" else "<image>" for p in content
+            )
         )
         if not (text.startswith("<tool_response>") and text.endswith("</tool_response>")):
             return i

@@ -92,4 +92,5 @@ def test_a_template_that_rewrites_past_turns_never_rewrites_the_stream(q3_proces
         assert rec.token_ids[: len(ids)] == ids
     streamed = codec.decode(rec.token_ids)
     assert "<think>first look</think>" in streamed
-    assert "first look" not in codec.render(rec.messages, tools=rec.tools)  # the template itself drops it
+    # the template itself drops it
+    assert "first look" not in codec.render(rec.messages, tools=rec.tools)

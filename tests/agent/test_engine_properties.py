@@ -79,7 +79,8 @@ def test_any_completions_give_a_complete_consistent_record(turns, q3_processor, 
         assert rec.token_ids[: len(ids)] == ids
     assert len(rec.token_ids) == len(rec.loss_mask) == len(rec.logprobs)
     rendered = codec.expand(
-        codec.encode_text(codec.render(rec.messages, tools=rec.tools)), [im.grid_thw for im in rec.images]
+        codec.encode_text(codec.render(rec.messages, tools=rec.tools)),
+        [im.grid_thw for im in rec.images],
     )
     # a final turn cut at its token budget stays unclosed in the stream (the template closes it)
     closing = codec.end_of_turn if rec.turns[-1].finish_reason == "length" else ""

@@ -207,9 +207,15 @@ def test_infer_sheet_to_an_unwritable_path_exits_2_before_the_model_loads(
 
 @pytest.mark.parametrize(
     "name,tool_prompt",
-    [("qwen2.5-vl-instruct", "paravt"), ("qwen3-vl-instruct", "native"), ("qwen3-vl-thinking", "native")],
+    [
+        ("qwen2.5-vl-instruct", "paravt"),
+        ("qwen3-vl-instruct", "native"),
+        ("qwen3-vl-thinking", "native"),
+    ],
 )
-def test_infer_on_tiny_models_with_real_qwen_templates(real_tiny_dir, pancake, capsys, name, tool_prompt):
+def test_infer_on_tiny_models_with_real_qwen_templates(
+    real_tiny_dir, pancake, capsys, name, tool_prompt
+):
     """`paravt infer --model DIR` end to end on each real template: the pre-filled first turn
     makes two parallel calls (a scripted turn the random weights continue), so the template's
     tool turn, its generation prompt and the forced answer all run on the real model."""
@@ -217,9 +223,9 @@ def test_infer_on_tiny_models_with_real_qwen_templates(real_tiny_dir, pancake, c
     small = SMALL[:-2]  # all but the one-call think_prefix (its "--set" and value)
     assert small[-1] != "--set" and SMALL[-1].startswith("engine.think_prefix=")
     argv = [
-        "infer", pancake, "-q", "What is cooked?", "--option", "A pancake", "--option", "Soup",
-        "--model", str(real_tiny_dir(name)), "--json", *small,
-        "--set", "engine.think_prefix=" + two_calls,
+        *("infer", pancake, "-q", "What is cooked?", "--option", "A pancake", "--option", "Soup"),
+        *("--model", str(real_tiny_dir(name)), "--json", *small),
+        *("--set", "engine.think_prefix=" + two_calls),
     ]
     assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)

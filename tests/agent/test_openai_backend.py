@@ -198,6 +198,25 @@ def test_wire_format_options_tool_role_and_prefill():
     )
     assert body["messages"][-1] == {"role": "assistant", "content": "<think>\n"}
     assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
+    assert "tools" not in body  # tool_prompt=paravt: the schema is in the system text
+
+
+def test_native_tool_prompt_sends_the_schema_for_the_server_template_to_render():
+    """engine.tool_prompt=native over HTTP: the server's template renders ``tools``; paravt parses
+    the calls itself, so the server is asked not to (``tool_choice: none``)."""
+    from paravt.agent.prompts import tool_schema
+    from paravt.agent.records import GenRequest
+
+    backend = OpenAIBackend("http://x/v1", "m")  # resize_arch qwen3-vl: the native family
+    engine = EpisodeEngine(backend, small_config())
+    assert engine.tool_prompt == "native" and engine.tools == [tool_schema()]
+    assert json.dumps(tool_schema()) not in engine.system_text
+    req = GenRequest("e", 0, "main", [{"role": "user", "content": "Q"}], [], 9, tools=engine.tools)
+    body = backend.payload(req)
+    assert body["tools"] == [tool_schema()] and body["tool_choice"] == "none"
+    q25 = EpisodeEngine(OpenAIBackend("http://x/v1", "m", resize_arch="qwen2.5-vl"), small_config())
+    assert q25.tool_prompt == "paravt" and q25.tools is None
+    assert json.dumps(tool_schema()) in q25.system_text
 
 
 def test_each_image_is_encoded_once_while_it_lives():

@@ -49,7 +49,10 @@ def processor_of(real_tiny_dir, tiny_qwen3_dir):
 def _script():
     """Turn 0: two parallel calls; turn 1: one more; turn 2 (forced): the letter."""
     turns = [
-        thinking_turn("The overview is sparse; look at both halves.", call_block(0, 3) + "\n" + call_block(5, 9)),
+        thinking_turn(
+            "The overview is sparse; look at both halves.",
+            call_block(0, 3) + "\n" + call_block(5, 9),
+        ),
         thinking_turn("The first window shows the pan; check the end.", call_block(8, 10)),
         thinking_turn("The pancake is flipped.", "<answer>A</answer>"),
     ]
@@ -66,7 +69,9 @@ def _run(processor, pancake, evidence="frames", **cfg):
 
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("evidence", ["frames", "subagent"])
-def test_episode_with_parallel_calls_and_forced_answer_conforms(processor_of, pancake, name, evidence):
+def test_episode_with_parallel_calls_and_forced_answer_conforms(
+    processor_of, pancake, name, evidence
+):
     rec, backend, engine = _run(processor_of(name), pancake, evidence)
     codec = backend.codec
     check_episode(rec, codec, backend, engine.tool_prompt)
@@ -105,7 +110,9 @@ def test_thinking_generation_prompt_is_never_doubled(processor_of, pancake):
     for prefix in ("", "<think>\n", "<think>", "<think>\nLet me look."):
         merged = codec.prefill(prefix)
         assert merged.count("<think>") == 1 and codec.prefill(merged) == merged
-    rec, backend, engine = _run(processor_of("qwen3-vl-thinking"), pancake, think_prefix="<think>\n")
+    rec, backend, engine = _run(
+        processor_of("qwen3-vl-thinking"), pancake, think_prefix="<think>\n"
+    )
     check_episode(rec, backend.codec, backend, engine.tool_prompt)
     assert all(t.text.startswith("<think>\n") and t.text.count("<think>") == 1 for t in rec.turns)
     assert not parse_turn(rec.turns[0].text).errors
@@ -126,15 +133,24 @@ def test_thinking_strip_is_what_an_openai_server_sees_at_the_forced_turn(process
         if req.role != "main":
             continue
         server = codec.render(wire.wire_messages(req), add_generation_prompt=True, tools=req.tools)
-        ours = codec.decode([t for i, t in enumerate(req.prompt_ids) if t != codec.image_token_id or req.prompt_ids[i - 1] != t])
+        ours = codec.decode(
+            [
+                t
+                for i, t in enumerate(req.prompt_ids)
+                if t != codec.image_token_id or req.prompt_ids[i - 1] != t
+            ]
+        )
         seen.append((req.forced, server == ours, server, ours))
     assert [(f, same) for f, same, _, _ in seen] == [(False, True), (False, True), (True, False)]
     _, _, server, ours = seen[-1]
     first = rec.turns[0].text
     assert first.startswith("<think>\n") and ASSISTANT_HEADER + first in ours
-    assert ours.replace(first, first.split("</think>")[-1].lstrip("\n")).replace(
-        rec.turns[1].text, rec.turns[1].text.split("</think>")[-1].lstrip("\n")
-    ) == server
+    assert (
+        ours.replace(first, first.split("</think>")[-1].lstrip("\n")).replace(
+            rec.turns[1].text, rec.turns[1].text.split("</think>")[-1].lstrip("\n")
+        )
+        == server
+    )
 
 
 @pytest.mark.parametrize("layout", ["template", "paravt"])
@@ -148,7 +164,9 @@ def test_tool_response_layouts_on_the_real_qwen3_template(processor_of, pancake,
     if layout == "paravt":  # frames first, then the tags around the text; one message per call
         tool_msgs = [m for m in rec.messages[2:] if m["role"] == "user"][:-1]
         assert len(tool_msgs) == 3 and all(m["content"][0] == {"type": "image"} for m in tool_msgs)
-        assert f"{pad}<tool_response>\n2 frames from 0.0s to 3.0s.\n</tool_response><|im_end|>" in text
+        assert (
+            f"{pad}<tool_response>\n2 frames from 0.0s to 3.0s.\n</tool_response><|im_end|>" in text
+        )
         assert "<tool_response>\n<|vision_start|>" not in text
     else:  # the template wraps each result, frames included, in one user turn per tool round
         assert [m["role"] for m in rec.messages].count("tool") == 3

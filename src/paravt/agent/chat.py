@@ -32,7 +32,11 @@ _MARK = "\u2063PARAVT_ASSISTANT_TURN\u2063"
 _PROBE = "\u2063PARAVT_PROBE\u2063"
 _PROBE_TOOL = {
     "type": "function",
-    "function": {"name": "paravt_probe_tool", "description": "probe", "parameters": {"type": "object", "properties": {}}},
+    "function": {
+        "name": "paravt_probe_tool",
+        "description": "probe",
+        "parameters": {"type": "object", "properties": {}},
+    },
 }
 #: The assistant header every Qwen template writes; the generation prompt's opening follows it.
 ASSISTANT_HEADER = "<|im_start|>assistant\n"
@@ -87,9 +91,7 @@ class ChatCodec:
                 if t in vocab
             }
         )
-        self.name = str(
-            getattr(self.tokenizer, "name_or_path", "") or type(processor).__name__
-        )
+        self.name = str(getattr(self.tokenizer, "name_or_path", "") or type(processor).__name__)
         self.wraps_tool_response = _PROBE not in self._tool_probe_unwrapped()
         self.renders_tools = "paravt_probe_tool" in self._render_tools_probe()
         self.opening = self._generation_opening()
@@ -185,8 +187,14 @@ class ChatCodec:
                 run_open = False
                 continue
             content = m["content"]
-            parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-            block = [{"type": "text", "text": "<tool_response>\n"}, *parts, {"type": "text", "text": "\n</tool_response>"}]
+            parts = (
+                [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+            )
+            block = [
+                {"type": "text", "text": "<tool_response>\n"},
+                *parts,
+                {"type": "text", "text": "\n</tool_response>"},
+            ]
             if run_open:
                 out[-1]["content"].extend([{"type": "text", "text": "\n"}, *block])
             else:
@@ -211,7 +219,8 @@ class ChatCodec:
         if pads != 1 or _PROBE not in text:
             raise UnsupportedTemplateError(
                 f"the chat template of {self.name} renders a tool result with one image as {pads} "
-                "image placeholders" + ("" if _PROBE in text else " and drops its text")
+                "image placeholders"
+                + ("" if _PROBE in text else " and drops its text")
                 + "; use evidence=subagent or a model whose template renders images in tool messages"
             )
 

@@ -507,6 +507,7 @@ class EpisodeEngine:
         """One batched generate of sub-agent summaries for every successful window of the round."""
         cfg = self.config
         jobs, requests = [], []
+        prefill = self._prefill("")  # a Thinking template's own <think>: the turn continues it
         for ep, call in owners:
             if call.status != "ok":
                 continue
@@ -525,8 +526,7 @@ class EpisodeEngine:
             sub_id = f"{ep.input.id}/sub{call.turn}.{call.index}"
             requests.append(
                 self._request(
-                    sub_id, call.turn, "subagent", ctx, cfg.subagent_max_tokens, False,
-                    self._prefill(""),
+                    sub_id, call.turn, "subagent", ctx, cfg.subagent_max_tokens, False, prefill
                 )
             )
             jobs.append((ep, call, ctx, sub_id))
@@ -600,7 +600,7 @@ class EpisodeEngine:
             messages.append(
                 {"role": "user", "content": self.prompts.forced_answer(ep.input.question_type)}
             )
-        if self.codec is not None:  # stored as rendered (tool runs wrapped where the template doesn't)
+        if self.codec is not None:  # stored as rendered: tool runs wrapped where the template won't
             messages = self.codec.tool_turn(messages)
         ep.ctx.messages = ep.ctx.messages + messages
         try:
@@ -664,4 +664,3 @@ class EpisodeEngine:
             if call.error_kind in ("over_cap", "sequential_extra"):
                 counts.over_cap += 1
         rec.timings.total_s = time.perf_counter() - ep.t0
-

@@ -115,7 +115,9 @@ class Prompts:
         return _fill(
             self.system_by_mode[mode],
             tool_schema=schema,
-            tool_definition=f" Its definition:\n{schema}" if schema_in_text else NATIVE_TOOL_POINTER,
+            tool_definition=(
+                f" Its definition:\n{schema}" if schema_in_text else NATIVE_TOOL_POINTER
+            ),
             max_turns=max_turns,
             max_parallel=max_parallel,
         )

@@ -279,7 +279,8 @@ def build_tiny(arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny", sour
     video_size = spec["video_size"]
     if source is not None and source.image_processor:
         image_kwargs.update(source.image_processor)
-        if arch == "qwen3-vl" and source.image_processor.get("size") == QWEN3_VL_IMAGE_PROCESSOR["size"]:
+        qwen3_sizes = source.image_processor.get("size") == QWEN3_VL_IMAGE_PROCESSOR["size"]
+        if arch == "qwen3-vl" and qwen3_sizes:
             video_size = QWEN3_VL_VIDEO_SIZE
     image_processor = Qwen2VLImageProcessor(**image_kwargs)
     video_processor = getattr(transformers, spec["video_processor"])(**patching, size=video_size)

@@ -22,7 +22,14 @@ from pathlib import Path
 from paravt.errors import UserError
 
 #: Tokens the engine and the vision tower need; a tokenizer without them cannot hold an image.
-REQUIRED_TOKENS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
+REQUIRED_TOKENS = (
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+)
 
 #: Qwen3-VL processor settings where a checkpoint folder has none (PREPROCESSING.md §5.2 and §6:
 #: patch 16, merge 2, temporal patch 2, mean = std = 0.5, image size 65536..16777216 pixels,
@@ -53,7 +60,10 @@ def detect_arch(src: str | Path) -> str | None:
     """``qwen2.5-vl`` / ``qwen3-vl`` from the folder's config.json or processor config, else None."""
     src = Path(src)
     names = []
-    for fname, key in (("config.json", "model_type"), ("preprocessor_config.json", "processor_class")):
+    for fname, key in (
+        ("config.json", "model_type"),
+        ("preprocessor_config.json", "processor_class"),
+    ):
         p = src / fname
         if p.is_file():
             names.append(str(json.loads(p.read_text(encoding="utf-8")).get(key, "")).lower())
@@ -96,7 +106,9 @@ def read_source(
 
     src = Path(src)
     if not src.is_dir():
-        raise UserError(f"--from-tokenizer {src}: not a folder; pass a folder with a tokenizer and a chat template")
+        raise UserError(
+            f"--from-tokenizer {src}: not a folder; pass a folder with a tokenizer and a chat template"
+        )
     has_tok = (src / "tokenizer.json").is_file() or (
         (src / "vocab.json").is_file() and (src / "merges.txt").is_file()
     )
@@ -118,7 +130,9 @@ def read_source(
     if chat_template is not None:
         path = Path(chat_template)
         if not path.is_file():
-            raise UserError(f"--chat-template {path}: file not found; pass a .jinja or chat_template.json file")
+            raise UserError(
+                f"--chat-template {path}: file not found; pass a .jinja or chat_template.json file"
+            )
         template = _template_from(path)
         if not template.strip():
             raise UserError(f"--chat-template {path}: no chat template in the file")
@@ -139,7 +153,10 @@ def read_source(
         keep = ("patch_size", "merge_size", "temporal_patch_size", "image_mean", "image_std")
         image_processor = {k: raw[k] for k in keep if k in raw}
         if "min_pixels" in raw and "max_pixels" in raw:
-            image_processor["size"] = {"shortest_edge": raw["min_pixels"], "longest_edge": raw["max_pixels"]}
+            image_processor["size"] = {
+                "shortest_edge": raw["min_pixels"],
+                "longest_edge": raw["max_pixels"],
+            }
         elif "size" in raw:
             image_processor["size"] = raw["size"]
         notes.append(f"processor settings: {pp}")
@@ -159,9 +176,11 @@ def readme_text(source: TokenizerSource, arch: str, seed: int) -> str:
     lines = [
         f"# Tiny random {arch} model around a real tokenizer and chat template",
         "",
-        "Written by `paravt make-tiny-model --from-tokenizer`. The weights are random (seed "
-        f"{seed}); only the tokenizer, the chat template and the processor settings are real. "
-        "For tests and smoke runs, never for answers.",
+        (
+            "Written by `paravt make-tiny-model --from-tokenizer`. The weights are random (seed "
+            f"{seed}); only the tokenizer, the chat template and the processor settings are real. "
+            "For tests and smoke runs, never for answers."
+        ),
         "",
         "Where each piece came from:",
         "",
