@@ -22,6 +22,7 @@ from pathlib import Path
 from paravt.testing.tiny_source import (
     QWEN3_VL_IMAGE_PROCESSOR,
     QWEN3_VL_VIDEO_SIZE,
+    VISION_TOKENS,
     read_source,
     readme_text,
 )
@@ -47,8 +48,6 @@ STRUCTURAL_TAGS = [
     "<tool_response>",
     "</tool_response>",
 ]
-#: Tokens a random-weight model must never generate: a stray vision token breaks rope indexing.
-VISION_TOKENS = ["<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>"]
 
 # A chat template written for paravt. Content may be a string or a list of
 # {"type": "image"} / {"type": "video"} / {"type": "text", "text": ...} parts. Consecutive tool

@@ -21,15 +21,11 @@ from pathlib import Path
 
 from paravt.errors import UserError
 
+#: Tokens a random-weight model must never generate: a stray vision token breaks rope indexing.
+#: (Defined here, not in ``tiny``, because ``tiny`` imports this module.)
+VISION_TOKENS = ["<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>"]
 #: Tokens the engine and the vision tower need; a tokenizer without them cannot hold an image.
-REQUIRED_TOKENS = (
-    "<|im_start|>",
-    "<|im_end|>",
-    "<|vision_start|>",
-    "<|vision_end|>",
-    "<|image_pad|>",
-    "<|video_pad|>",
-)
+REQUIRED_TOKENS = ("<|im_start|>", "<|im_end|>", *VISION_TOKENS)
 
 #: Qwen3-VL processor settings where a checkpoint folder has none (PREPROCESSING.md §5.2 and §6:
 #: patch 16, merge 2, temporal patch 2, mean = std = 0.5, image size 65536..16777216 pixels,
