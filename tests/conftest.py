@@ -198,28 +198,6 @@ REAL_TEMPLATES = {
 }
 
 
-@pytest.fixture(scope="session")
-def real_tiny_dir(tmp_path_factory):
-    """``real_tiny_dir("qwen3-vl-thinking")`` → a tiny random model folder around that real
-    tokenizer and template, built once per session; skips when ../shared/qwen is absent."""
-    built: dict[str, Path] = {}
-
-    def _get(name: str) -> Path:
-        if not SHARED_QWEN.is_dir():
-            pytest.skip(f"real Qwen tokenizers not found at {SHARED_QWEN} (../shared beside the repo)")
-        if name not in built:
-            from paravt.testing.tiny import make_tiny_model
-
-            arch, tok, template = REAL_TEMPLATES[name]
-            built[name] = make_tiny_model(
-                tmp_path_factory.mktemp(f"real-{name}"),
-                arch=arch,
-                from_tokenizer=SHARED_QWEN / tok,
-                chat_template=SHARED_QWEN / template if template else None,
-            )
-        return built[name]
-
-    return _get
 
 
 @pytest.fixture(scope="session")
@@ -234,3 +212,25 @@ def shared_qwen() -> Path:
 def real_templates() -> dict:
     """``REAL_TEMPLATES`` (name -> arch, tokenizer folder, template file or None) for tests."""
     return REAL_TEMPLATES
+
+
+@pytest.fixture(scope="session")
+def real_tiny_dir(tmp_path_factory, shared_qwen):
+    """``real_tiny_dir("qwen3-vl-thinking")`` → a tiny random model folder around that real
+    tokenizer and template, built once per session; skips when ../shared/qwen is absent."""
+    built: dict[str, Path] = {}
+
+    def _get(name: str) -> Path:
+        if name not in built:
+            from paravt.testing.tiny import make_tiny_model
+
+            arch, tok, template = REAL_TEMPLATES[name]
+            built[name] = make_tiny_model(
+                tmp_path_factory.mktemp(f"real-{name}"),
+                arch=arch,
+                from_tokenizer=shared_qwen / tok,
+                chat_template=shared_qwen / template if template else None,
+            )
+        return built[name]
+
+    return _get
