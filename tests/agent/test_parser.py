@@ -393,3 +393,10 @@ def test_ast_syntax_warnings_never_reach_the_user(body, capfd):
     assert turn.errors  # still reported to the model as a tool error
     assert [str(w.message) for w in caught] == []
     assert "SyntaxWarning" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["<tool_call>'',", "<tool_call>('a', ('b', 'c'))</tool_call>"])
+def test_a_python_tuple_in_a_block_is_an_error_not_a_crash(text):
+    """A block whose body reads as a Python tuple (found by the fuzz test) is one tool error."""
+    turn = parse_turn(text)
+    assert turn.calls == [] and len(turn.errors) == 1

@@ -51,7 +51,7 @@ import re
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from paravt.tools.schema import TOOL_NAME, TOOL_PARAMETERS
 
@@ -259,6 +259,14 @@ def _json_values(body: str) -> tuple[list[Any], str | None]:
 _MISSING = object()
 
 
+class _BlockError(NamedTuple):
+    """An error found among a block's values (``_python_calls``); a distinct type, because a
+    Python literal in a block (``'',`` reads as a tuple) must never be mistaken for one."""
+
+    kind: str
+    message: str
+
+
 def _literal(text: str) -> Any:
     """A Python literal (e.g. a single-quoted dict), or ``_MISSING``; never evaluates code."""
     if len(text) > 100_000:
@@ -365,11 +373,11 @@ def _python_calls(body: str, tools: frozenset[str]) -> tuple[list[Any], str | No
         elif isinstance(func, ast.Attribute):
             name = func.attr
         else:
-            values.append((INVALID_SYNTAX, "the called object must be a tool name"))
+            values.append(_BlockError(INVALID_SYNTAX, "the called object must be a tool name"))
             continue
         arguments, problem = _call_arguments(name, node, tools)
         if problem:
-            values.append((BAD_ARGUMENTS, problem))
+            values.append(_BlockError(BAD_ARGUMENTS, problem))
         else:
             values.append({"name": name, "arguments": arguments})
     return values, None, INVALID_SYNTAX
@@ -436,8 +444,8 @@ def _parse_block(body: str, tools: frozenset[str]) -> list[tuple[str, Any]]:
         if problem:
             leftover = (kind, problem)
     for value in values:
-        if isinstance(value, tuple):
-            out.append(("error", value))
+        if isinstance(value, _BlockError):
+            out.append(("error", tuple(value)))
             continue
         result = _object_to_call(value, tools)
         if len(result) == 3:
