@@ -1,7 +1,10 @@
-"""Shared fixtures: tiny real models, the real test videos, and generated long videos.
+"""Shared fixtures: tiny real models, test videos, and generated long videos.
 
 Everything is built once per test session and offline: tiny random Qwen-VL models with
-``paravt.testing.tiny``, long videos with Debian's ffmpeg.
+``paravt.testing.tiny``, videos with Debian's ffmpeg. The real files of ``../shared/videos`` are
+used when they are there; without them every test runs on generated stand-ins with the same
+properties (``tests/media.py``), so a clone of the repo tests itself. ``--without-shared`` acts
+as if ``../shared`` were missing; with ``CI=true`` a missing ``../shared`` fails the run.
 """
 
 from __future__ import annotations
@@ -11,12 +14,42 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import media
 import pytest
 
 # Small models on 2 cores are ~50x slower with torch's default thread count.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-SHARED_VIDEOS = Path(__file__).resolve().parents[1].parent / "shared" / "videos"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED_VIDEOS = SHARED / "videos"
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--without-shared",
+        action="store_true",
+        help="act as if ../shared were missing: videos are generated stand-ins (tests/media.py)",
+    )
+
+
+def shared_missing(config) -> bool:
+    return config.getoption("--without-shared") or not SHARED_VIDEOS.is_dir()
+
+
+def pytest_configure(config):
+    """In CI the real videos are part of the contract: their absence is an error, not a skip."""
+    if os.environ.get("CI") == "true" and not SHARED_VIDEOS.is_dir():
+        raise pytest.UsageError(
+            f"CI=true but the real test files are missing: {SHARED_VIDEOS} does not exist. "
+            "Check out the shared/ folder beside the repo (CI's checkout step), or unset CI to "
+            "run on generated stand-ins only."
+        )
+
+
+def pytest_report_header(config):
+    if shared_missing(config):
+        return "test videos: generated stand-ins (tests/media.py); ../shared/videos not used"
+    return f"test videos: {SHARED_VIDEOS}"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -36,24 +69,47 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def shared_videos() -> Path:
-    """The folder of real test videos (../shared/videos beside the checkout)."""
-    if not SHARED_VIDEOS.is_dir():
-        pytest.skip(f"real test videos not found at {SHARED_VIDEOS} (the shared/ folder beside the repo)")
+def stand_in_videos(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """Generated stand-ins for every real test video, under the real names; and name -> why
+    it could not be made (an encoder this ffmpeg lacks)."""
+    folder = tmp_path_factory.mktemp("stand_in_videos")
+    return folder, media.build(folder, media.STAND_INS)
+
+
+@pytest.fixture(scope="session")
+def shared_videos(request) -> Path:
+    """The folder of test videos: ``../shared/videos``, or the generated stand-ins under the
+    same names when ``../shared`` is missing (or ``--without-shared``)."""
+    if shared_missing(request.config):
+        return request.getfixturevalue("stand_in_videos")[0]
     return SHARED_VIDEOS
 
 
 @pytest.fixture(scope="session")
-def video_path(shared_videos):
-    """``video_path("torchcodec__testsrc2.mp4")`` → absolute path of a real test video."""
+def video_path(request, shared_videos):
+    """``video_path("torchcodec__testsrc2.mp4")`` → absolute path of that test video (the real
+    file, or its generated stand-in)."""
 
     def _get(name: str) -> Path:
         p = shared_videos / name
         if not p.is_file():
+            if shared_videos != SHARED_VIDEOS:
+                why = request.getfixturevalue("stand_in_videos")[1].get(name, "no stand-in")
+                pytest.skip(f"no stand-in for {name}: {why}")
             pytest.skip(f"test video {name} missing from {shared_videos}")
         return p
 
     return _get
+
+
+@pytest.fixture(scope="session")
+def extra_videos(tmp_path_factory) -> dict[str, Path]:
+    """Generated kinds with no real counterpart: ``rotated.mp4`` (display matrix 90 degrees),
+    ``no_duration.mkv`` (no duration or cues in the header), ``multi_stream.mkv`` (audio, then
+    two video streams)."""
+    folder = tmp_path_factory.mktemp("extra_videos")
+    media.build(folder, media.EXTRA_KINDS)
+    return {name: folder / name for name in media.EXTRA_KINDS}
 
 
 def _ffmpeg() -> str:

@@ -1,0 +1,212 @@
+"""Test videos made at test time, so the suite stands on its own without ``../shared``.
+
+Why: the real files in ``../shared/videos`` are not part of a clone. Every property a test reads
+from one of them (size, frame rate, codec, colour range, a broken NAL unit, variable frame rate)
+is reproduced here with ffmpeg and PyAV, small enough to build in a few seconds. ``STAND_INS``
+maps each real file's name to the generator of a file with those properties, so tests keep
+naming the real file and run on the stand-in when the real one is absent. The extra kinds
+(rotation metadata, no duration, several streams) have no real counterpart.
+
+A plain module (tests/ has no packages); ``tests/conftest.py`` builds the files once per session.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+#: Encoders whose stand-ins are skipped (not faked) when this machine's ffmpeg lacks them.
+OPTIONAL_ENCODERS = ("libx265", "libvpx-vp9")
+
+
+class MissingEncoder(RuntimeError):
+    """This machine's ffmpeg cannot write the codec a stand-in needs."""
+
+
+def ffmpeg_exe() -> str:
+    exe = shutil.which("ffmpeg")
+    if exe is None:
+        raise MissingEncoder("ffmpeg not installed (apt-get install ffmpeg)")
+    return exe
+
+
+def has_encoder(name: str) -> bool:
+    out = subprocess.run(
+        [ffmpeg_exe(), "-hide_banner", "-encoders"], capture_output=True, text=True, check=True
+    ).stdout
+    return any(line.split()[1:2] == [name] for line in out.splitlines() if line.strip())
+
+
+def _run(*args: str) -> None:
+    subprocess.run([ffmpeg_exe(), "-y", "-loglevel", "error", *args], check=True)
+
+
+def _need(encoder: str) -> None:
+    if not has_encoder(encoder):
+        raise MissingEncoder(f"this ffmpeg has no {encoder} encoder")
+
+
+def testsrc2_720p(out: Path) -> Path:
+    """1280x720 @ 30, 2 s, x264 with one keyframe (60 frames): the frame-accuracy oracle."""
+    _run(
+        "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=2",
+        "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "300", str(out),
+    )  # fmt: skip
+    return out
+
+
+def footage_mkv(out: Path) -> Path:
+    """H.264 Main 426x240 @ 30 (a size no resize factor divides) + Opus audio in Matroska:
+    310 frames, 10.33 s, a keyframe every 5 s, B-frames."""
+    _run(
+        "-f", "lavfi", "-i", "testsrc2=size=426x240:rate=30:duration=10.3334",
+        "-f", "lavfi", "-i", "sine=frequency=440:duration=10.3334",
+        "-c:v", "libx264", "-profile:v", "main", "-preset", "veryfast", "-pix_fmt", "yuv420p",
+        "-g", "150", "-frames:v", "310", "-c:a", "libopus", "-avoid_negative_ts", "disabled",
+        str(out),
+    )  # fmt: skip
+    return out
+
+
+def var_fps_mp4(out: Path) -> Path:
+    """Variable frame rate, 128x128: 149 frames at 15 fps then 151 at 30 fps, 300 frames over
+    14.97 s (average 20.04 fps against a nominal 30), keyframes at frames 0 and 250."""
+    _run(
+        "-f", "lavfi", "-i", "testsrc2=size=128x128:rate=30:duration=10",
+        "-vf", "setpts='if(lt(N,149),2*N,149+N)/30/TB'", "-frames:v", "300",
+        "-fps_mode", "vfr", "-video_track_timescale", "30", "-c:v", "libx264",
+        "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "250", str(out),
+    )  # fmt: skip
+    return out
+
+
+def hevc_mp4(out: Path) -> Path:
+    """HEVC 128x128 @ 10, 10 frames: fewer frames than most overviews ask for."""
+    _need("libx265")
+    _run(
+        "-f", "lavfi", "-i", "testsrc2=size=128x128:rate=10:duration=1",
+        "-c:v", "libx265", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+        "-x265-params", "log-level=error", "-tag:v", "hvc1", str(out),
+    )  # fmt: skip
+    return out
+
+
+def vp9_webm(out: Path) -> Path:
+    """VP9 320x180 @ 24 + Opus in WebM, 5 s, 120 frames."""
+    _need("libvpx-vp9")
+    _run(
+        "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=24:duration=5",
+        "-f", "lavfi", "-i", "sine=frequency=330:duration=5",
+        "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "200k",
+        "-c:a", "libopus", "-avoid_negative_ts", "disabled", str(out),
+    )  # fmt: skip
+    return out
+
+
+def full_range_mp4(out: Path) -> Path:
+    """Full-range BT.709 (yuvj420p) 1280x720, 30 frames, x264 with B-frames."""
+    _run(
+        "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=1",
+        "-vf", "scale=out_range=full:out_color_matrix=bt709",
+        "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuvj420p",
+        "-color_range", "pc", "-colorspace", "bt709", "-color_primaries", "bt709",
+        "-color_trc", "bt709", str(out),
+    )  # fmt: skip
+    return out
+
+
+def corrupted_mp4(out: Path) -> Path:
+    """H.264 320x240 @ 10, 50 frames, one keyframe; frame 28's NAL length field is overwritten,
+    so 49 of 50 frames decode."""
+    import av  # heavy optional library
+
+    clean = out.with_name(out.stem + ".clean.mp4")
+    _run(
+        "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10:duration=5",
+        "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "250",
+        str(clean),
+    )  # fmt: skip
+    with av.open(str(clean)) as box:
+        packets = [(p.pos, p.size) for p in box.demux(video=0) if p.size]
+    pos, _ = packets[28]  # ultrafast: no B-frames, decode order = display order
+    data = bytearray(clean.read_bytes())
+    data[pos : pos + 4] = b"\x7f\xff\xff\xf0"  # AVCC length prefix far beyond the packet
+    out.write_bytes(bytes(data))
+    clean.unlink()
+    return out
+
+
+def rotated_mp4(out: Path) -> Path:
+    """160x90 @ 25, 2 s, with a 90-degree display-matrix rotation in the container."""
+    plain = out.with_name(out.stem + ".plain.mp4")
+    _run(
+        "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=2",
+        "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", str(plain),
+    )  # fmt: skip
+    _run("-i", str(plain), "-c", "copy", "-metadata:s:v:0", "rotate=90", str(out))
+    plain.unlink()
+    return out
+
+
+def no_duration_mkv(out: Path) -> Path:
+    """Matroska written to a pipe (2 s @ 25): no duration and no cues in the header."""
+    with out.open("wb") as sink:
+        subprocess.run(
+            [
+                ffmpeg_exe(), "-loglevel", "error",
+                "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=2",
+                "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+                "-f", "matroska", "pipe:1",
+            ],
+            stdout=sink,
+            check=True,
+        )  # fmt: skip
+    return out
+
+
+def multi_stream_mkv(out: Path) -> Path:
+    """Audio first, then two video streams (160x90 and 96x54), 3 s: the best stream is not #0."""
+    _run(
+        "-f", "lavfi", "-i", "sine=frequency=220:duration=3",
+        "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=3",
+        "-f", "lavfi", "-i", "testsrc=size=96x54:rate=10:duration=3",
+        "-map", "0:a", "-map", "1:v", "-map", "2:v",
+        "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "libopus",
+        str(out),
+    )  # fmt: skip
+    return out
+
+
+#: real file name in ../shared/videos -> generator of a file with the properties tests read.
+STAND_INS: dict[str, Callable[[Path], Path]] = {
+    "torchcodec__testsrc2.mp4": testsrc2_720p,
+    "decord__flipping_a_pancake.mkv": footage_mkv,
+    "torchcodec__var_fps_video.mp4": var_fps_mp4,
+    "torchcodec__h265_video.mp4": hevc_mp4,
+    "mediabunny__trim-buck-bunny.webm": vp9_webm,
+    "torchcodec__bt709_full_range.mp4": full_range_mp4,
+    "decord__corrupted.mp4": corrupted_mp4,
+}
+
+#: kinds with no real counterpart: name -> generator.
+EXTRA_KINDS: dict[str, Callable[[Path], Path]] = {
+    "rotated.mp4": rotated_mp4,
+    "no_duration.mkv": no_duration_mkv,
+    "multi_stream.mkv": multi_stream_mkv,
+}
+
+
+def build(folder: Path, generators: dict[str, Callable[[Path], Path]]) -> dict[str, str]:
+    """Write each file into ``folder``; returns name -> why it is missing, for those that are."""
+    missing = {}
+    for name, make in generators.items():
+        target = folder / name
+        if target.exists():
+            continue
+        try:
+            make(target)
+        except MissingEncoder as e:
+            missing[name] = str(e)
+    return missing
