@@ -157,7 +157,7 @@ def gil_probe(path: Path, seconds_of_video: float = 20.0) -> dict:
 
     t_end = time.perf_counter() + 1.0
     n_idle, s_idle = spin(lambda: time.perf_counter() >= t_end)
-    worker = threading.Thread(target=lambda: src.decode_indices(idx))
+    worker = threading.Thread(target=lambda: src._decode_indices(idx))
     worker.start()
     n_busy, s_busy = spin(lambda: not worker.is_alive())
     worker.join()

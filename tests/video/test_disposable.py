@@ -63,7 +63,7 @@ def test_frames_equal_a_full_decode_across_several_gops(bframes_video):
 def test_frames_equal_a_full_decode_on_an_open_gop_stream(open_gop_video):
     src = VideoSource(open_gop_video)
     indices = [0, 44, 88, 89, 90, 91, 179, 180, 300, 599]
-    out = src.decode_indices(indices)
+    out = src._decode_indices(indices)
     data, _ = _full_decode(open_gop_video, indices)
     assert not out.failed
     for j, i in enumerate(indices):
@@ -87,7 +87,7 @@ def test_corrupt_file_gives_the_same_outcome_with_and_without_skipping(video_pat
     fast, slow = VideoSource(path), VideoSource(path, skip_disposable=False)
     n = fast.meta.num_frames
     indices = list(range(0, n, max(1, n // 12)))
-    a, b = fast.decode_indices(indices), slow.decode_indices(indices)
+    a, b = fast._decode_indices(indices), slow._decode_indices(indices)
     assert sorted(a.frames) == sorted(b.frames) and a.failed.keys() == b.failed.keys()
     for i in a.frames:
         assert torch.equal(a.frames[i][0], b.frames[i][0])

@@ -94,7 +94,7 @@ def execute_windows(
                 open_errors[video] = e
                 stats.opens[video] = 1
                 continue
-        created_before[video] = opened[video].decoders_created
+        created_before[video] = opened[video]._decoders_created
 
     # 3. windows -> frame indices
     plans: dict[int, tuple[list[tuple[float, int]], float, float, list[str]]] = {}
@@ -138,7 +138,7 @@ def execute_windows(
         try:
             frames = shared.get(key)
             if frames is None:
-                frames = src.assemble(plan, outcomes[req.video])
+                frames = src._assemble(plan, outcomes[req.video])
                 shared[key] = frames
         except VideoError as err:
             results[n] = _error(req, err.kind, f"crop_video: {err}", s, e_, warns)
@@ -156,7 +156,7 @@ def execute_windows(
         )
 
     for video, src in opened.items():
-        stats.decoders[video] = src.decoders_created - created_before.get(video, 0) + 1
+        stats.decoders[video] = src._decoders_created - created_before.get(video, 0) + 1
         if video not in given:
             src.close()
     stats.calls_ok = sum(1 for r in results if r is not None and r.ok)

@@ -5,7 +5,8 @@ when the next frame is in a later GOP, so frames that share a GOP share its deco
 fails (a corrupt packet anywhere on the way), the same indices are retried one by one on the same
 decoder, which records exactly which frames failed and keeps the ones that decode. A frame whose
 decoded pts is not the one the frame table expected (a decoder that resynchronised after a bad
-packet) is kept with its true time and reported.
+packet) is kept with its true time; ``VideoSource`` reports it, per request, when it assembles
+the frames.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ class DecodeOutcome:
 
     frames: dict[int, tuple[torch.Tensor, float]] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    fallback: bool = False
     pictures_skipped: int = 0  # disposable pictures left out of the decode (video.disposable)
 
 
@@ -34,7 +33,7 @@ def short_reason(err: BaseException) -> str:
     return text
 
 
-def decode_indices(decoder, indices: list[int], expected_pts: list[float] | None = None) -> DecodeOutcome:
+def decode_indices(decoder, indices: list[int]) -> DecodeOutcome:
     """Decode ``indices`` (sorted, unique) with ``decoder``; never raises for decode failures."""
     out = DecodeOutcome()
     if not indices:
@@ -44,13 +43,12 @@ def decode_indices(decoder, indices: list[int], expected_pts: list[float] | None
         pts = batch.pts_seconds.tolist()
         for j, i in enumerate(indices):
             out.frames[i] = (batch.data[j], float(pts[j]))
-    except (RuntimeError, IndexError, ValueError) as first:
-        out.fallback = True
+    except (RuntimeError, IndexError, ValueError):
         out.frames.clear()
         for i in indices:
             # a frame decoded past a bad packet fails the first time the decoder crosses that
             # packet and decodes on the next try, so each index gets a second chance
-            for attempt in range(2):
+            for _attempt in range(2):
                 try:
                     one = decoder.get_frames_at([i])
                     out.frames[i] = (one.data[0], float(one.pts_seconds[0]))
@@ -58,16 +56,4 @@ def decode_indices(decoder, indices: list[int], expected_pts: list[float] | None
                     break
                 except (RuntimeError, IndexError, ValueError) as e:
                     out.failed[i] = short_reason(e)
-        if out.failed:
-            out.warnings.append(
-                f"{len(out.failed)} of {len(indices)} frames failed to decode "
-                f"({short_reason(first)})"
-            )
-    if expected_pts is not None:
-        moved = [i for i, (_, p) in out.frames.items() if abs(p - expected_pts[i]) > 1e-6]
-        if moved:
-            out.warnings.append(
-                f"{len(moved)} frames came back with a different time than requested after a "
-                "decoding problem; their true times are reported"
-            )
     return out

@@ -5,6 +5,9 @@ and decoded on up to ``workers`` threads; torchcodec releases the GIL inside its
 (measured: a pure-Python thread keeps running during a decode), so threads decode in parallel.
 A lane borrows an idle decoder of its video or makes a new one, so a video never has more than
 ``workers`` decoders. Failures stay inside their lane's frames.
+
+This module sits below ``video.source`` (which calls ``decode_parallel``): it knows a source
+only through the ``PooledSource`` protocol, so the two never import each other.
 """
 
 from __future__ import annotations
@@ -12,26 +15,43 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Protocol
 
 from paravt.video.decode import DecodeOutcome
 from paravt.video.errors import VideoError
 from paravt.video.lanes import Lane, plan_lanes
-from paravt.video.source import VideoSource
+from paravt.video.meta import FrameTable
 
 
-class DecoderPool:
+class PooledSource(Protocol):
+    """What a lane needs of an open video (``VideoSource`` provides it; package-private)."""
+
+    table: FrameTable
+
+    def _own_decoder(self): ...
+
+    def _new_decoder(self): ...
+
+    def _decode_skipping(self, indices: list[int]) -> DecodeOutcome | None: ...
+
+    def _decode_indices(
+        self, indices: list[int], decoder=None, try_skipping: bool = True
+    ) -> DecodeOutcome: ...
+
+
+class _DecoderPool:
     """Idle decoders per video; a lane borrows one, a new one is made only when none is idle."""
 
-    def __init__(self, sources: dict[str, VideoSource]):
+    def __init__(self, sources: dict[str, PooledSource]):
         self._sources = sources
-        self._idle: dict[str, list] = {v: [s.decoder] for v, s in sources.items()}
+        self._idle: dict[str, list] = {v: [s._own_decoder()] for v, s in sources.items()}
         self._lock = threading.Lock()
 
     def acquire(self, video: str):
         with self._lock:
             if self._idle[video]:
                 return self._idle[video].pop()
-        return self._sources[video].new_decoder()
+        return self._sources[video]._new_decoder()
 
     def release(self, video: str, decoder) -> None:
         with self._lock:
@@ -44,8 +64,8 @@ class ParallelDecode:
     lanes: list[Lane]
 
 
-def _run_lane(lane: Lane, sources: dict[str, VideoSource], pool: DecoderPool) -> DecodeOutcome:
-    skipped = sources[lane.video].decode_skipping(lane.indices)  # never raises: None = not here
+def _run_lane(lane: Lane, sources: dict[str, PooledSource], pool: _DecoderPool) -> DecodeOutcome:
+    skipped = sources[lane.video]._decode_skipping(lane.indices)  # never raises: None = not here
     if skipped is not None:  # no pooled decoder needed: the lane decoded its own filtered stream
         return skipped
     try:
@@ -53,14 +73,14 @@ def _run_lane(lane: Lane, sources: dict[str, VideoSource], pool: DecoderPool) ->
     except VideoError as e:
         return DecodeOutcome(failed={i: str(e) for i in lane.indices})
     try:
-        return sources[lane.video].decode_indices(lane.indices, decoder, try_skipping=False)
+        return sources[lane.video]._decode_indices(lane.indices, decoder, try_skipping=False)
     except Exception as e:  # a decoder bug must not take the batch down
         return DecodeOutcome(failed={i: f"{type(e).__name__}: {e}" for i in lane.indices})
     finally:
         pool.release(lane.video, decoder)
 
 
-def decode_parallel(sources: dict[str, VideoSource], needed: dict[str, list[int]], workers: int) -> ParallelDecode:
+def decode_parallel(sources: dict[str, PooledSource], needed: dict[str, list[int]], workers: int) -> ParallelDecode:
     """Decode sorted unique ``needed[video]`` indices of each video with at most ``workers`` threads."""
     workers = max(1, int(workers))
     needed = {v: ix for v, ix in needed.items() if ix}
@@ -68,7 +88,7 @@ def decode_parallel(sources: dict[str, VideoSource], needed: dict[str, list[int]
     lanes = plan_lanes(needed, {v: sources[v].table for v in needed}, workers)
     if not lanes:
         return ParallelDecode(outcomes, lanes)
-    pool = DecoderPool({v: sources[v] for v in needed})
+    pool = _DecoderPool({v: sources[v] for v in needed})
     if workers == 1 or len(lanes) == 1:
         results = [_run_lane(lane, sources, pool) for lane in lanes]
     else:

@@ -20,6 +20,7 @@ from paravt.video.errors import VideoDecodeError
 from paravt.video.frames import Frames
 from paravt.video.meta import FrameTable, VideoMeta
 from paravt.video.opening import check_file, make_decoder, normalise_path, scan_frames
+from paravt.video.parallel import decode_parallel
 from paravt.video.sampling import qwen_overview_indices, uniform_times
 
 OverviewMode = Literal["exact", "keyframe", "qwen-vl-utils"]
@@ -36,7 +37,12 @@ class VideoSource:
     """
 
     def __init__(
-        self, path: str | Path, device: str = "cpu", num_threads: int = 1, skip_disposable: bool = True
+        self,
+        path: str | Path,
+        *,
+        device: str = "cpu",
+        num_threads: int = 1,
+        skip_disposable: bool = True,
     ):
         self.path = normalise_path(path)
         self.device = str(device)
@@ -50,7 +56,7 @@ class VideoSource:
         # files (one frame more on a Matroska file here) although its frames are the same
         self._decoder = make_decoder(self.path, self.device, self.num_threads)
         self._lock = threading.Lock()
-        self.decoders_created = 1
+        self._decoders_created = 1  # read by tools.batch for its per-batch decoder count
         md = self._decoder.metadata
         self._num_frames_decoder = int(md.num_frames or len(self.table))
         self._fps_decoder = float(md.average_fps or 0.0)
@@ -90,17 +96,18 @@ class VideoSource:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def new_decoder(self):
+    # -- decoder pool (package-private: video.parallel and tools.batch) ------------------------
+    def _new_decoder(self):
         """Another decoder on the same file, for decoding a second GOP range in parallel; built
         from the frame table (no second scan of the file: only frame positions matter here)."""
-        self.decoders_created += 1
+        self._decoders_created += 1
         return make_decoder(self.path, self.device, self.num_threads, self.table)
 
-    @property
-    def decoder(self):
+    def _own_decoder(self):
+        """The source's own decoder, reopened if ``close()`` dropped it."""
         if self._decoder is None:
             self._decoder = make_decoder(self.path, self.device, self.num_threads)
-            self.decoders_created += 1
+            self._decoders_created += 1
         return self._decoder
 
     # -- time <-> index ---------------------------------------------------------------------
@@ -156,7 +163,7 @@ class VideoSource:
         return sorted({self.time_of(i) for _, i in plan})
 
     # -- decoding ---------------------------------------------------------------------------
-    def decode_skipping(self, indices: list[int]) -> DecodeOutcome | None:
+    def _decode_skipping(self, indices: list[int]) -> DecodeOutcome | None:
         """The frames decoded without disposable pictures, or ``None`` where that does not apply
         (not H.264, GPU decoding, a rotated stream, turned off, or any surprise on the way)."""
         if not (self.skip_disposable and self.device == "cpu" and self.meta.codec == "h264"):
@@ -171,16 +178,18 @@ class VideoSource:
             return None
         return decode_skipping(self.path, self.table, indices)
 
-    def decode_indices(self, indices: list[int], decoder=None, try_skipping: bool = True) -> DecodeOutcome:
+    def _decode_indices(
+        self, indices: list[int], decoder=None, try_skipping: bool = True
+    ) -> DecodeOutcome:
         """Decode sorted unique ``indices``: without disposable pictures where possible, else with
         ``decoder`` (or the source's own, serialised)."""
-        skipped = self.decode_skipping(indices) if try_skipping else None
+        skipped = self._decode_skipping(indices) if try_skipping else None
         if skipped is not None:
             return skipped
         if decoder is not None:
-            return decode_indices(decoder, indices, self.table.pts)
+            return decode_indices(decoder, indices)
         with self._lock:
-            return decode_indices(self.decoder, indices, self.table.pts)
+            return decode_indices(self._own_decoder(), indices)
 
     def overview(self, k: int, mode: OverviewMode = "exact", workers: int = 1) -> Frames:
         """``k`` frames over the whole video: time-uniform (``exact``), snapped to keyframes where
@@ -191,12 +200,10 @@ class VideoSource:
         plan, warnings = self.overview_plan(k, mode)
         needed = sorted({i for _, i in plan})
         if workers > 1:
-            from paravt.video.parallel import decode_parallel
-
             outcome = decode_parallel({self.path: self}, {self.path: needed}, workers).outcomes[self.path]
         else:
-            outcome = self.decode_indices(needed)
-        frames = self.assemble(plan, outcome)
+            outcome = self._decode_indices(needed)
+        frames = self._assemble(plan, outcome)
         frames.warnings[:0] = warnings
         return frames
 
@@ -207,11 +214,11 @@ class VideoSource:
         if any(abs(a - float(b)) > 0 for a, b in zip(clamped, times)):
             warnings.append(f"times clamped to [0, {self.meta.duration:.3f}] s")
         plan = [(t, self.index_at(t)) for t in clamped]
-        frames = self.assemble(plan, self.decode_indices(sorted({i for _, i in plan})))
+        frames = self._assemble(plan, self._decode_indices(sorted({i for _, i in plan})))
         frames.warnings[:0] = warnings
         return frames
 
-    def assemble(self, plan: list[tuple[float, int]], outcome: DecodeOutcome) -> Frames:
+    def _assemble(self, plan: list[tuple[float, int]], outcome: DecodeOutcome) -> Frames:
         """Frames in time order from a plan and a decode outcome; raises only if nothing decoded.
 
         Warnings are about this plan only (a batch shares one outcome among many calls).
