@@ -1,8 +1,9 @@
 """``use_vllm=true``: the episode engine sampling through TRL's vLLM generator.
 
 vLLM itself cannot run here (no GPU, not installed), so TRL's real ``VLLMGeneration`` runs in
-server mode against ``paravt.testing.fake_vllm.FakeVLLMServer`` — a model in this process that
-re-processes the PIL frames and refuses image pads that do not match them, as the server does.
+server mode against ``FakeVLLMServer`` (``tests/train/fake_vllm.py``) — a model in this process
+that re-processes the PIL frames and refuses image pads that do not match them, as the server
+does.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _server_generator(tiny, **kw):
     """TRL's real generator in server mode over an in-process server holding a copy of the model."""
     from accelerate import Accelerator
 
-    from paravt.testing.fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
+    from fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
 
     model, processor = tiny
     server = FakeVLLMServer(copy.deepcopy(model), processor)
@@ -318,7 +319,7 @@ def test_training_steps_through_trl_vllm_generation(
     import trl.trainer.grpo_trainer as grpo
 
     import paravt.train.vllm_backend as vb
-    from paravt.testing.fake_vllm import serverless_factory
+    from fake_vllm import serverless_factory
     from paravt.train.metrics import read_jsonl
     from paravt.train.run import load_command_config, run_training
 

@@ -24,10 +24,10 @@ def main() -> None:
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     sys.path.insert(0, str(Path(__file__).parent))
+    from fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
     from test_vllm_backend import FORCED, _engine_config, _episodes
 
     from paravt.agent.engine import EpisodeEngine
-    from paravt.testing.fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
     from paravt.train.vllm_backend import VLLMBackend
 
     model_dir, video, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])

@@ -12,6 +12,7 @@ only through the ``PooledSource`` protocol, so the two never import each other.
 
 from __future__ import annotations
 
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from paravt.video.decode import DecodeOutcome
 from paravt.video.errors import VideoError
 from paravt.video.lanes import Lane, plan_lanes
 from paravt.video.meta import FrameTable
+
+logger = logging.getLogger(__name__)
 
 
 class PooledSource(Protocol):
@@ -75,12 +78,17 @@ def _run_lane(lane: Lane, sources: dict[str, PooledSource], pool: _DecoderPool) 
     try:
         return sources[lane.video]._decode_indices(lane.indices, decoder, try_skipping=False)
     except Exception as e:  # a decoder bug must not take the batch down
+        logger.exception(
+            "lane %s of %s failed; its frames are reported failed", lane.indices, lane.video
+        )
         return DecodeOutcome(failed={i: f"{type(e).__name__}: {e}" for i in lane.indices})
     finally:
         pool.release(lane.video, decoder)
 
 
-def decode_parallel(sources: dict[str, PooledSource], needed: dict[str, list[int]], workers: int) -> ParallelDecode:
+def decode_parallel(
+    sources: dict[str, PooledSource], needed: dict[str, list[int]], workers: int
+) -> ParallelDecode:
     """Decode sorted unique ``needed[video]`` indices of each video with at most ``workers`` threads."""
     workers = max(1, int(workers))
     needed = {v: ix for v, ix in needed.items() if ix}

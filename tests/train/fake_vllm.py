@@ -14,8 +14,8 @@ server does with them —
 - ``update_named_params`` / ``reset_prefix_cache``: copies the streamed weights into its copy.
 
 ``ServerlessVLLMGeneration`` is ``VLLMGeneration`` with ``_init_vllm`` pointing the main process at
-a ``FakeVLLMServer`` instead of checking for vLLM and connecting. ``paravt`` never imports this
-module outside tests.
+a ``FakeVLLMServer`` instead of checking for vLLM and connecting. Test-only, so it lives in
+``tests/train`` (a plain module beside the tests that import it), not in the package.
 """
 
 from __future__ import annotations
