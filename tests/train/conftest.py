@@ -55,6 +55,7 @@ class Probe:
         self.rollouts: list[dict] = []
         self.outputs: list[dict] = []
         self.visual_calls: list[tuple[bool, int]] = []
+        self.loss_image_rows: list[int] = []  # pixel rows each loss forward was given
         self.initial_state: dict = {}
         self.trainer = None
         self.parity: dict = {}
@@ -79,6 +80,14 @@ class Probe:
             return out
 
         trainer._generate_and_score_completions = wrapped
+        compute_loss = trainer._compute_loss
+
+        def loss(model, inputs):
+            pv = inputs.get("pixel_values")
+            self.loss_image_rows.append(0 if pv is None else int(pv.shape[0]))
+            return compute_loss(model, inputs)
+
+        trainer._compute_loss = loss
         visual = trainer.model.model.visual
 
         def hook(module, args, output):

@@ -51,7 +51,7 @@ def test_subagent_trajectories_join_the_loss_with_the_episode_advantage(
                 assert out["num_images"][row] == len(sub.images) >= 2  # the window's frames
                 row += 1
         # every row's images reached the loss forward
-        assert probe.trainer.loss_forward_image_rows == [int(out["pixel_values"].shape[0])]
+        assert probe.loss_image_rows == [int(out["pixel_values"].shape[0])]
         assert out["pixel_values"].shape[0] == int(out["image_grid_thw"].prod(-1).sum())
 
 

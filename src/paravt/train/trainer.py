@@ -103,7 +103,6 @@ class ParaGRPOTrainer(GRPOTrainer):
         train_dataset=None,
         processing_class=None,
         callbacks=None,
-        engine_factory=None,
         **kwargs,
     ):
         if not isinstance(args, ParaGRPOConfig):
@@ -134,7 +133,6 @@ class ParaGRPOTrainer(GRPOTrainer):
                 raise ConfigError(f"{missing_vllm_message(args.vllm_mode)} ({e})") from e
             raise
         self.para_args = args
-        self._engine_factory = engine_factory
         if args.use_vllm:
             self._backend = self._vllm_backend()
         else:
@@ -159,11 +157,10 @@ class ParaGRPOTrainer(GRPOTrainer):
         self._merge = int(getattr(ip, "merge_size", 2)) ** 2
         tok = self._tokenizer
         self._image_pad = tok.convert_tokens_to_ids("<|image_pad|>")
-        # Exposed for tests and the benchmark: what the last rollout / loss forward saw. Records
-        # (frames, pixel tensors) are kept only when asked, so training does not hold a stale batch.
+        # Exposed for tests and the benchmark: what the last rollout saw. Records (frames, pixel
+        # tensors) are kept only when asked, so training does not hold a stale batch.
         self.keep_last_rollout = False
         self.last_rollout: dict[str, Any] = {}
-        self.loss_forward_image_rows: list[int] = []
 
     # -- vLLM --------------------------------------------------------------------------------
     @staticmethod
@@ -237,8 +234,6 @@ class ParaGRPOTrainer(GRPOTrainer):
         )
 
     def _make_engine(self, mode: str):
-        if self._engine_factory is not None:
-            return self._engine_factory(self._backend, self._engine_config(mode), self)
         from paravt.agent.engine import EpisodeEngine
 
         return EpisodeEngine(self._backend, self._engine_config(mode))
@@ -753,8 +748,3 @@ class ParaGRPOTrainer(GRPOTrainer):
             torch.cat(ents) if ents else None,
             torch.stack(auxes).mean() if auxes else None,
         )
-
-    def _compute_loss(self, model, inputs):
-        pv = inputs.get("pixel_values")
-        self.loss_forward_image_rows.append(0 if pv is None else int(pv.shape[0]))
-        return super()._compute_loss(model, inputs)
