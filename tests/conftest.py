@@ -10,7 +10,6 @@ as if ``../shared`` were missing; with ``CI=true`` a missing ``../shared`` fails
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,8 +19,7 @@ import pytest
 # Small models on 2 cores are ~50x slower with torch's default thread count.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-SHARED_VIDEOS = SHARED / "videos"
+SHARED_VIDEOS = media.SHARED_VIDEOS
 
 
 def pytest_addoption(parser):
@@ -54,6 +52,9 @@ def pytest_report_header(config):
 
 def pytest_collection_modifyitems(config, items):
     """Skip ``gpu`` tests cleanly when no CUDA device is present."""
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if not gpu_items:  # nothing to decide: torch need not be imported for it
+        return
     try:
         import torch
 
@@ -63,17 +64,14 @@ def pytest_collection_modifyitems(config, items):
     if has_cuda:
         return
     skip = pytest.mark.skip(reason="needs a CUDA device (gpu marker)")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    for item in gpu_items:
+        item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
-def stand_in_videos(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    """Generated stand-ins for every real test video, under the real names; and name -> why
-    it could not be made (an encoder this ffmpeg lacks)."""
-    folder = tmp_path_factory.mktemp("stand_in_videos")
-    return folder, media.build(folder, media.STAND_INS)
+def stand_ins(tmp_path_factory) -> media.StandIns:
+    """Generated stand-ins for the real test videos, under the real names, made on first use."""
+    return media.StandIns(tmp_path_factory.mktemp("stand_in_videos"))
 
 
 @pytest.fixture(scope="session")
@@ -81,22 +79,25 @@ def shared_videos(request) -> Path:
     """The folder of test videos: ``../shared/videos``, or the generated stand-ins under the
     same names when ``../shared`` is missing (or ``--without-shared``)."""
     if shared_missing(request.config):
-        return request.getfixturevalue("stand_in_videos")[0]
+        return request.getfixturevalue("stand_ins").build_all()
     return SHARED_VIDEOS
 
 
 @pytest.fixture(scope="session")
-def video_path(request, shared_videos):
+def video_path(request):
     """``video_path("torchcodec__testsrc2.mp4")`` → absolute path of that test video (the real
-    file, or its generated stand-in)."""
+    file, or its generated stand-in, made on first use)."""
 
     def _get(name: str) -> Path:
-        p = shared_videos / name
+        if shared_missing(request.config):
+            stand_ins = request.getfixturevalue("stand_ins")
+            p = stand_ins.path(name)
+            if p is None:
+                pytest.skip(f"no stand-in for {name}: {stand_ins.missing[name]}")
+            return p
+        p = SHARED_VIDEOS / name
         if not p.is_file():
-            if shared_videos != SHARED_VIDEOS:
-                why = request.getfixturevalue("stand_in_videos")[1].get(name, "no stand-in")
-                pytest.skip(f"no stand-in for {name}: {why}")
-            pytest.skip(f"test video {name} missing from {shared_videos}")
+            pytest.skip(f"test video {name} missing from {SHARED_VIDEOS}")
         return p
 
     return _get
@@ -113,10 +114,10 @@ def extra_videos(tmp_path_factory) -> dict[str, Path]:
 
 
 def _ffmpeg() -> str:
-    exe = shutil.which("ffmpeg")
-    if exe is None:
-        pytest.skip("ffmpeg not installed (apt-get install ffmpeg)")
-    return exe
+    try:
+        return media.ffmpeg_exe()
+    except media.MissingEncoder as e:
+        pytest.skip(str(e))
 
 
 def generate_video(

@@ -17,8 +17,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-#: Encoders whose stand-ins are skipped (not faked) when this machine's ffmpeg lacks them.
-OPTIONAL_ENCODERS = ("libx265", "libvpx-vp9")
+#: The real test videos: ``shared/videos`` beside the checkout (absent from a plain clone).
+SHARED_VIDEOS = Path(__file__).resolve().parents[1].parent / "shared" / "videos"
 
 
 class MissingEncoder(RuntimeError):
@@ -196,6 +196,29 @@ EXTRA_KINDS: dict[str, Callable[[Path], Path]] = {
     "no_duration.mkv": no_duration_mkv,
     "multi_stream.mkv": multi_stream_mkv,
 }
+
+
+class StandIns:
+    """The stand-ins of one test session, each made on first use (a test that needs one file
+    does not pay for seven); ``missing`` says why a file could not be made."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.missing: dict[str, str] = {}
+
+    def path(self, name: str) -> Path | None:
+        """The stand-in for the real file ``name``, or None (the reason is in ``missing``)."""
+        if name not in STAND_INS:
+            self.missing[name] = "no stand-in is defined for it in tests/media.py"
+        else:
+            self.missing.update(build(self.folder, {name: STAND_INS[name]}))
+        return None if name in self.missing else self.folder / name
+
+    def build_all(self) -> Path:
+        """All stand-ins, for tests that take a whole folder of videos (e.g. a video root)."""
+        for name in STAND_INS:
+            self.path(name)
+        return self.folder
 
 
 def build(folder: Path, generators: dict[str, Callable[[Path], Path]]) -> dict[str, str]:

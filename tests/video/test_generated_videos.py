@@ -36,32 +36,32 @@ def _properties(src: VideoSource, name: str) -> tuple:
 
 
 @pytest.mark.parametrize("name", sorted(media.STAND_INS))
-def test_stand_in_has_the_properties_of_the_real_file(name, stand_in_videos, shared_videos):
-    folder, missing = stand_in_videos
-    if name in missing:
-        pytest.skip(missing[name])  # this ffmpeg lacks the encoder: say so, do not fake it
+def test_stand_in_has_the_properties_of_the_real_file(name, stand_ins):
+    path = stand_ins.path(name)
+    if path is None:
+        pytest.skip(
+            stand_ins.missing[name]
+        )  # this ffmpeg lacks the encoder: say so, do not fake it
     codec, w, h, n, duration, keyframes = REAL_PROPERTIES[name]
     want = (codec, w, h, n, round(duration, 2), keyframes)
-    assert _properties(VideoSource(folder / name), name) == want
-    real = shared_videos / name
-    if real.is_file() and real.parent != folder:  # the table still describes the real file
+    assert _properties(VideoSource(path), name) == want
+    real = media.SHARED_VIDEOS / name
+    if real.is_file():  # with ../shared present: the table still describes the real file
         assert _properties(VideoSource(real), name) == want
 
 
-def test_corrupt_stand_in_fails_one_frame_and_returns_the_rest(stand_in_videos):
-    folder, _ = stand_in_videos
-    src = VideoSource(folder / "decord__corrupted.mp4")
+def test_corrupt_stand_in_fails_one_frame_and_returns_the_rest(stand_ins):
+    src = VideoSource(stand_ins.path("decord__corrupted.mp4"))
     every = src.frames_at([(i + 0.5) / 10 for i in range(50)])
     assert len(every) == 49 and len(every.failed) == 1
     assert 0.0 <= every.failed[0] <= src.meta.duration
     assert any("could not be decoded" in w for w in every.warnings)
 
 
-def test_full_range_stand_in_is_tagged_full_range(stand_in_videos):
+def test_full_range_stand_in_is_tagged_full_range(stand_ins):
     import av  # heavy optional library
 
-    folder, _ = stand_in_videos
-    with av.open(str(folder / "torchcodec__bt709_full_range.mp4")) as box:
+    with av.open(str(stand_ins.path("torchcodec__bt709_full_range.mp4"))) as box:
         stream = box.streams.video[0]
         assert stream.codec_context.color_range == 2  # AVCOL_RANGE_JPEG: full range
         assert stream.codec_context.has_b_frames
