@@ -29,10 +29,10 @@ PACKAGE_DIRS = {"paravt": REPO / "src" / "paravt", "paravt.kernels": REPO / "ker
 
 #: Rooms by level, lowest first; a module may import its own level and below.
 LEVELS = [
-    {"errors", "config"},
+    {"errors", "config", "testing"},  # testing: tiny offline models, importing nothing above
     {"video", "kernels", "rewards"},
     {"tools"},
-    {"agent", "testing"},
+    {"agent", "viz"},  # viz draws the agent's episode records
     {"data", "eval", "train", "toy"},
     {"cli"},
 ]
@@ -41,7 +41,7 @@ MODULE_LEVELS = {
     "paravt": 0,  # the package root: version and the error types only
     "paravt.tools.schema": 0,  # the crop_video schema, pure data: the parser and prompts read it
     "paravt.agent.parser": 1,  # the turn grammar: rewards read answers through it
-    "paravt.testing.tiny": 0,  # builds tiny models; imports no paravt module
+    "paravt.testing.scripted": 3,  # a backend over agent.records (issue 15.2 moves it there)
     "paravt.cli.common": 0,  # config options and output helpers shared by commands
 }
 #: (importer, imported) -> why this upward edge stays for now. Empty: the house has none.
@@ -85,7 +85,7 @@ def _walk(body: list[ast.stmt], module_level: bool):
 
 def import_edges(modules: dict[str, Path], root: str = "paravt") -> list[Edge]:
     """Every import of a ``root`` module, resolved to the most specific module it names."""
-    edges = []
+    edges: dict[tuple[str, str, int], Edge] = {}  # one edge per import statement and target
     for name, path in sorted(modules.items()):
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
         for node, module_level in _walk(ast.parse(path.read_text()).body, True):
@@ -108,8 +108,9 @@ def import_edges(modules: dict[str, Path], root: str = "paravt") -> list[Edge]:
                     while target not in modules and "." in target:  # `import a.b.c` names a.b.c
                         target = target.rsplit(".", 1)[0]
                     if target != name:
-                        edges.append(Edge(name, target, node.lineno, module_level))
-    return edges
+                        edge = Edge(name, target, node.lineno, module_level)
+                        edges.setdefault((name, target, node.lineno), edge)
+    return list(edges.values())
 
 
 def find_cycles(edges: list[Edge]) -> list[list[str]]:
