@@ -252,3 +252,111 @@ def test_frames_keep_full_resolution_only_when_asked():
         h, w = out.shape[-2:]
         assert out.dtype == torch.uint8 and h % factor == 0 and w % factor == 0
         assert (h, w) == resized_size(240, 426, arch, 784, 50176)
+
+
+# -- servers that parse the reply, and a pre-fill through the chat template ---------------------
+def _served_message(processor, text: str, prompt: str) -> dict:
+    """What ``transformers serve`` answers for a Qwen-VL model that generated ``text`` after
+    ``prompt``: its own reply parser, called as its chat-completion handler calls it."""
+    from types import SimpleNamespace
+
+    from transformers.cli.serving.utils import parse_assistant_message
+
+    tok = processor.tokenizer
+    ids = tok(text + "<|im_end|>", add_special_tokens=False)["input_ids"]
+    prompt_ids = tok(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"]
+    model = SimpleNamespace(config=SimpleNamespace(model_type="qwen3_vl"))
+    content, reasoning, calls = parse_assistant_message(processor, model, ids, prompt_ids)
+    message = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+    if calls:
+        message["tool_calls"] = [
+            {"type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in calls
+        ]
+    return message
+
+
+@pytest.fixture(scope="module")
+def toy_split(tmp_path_factory):
+    """Two toy-task videos of 120-180 s (the real generator, under a second)."""
+    from paravt.toy.generate import make_toy_task
+    from paravt.toy.task import ToyTaskConfig
+
+    out = tmp_path_factory.mktemp("toy")
+    make_toy_task(ToyTaskConfig(out=str(out), n=2, seed=7, split="eval", visibility_videos=0))
+    return out
+
+
+@pytest.mark.parametrize("prefill", ["<think>\n", ""])
+def test_a_reply_the_server_split_comes_back_as_generated(q3_processor, toy_split, prefill):
+    """The toy oracle's real turns (a think and a parallel sweep of five calls; a think and an
+    answer), split by the server's own parser into reasoning, content and tool_calls, are
+    written back byte for byte, so the engine parses the same calls as from a local model."""
+    from paravt.agent.backends.openai import reply_text
+    from paravt.toy.oracle import ToyOracleBackend
+
+    out = toy_split
+    rows = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()][:2]
+    inputs = [
+        EpisodeInput(r["id"], str(out / r["video"]), r["question"], r["options"],
+                     r["question_type"], 4, r["answer"])
+        for r in rows
+    ]  # fmt: skip
+    records = EpisodeEngine(ToyOracleBackend(), small_config(think_prefix=prefill)).run(inputs)
+    prompt = "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n" + prefill
+    turns = [t.text.removeprefix(prefill) for rec in records for t in rec.turns]
+    assert any("<tool_call>" in t for t in turns) and any("<answer>" in t for t in turns)
+    for text in turns:
+        message = _served_message(q3_processor, text, prompt)
+        if "<tool_call>" in text:
+            assert message["content"] == "" and len(message["tool_calls"]) == 5  # split apart
+        assert reply_text(message, "stop", prefill) == text
+
+
+def test_a_think_that_never_closed_stays_open():
+    from paravt.agent.backends.openai import reply_text
+
+    # the parser keeps the end marker inside a reasoning region that never closed
+    message = {"content": "", "reasoning_content": "no square <answer>B</answer><|im_end|>"}
+    assert reply_text(message, "stop", "<think>\n") == "no square <answer>B</answer>"
+    assert reply_text(message, "stop", "") == "<think>\nno square <answer>B</answer>"
+    cut = {"content": "", "reasoning_content": "still thinking"}
+    assert reply_text(cut, "length", "<think>\n") == "still thinking"
+    assert (
+        reply_text({"content": "<answer>A</answer>"}, "stop", "<think>\n") == "<answer>A</answer>"
+    )
+
+
+def test_prefill_through_the_chat_template(q3_processor, tiny_qwen3_dir, tmp_path):
+    """``prefill_via=template`` (transformers serve refuses continue_final_message): the model's
+    template with the pre-fill after its generation prompt, rendered as the server renders it."""
+    from paravt.agent.backends.openai import read_chat_template
+    from paravt.agent.config import BackendConfig
+    from paravt.agent.records import GenRequest
+    from paravt.errors import ConfigError
+
+    cfg = BackendConfig(kind="openai", prefill_via="template", chat_template=str(tiny_qwen3_dir))
+    backend = OpenAIBackend.from_config(cfg)
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "Q"}]}]
+    body = backend.payload(GenRequest("e", 0, "main", msgs, [], 9, prefill="<think>\n"))
+    assert "continue_final_message" not in body and "add_generation_prompt" not in body
+    assert [m["role"] for m in body["messages"]] == ["user"]
+    kwargs = body["chat_template_kwargs"]
+    assert kwargs["paravt_prefill"] == "<think>\n"
+    rendered = q3_processor.apply_chat_template(
+        msgs, add_generation_prompt=True, tokenize=False, **kwargs
+    )
+    plain = q3_processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+    assert rendered == plain + "<think>\n"
+    no_prefill = backend.payload(GenRequest("e", 0, "main", msgs, [], 9))
+    assert "chat_template_kwargs" not in no_prefill
+    assert (
+        read_chat_template(str(tiny_qwen3_dir / "chat_template.jinja"))
+        == q3_processor.chat_template
+    )
+    with pytest.raises(ConfigError, match="chat template"):
+        OpenAIBackend("http://x/v1", "m", prefill_via="template")
+    with pytest.raises(ConfigError, match="no chat template"):
+        read_chat_template(str(tmp_path))
+    with pytest.raises(ConfigError, match="prefill_via"):
+        BackendConfig(prefill_via="prefix")

@@ -148,6 +148,14 @@ class BackendConfig:
     #: ``openai``: frames are resized to their pixel budget with this arch's size rule before
     #: they are sent (``none``: full resolution, the server's processor decides)
     resize_arch: Literal["qwen3-vl", "qwen2.5-vl", "none"] = "qwen3-vl"
+    #: ``openai``: how ``engine.think_prefix`` reaches the server. ``continue``: a final assistant
+    #: message with ``continue_final_message`` (vLLM, SGLang); ``template``: ``chat_template`` with
+    #: the pre-fill after its generation prompt, in ``chat_template_kwargs`` (``transformers
+    #: serve``, which answers the ``continue`` fields with HTTP 422)
+    prefill_via: Literal["continue", "template"] = "continue"
+    #: ``openai`` with ``prefill_via=template``: the model's chat template, a ``.jinja`` file or
+    #: the model folder (the template the server renders must be the one sent)
+    chat_template: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("hf", "openai"):
@@ -156,6 +164,10 @@ class BackendConfig:
             raise ConfigError("backend concurrency and batch_size must be at least 1")
         if self.retries < 0:
             raise ConfigError(f"backend retries must be >= 0, got {self.retries}")
+        if self.prefill_via not in ("continue", "template"):
+            raise ConfigError(
+                f"backend prefill_via {self.prefill_via!r}: choose continue or template"
+            )
 
 
 REDACTED = "<redacted>"

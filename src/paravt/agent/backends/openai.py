@@ -6,6 +6,17 @@ The server applies the model's chat template, so this backend works on messages,
 ``tool`` turn, and the only form every OpenAI-compatible server accepts with images — or, with
 ``tool_role="tool"``, as ``tool`` messages for servers that take images there.
 
+A pre-filled start of the assistant turn (``engine.think_prefix``) reaches the server in one of two
+ways (``prefill_via``): ``continue`` sends it as a final assistant message with
+``continue_final_message`` (vLLM, SGLang); ``template`` sends the model's own chat template with
+the pre-fill appended to its generation prompt, through ``chat_template_kwargs`` (``transformers
+serve``, which refuses the ``continue`` fields with HTTP 422).
+
+Servers that parse the reply (``transformers serve`` always does for Qwen models; vLLM with a tool
+parser) move ``<think>`` into ``reasoning_content`` and the ``<tool_call>`` blocks into
+``tool_calls``; ``reply_text`` writes them back into the text the model generated, in the Qwen
+layout, so the engine parses the same calls it would parse from a local model.
+
 Requests of one ``generate`` call run concurrently (at most ``concurrency`` in flight). A request
 that fails with a connection error, a timeout, HTTP 429 or 5xx is retried with exponential
 backoff; when retries run out, or on another HTTP error, the ``Generation`` carries ``error`` and
@@ -22,12 +33,97 @@ import urllib.error
 import urllib.request
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, ImageItem
+from paravt.errors import ConfigError
 
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+#: end-of-turn markers a reply parser leaves inside a ``<think>`` region that never closed
+_END_MARKERS = ("<|im_end|>", "<|endoftext|>")
+#: appended to the chat template under ``prefill_via="template"``: the generation prompt, then the
+#: pre-fill (a template variable sent beside the template in ``chat_template_kwargs``)
+_PREFILL_TAIL = "{%- if add_generation_prompt %}{{- paravt_prefill }}{%- endif %}"
+
+
+def opens_think(prefill: str) -> bool:
+    """True when ``prefill`` leaves a ``<think>`` open: the reply continues inside it."""
+    return prefill.rfind("<think>") > prefill.rfind("</think>")
+
+
+def reply_text(message: dict, finish_reason: str, prefill: str = "") -> str:
+    """The text the model generated after ``prefill``, from a chat-completion ``message``.
+
+    A server that split the reply gives ``reasoning_content`` (or ``reasoning``), ``content`` and
+    ``tool_calls``; they are joined back in the Qwen layout — ``<think>\n{reasoning}\n</think>\n``
+    (without the opening tag when the pre-fill opened it), the content, then each call as
+    ``<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>`` on its own line — which is
+    what a Qwen model writes, so a well-formed reply comes back byte for byte. ``transformers
+    serve`` parses the pre-filled part too: the pre-fill's calls (the first ones) and the
+    reasoning of a think it opened and closed are left out, since the engine prepends the
+    pre-fill itself. A ``<think>`` that never closed (the parser then keeps the end-of-turn marker
+    in it, or the reply hit the token limit) stays unclosed.
+    """
+    text = message.get("content") or ""
+    calls = [_call_block(tc) for tc in message.get("tool_calls") or []]
+    prefilled_calls = prefill.count("</tool_call>")
+    if prefilled_calls and len(calls) >= prefilled_calls:
+        calls = calls[prefilled_calls:]
+    if calls:
+        text = "\n".join([text, *calls]) if text else "\n".join(calls)
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if "</think>" in prefill and not opens_think(prefill):
+        reasoning = None  # the pre-fill's own think, closed before the reply began
+    if reasoning and "<think>" not in text:
+        opener = "" if opens_think(prefill) else "<think>\n"
+        if opener == "":  # the parser may hold the pre-filled start of the think too
+            started = prefill[prefill.rfind("<think>") + len("<think>") :].strip()
+            if started and reasoning.startswith(started):
+                reasoning = reasoning[len(started) :]
+        body = reasoning.rstrip()
+        ended = body.endswith(_END_MARKERS)
+        while body.endswith(_END_MARKERS):
+            body = next(body.removesuffix(m) for m in _END_MARKERS if body.endswith(m)).rstrip()
+        if ended or (finish_reason == "length" and not text):  # the think never closed
+            return opener + (body if ended else reasoning)
+        text = f"{opener}{reasoning}\n</think>\n{text}"
+    return text
+
+
+def _call_block(tool_call: dict) -> str:
+    """One parsed tool call written back as the Qwen ``<tool_call>`` block it was read from."""
+    fn = tool_call.get("function") or {}
+    args = fn.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError:
+            pass  # kept as the string the server gave; the engine reports the bad call
+    block = json.dumps({"name": fn.get("name"), "arguments": args}, ensure_ascii=False)
+    return f"<tool_call>\n{block}\n</tool_call>"
+
+
+def read_chat_template(path: str) -> str:
+    """The chat template in ``path``: a Jinja file, or a model folder (its ``chat_template.jinja``,
+    else the ``chat_template`` of its processor or tokenizer config)."""
+    where = Path(path)
+    if where.is_file():
+        return where.read_text(encoding="utf-8")
+    if (where / "chat_template.jinja").is_file():
+        return (where / "chat_template.jinja").read_text(encoding="utf-8")
+    for name in ("chat_template.json", "processor_config.json", "tokenizer_config.json"):
+        try:
+            template = json.loads((where / name).read_text(encoding="utf-8")).get("chat_template")
+        except (OSError, json.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(template, str):
+            return template
+    raise ConfigError(
+        f"backend.chat_template {path}: no chat template there (give a .jinja file or a model "
+        "folder that holds chat_template.jinja)"
+    )
 
 
 def budget_frame(item: ImageItem, arch: str | None) -> Any:
@@ -88,6 +184,8 @@ class OpenAIBackend:
         image_format: str = "jpeg",
         tool_role: str = "user",
         resize_arch: str | None = "qwen3-vl",
+        prefill_via: str = "continue",
+        chat_template: str | None = None,
     ):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
@@ -99,6 +197,14 @@ class OpenAIBackend:
         self.image_format = image_format
         self.tool_role = tool_role
         self.resize_arch = resize_arch
+        self.prefill_via = prefill_via
+        # the model's chat template with the pre-fill tail (prefill_via="template")
+        self.prefill_template = chat_template + _PREFILL_TAIL if chat_template is not None else None
+        if prefill_via == "template" and chat_template is None:
+            raise ConfigError(
+                "backend prefill_via=template needs the model's chat template "
+                "(set backend.chat_template to its .jinja file or the model folder)"
+            )
         # data: URL of each image, encoded once: an episode resends its whole context every turn
         # and the generations of one prompt share its overview images (id -> (weakref, url))
         self._urls: dict[int, tuple[weakref.ref, str]] = {}
@@ -127,6 +233,8 @@ class OpenAIBackend:
             cfg.image_format,
             cfg.tool_role,
             None if cfg.resize_arch == "none" else cfg.resize_arch,
+            cfg.prefill_via,
+            read_chat_template(cfg.chat_template) if cfg.chat_template else None,
         )
 
     # -- messages → wire format --------------------------------------------------------------
@@ -180,7 +288,12 @@ class OpenAIBackend:
             # tool_choice "none" keeps the server from parsing calls itself (paravt parses them)
             body["tools"] = req.tools
             body["tool_choice"] = "none"
-        if req.prefill:  # vLLM / SGLang: continue a pre-filled assistant message
+        if req.prefill and self.prefill_via == "template":  # transformers serve
+            body["chat_template_kwargs"] = {
+                "chat_template": self.prefill_template,
+                "paravt_prefill": req.prefill,
+            }
+        elif req.prefill:  # vLLM / SGLang: continue a pre-filled assistant message
             messages.append({"role": "assistant", "content": req.prefill})
             body["continue_final_message"] = True
             body["add_generation_prompt"] = False
@@ -224,7 +337,7 @@ class OpenAIBackend:
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
                 last = f"invalid JSON from {self.url}: {e}"
                 continue
-            gen = self._parse(reply)
+            gen = self._parse(reply, req.prefill)
             gen.generate_s = time.perf_counter() - t0
             return gen
         return Generation(
@@ -233,15 +346,11 @@ class OpenAIBackend:
             generate_s=time.perf_counter() - t0,
         )
 
-    def _parse(self, reply: dict) -> Generation:
+    def _parse(self, reply: dict, prefill: str = "") -> Generation:
         try:
             choice = reply["choices"][0]
-            msg = choice.get("message") or {}
-            text = msg.get("content") or ""
-            reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-            if reasoning and "<think>" not in text:
-                text = f"<think>\n{reasoning}\n</think>\n{text}"
             finish = choice.get("finish_reason") or "stop"
+            text = reply_text(choice.get("message") or {}, finish, prefill)
         except (KeyError, IndexError, TypeError, AttributeError):
             return Generation(
                 error=f"malformed reply from {self.url}: {str(reply)[:200]}", finish_reason="error"
