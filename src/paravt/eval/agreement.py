@@ -1,0 +1,303 @@
+"""Do the ``hf`` and ``openai`` backends give the same answers? (issue 12, part 5)
+
+One checkpoint, one split, one engine config, two ways to reach the model: in process (``hf``,
+token ids in and out) and over HTTP (``openai``) against ``transformers serve``, the
+OpenAI-compatible server that ships with transformers. At temperature 0 both should answer every
+question the same way; where they do not, the list of disagreements (both answers, both final
+turns) says where the two paths part.
+
+``run_agreement`` starts the server itself (``TransformersServe``: a subprocess on a free loopback
+port, CPU, a set thread count; always shut down), runs the split through both backends with
+``paravt.eval.runner.run_eval`` and compares the answers (``compare_answers``). What has to be set
+on the ``openai`` side for the two to see the same prompt is set here and recorded in the output
+(``docs/INFER.md``, "hf and openai backends").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paravt.errors import UserError
+from paravt.eval.config import EvalConfig
+from paravt.eval.results import read_results, write_json_atomic
+from paravt.eval.runner import RunPaths, run_eval
+from paravt.rewards.answers import extract_mcq_letter, parse_span
+
+log = logging.getLogger(__name__)
+
+#: ``transformers serve``'s model types → the size rule the ``openai`` backend resizes frames under
+_RESIZE_ARCH = {"qwen3_vl": "qwen3-vl", "qwen3_vl_moe": "qwen3-vl", "qwen2_5_vl": "qwen2.5-vl"}
+#: the packages ``transformers[serving]`` adds (checked before a server is started)
+_SERVING_MODULES = ("fastapi", "uvicorn", "openai")
+
+
+@dataclass
+class ServeSettings:
+    """How ``transformers serve`` is started.
+
+    ``port`` 0 picks a free loopback port. ``threads`` is the CPU thread count of the server
+    process and of the in-process ``hf`` run (the machine is shared). ``startup_timeout_s``
+    bounds the wait for ``/health``; ``log`` is where the server's output goes (default: the
+    agreement folder's ``serve.log``).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    device: str = "cpu"
+    threads: int = 1
+    startup_timeout_s: float = 300.0
+    log: str | None = None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+class TransformersServe:
+    """``transformers serve MODEL`` as a subprocess, for a ``with`` block.
+
+    The model is pinned (``force_model``), so the server loads it at start and answers only for
+    it; requests name it by the same string (``served_model``). Entering waits until ``/health``
+    answers; leaving terminates the process (then kills it), whatever happened inside.
+    """
+
+    def __init__(
+        self, model: str, settings: ServeSettings | None = None, log_path: str | None = None
+    ):
+        self.model = str(model)
+        self.settings = settings or ServeSettings()
+        self.port = self.settings.port or free_port(self.settings.host)
+        self.log_path = Path(log_path or self.settings.log or "serve.log")
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.settings.host}:{self.port}/v1"
+
+    @property
+    def served_model(self) -> str:
+        return self.model
+
+    def command(self) -> list[str]:
+        s = self.settings
+        launcher = "import sys; from transformers.cli.transformers import main; sys.argv[0] = 'transformers'; main()"
+        return [sys.executable, "-c", launcher, "serve", "--device", s.device, "--host", s.host,
+                "--port", str(self.port), "--log-level", "warning", self.model]  # fmt: skip
+
+    def __enter__(self) -> TransformersServe:
+        missing = [m for m in _SERVING_MODULES if importlib.util.find_spec(m) is None]
+        if missing:
+            raise UserError(
+                f"transformers serve needs {', '.join(missing)}: "
+                "pip install 'transformers[serving]' (or paravt's dev extra)"
+            )
+        threads = str(self.settings.threads)
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "wb") as out:
+            self.proc = subprocess.Popen(
+                self.command(), stdout=out, stderr=subprocess.STDOUT, env=env
+            )
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.settings.startup_timeout_s
+        health = self.base_url.removesuffix("/v1") + "/health"
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise UserError(
+                    f"transformers serve {self.model} exited with code {self.proc.returncode} "
+                    f"before answering; its output: {self._tail()}"
+                )
+            try:
+                with urllib.request.urlopen(health, timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, TimeoutError, ConnectionError):
+                pass
+            time.sleep(0.5)
+        raise UserError(
+            f"transformers serve {self.model} did not answer {health} within "
+            f"{self.settings.startup_timeout_s:.0f} s (raise serve.startup_timeout_s); "
+            f"its output: {self._tail()}"
+        )
+
+    def _tail(self, n: int = 600) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-n:].strip() or "(empty)"
+        except OSError:
+            return "(no log)"
+
+    def close(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=15)
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- comparing answers -------------------------------------------------------------------------
+def answer_key(result: dict) -> Any:
+    """What "the same answer" compares for one result line.
+
+    ``mcq``: the letter read by ``extract_mcq_letter`` (the ``robust`` reading); ``tvg``: the
+    parsed span to 0.1 s; ``oe``: the answer text, case and spacing folded. A failed episode is
+    its error kind, so two failures of the same kind agree and an error never equals an answer.
+    """
+    if result.get("error"):
+        return ("error", result["error"].get("kind"))
+    sample = result.get("sample") or {}
+    text = result.get("answer_text")
+    kind = sample.get("question_type")
+    if kind == "mcq":
+        return extract_mcq_letter(text, sample.get("options") or None)
+    if kind == "tvg":
+        span = parse_span(text)
+        return None if span is None else (round(span[0], 1), round(span[1], 1))
+    return " ".join(str(text or "").lower().split())
+
+
+def compare_answers(hf: list[dict], openai: list[dict]) -> dict:
+    """Agreement of two result files of the same split, question by question (by ``id``).
+
+    Every question of either file is in the denominator; one that only one side has is a
+    disagreement (listed with ``missing``).
+    """
+    by_id = {r["id"]: r for r in openai}
+    ids = [r["id"] for r in hf] + [i for i in by_id if i not in {r["id"] for r in hf}]
+    hf_by_id = {r["id"]: r for r in hf}
+    same, disagreements = 0, []
+    for qid in ids:
+        a, b = hf_by_id.get(qid), by_id.get(qid)
+        if a is not None and b is not None and answer_key(a) == answer_key(b):
+            same += 1
+            continue
+        disagreements.append({
+            "id": qid,
+            "missing": [side for side, r in (("hf", a), ("openai", b)) if r is None],
+            "hf": None if a is None else _side(a),
+            "openai": None if b is None else _side(b),
+        })  # fmt: skip
+    n = len(ids)
+    return {"n": n, "same": same, "agreement": same / n if n else 0.0,
+            "disagreements": disagreements}  # fmt: skip
+
+
+def _side(result: dict) -> dict:
+    return {
+        "answer": answer_key(result),
+        "answer_text": result.get("answer_text"),
+        "score": result.get("score"),
+        "error": result.get("error"),
+        "tools": result.get("tools"),
+        "final_turn": result.get("prediction"),
+    }
+
+
+# -- one run of both backends ------------------------------------------------------------------
+def openai_side(cfg: EvalConfig, server: TransformersServe, model_dir: str) -> EvalConfig:
+    """``cfg`` with the ``openai`` backend pointed at ``server``, set so the server renders the
+    prompt the ``hf`` backend builds: the pre-fill through the model's own chat template
+    (``transformers serve`` cannot continue a message), tool results as ``tool`` messages (the
+    template wraps them, as it does for ``hf``), lossless PNG frames resized under the model's
+    size rule, one request at a time (the server generates one at a time anyway)."""
+    arch = _RESIZE_ARCH.get(_model_type(model_dir), "none")
+    backend = dataclasses.replace(
+        cfg.backend, kind="openai", base_url=server.base_url, model=server.served_model,
+        prefill_via="template", chat_template=model_dir, tool_role="tool", image_format="png",
+        resize_arch=arch, concurrency=1,
+    )  # fmt: skip
+    return dataclasses.replace(cfg, backend=backend, out=str(Path(cfg.out) / "openai"))
+
+
+def _model_type(model_dir: str) -> str | None:
+    try:
+        return json.loads((Path(model_dir) / "config.json").read_text()).get("model_type")
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def run_agreement(cfg: EvalConfig, serve: ServeSettings | None = None) -> dict:
+    """Run ``cfg``'s split through ``hf`` and ``openai`` (against ``transformers serve`` of
+    ``cfg.backend.model``, a local model folder) and compare; writes ``cfg.out/agreement.json``.
+
+    ``cfg.out`` gets ``hf/`` and ``openai/`` (two ordinary eval folders), ``serve.log`` and the
+    report. The engine config is the same object for both sides; temperature should be 0.
+    """
+    import torch  # heavy: only a real run needs it
+
+    serve = serve or ServeSettings()
+    model_dir = cfg.backend.model
+    if not (Path(model_dir) / "config.json").is_file():
+        raise UserError(f"--model {model_dir}: not a model folder (no config.json)")
+    if cfg.engine.temperature != 0:
+        log.warning(
+            "agreement at temperature %s: sampled answers need not agree", cfg.engine.temperature
+        )
+    out = Path(cfg.out)
+    torch.set_num_threads(serve.threads)
+    hf_cfg = dataclasses.replace(
+        cfg, backend=dataclasses.replace(cfg.backend, kind="hf", device=serve.device),
+        out=str(out / "hf"), progress=False,
+    )  # fmt: skip
+    t0 = time.perf_counter()
+    hf_summary = run_eval(hf_cfg)
+    hf_s = time.perf_counter() - t0
+    with TransformersServe(model_dir, serve, str(out / "serve.log")) as server:
+        oa_cfg = dataclasses.replace(openai_side(cfg, server, model_dir), progress=False)
+        t1 = time.perf_counter()
+        oa_summary = run_eval(oa_cfg)
+        oa_s = time.perf_counter() - t1
+    report = compare_answers(
+        read_results(RunPaths.for_config(hf_cfg).results),
+        read_results(RunPaths.for_config(oa_cfg).results),
+    )
+    report.update(
+        model=model_dir,
+        split={"benchmark": cfg.benchmark, "data": cfg.data, "limit": cfg.limit},
+        headline={"hf": _headline(hf_summary), "openai": _headline(oa_summary)},
+        wall_s={"hf": round(hf_s, 1), "openai": round(oa_s, 1)},
+        serve={**dataclasses.asdict(serve), "command": server.command()[3:]},
+        config={"hf": dataclasses.asdict(hf_cfg), "openai": dataclasses.asdict(oa_cfg)},
+    )
+    write_json_atomic(out / "agreement.json", report)
+    return report
+
+
+def _headline(summary: dict) -> dict:
+    """The numbers a reader compares first: the headline score, errors and tool use."""
+    metrics = summary.get("metrics") or {}
+    return {
+        "headline": summary.get("headline"),
+        "n": metrics.get("n"),
+        "errors": metrics.get("errors"),
+        "error_kinds": metrics.get("error_kinds"),
+        "tools": metrics.get("tools"),
+    }
