@@ -322,6 +322,9 @@ def test_a_think_that_never_closed_stays_open():
     assert reply_text(message, "stop", "") == "<think>\nno square <answer>B</answer>"
     cut = {"content": "", "reasoning_content": "still thinking"}
     assert reply_text(cut, "length", "<think>\n") == "still thinking"
+    # transformers serve 5.24 fills the missing content of such a reply with the model's name
+    named = {"content": "/models/toy", "reasoning_content": "still thinking"}
+    assert reply_text(named, "length", "<think>\n", served_model="/models/toy") == "still thinking"
     assert (
         reply_text({"content": "<answer>A</answer>"}, "stop", "<think>\n") == "<answer>A</answer>"
     )

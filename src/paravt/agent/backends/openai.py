@@ -53,7 +53,9 @@ def opens_think(prefill: str) -> bool:
     return prefill.rfind("<think>") > prefill.rfind("</think>")
 
 
-def reply_text(message: dict, finish_reason: str, prefill: str = "") -> str:
+def reply_text(
+    message: dict, finish_reason: str, prefill: str = "", served_model: str | None = None
+) -> str:
     """The text the model generated after ``prefill``, from a chat-completion ``message``.
 
     A server that split the reply gives ``reasoning_content`` (or ``reasoning``), ``content`` and
@@ -64,16 +66,20 @@ def reply_text(message: dict, finish_reason: str, prefill: str = "") -> str:
     serve`` parses the pre-filled part too: the pre-fill's calls (the first ones) and the
     reasoning of a think it opened and closed are left out, since the engine prepends the
     pre-fill itself. A ``<think>`` that never closed (the parser then keeps the end-of-turn marker
-    in it, or the reply hit the token limit) stays unclosed.
+    in it, or the reply hit the token limit) stays unclosed. ``transformers serve`` 5.24 answers
+    such a reply (reasoning only) with the model's name as ``content``; with ``served_model``
+    given, that content is dropped.
     """
     text = message.get("content") or ""
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if reasoning and served_model is not None and text == served_model:
+        text = ""
     calls = [_call_block(tc) for tc in message.get("tool_calls") or []]
     prefilled_calls = prefill.count("</tool_call>")
     if prefilled_calls and len(calls) >= prefilled_calls:
         calls = calls[prefilled_calls:]
     if calls:
         text = "\n".join([text, *calls]) if text else "\n".join(calls)
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
     if "</think>" in prefill and not opens_think(prefill):
         reasoning = None  # the pre-fill's own think, closed before the reply began
     if reasoning and "<think>" not in text:
@@ -350,7 +356,7 @@ class OpenAIBackend:
         try:
             choice = reply["choices"][0]
             finish = choice.get("finish_reason") or "stop"
-            text = reply_text(choice.get("message") or {}, finish, prefill)
+            text = reply_text(choice.get("message") or {}, finish, prefill, self.model)
         except (KeyError, IndexError, TypeError, AttributeError):
             return Generation(
                 error=f"malformed reply from {self.url}: {str(reply)[:200]}", finish_reason="error"
