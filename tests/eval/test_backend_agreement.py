@@ -160,3 +160,29 @@ def test_hf_and_transformers_serve_answer_alike(toy_split, tiny_qwen3_dir, tmp_p
     assert finals["hf"] == finals["openai"]
     assert (tmp_path / "agree" / "agreement.json").is_file()
     assert "Shutting down" in (tmp_path / "agree" / "serve.log").read_text()  # shut down
+
+
+def test_a_raw_reply_view_returns_replies_as_written(tiny_qwen3_dir, q3_processor, tmp_path):
+    """Served through ``raw_reply_view`` the reply is the assistant turn as written (pre-fill
+    included), so a malformed call block reaches paravt's parser instead of failing the request;
+    the model folder is left untouched."""
+    from paravt.agent.backends.openai import reply_text
+    from paravt.eval.agreement import RAW_RESPONSE_TEMPLATE, raw_reply_view
+
+    before = (tiny_qwen3_dir / "tokenizer_config.json").read_text()
+    view = raw_reply_view(tiny_qwen3_dir, tmp_path / "view")
+    assert (tiny_qwen3_dir / "tokenizer_config.json").read_text() == before
+    assert (view / "model.safetensors").resolve() == (
+        tiny_qwen3_dir / "model.safetensors"
+    ).resolve()
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(view))
+    assert tok.response_template == RAW_RESPONSE_TEMPLATE
+    prefill = "<think>\n"
+    prompt = "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n" + prefill
+    bad = '<tool_call>\n{"name": "crop_video", "arguments": {"start_time": 1}\n</tool_call>'
+    for text in (" Sweep.\n</think>\n" + bad, "No square.\n</think>\n<answer>B</answer>"):
+        ids = tok(text + "<|im_end|>", add_special_tokens=False)["input_ids"]
+        message = tok.parse_response(ids, prefix=prompt)
+        assert reply_text(message, "stop", prefill) == text

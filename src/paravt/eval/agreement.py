@@ -42,6 +42,15 @@ log = logging.getLogger(__name__)
 _RESIZE_ARCH = {"qwen3_vl": "qwen3-vl", "qwen3_vl_moe": "qwen3-vl", "qwen2_5_vl": "qwen2.5-vl"}
 #: the packages ``transformers[serving]`` adds (checked before a server is started)
 _SERVING_MODULES = ("fastapi", "uvicorn", "openai")
+#: a response template under which ``transformers serve`` returns a Qwen reply as written: the
+#: whole assistant turn as ``content`` (pre-fill included), nothing moved to ``reasoning_content``
+#: or ``tool_calls`` — so paravt parses the calls itself (PROTOCOL §4: a malformed block is one
+#: tool error; the server's own parser answers it with HTTP 500)
+RAW_RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {"content": {"close_pattern": r"<\|im_end\|>|<\|endoftext\|>", "content": "text"}},
+}
 
 
 @dataclass
@@ -51,7 +60,8 @@ class ServeSettings:
     ``port`` 0 picks a free loopback port. ``threads`` is the CPU thread count of the server
     process and of the in-process ``hf`` run (the machine is shared). ``startup_timeout_s``
     bounds the wait for ``/health``; ``log`` is where the server's output goes (default: the
-    agreement folder's ``serve.log``).
+    agreement folder's ``serve.log``). ``raw_replies``: serve ``raw_reply_view`` of the model
+    (replies come back as written) instead of the folder itself (the server's Qwen reply parser).
     """
 
     host: str = "127.0.0.1"
@@ -60,6 +70,7 @@ class ServeSettings:
     threads: int = 1
     startup_timeout_s: float = 300.0
     log: str | None = None
+    raw_replies: bool = True
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -161,6 +172,26 @@ class TransformersServe:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def raw_reply_view(model_dir: str | Path, out: str | Path) -> Path:
+    """A folder that serves ``model_dir`` with ``RAW_RESPONSE_TEMPLATE``: links to its files, and a
+    copy of its ``tokenizer_config.json`` with ``response_template`` set (the tokenizer attribute
+    ``transformers serve`` reads before its per-model-type fallback). The model folder itself is
+    never written."""
+    src, view = Path(model_dir).resolve(), Path(out)
+    view.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        link = view / f.name
+        if f.name != "tokenizer_config.json" and not link.exists():
+            link.symlink_to(f)
+    try:
+        config = json.loads((src / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise UserError(f"--model {model_dir}: cannot read tokenizer_config.json ({e})") from e
+    config["response_template"] = RAW_RESPONSE_TEMPLATE
+    (view / "tokenizer_config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+    return view
 
 
 # -- comparing answers -------------------------------------------------------------------------
@@ -270,7 +301,8 @@ def run_agreement(cfg: EvalConfig, serve: ServeSettings | None = None) -> dict:
     t0 = time.perf_counter()
     hf_summary = run_eval(hf_cfg)
     hf_s = time.perf_counter() - t0
-    with TransformersServe(model_dir, serve, str(out / "serve.log")) as server:
+    served = raw_reply_view(model_dir, out / "served-model") if serve.raw_replies else model_dir
+    with TransformersServe(str(served), serve, str(out / "serve.log")) as server:
         oa_cfg = dataclasses.replace(openai_side(cfg, server, model_dir), progress=False)
         t1 = time.perf_counter()
         oa_summary = run_eval(oa_cfg)

@@ -74,6 +74,9 @@ def reply_text(
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if reasoning and served_model is not None and text == served_model:
         text = ""
+    if not reasoning and prefill and text.startswith(prefill):
+        # a raw reply that starts at the assistant header holds the pre-fill too
+        text = text[len(prefill) :]
     calls = [_call_block(tc) for tc in message.get("tool_calls") or []]
     prefilled_calls = prefill.count("</tool_call>")
     if prefilled_calls and len(calls) >= prefilled_calls:
