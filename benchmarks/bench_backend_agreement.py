@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -38,6 +39,8 @@ def main() -> None:
     ap.add_argument("--results", default=str(RESULTS / "bench_backend_agreement.json"))
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    # a kill (SIGTERM) unwinds like Ctrl-C, so the server subprocess is shut down too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     from paravt.config import load_config
     from paravt.eval.agreement import ServeSettings, run_agreement

@@ -129,6 +129,7 @@ def test_answers_compare_as_scoring_reads_them():
     openai = [_row("1", "<answer>B</answer>"), _row("2", "A"), failed | {"id": "3"}, _row("5", "A")]
     report = compare_answers(hf, openai)
     assert report["n"] == 5 and report["same"] == 1 and report["agreement"] == pytest.approx(0.2)
+    assert report["same_final_turn"] == 0  # "B" and "<answer>B</answer>" read alike, differ as text
     by_id = {d["id"]: d for d in report["disagreements"]}
     assert by_id["2"]["hf"]["answer"] == "C" and by_id["2"]["openai"]["answer"] == "A"
     assert by_id["3"]["openai"]["error"]["kind"] == "backend"

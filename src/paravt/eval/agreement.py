@@ -219,14 +219,17 @@ def compare_answers(hf: list[dict], openai: list[dict]) -> dict:
     """Agreement of two result files of the same split, question by question (by ``id``).
 
     Every question of either file is in the denominator; one that only one side has is a
-    disagreement (listed with ``missing``).
+    disagreement (listed with ``missing``). ``same_final_turn`` counts questions whose final
+    turns are the same text, a stricter check than the answer.
     """
     by_id = {r["id"]: r for r in openai}
     ids = [r["id"] for r in hf] + [i for i in by_id if i not in {r["id"] for r in hf}]
     hf_by_id = {r["id"]: r for r in hf}
-    same, disagreements = 0, []
+    same, same_text, disagreements = 0, 0, []
     for qid in ids:
         a, b = hf_by_id.get(qid), by_id.get(qid)
+        if a is not None and b is not None and a.get("prediction") == b.get("prediction"):
+            same_text += 1
         if a is not None and b is not None and answer_key(a) == answer_key(b):
             same += 1
             continue
@@ -238,7 +241,7 @@ def compare_answers(hf: list[dict], openai: list[dict]) -> dict:
         })  # fmt: skip
     n = len(ids)
     return {"n": n, "same": same, "agreement": same / n if n else 0.0,
-            "disagreements": disagreements}  # fmt: skip
+            "same_final_turn": same_text, "disagreements": disagreements}  # fmt: skip
 
 
 def _side(result: dict) -> dict:
