@@ -68,6 +68,23 @@ def test_system_prompt_file_replaces_the_prompt_verbatim(tmp_path, q3_processor,
         load_prompts(tmp_path / "empty.txt")
 
 
+@pytest.mark.parametrize("renders_tools", [True, False])
+def test_a_system_prompt_file_is_verbatim_under_native_tool_prompt(tmp_path, renders_tools):
+    """A system prompt file says how the tool is presented: ``native`` adds neither ``tools=`` nor
+    a Hermes block to it, so the schema is never shown twice (the toy experiment's prompts)."""
+    f = tmp_path / "own.txt"
+    f.write_text("Call crop_video(start_time, end_time) in <tool_call> blocks.\n")
+    prompts = load_prompts(f)
+    text, tools = prompts.system_and_tools("parallel", 3, 5, "native", renders_tools)
+    assert text == "Call crop_video(start_time, end_time) in <tool_call> blocks."
+    assert tools is None
+    default_text, default_tools = load_prompts().system_and_tools(
+        "parallel", 3, 5, "native", renders_tools
+    )
+    assert (default_tools is not None) == renders_tools
+    assert renders_tools or "<tools>" in default_text
+
+
 # -- option letters: one definition for prompts, extraction and scoring (issue 14 item 10) -------
 
 

@@ -133,9 +133,11 @@ class Prompts:
         """``(system text, tools for the template or None)`` under ``tool_prompt``.
 
         ``direct`` has no tool. ``native`` with a template that renders ``tools=``: the schema
-        goes to the template; without one: a Hermes block closes the system text.
+        goes to the template; without one: a Hermes block closes the system text. A system prompt
+        file (``system_override``) is used verbatim under either setting: it says how the tool is
+        presented, so nothing is added to it (or the schema would reach the model twice).
         """
-        native = tool_prompt == "native" and mode != "direct"
+        native = tool_prompt == "native" and mode != "direct" and self.system_override is None
         text = self.system(mode, max_turns, max_parallel, schema_in_text=not native)
         if not native:
             return text, None
