@@ -288,3 +288,28 @@ def test_score_episode_passes_the_turns_so_only_the_final_turn_answers():
     b = ParaGRPOTrainer.score_episode(None, rec, RewardConfig())
     assert b.fmt_base == pytest.approx(0.2 + 0.3 + 0.1)  # think, think before call, balanced
     assert b.anchor == pytest.approx(0.4)  # closed, but no think → answer flow in the final turn
+
+
+def test_system_prompt_file_reaches_the_engine_and_a_missing_one_is_refused(tmp_path):
+    """``trainer.system_prompt`` (e.g. the toy task's short prompt) replaces the packaged prompt
+    in the episodes the trainer runs; a path that is not a file fails before any model loads."""
+    from types import SimpleNamespace
+
+    from paravt.errors import ConfigError
+    from paravt.train.run import load_command_config, para_config
+    from paravt.train.trainer import ParaGRPOTrainer
+
+    prompt = tmp_path / "short.txt"
+    prompt.write_text("You answer with crop_video.\n")
+    args = para_config(load_command_config("cpu-smoke", (f"trainer.system_prompt={prompt}",)))
+    engine = ParaGRPOTrainer._engine_config(SimpleNamespace(para_args=args), "train")
+    assert engine.system_prompt == str(prompt)
+    default = para_config(load_command_config("cpu-smoke", ()))
+    assert (
+        ParaGRPOTrainer._engine_config(SimpleNamespace(para_args=default), "train").system_prompt
+        is None
+    )
+    with pytest.raises(ConfigError, match="system_prompt"):
+        para_config(
+            load_command_config("cpu-smoke", (f"trainer.system_prompt={tmp_path / 'none.txt'}",))
+        )

@@ -11,6 +11,7 @@ added fields below are the ones the paper's recipe needs and TRL does not have.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from trl import GRPOConfig
 
@@ -48,6 +49,13 @@ class ParaGRPOConfig(GRPOConfig):
     think_prefix: str = field(
         default="<think>\n",
         metadata={"help": "Prompt suffix pre-filling the think tag ('' = off)."},
+    )
+    system_prompt: str | None = field(
+        default=None,
+        metadata={
+            "help": "A file whose text replaces the system prompt verbatim (null = the packaged "
+            "prompt of dispatch_mode); e.g. a short prompt that a small model can afford."
+        },
     )
     format_weight: float = field(
         default=1.0, metadata={"help": "w_fmt in R = R_acc + w_fmt R_fmt + R_tool."}
@@ -104,6 +112,11 @@ class ParaGRPOConfig(GRPOConfig):
             raise ConfigError("gating_choices is empty: give the K values, e.g. [4, 8, 16, 32, 64]")
         if any(int(k) < 1 for k in self.gating_choices) or self.overview_frames < 1:
             raise ConfigError("frame budgets (gating_choices, overview_frames) must be ≥ 1")
+        if self.system_prompt is not None and not Path(self.system_prompt).is_file():
+            raise ConfigError(
+                f"system_prompt={self.system_prompt!r} is not a file: give a text file, or null "
+                "for the packaged prompt"
+            )
         if self.oe_metric not in ("f1", "exact"):
             raise ConfigError(f"oe_metric={self.oe_metric!r}: use f1 or exact")
         if self.use_vllm:

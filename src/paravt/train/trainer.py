@@ -221,6 +221,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             min_pixels=a.min_pixels,
             max_pixels=a.max_pixels,
             think_prefix=a.think_prefix,
+            system_prompt=a.system_prompt,
             # the forced final answer keeps PROTOCOL §1's budgets, capped by the per-turn budget
             forced_tokens_mcq=min(64, a.max_turn_tokens),
             forced_tokens_tvg=min(128, a.max_turn_tokens),
