@@ -147,3 +147,29 @@ def test_toy_split_end_to_end_through_the_cli(tmp_path, capsys):
     assert metrics["by_group"]["task"]["toy_mcq"]["accuracy"] == pytest.approx(0.5)
     results = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert all(len(r["overview_times"]) == 4 for r in results)
+
+
+def test_a_question_with_more_options_than_letters_is_its_own_error(tmp_path, capsys):
+    """One unletterable question is an ``annotation`` error in the denominator; the run goes on."""
+    out = tmp_path / "toy"
+    make_toy_task(
+        ToyTaskConfig(
+            out=str(out), n=2, seed=5, split="eval", visibility_videos=0, question_types=["mcq"]
+        )
+    )
+    rows = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    rows[1]["options"] = [f"colour {i}" for i in range(11)]
+    rows[1]["answer"] = "A"
+    _write(out / "eval.jsonl", rows)
+    script = {r["id"]: [f"<answer>{r['answer']}</answer>"] for r in rows}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    argv = ["eval", "--benchmark", "jsonl", "--data", str(out), "--videos", str(out)]
+    argv += ["--backend", "scripted", "--script", str(tmp_path / "script.json"), "--frames", "4"]
+    argv += ["--out", str(tmp_path / "run"), "--json", "--set", "progress=false"]
+    assert main(argv) == 0
+    metrics = json.loads(capsys.readouterr().out)["metrics"]
+    assert metrics["n"] == 2 and metrics["errors"] == 1
+    results = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    bad = next(r for r in results if r["id"] == rows[1]["id"])
+    assert bad["status"] == "error" and bad["error"]["kind"] == "annotation"
+    assert "letter" in bad["error"]["message"].lower()
