@@ -1,8 +1,8 @@
 """Parallel vs sequential dispatch of the same crop_video calls, through the episode engine.
 
-Claim (PROTOCOL §1, §3): issuing a turn's windows together — one batched video pass per round for
-the whole batch of episodes — is faster than one call per turn (LongVT-style sequential dispatch),
-for exactly the same windows and the same frames.
+Claim (docs/PROTOCOL.md §1, §3): issuing a turn's windows together — one batched video pass per
+round for the whole batch of episodes — is faster than one call per turn (LongVT-style sequential
+dispatch), for exactly the same windows and the same frames.
 
 Setup: ``--episodes`` episodes over one generated long video, each asking for ``--calls`` windows
 of 10-20 s spread over the video (the same windows in both modes). Generation is a scripted

@@ -1,8 +1,9 @@
 """Tool execution and overview sampling: the reference path vs paravt, same process, same video.
 
-Reference (PREPROCESSING.md §7): per crop_video call an ``ffprobe`` subprocess for the duration,
-then ``qwen_vl_utils.fetch_video`` (torchcodec backend, decoder opened per call, exact seek mode,
-index-based frames, resize to the training pixel budget). Overview: ``fetch_video(nframes=64)``.
+Reference (docs/PREPROCESSING.md §7): per crop_video call an ``ffprobe`` subprocess for the
+duration, then ``qwen_vl_utils.fetch_video`` (torchcodec backend, decoder opened per call, exact
+seek mode, index-based frames, resize to the training pixel budget). Overview:
+``fetch_video(nframes=64)``.
 
 Ours: one ``execute_windows`` batch (each video opened once, frames de-duplicated across calls,
 sorted, GOP-aligned lanes on ``--workers`` decoders, disposable H.264 pictures left out of the
@@ -37,7 +38,7 @@ from pathlib import Path
 import torch
 
 RESULTS = Path(__file__).resolve().parent / "results"
-MIN_PIXELS, MAX_PIXELS = 784, 50176  # training pixel budget (PROTOCOL §3)
+MIN_PIXELS, MAX_PIXELS = 784, 50176  # training pixel budget (docs/PROTOCOL.md §3)
 
 
 # -- the long video -------------------------------------------------------------------------

@@ -7,7 +7,7 @@ Public API:
 * ``smart_resize(h, w, factor, min_pixels, max_pixels)`` — qwen-vl-utils' size rule.
 * ``resized_size(h, w, arch, ...)`` / ``tokens_per_frame(...)`` — what one frame becomes, for
   callers that budget image tokens without touching pixels.
-* ``reference_pixel_values`` — the torch oracle of PREPROCESSING §8.
+* ``reference_pixel_values`` — the torch oracle of docs/PREPROCESSING.md §8.
 """
 
 from paravt.kernels.api import default_resize, pixel_values

@@ -2,7 +2,7 @@
 
 Dispatch: CUDA tensors with ``resize="float"`` go through the fused Triton kernels; everything
 else through the torch path (``resize_cpu`` + ``pack``). Results are the layout transformers'
-Qwen-VL processors produce (PREPROCESSING §6), so they can be fed to the model as
+Qwen-VL processors produce (docs/PREPROCESSING.md §6), so they can be fed to the model as
 ``pixel_values`` / ``image_grid_thw`` (image layout) or ``pixel_values_videos`` /
 ``video_grid_thw`` (video layout).
 

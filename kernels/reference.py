@@ -1,4 +1,4 @@
-"""The torch reference of PREPROCESSING §8: the correctness oracle for every fast path.
+"""The torch reference of docs/PREPROCESSING.md §8: the correctness oracle for every fast path.
 
 Written for clarity, not speed: each step is one obvious torch expression, and the layout is
 built with the view/permute that §6 describes. Two resize arithmetics exist in the Qwen-VL

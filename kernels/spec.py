@@ -68,7 +68,7 @@ def arch_spec(arch: str) -> ArchSpec:
 def smart_resize(
     height: int, width: int, factor: int, min_pixels: int = 784, max_pixels: int = 50176
 ) -> tuple[int, int]:
-    """Output (h, w) of a frame under qwen-vl-utils' size rule (PREPROCESSING §5.2).
+    """Output (h, w) of a frame under qwen-vl-utils' size rule (docs/PREPROCESSING.md §5.2).
 
     Both sides become multiples of ``factor``, the area lands in [min_pixels, max_pixels] and the
     aspect ratio is kept as closely as the grid allows. One deliberate difference: where

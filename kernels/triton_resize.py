@@ -1,6 +1,6 @@
 """Triton kernels: AA-bicubic resize (one-pass float arithmetic) fused with normalise + patchify.
 
-Two launches per window, following the separable filter of PREPROCESSING §5.3:
+Two launches per window, following the separable filter of docs/PREPROCESSING.md §5.3:
 
 1. ``_horizontal_pass``: uint8 frames [T*3, H, W] -> float32 [T*3, H, w]. Each output column
    reads ``taps`` inputs starting at a precomputed index with precomputed weights (``weights.py``).

@@ -1,4 +1,4 @@
-"""Tap tables of the antialiased bicubic filter (PREPROCESSING §5.3), one axis at a time.
+"""Tap tables of the antialiased bicubic filter (docs/PREPROCESSING.md §5.3), one axis at a time.
 
 The filter is separable, so a resize is two 1-D passes, each described by: for every output
 index, the first input index it reads (``starts``) and up to ``taps`` normalised weights. The

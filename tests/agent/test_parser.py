@@ -1,4 +1,5 @@
-"""The turn parser (PROTOCOL §4): per-block calls and errors, think handling, answer extraction."""
+"""The turn parser (docs/PROTOCOL.md §4): per-block calls and errors, think handling, answer
+extraction."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""R_fmt and the anchor term: every PROTOCOL §5 constant, the pre-filled <think>, the exploit."""
+"""R_fmt and the anchor term: every docs/PROTOCOL.md §5.2 constant, the pre-filled <think>, the
+exploit."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ TABLE = [
         "",
         "<think>I keep thinking and thinking",
         dict(think=0.2, anchor_unclosed=-0.3),
-        0.05,  # substantive, so +0.2 (PROTOCOL §5); the missing close costs 0.5 * 0.3
+        0.05,  # substantive, so +0.2 (docs/PROTOCOL.md §5.2); the missing close costs 0.5 * 0.3
     ),
     (
         "short never-closed think earns no think credit",

@@ -56,7 +56,7 @@ def test_real_tokenizer_template_and_processor_settings_are_kept(
     assert codec.arch == arch and codec.image_token_id == 151655
     readme = (folder / "README.md").read_text()
     assert str(shared_qwen / tok_dir) in readme
-    if arch == "qwen3-vl":  # no processor config in the source: built from PREPROCESSING.md
+    if arch == "qwen3-vl":  # no processor config in the source: built from docs/PREPROCESSING.md
         assert "PREPROCESSING.md" in readme and ip.size["shortest_edge"] == 65536
     if template:
         assert "paired with the tokenizer" in readme

@@ -1,4 +1,5 @@
-"""crop_video argument coercion and validation (PROTOCOL §3): each bad input, a clear message."""
+"""crop_video argument coercion and validation (docs/PROTOCOL.md §3): each bad input, a clear
+message."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PROTOCOL §5 details of the trainer: think prefix counted once, token anchor bonus only on
+"""docs/PROTOCOL.md §5 details of the trainer: think prefix counted once, token anchor bonus only on
 generated tokens, logged zero-variance share / K histogram / κ match the episodes, run folder
 guard."""
 

@@ -2,7 +2,7 @@
 
 ``EngineConfig`` is shared by ``infer``, ``eval`` and ``train`` (each command's own config nests
 it), so an episode behaves the same wherever it runs. ``BackendConfig`` picks and configures the
-model behind the engine. Defaults follow PROTOCOL §1–§3 (evaluation settings).
+model behind the engine. Defaults follow docs/PROTOCOL.md §1–§3 (evaluation settings).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ DEFAULT_MODEL_ID = "ParaVT/ParaVT-8B"
 
 @dataclass
 class CropSettings:
-    """How one ``crop_video`` window is sampled (PROTOCOL §3); mirrors ``tools.CropConfig``."""
+    """How one ``crop_video`` window is sampled (docs/PROTOCOL.md §3); mirrors
+    ``tools.CropConfig``."""
 
     fps: float = 1.0
     min_frames: int = 2

@@ -161,7 +161,7 @@ class EpisodeEngine:
                     f"EpisodeEngine.run takes EpisodeInput items, got {type(inp).__name__}"
                 )
         # One open VideoSource per video for the whole run: the overview and every tool round
-        # share it, so metadata and the frame table are read once per video (PROTOCOL §3).
+        # share it, so metadata and the frame table are read once per video (docs/PROTOCOL.md §3).
         self._sources = {}
         self.video_opens = {}
         try:

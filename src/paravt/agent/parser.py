@@ -1,4 +1,4 @@
-"""One generated turn's text → tool calls, per-block errors and the answer (PROTOCOL §4).
+"""One generated turn's text → tool calls, per-block errors and the answer (docs/PROTOCOL.md §4).
 
 Why per block: a turn that asks for five windows and botches one of them should still get four
 windows plus one tool error that tells the model what was wrong, never nothing at all. So every
@@ -474,7 +474,7 @@ def _clean_answer(text: str) -> str:
 def _answer(
     text: str, tags: list[_Tag], thinks: list[tuple[int, int]], blocks: list[_Block]
 ) -> tuple[str, bool, bool]:
-    """(answer, has_answer_tag, answer_closed) per PROTOCOL §4."""
+    """(answer, has_answer_tag, answer_closed) per docs/PROTOCOL.md §4."""
     block_spans = [(b.start, b.end) for b in blocks]
     for i, t in enumerate(tags):
         if t.name != "answer" or t.closing or _inside(t.start, thinks):
@@ -495,7 +495,7 @@ def _answer(
 
 
 def extract_answer(text: str) -> str:
-    """The answer text of a turn per PROTOCOL §4 (``""`` when there is none)."""
+    """The answer text of a turn per docs/PROTOCOL.md §4 (``""`` when there is none)."""
     if not isinstance(text, str):
         return ""
     tags = _tags(text)

@@ -186,7 +186,7 @@ class Prompts:
 
 
 def _frames_then_text(times: list[float], timestamps: bool, text: str) -> list[dict]:
-    """``[<t seconds>] image`` per frame, then ``text`` on its own line (PROTOCOL §2)."""
+    """``[<t seconds>] image`` per frame, then ``text`` on its own line (docs/PROTOCOL.md §2)."""
     parts: list[dict] = []
     for t in times:
         if timestamps:

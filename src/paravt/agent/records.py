@@ -208,7 +208,8 @@ class EpisodeRecord:
 
     ``status`` is ``ok`` or ``error`` (then ``error`` says why: unreadable video, failed
     generation, ...); an errored episode has ``prediction is None`` and still counts in a
-    benchmark's denominator. ``prediction`` is the final answer text (PROTOCOL §4 extraction).
+    benchmark's denominator. ``prediction`` is the final answer text
+    (extracted per docs/PROTOCOL.md §4).
 
     Token-in/token-out fields (filled when the backend works in token space): ``token_ids`` is the
     whole stream (prompt first), ``loss_mask`` is 1 exactly on generated tokens, ``logprobs`` is

@@ -101,7 +101,7 @@ def tool_message(text: str, n_images: int = 0) -> dict:
 
 def reference_tool_message(text: str, n_images: int = 0) -> dict:
     """The reference layout of one call's result: a user message with the window's frames, then
-    ``<tool_response>`` around the text (PROTOCOL §1, frames evidence)."""
+    ``<tool_response>`` around the text (docs/PROTOCOL.md §1, frames evidence)."""
     parts: list[dict] = [{"type": "image"} for _ in range(n_images)]
     parts.append({"type": "text", "text": f"<tool_response>\n{text}\n</tool_response>"})
     return {"role": "user", "content": parts}

@@ -44,8 +44,8 @@ _RESIZE_ARCH = {"qwen3_vl": "qwen3-vl", "qwen3_vl_moe": "qwen3-vl", "qwen2_5_vl"
 _SERVING_MODULES = ("fastapi", "uvicorn", "openai")
 #: a response template under which ``transformers serve`` returns a Qwen reply as written: the
 #: whole assistant turn as ``content`` (pre-fill included), nothing moved to ``reasoning_content``
-#: or ``tool_calls`` — so paravt parses the calls itself (PROTOCOL §4: a malformed block is one
-#: tool error; the server's own parser answers it with HTTP 500)
+#: or ``tool_calls`` — so paravt parses the calls itself (docs/PROTOCOL.md §4: a malformed block is
+#: one tool error; the server's own parser answers it with HTTP 500)
 RAW_RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
     "start_anchor": "<|im_start|>assistant\n",

@@ -1,12 +1,12 @@
 """Per-sample scoring: the extracted answer of one episode against the sample's gold.
 
-Three readings of the same answer (the variants of PROTOCOL §6, docs/EVAL.md):
+Three readings of the same answer (the variants of docs/PROTOCOL.md §6, docs/EVAL.md):
 
 - ``robust`` (``score_sample``): letter extraction and span parsing from ``paravt.rewards`` — one
-  rule for training and evaluation, robust to the forms in PROTOCOL §4 and to first-letter traps
-  such as "A man…". Temporal grounding uses ``paravt.rewards.temporal_iou_hull`` — intersection
-  over the hull of the two spans, with the gold span taken as annotated (never clamped to the
-  decoded video length), the Charades-STA rule.
+  rule for training and evaluation, robust to the forms in docs/PROTOCOL.md §4 and to first-letter
+  traps such as "A man…". Temporal grounding uses ``paravt.rewards.temporal_iou_hull`` —
+  intersection over the hull of the two spans, with the gold span taken as annotated (never clamped
+  to the decoded video length), the Charades-STA rule.
 - ``benchmark`` and ``paper`` (``score_variants``): the benchmark's published letter rule, and the
   paper's reference rule, from ``paravt.eval.answer_rules``. They read letters differently; spans
   and the open-ended judge are shared with ``robust`` (the reference scores open-ended items by
@@ -29,7 +29,8 @@ ALTERNATIVE_VARIANTS = ("benchmark", "paper")
 
 
 def answer_text_of(prediction: str | None, answer_text: str | None) -> str:
-    """The text to score: the engine's extracted answer, else PROTOCOL §4 extraction of the raw text."""
+    """The text to score: the engine's extracted answer, else docs/PROTOCOL.md §4 extraction of the
+    raw text."""
     if answer_text is not None and str(answer_text).strip():
         return str(answer_text)
     if not prediction:
@@ -98,7 +99,7 @@ def score_variants(sample: dict, prediction: str | None, answer_text: str | None
     """``{"benchmark": score, "paper": score}`` for one result; ``robust`` is ``score_sample``'s.
 
     ``benchmark`` applies the split's published letter rule to the answer text (the ``<answer>``
-    body, PROTOCOL §4); ``paper`` applies the reference's rule to the raw final turn, as the
+    body, docs/PROTOCOL.md §4); ``paper`` applies the reference's rule to the raw final turn, as the
     reference harness did. Where neither has a rule of its own (spans; open-ended under
     ``benchmark``; MLVU and MMVU letters under ``benchmark``) the robust score is reused.
     """

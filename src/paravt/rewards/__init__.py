@@ -1,5 +1,6 @@
-"""PARA-GRPO rewards (PROTOCOL §5) as plain functions of their inputs: no environment variables,
-no global state, no model or tokenizer loading (a tokenizer is passed in where one is needed).
+"""PARA-GRPO rewards (docs/PROTOCOL.md §5) as plain functions of their inputs: no environment
+variables, no global state, no model or tokenizer loading (a tokenizer is passed in where one is
+needed).
 
 Modules: ``answers`` (answer reading and R_acc), ``format`` (R_fmt with the anchor term), ``tool``
 (R_tool from execution counts), ``token_anchor`` (per-token bonus at structural tokens),

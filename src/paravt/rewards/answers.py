@@ -8,8 +8,8 @@ the Chinese 答案是/答案为/选, or as the option's own text — and ``A``/`
 lower-case word are read as the article/pronoun they are. Those marked forms read a letter in
 either case (``the answer is b`` → B); a letter in running text must be a capital.
 
-The text read is :func:`answer_text`, the parser's PROTOCOL §4 extraction — the same text the
-engine records and evaluation scores: without an ``<answer>`` tag that is all of the text after
+The text read is :func:`answer_text`, the parser's docs/PROTOCOL.md §4 extraction — the same text
+the engine records and evaluation scores: without an ``<answer>`` tag that is all of the text after
 ``</think>``, so ``D. 1633`` followed by an explanation reads as D.
 
 Spans accept ``s - e``, ``s to e``, ``between s and e``, ``[s, e]``, ``m:ss``/``h:mm:ss`` and
@@ -18,10 +18,10 @@ numbers with units (``12.5s``, ``2 minutes``); a reversed pair is swapped; anyth
 
 Two overlap measures are exported under their own names: ``temporal_iou`` (intersection over
 union, the training reward) and ``temporal_iou_hull`` (intersection over the hull of both spans,
-the Charades-STA evaluation rule of PROTOCOL §6). For two intervals that overlap, union and hull
-are the same length, and disjoint intervals score 0 under both, so the two agree on every proper
-pair of spans; the tests check that, and the second name exists so evaluation code says which rule
-it means.
+the Charades-STA evaluation rule of docs/PROTOCOL.md §6). For two intervals that overlap, union and
+hull are the same length, and disjoint intervals score 0 under both, so the two agree on every
+proper pair of spans; the tests check that, and the second name exists so evaluation code says which
+rule it means.
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ __all__ = [
     "token_f1",
 ]
 
-#: The option letters of PROTOCOL §5 (A–J): prompts letter options with these, and extraction and
-#: scoring read only these. The one definition; every other room imports it.
+#: The option letters of docs/PROTOCOL.md §5.1 (A–J): prompts letter options with these, and
+#: extraction and scoring read only these. The one definition; every other room imports it.
 LETTERS = "ABCDEFGHIJ"
-#: Question types (PROTOCOL §5): multiple choice, temporal grounding, open-ended.
+#: Question types (docs/PROTOCOL.md §5.1): multiple choice, temporal grounding, open-ended.
 QUESTION_TYPES = ("mcq", "tvg", "oe")
 
 
@@ -84,8 +84,9 @@ def require_letterable(options: Sequence[Any] | None, question: str) -> None:
 # --------------------------------------------------------------------------- answer text
 
 def answer_text(prediction: Any) -> str:
-    """The answer part of a prediction: PROTOCOL §4 extraction, the same rule as the engine's and
-    the evaluation's (without tags that is all of the text, so ``"B\\nbecause..."`` reads as B)."""
+    """The answer part of a prediction: docs/PROTOCOL.md §4 extraction, the same rule as the
+    engine's and the evaluation's (without tags that is all of the text, so ``"B\\nbecause..."``
+    reads as B)."""
     if prediction is None:
         return ""
     return extract_answer(str(prediction))
@@ -320,7 +321,7 @@ def temporal_iou(pred: Any, gold: Any) -> float:
 
 
 def temporal_iou_hull(pred: Any, gold: Any) -> float:
-    """|pred ∩ gold| / |hull(pred, gold)| in [0, 1] (Charades-STA evaluation, PROTOCOL §6)."""
+    """|pred ∩ gold| / |hull(pred, gold)| in [0, 1] (Charades-STA, docs/PROTOCOL.md §6)."""
     p, g = _proper(pred), _proper(gold)
     if p is None or g is None:
         return 0.0

@@ -1,6 +1,6 @@
 """One call that turns an episode into its PARA-GRPO reward, with every term kept for logging.
 
-R = R_acc + format_weight · R_fmt + R_tool  (PROTOCOL §5), where R_fmt already includes
+R = R_acc + format_weight · R_fmt + R_tool  (docs/PROTOCOL.md §5.1), where R_fmt already includes
 λ_anchor · anchor. ``RewardBreakdown.anchor`` is the raw anchor term (before λ) so the logs show
 whether the model closes its reasoning, independently of the weight.
 
@@ -11,7 +11,7 @@ A single string is one turn (tests, external callers).
 Which answer is scored: pass ``answer`` (the engine record's final answer, ``prediction``) when you
 have it. Without it the answer is read from the last turn: the text after its last
 ``</tool_response>`` if any, else from its last ``<answer>`` onward, else the whole turn, then
-PROTOCOL §4 extraction — so an ``<answer>`` written in an earlier tool turn does not count.
+docs/PROTOCOL.md §4 extraction — so an ``<answer>`` written in an earlier tool turn does not count.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``RewardConfig``: every constant of the PARA-GRPO reward (PROTOCOL §5) in one typed place.
+"""``RewardConfig``: every PARA-GRPO reward constant (docs/PROTOCOL.md §5) in one typed place.
 
 Why a dataclass and not module constants: the paper recipe, the vanilla-GRPO baseline and any
 ablation differ only in these numbers, and the resolved values must be recorded with every run.
@@ -65,5 +65,5 @@ class RewardConfig:
 
     @classmethod
     def vanilla(cls) -> RewardConfig:
-        """The vanilla-GRPO baseline: no anchoring (PROTOCOL §5)."""
+        """The vanilla-GRPO baseline: no anchoring (docs/PROTOCOL.md §5.6)."""
         return cls(anchor_lambda=0.0, token_anchor=False)

@@ -1,4 +1,4 @@
-"""R_fmt: the format reward and its Exploration-Anchoring term (PROTOCOL §5).
+"""R_fmt: the format reward and its Exploration-Anchoring term (docs/PROTOCOL.md §5.2).
 
 Why it reads ``prefix + completion``: training pre-fills ``<think>`` in the prompt, so the
 completion starts inside the reasoning and never contains the opener. Scoring the completion alone
@@ -195,7 +195,7 @@ def format_terms(
     final = turns[-1]
 
     # the answer terms and the flow read the final turn: an earlier tool turn's answer is not
-    # the episode's answer (PROTOCOL §4)
+    # the episode's answer (docs/PROTOCOL.md §4)
     last = final.answers[-1] if final.answers else None
     answer_ok = bool(last and last[3])
     answer_closed = bool(answer_ok and last[2])

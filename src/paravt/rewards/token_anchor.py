@@ -3,7 +3,7 @@
 Why: the anchor term of R_fmt is one number per episode; GRPO spreads it over every token of the
 completion. Putting (part of) that credit on the very tokens that close the reasoning, open and
 close the answer, and close a tool call is our reading of "selective anchoring at structural token
-positions" (PROTOCOL §5). The trainer adds the vector to the advantages when
+positions" (docs/PROTOCOL.md §5.3). The trainer adds the vector to the advantages when
 ``RewardConfig.token_anchor`` is on, and only in groups whose rewards vary: like the episode-level
 anchor term, it sharpens a comparison GRPO makes; it never creates a push where the group had
 none (docs/TRAIN.md, "Reward rules").
@@ -26,7 +26,7 @@ from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
 
 __all__ = ["ANCHOR_TAGS", "anchor_positions", "anchor_token_bonus"]
 
-#: The structural tags of PROTOCOL §5, in the order they usually appear.
+#: The structural tags of docs/PROTOCOL.md §5.3, in the order they usually appear.
 ANCHOR_TAGS: tuple[str, ...] = tuple(DEFAULT_TOKEN_ANCHOR_VALUES)
 
 

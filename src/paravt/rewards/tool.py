@@ -4,12 +4,12 @@ Why from execution: the reference decided "executed" by looking for ``<tool_resp
 completion, which only a model hallucinating tool output can produce. The engine knows how many
 calls parsed and how many returned frames; that is what is rewarded.
 
-Levels (PROTOCOL §5): 0 with no parseable call; ``tool_parseable`` (0.1) with one; ``tool_executed``
-(0.3) when at least one call executed successfully; plus ``tool_correct_bonus`` (0.5) when the
-answer is correct (R_acc ≥ ``tool_correct_threshold``). *Choice*: the correct-answer bonus needs
-at least one parseable call (``tool_bonus_requires_call=True``): without a call it would be a
-second accuracy reward that pays for *not* using the tool, which is the collapse PARA-GRPO fights.
-The result is clipped to [0, 1].
+Levels (docs/PROTOCOL.md §5.4): 0 with no parseable call; ``tool_parseable`` (0.1) with one;
+``tool_executed`` (0.3) when at least one call executed successfully; plus ``tool_correct_bonus``
+(0.5) when the answer is correct (R_acc ≥ ``tool_correct_threshold``). *Choice*: the correct-answer
+bonus needs at least one parseable call (``tool_bonus_requires_call=True``): without a call it would
+be a second accuracy reward that pays for *not* using the tool, which is the collapse PARA-GRPO
+fights. The result is clipped to [0, 1].
 """
 
 from __future__ import annotations

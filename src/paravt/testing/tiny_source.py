@@ -10,7 +10,7 @@ chat template (``chat_template.jinja``, ``chat_template.json``, or one embedded 
 ``tokenizer_config.json``); ``preprocessor_config.json`` is optional. A template-only folder (the
 Qwen3-VL Thinking copy in ``../shared/qwen``) is paired with another folder's tokenizer by passing
 its template as ``chat_template``. Where the source has no processor config, Qwen3-VL's is built
-from PREPROCESSING.md's values (below), and the README written next to the model says so.
+from docs/PREPROCESSING.md's values (below), and the README written next to the model says so.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ VISION_TOKENS = ["<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision
 #: Tokens the engine and the vision tower need; a tokenizer without them cannot hold an image.
 REQUIRED_TOKENS = ("<|im_start|>", "<|im_end|>", *VISION_TOKENS)
 
-#: Qwen3-VL processor settings where a checkpoint folder has none (PREPROCESSING.md §5.2 and §6:
-#: patch 16, merge 2, temporal patch 2, mean = std = 0.5, image size 65536..16777216 pixels,
+#: Qwen3-VL processor settings where a checkpoint folder has none (docs/PREPROCESSING.md §5.2 and
+#: §6: patch 16, merge 2, temporal patch 2, mean = std = 0.5, image size 65536..16777216 pixels,
 #: video 4096..25165824 per clip).
 QWEN3_VL_IMAGE_PROCESSOR = dict(
     patch_size=16,

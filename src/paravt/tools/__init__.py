@@ -1,4 +1,4 @@
-"""Tools the agent can call. ``crop_video`` is the only one (PROTOCOL §1, §3).
+"""Tools the agent can call. ``crop_video`` is the only one (docs/PROTOCOL.md §1, §3).
 
 Names are imported lazily so that ``paravt.tools.schema`` (read by the turn parser and the
 prompts) can be imported without the executor and torch behind it::

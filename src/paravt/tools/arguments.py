@@ -1,10 +1,11 @@
 """Turn a model's crop_video arguments into a clamped ``(start, end)`` window, or say why not.
 
-PROTOCOL §3: numbers, numeric strings, ``MM:SS`` and ``HH:MM:SS`` are accepted; ``start``/``end``
-are aliases of ``start_time``/``end_time``; times are clamped to ``[0, duration]``; NaN/inf,
-non-numbers, ``start >= end`` after clamping and windows shorter than one frame are errors. Each
-error is an ``InvalidWindowError`` whose message is written for the model: it names the argument,
-repeats the value and gives the valid range, so the model can correct the next call.
+docs/PROTOCOL.md §3: numbers, numeric strings, ``MM:SS`` and ``HH:MM:SS`` are accepted;
+``start``/``end`` are aliases of ``start_time``/``end_time``; times are clamped to
+``[0, duration]``; NaN/inf, non-numbers, ``start >= end`` after clamping and windows shorter than
+one frame are errors. Each error is an ``InvalidWindowError`` whose message is written for the
+model: it names the argument, repeats the value and gives the valid range, so the model can
+correct the next call.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Execute many crop_video calls at once: each video opened once, each frame decoded once.
 
 Steps: parse every call's arguments (no video needed); open each distinct video once; turn each
-window into frame indices (PROTOCOL §3 sampling); take the union of indices per video, sorted;
-split it into GOP-aligned lanes and decode them on a bounded pool of threads
+window into frame indices (docs/PROTOCOL.md §3 sampling); take the union of indices per video,
+sorted; split it into GOP-aligned lanes and decode them on a bounded pool of threads
 (``paravt.video.parallel``), at most ``workers`` decoders per video; then hand each call its frames in call order. Calls asking
 for the same window share one frames tensor. A failing call (bad arguments, unreadable video,
 corrupt frames) gets its own error and never affects its siblings.

@@ -1,8 +1,8 @@
 """The crop_video tool: its schema for the model (defined in ``tools.schema``) and the batched
 executor behind it.
 
-PROTOCOL §1/§3. The ``video_path`` argument is part of the schema because the paper's prompts
-name it, but it is never opened: each ``WindowRequest`` carries the episode's own video.
+docs/PROTOCOL.md §1/§3. The ``video_path`` argument is part of the schema because the paper's
+prompts name it, but it is never opened: each ``WindowRequest`` carries the episode's own video.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import torch
 
 @dataclass
 class CropConfig:
-    """How windows are sampled (PROTOCOL §3) and how the batch is decoded.
+    """How windows are sampled (docs/PROTOCOL.md §3) and how the batch is decoded.
 
     ``workers`` bounds the decoder pool (threads: torchcodec releases the GIL while decoding).
     ``decoder_threads`` is FFmpeg's own thread count per decoder (1 suits a pool).

@@ -1,4 +1,4 @@
-"""The crop_video schema: the one contract between the model's text and the tool (PROTOCOL §1).
+"""The crop_video schema (docs/PROTOCOL.md §1): the one contract between model text and tool.
 
 Why a module of its own, with no imports: the turn parser needs the parameter order to read
 positional calls such as ``crop_video("v.mp4", 10, 20)``, and the prompts need the schema to show

@@ -1,4 +1,4 @@
-"""``ParaGRPOConfig``: TRL's ``GRPOConfig`` plus the paravt knobs of PARA-GRPO (PROTOCOL §5).
+"""``ParaGRPOConfig``: TRL's ``GRPOConfig`` plus paravt's PARA-GRPO knobs (docs/PROTOCOL.md §5).
 
 Every TRL option keeps its meaning and passes straight through — ``beta``, ``epsilon``,
 ``loss_type``, ``num_generations``, ``gradient_checkpointing``, ``bf16``, the distributed options

@@ -1,10 +1,10 @@
 """nFrames Gating: the overview frame budget K of a prompt, as a pure function.
 
-PROTOCOL §5: K is drawn from a small set (paper: {4, 8, 16, 32, 64}) per prompt, but it must be the
-same for every generation of a group, on whatever rank it runs, and reproducible across runs and
-resumes. The reference seeded a process-wide RNG (group-unsafe) and then let a fixed-fps setting
-override K (so it never changed). Here K is a hash of ``(seed, prompt id, epoch)``: no RNG state,
-nothing to synchronise between ranks, nothing to save in a checkpoint.
+docs/PROTOCOL.md §5.5: K is drawn from a small set (paper: {4, 8, 16, 32, 64}) per prompt, but it
+must be the same for every generation of a group, on whatever rank it runs, and reproducible across
+runs and resumes. The reference seeded a process-wide RNG (group-unsafe) and then let a fixed-fps
+setting override K (so it never changed). Here K is a hash of ``(seed, prompt id, epoch)``: no RNG
+state, nothing to synchronise between ranks, nothing to save in a checkpoint.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PROTOCOL §5's per-step training metrics, and the run folder's ``metrics.jsonl``.
+"""docs/PROTOCOL.md §5.7's per-step training metrics, and the run folder's ``metrics.jsonl``.
 
 ``episode_stats`` turns one episode (record + reward breakdown) into a small dict of numbers;
 ``step_metrics`` aggregates the gathered dicts of the whole step (all ranks) into the logged keys.
@@ -50,7 +50,7 @@ def _mean(xs: list[float]) -> float:
 def step_metrics(
     stats: list[dict], zero_variance_share: float, k_choices: list[int]
 ) -> dict[str, float]:
-    """Aggregate one step's episode stats (all ranks) into PROTOCOL §5's logged metrics."""
+    """Aggregate one step's episode stats (all ranks) into the metrics of docs/PROTOCOL.md §5.7."""
     n = max(len(stats), 1)
     calls = sum(s["calls"] for s in stats)
     tool_turns = sum(s["tool_turns"] for s in stats)

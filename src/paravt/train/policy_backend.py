@@ -4,7 +4,7 @@ The engine sends ``GenRequest``s whose ``prompt_ids`` already hold the whole con
 expanded, think prefix included) with ``pixel_values``/``image_grid_thw`` for every image of it.
 This backend left-pads them, samples all of them in one ``generate`` call per (budget, sampling)
 group, and returns the generated ids (stop token included) so the trainer can concatenate the
-episode's stream exactly as sampled — no re-rendering, no re-tokenizing (PROTOCOL §7).
+episode's stream exactly as sampled — no re-rendering, no re-tokenizing (docs/PROTOCOL.md §7).
 
 ``first_turn_text`` forces the main agent's first turn (a completion prefix for smoke tests with
 random weights: the forced text carries real ``crop_video`` calls, later turns are sampled).

@@ -22,7 +22,7 @@ DDP/FSDP/DeepSpeed, checkpointing, resume — is TRL's and HF Trainer's own code
   ``(B, T)``, which TRL's loss accepts).
 - Sub-agent trajectories (``evidence_mode="subagent"`` + ``subagent_in_loss``) are appended as extra
   rows carrying their episode's advantage.
-- PROTOCOL §5 metrics each step, to the trainer's loggers (and ``MetricsJsonl``).
+- docs/PROTOCOL.md §5.7 metrics each step, to the trainer's loggers (and ``MetricsJsonl``).
 
 Distributed use: launch with ``torchrun``/``accelerate launch`` (DDP, FSDP or DeepSpeed configs pass
 through ``TrainingArguments``); generation unwraps the model with TRL's
@@ -222,7 +222,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             max_pixels=a.max_pixels,
             think_prefix=a.think_prefix,
             system_prompt=a.system_prompt,
-            # the forced final answer keeps PROTOCOL §1's budgets, capped by the per-turn budget
+            # the forced final answer keeps docs/PROTOCOL.md §1's budgets, capped by the turn budget
             forced_tokens_mcq=min(64, a.max_turn_tokens),
             forced_tokens_tvg=min(128, a.max_turn_tokens),
             forced_tokens_oe=min(256, a.max_turn_tokens),

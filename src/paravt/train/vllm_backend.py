@@ -2,7 +2,7 @@
 
 TRL builds ``VLLMGeneration`` from the config's ``vllm_*`` keys (server or colocate mode, weight
 sync, sampling settings); this module drives it as a token-in/token-out engine backend, so an
-episode's stream is still the exact concatenation the loss trains on (PROTOCOL §7):
+episode's stream is still the exact concatenation the loss trains on (docs/PROTOCOL.md §7):
 
 - the request's ``prompt_ids`` (image pads already expanded) go in as they are, with each frame as
   a PIL image at exactly the size its pads were counted for — the openai backend's

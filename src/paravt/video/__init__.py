@@ -1,7 +1,8 @@
 """Video engine: open once, sample overview and window frames by presentation time.
 
-See docs/INTERFACES.md (Video) and PROTOCOL.md §2-§3. Decoding is torchcodec's ``VideoDecoder``;
-the frame table comes from its packet scan, so times map to frames without decoding.
+See docs/INTERFACES.md (Video) and docs/PROTOCOL.md §2-§3. Decoding is torchcodec's
+``VideoDecoder``; the frame table comes from its packet scan, so times map to frames without
+decoding.
 """
 
 from paravt.video.errors import (

@@ -5,9 +5,10 @@ Three rules live here:
 * time-uniform: ``k`` times at the centres of ``k`` equal slices of a span. Centres (rather than
   both ends) keep every time strictly inside the playable range, so no request falls on the
   end-of-stream boundary where no frame is shown;
-* the window rule of PROTOCOL §3: 1 frame per second of window, at least 2, at most 16, even;
-* the qwen-vl-utils index rule (PREPROCESSING §3-§4), reproduced to the index for comparisons
-  with the paper: ``torch.linspace(0, n-1, k).round()`` in float32, round-half-even.
+* the window rule of docs/PROTOCOL.md §3: 1 frame per second of window, at least 2, at most 16,
+  even;
+* the qwen-vl-utils index rule (docs/PREPROCESSING.md §3-§4), reproduced to the index for
+  comparisons with the paper: ``torch.linspace(0, n-1, k).round()`` in float32, round-half-even.
 """
 
 from __future__ import annotations

@@ -139,9 +139,9 @@ def budget_frame(item: ImageItem, arch: str | None) -> Any:
     """The frame resized to its pixel budget under ``arch``'s size rule (``None``: unchanged).
 
     The server's processor would otherwise apply its own, much larger default budget, so the
-    model would see other sizes (and many more tokens) than PROTOCOL §2/§3 and the ``hf`` backend
-    give it. Antialiased bicubic, as the processors use; the server's own resize then finds the
-    size already on its grid and leaves it.
+    model would see other sizes (and many more tokens) than docs/PROTOCOL.md §2/§3 and the ``hf``
+    backend give it. Antialiased bicubic, as the processors use; the server's own resize then finds
+    the size already on its grid and leaves it.
     """
     frame = item.data.detach().to("cpu")
     if arch is None:
