@@ -2,7 +2,7 @@
 
 Everything here is plain Python so that callers that only need token counts (the episode engine
 budgets ``<|image_pad|>`` tokens per frame) never touch torch. The numbers come from
-``PREPROCESSING.md`` §5.2 (size rule) and §6 (processor constants).
+docs/PREPROCESSING.md §5.2 (size rule) and §6 (processor constants).
 """
 
 from __future__ import annotations
