@@ -8,12 +8,15 @@ chat template.
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from agent_helpers import call, small_config
 
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput, Generation
 from paravt.testing.scripted import ScriptedBackend
+from paravt.video.source import VideoSource
 
 OPTIONS = ["He flips a pancake", "He opens a door"]
 
@@ -348,3 +351,40 @@ def test_think_prefix_prefills_every_main_turn_as_prompt(q3_processor, pancake):
     terms = format_terms(texts, prefix=prefix)
     assert terms == format_terms(texts) and terms.anchor_unclosed == 0.0
     assert terms.balanced > 0 and terms.anchor_flow > 0
+
+
+def test_a_bug_while_opening_a_video_is_an_engine_error_not_a_bad_video(
+    q3_processor, pancake, bunny, tmp_path, monkeypatch, caplog
+):
+    """A TypeError in our own overview code is reported as an internal error (kind ``engine``,
+    named, logged with its traceback); a file the decoder cannot read stays kind ``video``."""
+    real_overview = VideoSource.overview
+
+    def overview(self, k, *args, **kwargs):
+        if self.path == pancake:
+            raise TypeError("overview() got an unexpected keyword argument 'budget'")
+        return real_overview(self, k, *args, **kwargs)
+
+    monkeypatch.setattr(VideoSource, "overview", overview)
+    garbage = tmp_path / "garbage.mp4"
+    garbage.write_bytes(b"\x00not a video at all" * 50)
+    backend = ScriptedBackend(["<answer>A</answer>"], processor=q3_processor)
+    inputs = [
+        EpisodeInput("bug", pancake, "Q?", OPTIONS),
+        EpisodeInput("bad", str(garbage), "Q?", OPTIONS),
+        EpisodeInput("fine", bunny, "Q?", OPTIONS),
+    ]
+    with caplog.at_level(logging.WARNING, logger="paravt.agent.engine"):
+        recs = {r.id: r for r in EpisodeEngine(backend, small_config()).run(inputs)}
+    bug, bad = recs["bug"], recs["bad"]
+    assert bug.status == "error" and bug.error_kind == "engine"
+    assert "cannot read video" not in bug.error
+    assert bug.error.startswith("internal error while opening video") and "TypeError" in bug.error
+    assert bad.status == "error" and bad.error_kind == "video"
+    assert bad.error.startswith("cannot read video") and str(garbage) in bad.error
+    assert recs["fine"].status == "ok"
+    logged = {r.levelno: r for r in caplog.records if r.name == "paravt.agent.engine"}
+    assert logged[logging.ERROR].exc_info[0] is TypeError  # the bug keeps its traceback
+    assert pancake in logged[logging.ERROR].getMessage()
+    assert str(garbage) in logged[logging.WARNING].getMessage()
+    assert logged[logging.WARNING].exc_info is not None

@@ -19,6 +19,7 @@ re-tokenized — with a loss mask on generated tokens, logprobs, and every image
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from typing import Any
 
@@ -40,6 +41,9 @@ from paravt.agent.tool_turns import (
     truncate_summary,
 )
 from paravt.errors import UserError
+from paravt.video.errors import is_read_failure
+
+logger = logging.getLogger(__name__)
 
 
 class _Context:
@@ -202,8 +206,12 @@ class EpisodeEngine:
             meta=dict(inp.meta),
         )
 
-    def _overview(self, path: str, k: int, cache: dict) -> tuple[Any, dict, float, str | None]:
-        """Overview frames of one video (decoded once per run and frame budget)."""
+    def _overview(
+        self, path: str, k: int, cache: dict
+    ) -> tuple[Any, dict, float, tuple[str, str] | None]:
+        """Overview frames of one video (decoded once per run and frame budget); the error, if
+        any, is ``(error_kind, message)``: ``video`` for a file the decoder cannot read,
+        ``engine`` for anything else (a bug, logged with its traceback)."""
         key = (path, k, self.config.overview_sampling)
         if key in cache:  # decoded already: no decode time for this episode
             frames, meta, _, err = cache[key]
@@ -235,17 +243,21 @@ class EpisodeEngine:
                     None,
                     meta_dict,
                     time.perf_counter() - t0,
-                    f"no overview frame of {path} could be decoded",
+                    ("video", f"no overview frame of {path} could be decoded"),
                 )
             else:
                 out = (frames, meta_dict, time.perf_counter() - t0, None)
-        except Exception as e:  # noqa: BLE001 - a corrupt or missing video is an episode error
-            out = (
-                None,
-                {},
-                time.perf_counter() - t0,
-                f"cannot read video {path}: {type(e).__name__}: {e}",
-            )
+        except Exception as e:  # noqa: BLE001 - one video's failure is its episodes' error only
+            if is_read_failure(e):
+                logger.warning("cannot read video %s for its overview", path, exc_info=True)
+                err = ("video", f"cannot read video {path}: {type(e).__name__}: {e}")
+            else:  # a bug, not a bad file: say so, and keep the traceback
+                logger.exception("internal error while opening video %s for its overview", path)
+                err = (
+                    "engine",
+                    f"internal error while opening video {path}: {type(e).__name__}: {e}",
+                )
+            out = (None, {}, time.perf_counter() - t0, err)
         cache[key] = out
         return out
 
@@ -263,7 +275,8 @@ class EpisodeEngine:
             rec.timings.decode_s += spent
             rec.video_meta = meta
             if err is not None:
-                self._fail(ep, err, kind="video")
+                kind, message = err
+                self._fail(ep, message, kind=kind)
                 continue
             rec.warnings.extend(getattr(frames, "warnings", []) or [])
             rec.overview_times = [float(t) for t in frames.times]
@@ -292,6 +305,7 @@ class EpisodeEngine:
                     ep.ctx.extend(ids, generated=False)
                     rec.prompt_len = len(ids)
             except Exception as e:  # noqa: BLE001 - e.g. a frame too small for the pixel budget
+                logger.warning("episode %s: cannot build the prompt", inp.id, exc_info=True)
                 self._fail(ep, f"cannot build the prompt: {type(e).__name__}: {e}")
         return episodes
 
@@ -617,6 +631,9 @@ class EpisodeEngine:
                 ep.ctx.extend(ids, generated=False)
                 rec.turns[-1].tool_tokens = len(ids)
         except Exception as e:  # noqa: BLE001 - one episode's template trouble stays its own
+            logger.warning(
+                "episode %s: cannot build the tool turn %d", ep.input.id, ep.turn, exc_info=True
+            )
             self._fail(ep, f"cannot build the tool turn: {type(e).__name__}: {e}")
 
     # -- closing -----------------------------------------------------------------------------

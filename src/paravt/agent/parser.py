@@ -76,6 +76,9 @@ INVALID_SYNTAX = "invalid_syntax"
 UNKNOWN_TOOL = "unknown_tool"
 BAD_ARGUMENTS = "bad_arguments"
 INSIDE_THINK = "inside_think"
+#: A bug of the parser itself (an unexpected exception, logged with its traceback): not the
+#: model's fault, so never reported as ``invalid_json``.
+PARSER_ERROR = "parser_error"
 #: Every ``CallError.kind`` the parser can produce.
 ERROR_KINDS: tuple[str, ...] = (
     UNTERMINATED,
@@ -84,6 +87,7 @@ ERROR_KINDS: tuple[str, ...] = (
     UNKNOWN_TOOL,
     BAD_ARGUMENTS,
     INSIDE_THINK,
+    PARSER_ERROR,
 )
 
 
@@ -533,8 +537,12 @@ def parse_turn(text: str, tools: Iterable[str] = DEFAULT_TOOLS) -> ParsedTurn:
                 warnings.simplefilter("ignore", SyntaxWarning)
                 items = _parse_block(text[b.body_start : b.body_end], known)
         except Exception as e:  # noqa: BLE001 - a parser bug must not cost the whole turn
-            _log.warning("tool block parser failed on %r", raw[:200], exc_info=True)
-            items = [("error", (INVALID_JSON, f"could not read tool call ({type(e).__name__})"))]
+            _log.error("internal error of the tool-call parser on %r", raw[:200], exc_info=True)
+            message = (
+                f"this tool call could not be read because of an internal error of the parser "
+                f"({type(e).__name__}); write it again as one JSON object with name and arguments"
+            )
+            items = [("error", (PARSER_ERROR, message))]
         for what, payload in items:
             if what == "call":
                 name, arguments = payload

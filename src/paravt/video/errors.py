@@ -11,6 +11,10 @@ from typing import Any
 
 from paravt.errors import UserError
 
+#: Where the decoders' own code lives: a ``RuntimeError`` raised on its way through these
+#: packages, or an error type they define, is the decoder (FFmpeg) refusing the file.
+_DECODER_PACKAGES = ("torchcodec", "av")
+
 
 class VideoError(UserError):
     """Base of all video errors (a subclass of ``ParavtError`` through ``UserError``)."""
@@ -57,3 +61,31 @@ class InvalidWindowError(VideoError):
         self.argument = argument
         self.value = value
         self.valid_range = valid_range
+
+
+def _passed_through_decoder(err: BaseException) -> bool:
+    """Whether ``err`` was raised inside the decoder's code (a frame of ``_DECODER_PACKAGES``)."""
+    tb = err.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if module.split(".")[0] in _DECODER_PACKAGES:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def is_read_failure(err: BaseException) -> bool:
+    """True when ``err`` says the *file* cannot be read: a typed video error, an ``OSError``, a
+    ``RuntimeError`` that the decoder itself raised (torchcodec reports FFmpeg failures as plain
+    ``RuntimeError``) or one of PyAV's own error types.
+
+    Why: a caller that isolates one video's failure must still tell a bad file from a bug. A
+    ``TypeError`` in our own code, a ``RuntimeError`` from a tensor op of ours, or a
+    ``ValueError`` for an argument we passed the decoder is not "cannot read video" and must not
+    be reported to the user (or the model) as one.
+    """
+    if isinstance(err, (VideoError, OSError)):
+        return True
+    if type(err).__module__.split(".")[0] in _DECODER_PACKAGES:  # e.g. PyAV's InvalidDataError
+        return True
+    return isinstance(err, RuntimeError) and _passed_through_decoder(err)
