@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import types
 import typing
 from pathlib import Path
@@ -18,6 +19,8 @@ from typing import Any, Mapping, TypeVar
 import yaml
 
 from paravt.errors import ConfigError
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -39,6 +42,11 @@ def _type_hints(cls: type) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls)
     except Exception:  # pragma: no cover - exotic annotations
+        logger.warning(
+            "cannot resolve the type hints of %s; using its fields' raw annotations",
+            cls.__name__,
+            exc_info=True,
+        )
         return {f.name: f.type for f in dataclasses.fields(cls)}
 
 

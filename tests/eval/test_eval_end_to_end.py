@@ -7,6 +7,7 @@ Frames are kept at 2 per overview so the real decoding stays cheap on CI cores.
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -194,10 +195,16 @@ class _ExplodingBackend:
         return self.inner.generate(requests)
 
 
-def test_engine_crash_is_isolated_to_its_sample(charades, tmp_path):
+def test_engine_crash_is_isolated_to_its_sample(charades, tmp_path, caplog):
     script = {"CHA1#1": A("0.5 - 1.5"), "CHA2#2": A("[9, 10.4]"), "CHA3#5": A("1.0 - 2.0")}
     backend = _ExplodingBackend(ScriptedBackend(script), "CHA2#2")
-    summary, res, _ = run("charades", charades, tmp_path, backend)
+    with caplog.at_level(logging.WARNING, logger="paravt.eval.runner"):
+        summary, res, _ = run("charades", charades, tmp_path, backend)
+    # the batch's crash and the one episode behind it are logged, each with its traceback
+    batch, episode = [r for r in caplog.records if r.name == "paravt.eval.runner"]
+    assert batch.levelno == logging.WARNING and "batch of 3 episodes" in batch.getMessage()
+    assert episode.levelno == logging.ERROR and "CHA2#2" in episode.getMessage()
+    assert batch.exc_info[0] is episode.exc_info[0] is RuntimeError
     assert res["CHA2#2"]["error"]["kind"] == "engine" and "device-side" in res["CHA2#2"]["error"]["message"]
     assert res["CHA1#1"]["score"]["iou"] == 1.0 and res["CHA3#5"]["score"]["iou"] == 1.0
     assert summary["metrics"]["errors"] == 2 and summary["metrics"]["n"] == 4

@@ -41,7 +41,6 @@ from paravt.agent.tool_turns import (
     truncate_summary,
 )
 from paravt.errors import UserError
-from paravt.video.errors import is_read_failure
 
 logger = logging.getLogger(__name__)
 
@@ -248,6 +247,8 @@ class EpisodeEngine:
             else:
                 out = (frames, meta_dict, time.perf_counter() - t0, None)
         except Exception as e:  # noqa: BLE001 - one video's failure is its episodes' error only
+            from paravt.video.errors import is_read_failure  # paravt.video pulls torch
+
             if is_read_failure(e):
                 logger.warning("cannot read video %s for its overview", path, exc_info=True)
                 err = ("video", f"cannot read video {path}: {type(e).__name__}: {e}")

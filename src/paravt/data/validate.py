@@ -7,11 +7,14 @@ else is skipped with its reason and written to ``skipped_rows.jsonl`` in the run
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from paravt.data.rows import SkippedRow, TrainRow, read_rows
 from paravt.errors import UserError
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -59,6 +62,7 @@ def _probe(path: str) -> str | None:
         if len(frames.times) == 0:
             return "unreadable: no frame decodes"
     except Exception as e:  # noqa: BLE001 - any decoder failure means: skip this row, keep training
+        logger.warning("probing video %s failed; its rows are skipped", path, exc_info=True)
         return f"unreadable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     return None
 

@@ -14,6 +14,7 @@ Honesty rules this module enforces:
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -29,6 +30,8 @@ from paravt.eval.metrics import summarize_results
 from paravt.eval.results import ResultsFile, iter_unique, read_results, write_json_atomic
 from paravt.eval.samples import EvalSample
 from paravt.eval.scoring import score_sample, score_variants
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -235,6 +238,7 @@ class Runner:
             try:
                 question, sub_info = self._question_for(sample)
             except Exception as e:  # an unreadable video/subtitle must not stop the run
+                logger.warning("sample %s: cannot build its question", sample.id, exc_info=True)
                 outcomes[pos] = _error_result("video", f"{type(e).__name__}: {e}")
                 continue
             try:
@@ -269,12 +273,18 @@ class Runner:
             if len(records) == len(inputs):
                 return list(records)
         except Exception:  # noqa: BLE001 - which episode broke the batch is found below
+            logger.warning(
+                "the engine failed on a batch of %d episodes; running each alone to find which",
+                len(inputs),
+                exc_info=True,
+            )
             records = None
         out: list = []
         for inp in inputs:
             try:
                 out.append(engine.run([inp])[0])
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - this episode's error, its siblings go on
+                logger.exception("the engine failed on episode %s", inp.id)
                 out.append(e)
         return out
 

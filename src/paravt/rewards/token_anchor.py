@@ -18,11 +18,14 @@ keep the ASCII characters of a tag as they are. No tokenizer state is cached her
 
 from __future__ import annotations
 
+import logging
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["ANCHOR_TAGS", "anchor_positions", "anchor_token_bonus"]
 
@@ -35,12 +38,20 @@ def _token_strings(token_ids: Sequence[int], tokenizer: Any) -> list[str]:
     try:
         pieces = tokenizer.convert_ids_to_tokens(ids)
     except Exception:  # an id outside the vocabulary: convert one by one
-        pieces = []
+        logger.warning(
+            "convert_ids_to_tokens failed on %d ids; converting them one by one",
+            len(ids),
+            exc_info=True,
+        )
+        pieces, unknown = [], []
         for t in ids:
             try:
                 pieces.append(tokenizer.convert_ids_to_tokens(t))
-            except Exception:
+            except Exception:  # noqa: BLE001 - this id holds no tag; listed in the warning below
+                unknown.append(t)
                 pieces.append("")
+        if unknown:
+            logger.warning("ids with no token string, read as empty: %s", sorted(set(unknown)))
     out = []
     for p in pieces:
         if p is None:

@@ -10,6 +10,7 @@ corrupt frames) gets its own error and never affects its siblings.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -19,6 +20,8 @@ from paravt.video.errors import InvalidWindowError, VideoError
 from paravt.video.parallel import decode_parallel
 from paravt.video.sampling import uniform_times, window_frame_count
 from paravt.video.source import VideoSource
+
+logger = logging.getLogger(__name__)
 
 
 def _error(req: WindowRequest, kind: str, message: str, start=None, end=None, warnings=None) -> ToolResult:
@@ -91,6 +94,7 @@ def execute_windows(
                 stats.opens[video] = 1
                 continue
             except Exception as e:  # pragma: no cover - unexpected decoder failure
+                logger.exception("internal error opening %s for crop_video", video)
                 open_errors[video] = e
                 stats.opens[video] = 1
                 continue

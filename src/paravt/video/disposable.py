@@ -22,11 +22,14 @@ a timestamp that does not come back, a decode error (corrupt region), PyAV missi
 from __future__ import annotations
 
 import io
+import logging
 from typing import Any
 
 from paravt.video.decode import DecodeOutcome
 from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
+
+logger = logging.getLogger(__name__)
 
 #: H.264 NAL unit types that carry a coded slice (non-IDR, partition A, IDR).
 _SLICE_TYPES = (1, 2, 5)
@@ -82,6 +85,7 @@ def worth_skipping(path: str) -> bool:
             ctx = inp.streams.video[0].codec_context
             return ctx.name == "h264" and bool(ctx.has_b_frames)
     except Exception:  # noqa: BLE001 - unreadable by PyAV: decode the normal way
+        logger.warning("PyAV cannot read %s; it is decoded the normal way", path, exc_info=True)
         return False
 
 
@@ -163,6 +167,13 @@ def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeO
         decoder = VideoDecoder(data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu")
         batch = decoder.get_frames_at([positions[i] for i in indices])
     except Exception:  # noqa: BLE001 - PyAV missing, a corrupt region, a muxer refusal: the normal decode reports it properly
+        logger.warning(
+            "decoding %d frames of %s without disposable pictures failed; decoding them the "
+            "normal way",
+            len(indices),
+            path,
+            exc_info=True,
+        )
         return None
     out = DecodeOutcome(pictures_skipped=dropped)
     # Matroska keeps milliseconds: each frame must come back within half a tick of its pts

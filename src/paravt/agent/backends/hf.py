@@ -10,6 +10,7 @@ generation stops at the chat's end-of-turn token, which is kept in ``token_ids``
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -17,6 +18,8 @@ from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest
 from paravt.errors import UserError
+
+logger = logging.getLogger(__name__)
 
 
 def _resolve_device(device: str) -> str:
@@ -219,6 +222,12 @@ class HFBackend:
                 res = self.model.generate(**kwargs, **gen_kwargs)
             spent = time.perf_counter() - t1
         except Exception as e:  # noqa: BLE001 - one failed batch is an error in each of its records
+            logger.warning(
+                "generation failed for a batch of %d (%s)",
+                len(reqs),
+                ", ".join(r.key for r in reqs),
+                exc_info=True,
+            )
             msg = f"{type(e).__name__}: {e}"
             return [Generation(error=msg, finish_reason="error") for _ in reqs]
         seqs = res.sequences[:, width:].cpu()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import logging
 import time
 import urllib.error
 import urllib.request
@@ -39,6 +40,8 @@ from typing import Any
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.errors import ConfigError
+
+logger = logging.getLogger(__name__)
 
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 #: end-of-turn markers a reply parser leaves inside a ``<think>`` region that never closed
@@ -324,6 +327,7 @@ class OpenAIBackend:
         try:
             body = self.payload(req)
         except Exception as e:  # noqa: BLE001 - a bad request is this episode's error
+            logger.warning("%s: cannot build the request", req.key, exc_info=True)
             return Generation(
                 error=f"cannot build the request: {type(e).__name__}: {e}", finish_reason="error"
             )
