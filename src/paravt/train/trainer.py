@@ -54,6 +54,7 @@ from trl.trainer.utils import nanstd, pad
 from paravt.errors import ParavtError
 from paravt.rewards import open_think_turns
 from paravt.train.config import ParaGRPOConfig
+from paravt.train.episode_errors import warn_if_every_episode_failed
 from paravt.train.gating import gated_frames
 from paravt.train.metrics import episode_stats, step_metrics
 from paravt.train.policy_backend import PolicyBackend
@@ -395,6 +396,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         records = self.run_episodes(ep_inputs, mode)
         if len(records) != len(inputs):
             raise ParavtError(f"engine returned {len(records)} records for {len(inputs)} episodes")
+        warn_if_every_episode_failed(records, int(self.state.global_step) + 1)
 
         # Rewards: local breakdowns, gathered for group statistics (groups may span ranks).
         rcfg = self._reward_config()
