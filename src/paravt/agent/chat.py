@@ -330,7 +330,7 @@ def smart_resize(
 ) -> tuple[int, int]:
     """The Qwen-VL resize rule (kernels' implementation when present, else transformers')."""
     try:
-        from paravt.kernels import smart_resize as _sr
+        from paravt.kernels import smart_resize as _sr  # the kernels load torch
     except ImportError:
         _sr = None
     if _sr is not None:

@@ -40,6 +40,7 @@ from paravt.agent.tool_turns import (
     tool_message,
     truncate_summary,
 )
+from paravt.agent.vision import preprocess
 from paravt.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -85,8 +86,6 @@ class _Context:
         if self._joined is not None and self._joined[0] == len(self.images):
             return self._joined[1], self._joined[2], 0.0
         import torch
-
-        from paravt.agent.vision import preprocess
 
         t0 = time.perf_counter()
         todo = [it for it in self.images if it.pixels is None]
@@ -217,7 +216,7 @@ class EpisodeEngine:
             return frames, meta, 0.0, err
         t0 = time.perf_counter()
         try:
-            from paravt.video import VideoSource
+            from paravt.video import VideoSource  # paravt.video loads torch
 
             src = self._sources.get(path)
             if src is None:
@@ -453,13 +452,13 @@ class EpisodeEngine:
         pixel budget stays with the engine), so a knob added to both needs no copying here."""
         from dataclasses import fields
 
-        from paravt.tools.crop_video import CropConfig
+        from paravt.tools.crop_video import CropConfig  # the tools room loads torch
 
         c = self.config.crop
         return CropConfig(**{f.name: getattr(c, f.name) for f in fields(CropConfig) if hasattr(c, f.name)})
 
     def _run_tools(self, pending: list[tuple[_Episode, list]]) -> None:
-        from paravt.tools.crop_video import WindowRequest, execute_windows
+        from paravt.tools.crop_video import WindowRequest, execute_windows  # loads torch
 
         cfg = self.config
         requests, owners = [], []

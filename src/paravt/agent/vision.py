@@ -18,7 +18,7 @@ from paravt.agent.records import ImageItem
 
 def _kernels_pixel_values():
     try:
-        from paravt.kernels import pixel_values
+        from paravt.kernels import pixel_values  # the kernels load torch
     except ImportError:
         return None
     return pixel_values

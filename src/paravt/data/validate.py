@@ -52,7 +52,7 @@ def _probe(path: str) -> str | None:
     if not p.is_file():
         return "missing: file not found"
     try:
-        from paravt.video import VideoSource
+        from paravt.video import VideoSource  # paravt.video loads torch
 
         with VideoSource(str(p)) as src:  # closed at once: one probe per video of the whole set
             meta = src.meta

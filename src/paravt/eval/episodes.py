@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from paravt.agent.records import EpisodeInput
 from paravt.eval.samples import EvalSample
 
 
 def episode_input(sample: EvalSample, question: str, frames_k: int | None = None):
-    from paravt.agent.records import EpisodeInput
-
     return EpisodeInput(
         id=sample.id,
         video=sample.video,

@@ -18,17 +18,16 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
+from paravt.rewards import oe_tokens  # the reward's normalisation: one rule for both
+from paravt.rewards import token_f1 as f1
+
 
 def token_f1(prediction: str, reference: str) -> float:
     """Token F1 over token multisets (the rewards room's definition, shared with training)."""
-    from paravt.rewards import token_f1 as f1
-
     return float(f1(prediction, reference))
 
 
 def rule_match(prediction: str, reference: str) -> bool:
-    from paravt.rewards import oe_tokens  # the reward's normalisation: one rule for both
-
     p, r = oe_tokens(str(prediction)), oe_tokens(str(reference))
     if not r or not p:
         return False

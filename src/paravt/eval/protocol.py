@@ -13,6 +13,7 @@ import platform
 from importlib import metadata, resources
 from pathlib import Path
 
+import paravt
 from paravt.eval.config import EvalConfig, redacted
 
 
@@ -54,8 +55,6 @@ def describe(cfg: EvalConfig, judge_description: dict, backend_label: str | None
     ``backend_label`` names a backend handed in by the caller (e.g. the trainer's policy, or a
     test's scripted backend) instead of the one the config describes.
     """
-    import paravt
-
     backend = backend_label or cfg.backend_name
 
     eng = cfg.engine

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from paravt.errors import UserError
+from paravt.eval.judge import RuleJudge
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS, summarize_results
 from paravt.eval.results import iter_unique, read_results
 from paravt.eval.scoring import score_sample, score_variants
@@ -35,7 +36,6 @@ def rescore(results_path: str | Path, variant: str = DEFAULT_VARIANT, judge=None
     ``variant`` is the headline."""
     if variant not in VARIANTS:
         raise UserError(f"--variant {variant!r}: choose one of {', '.join(VARIANTS)}")
-    from paravt.eval.judge import RuleJudge
 
     judge = judge or RuleJudge()
     path = Path(results_path)

@@ -22,14 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.backends import make_backend as make_agent_backend
+from paravt.agent.engine import EpisodeEngine
+from paravt.agent.records import Generation
 from paravt.errors import UserError
+from paravt.eval import subtitles as subs
 from paravt.eval.adapters import canonical_split, load_split
 from paravt.eval.config import EvalConfig, parse_shard, protocol_view, shard_tag
 from paravt.eval.episodes import episode_input, outcome_of
+from paravt.eval.judge import make_judge
 from paravt.eval.metrics import summarize_results
+from paravt.eval.protocol import describe
 from paravt.eval.results import ResultsFile, iter_unique, read_results, write_json_atomic
 from paravt.eval.samples import EvalSample
 from paravt.eval.scoring import score_sample, score_variants
+from paravt.testing.scripted import ScriptedBackend
 
 logger = logging.getLogger(__name__)
 
@@ -112,9 +119,7 @@ def make_backend(cfg: EvalConfig):
     """The generation backend named by the config (scripted when ``script`` is set)."""
     if cfg.script:
         return scripted_backend(cfg.script)
-    from paravt.agent.backends import make_backend as make
-
-    return make(cfg.backend)
+    return make_agent_backend(cfg.backend)
 
 
 class _Paced:
@@ -138,9 +143,6 @@ def scripted_backend(path: str | Path):
     a slow model; an item ``{"error": "…"}`` is a failed generation (as a real server error).
     """
     import json
-
-    from paravt.agent.records import Generation
-    from paravt.testing.scripted import ScriptedBackend
 
     try:
         data = json.loads(Path(path).read_text())
@@ -182,15 +184,11 @@ class Runner:
         self._progress = progress
         self._records: dict[str, Any] = {}  # this batch's episode records, kept for sheets
         self.sheets_written: list[str] = []
-        from paravt.eval.judge import make_judge
-
         self.judge = make_judge(cfg.judge_base_url, cfg.judge_model, cfg.judge_api_key)
 
     # -- setup --------------------------------------------------------------------------------
     def _engine_for_run(self):
         if self._engine is None:
-            from paravt.agent.engine import EpisodeEngine
-
             if self._backend is None:
                 self._backend = make_backend(self.cfg)
             self._engine = EpisodeEngine(self._backend, self.cfg.engine)
@@ -209,7 +207,6 @@ class Runner:
         """The question text given to the engine (Video-MME subtitles prepended when asked)."""
         if self.split != "videomme_sub" or self.cfg.subtitles == "none":
             return sample.question, None
-        from paravt.eval import subtitles as subs
 
         srt = sample.meta.get("subtitle_path")
         if not srt:
@@ -347,7 +344,7 @@ class Runner:
             return
         if self.cfg.sheets_of == "errors" and not is_failure(result):
             return
-        from paravt.viz.episode_sheet import write_episode_sheet
+        from paravt.viz.episode_sheet import write_episode_sheet  # loads torch
 
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(result["id"]))
         path = self.paths.results.parent / "sheets" / f"{result['index']:05d}-{name}.png"
@@ -430,8 +427,6 @@ class _Running:
 def build_summary(split: str, cfg: EvalConfig, loaded, assigned: list[EvalSample],
                   results: list[dict], judge, backend_label: str | None = None) -> dict:
     """Metrics of the assigned samples plus the complete protocol (no wall-clock fields)."""
-    from paravt.eval.protocol import describe
-
     wanted = {s.id for s in assigned}
     unique = list(iter_unique([r for r in results if r["id"] in wanted]))
     duplicates = sum(1 for r in results if r["id"] in wanted) - len(unique)

@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from paravt.agent.parser import extract_answer
 from paravt.eval.answer_rules import BENCHMARK_RULES, reference_letter
+from paravt.eval.judge import RuleJudge
 from paravt.eval.samples import LETTERS
+from paravt.rewards import extract_mcq_letter, parse_span, temporal_iou_hull
 
 #: The alternative readings stored beside the ``robust`` score of every result line.
 ALTERNATIVE_VARIANTS = ("benchmark", "paper")
@@ -35,14 +38,11 @@ def answer_text_of(prediction: str | None, answer_text: str | None) -> str:
         return str(answer_text)
     if not prediction:
         return ""
-    from paravt.agent.parser import extract_answer
 
     return extract_answer(prediction) or ""
 
 
 def _score_mcq(text: str, sample: dict) -> dict:
-    from paravt.rewards import extract_mcq_letter
-
     options = list(sample.get("options") or [])
     letter = extract_mcq_letter(text, options) if text else None
     if letter is not None:
@@ -54,8 +54,6 @@ def _score_mcq(text: str, sample: dict) -> dict:
 
 
 def _score_tvg(text: str, sample: dict) -> dict:
-    from paravt.rewards import parse_span, temporal_iou_hull
-
     span = parse_span(text) if text else None
     if span is None:
         return {"extracted": None, "iou": 0.0}
@@ -82,7 +80,6 @@ def score_sample(
         return _score_mcq(text, sample)
     if qtype == "tvg":
         return _score_tvg(text, sample)
-    from paravt.eval.judge import RuleJudge
 
     judge = judge or RuleJudge()
     verdict = judge.judge(sample.get("question", ""), str(sample.get("answer") or ""), text)

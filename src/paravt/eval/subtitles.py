@@ -91,7 +91,7 @@ def frame_times_for(video: str | Path, k: int, mode: str = "exact") -> list[floa
     lines are exactly those on screen at the frames the model sees; the runner double-checks
     against the record's ``overview_times``.
     """
-    from paravt.video import VideoSource
+    from paravt.video import VideoSource  # paravt.video loads torch
 
     with VideoSource(str(video)) as src:
         return [float(t) for t in src.overview_times(k, mode=mode)]

@@ -40,6 +40,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from paravt.agent.parser import parse_turn  # the turn grammar; it will move to a lower module
 from paravt.rewards.config import RewardConfig
 
 __all__ = [
@@ -163,9 +164,6 @@ def _substantive(turn: _TurnTags, min_chars: int) -> bool:
 def _think_before_first_call(turns: list[_TurnTags]) -> bool:
     """A ``<think>`` opener precedes the first call the parser accepted (outside ``<think>``,
     well-formed, known tool): in an earlier turn or earlier in the same turn."""
-    # the turn grammar lives in agent.parser for now; it will move to a lower module
-    from paravt.agent.parser import parse_turn
-
     thought = False
     for turn in turns:
         calls = parse_turn(turn.text).calls

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
 
 Script = "list[str] | dict[str, list[str]] | Callable[[GenRequest], Any]"
@@ -56,8 +57,6 @@ class ScriptedBackend:
         self.stop = stop
         self.codec = None
         if processor is not None:
-            from paravt.agent.chat import ChatCodec
-
             if isinstance(processor, (str, Path)):
                 from transformers import AutoProcessor
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from paravt.errors import UserError
 from paravt.testing.tiny_source import (
     QWEN3_VL_IMAGE_PROCESSOR,
     QWEN3_VL_VIDEO_SIZE,
@@ -235,8 +236,6 @@ def build_tiny(arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny", sour
     import torch
     import transformers
     from transformers import AutoModelForImageTextToText, Qwen2VLImageProcessor
-
-    from paravt.errors import UserError
 
     if arch not in ARCHS:
         raise UserError(f"unknown --arch {arch!r}; choose one of {', '.join(ARCHS)}")

@@ -11,15 +11,15 @@ __all__ = ["PAPER_CHOICES", "ParaGRPOConfig", "ParaGRPOTrainer", "PolicyBackend"
 
 def __getattr__(name):
     if name == "ParaGRPOConfig":
-        from paravt.train.config import ParaGRPOConfig
+        from paravt.train.config import ParaGRPOConfig  # loads trl: on first use
 
         return ParaGRPOConfig
     if name == "ParaGRPOTrainer":
-        from paravt.train.trainer import ParaGRPOTrainer
+        from paravt.train.trainer import ParaGRPOTrainer  # loads trl: on first use
 
         return ParaGRPOTrainer
     if name == "PolicyBackend":
-        from paravt.train.policy_backend import PolicyBackend
+        from paravt.train.policy_backend import PolicyBackend  # loads torch: on first use
 
         return PolicyBackend
     raise AttributeError(name)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from trl import GRPOConfig
 
+from paravt.errors import ConfigError
 from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
 from paravt.train.gating import PAPER_CHOICES
 
@@ -100,7 +101,6 @@ class ParaGRPOConfig(GRPOConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        from paravt.errors import ConfigError
 
         if self.dispatch_mode not in ("parallel", "sequential", "direct"):
             raise ConfigError(
@@ -125,8 +125,6 @@ class ParaGRPOConfig(GRPOConfig):
     def _check_vllm_keys(self) -> None:
         """The vLLM settings that cannot serve multi-turn episodes, refused before anything loads
         (whether vLLM is installed is checked where training starts: paravt.train.vllm_backend)."""
-        from paravt.errors import ConfigError
-
         if self.vllm_mode not in ("server", "colocate"):
             raise ConfigError(f"vllm_mode={self.vllm_mode!r}: use server or colocate")
         modes = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")

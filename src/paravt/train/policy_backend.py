@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from paravt.agent.backends.hf import cut_at_stop, left_pad
+from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
 from paravt.train.streams import mm_token_type_ids
 
@@ -68,7 +69,6 @@ class TokenSampler:
         self.suppress_ids = vision_token_ids(tok) if suppress_vision_tokens else []
         self.first_turn_text = first_turn_text
         self.calls = 0  # generate() calls, for tests and benchmarks
-        from paravt.agent.chat import ChatCodec
 
         self.codec = ChatCodec(processing_class)  # token space: the engine renders prompts with it
 

@@ -25,8 +25,10 @@ from typing import Any
 
 import yaml
 
-from paravt.config import build, read_yaml, to_dict
+from paravt.config import _merge, build, parse_overrides, read_yaml, to_dict
+from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
+from paravt.testing.tiny import make_tiny_model
 
 RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
@@ -99,7 +101,7 @@ def typed_leaves(tree: dict) -> dict:
 
 def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
     """Build ParaGRPOConfig from the ``trainer`` section (unknown keys → ConfigError)."""
-    from paravt.train.config import ParaGRPOConfig
+    from paravt.train.config import ParaGRPOConfig  # loads trl (run.py stays light)
 
     data = dict(cfg.trainer)
     if "output_dir" in data:
@@ -125,8 +127,6 @@ def resolve_model(spec: str, run_dir: Path) -> str:
     (``paravt.testing.tiny.PRESETS``: ``tiny`` by default, ``toy`` for the toy task) into the
     run folder once."""
     if spec.startswith("tiny:"):
-        from paravt.testing.tiny import make_tiny_model
-
         parts = spec.split(":")
         arch = parts[1] or "qwen3-vl"
         preset = parts[2] if len(parts) > 2 and parts[2] else "tiny"
@@ -206,7 +206,7 @@ def start_run_folder(
     checkpoint's step (``metrics_path`` and ``log_dirs/*.jsonl``), on a fresh run clear them."""
     import shutil
 
-    from paravt.train.metrics import truncate_after
+    from paravt.train.metrics import truncate_after  # loads transformers
 
     (run_dir / "config.json").write_text(
         json.dumps(
@@ -246,8 +246,6 @@ def shared_model_path(spec: str, run_dir: Path, args: Any) -> str:
 
 def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any = None):
     """``(rows, SkipReport)`` of the data section; the report goes to the run folder (main)."""
-    from paravt.data import load_training_rows
-
     data_path = data.path
     if data_path.startswith("builtin:"):
         data_path = str(builtin_data(data_path.split(":", 1)[1]))
@@ -311,7 +309,7 @@ def run_training(
     ``console`` (a rich console on stderr) receives the skipped-rows notice and the live progress
     line (``paravt.train.progress``), which then replaces HF's tqdm bar and printed log dicts.
     """
-    from paravt.data import to_dataset
+    # torch and trl load here, when a run starts: importing run.py stays light
     from paravt.train.metrics import MetricsJsonl
     from paravt.train.trainer import ParaGRPOTrainer
     from paravt.train.vllm_backend import require_vllm
@@ -341,7 +339,7 @@ def run_training(
     if is_main and console is not None:  # the live line replaces HF's tqdm bar and log dicts
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-        from paravt.train.progress import ProgressLine
+        from paravt.train.progress import ProgressLine  # loads transformers
 
         trainer.remove_callback(ProgressCallback)
         trainer.remove_callback(PrinterCallback)
@@ -352,8 +350,6 @@ def run_training(
 
 
 def load_command_config(config: str | None, overrides: tuple[str, ...]) -> TrainCommandConfig:
-    from paravt.config import _merge, parse_overrides
-
     data: dict = {}
     if config:
         data = read_yaml(recipe_path(config))

@@ -38,6 +38,7 @@ from typing import Any
 
 from trl.import_utils import is_vllm_available
 
+from paravt.agent.backends.openai import budget_frame
 from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.errors import ConfigError, ParavtError
 from paravt.train.policy_backend import TokenSampler
@@ -256,8 +257,6 @@ class VLLMBackend(TokenSampler):
         if hit is not None and hit[0] is item:
             return hit[1]
         from PIL import Image
-
-        from paravt.agent.backends.openai import budget_frame
 
         codec = self.codec
         frame = budget_frame(item, codec.arch)

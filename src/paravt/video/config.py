@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paravt.video.source import OVERVIEW_MODES
+
 
 @dataclass
 class ProbeConfig:
@@ -26,8 +28,6 @@ class FramesConfig:
     columns: int = 0
 
     def __post_init__(self) -> None:
-        from paravt.video.source import OVERVIEW_MODES
-
         if self.mode not in OVERVIEW_MODES:
             raise ValueError(f"mode must be one of {list(OVERVIEW_MODES)}, got {self.mode!r}")
         if self.k < 1:

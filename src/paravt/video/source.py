@@ -16,6 +16,7 @@ from typing import Literal
 import torch
 
 from paravt.video.decode import DecodeOutcome, decode_indices
+from paravt.video.disposable import decode_skipping, worth_skipping
 from paravt.video.errors import VideoDecodeError
 from paravt.video.frames import Frames
 from paravt.video.meta import FrameTable, VideoMeta
@@ -170,7 +171,6 @@ class VideoSource:
             return None
         if self.meta.rotation not in (None, 0.0):
             return None
-        from paravt.video.disposable import decode_skipping, worth_skipping
 
         if self._skip_worth is None:
             self._skip_worth = worth_skipping(self.path)

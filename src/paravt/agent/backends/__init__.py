@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from paravt.agent.backends.hf import HFBackend
+from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest
 
@@ -29,13 +31,9 @@ class Backend(Protocol):
 
 
 def make_backend(cfg: BackendConfig) -> Backend:
-    """Build the backend ``cfg.kind`` names (heavy imports happen here, not at import time)."""
+    """Build the backend ``cfg.kind`` names (torch and transformers load here, not at import)."""
     if cfg.kind == "hf":
-        from paravt.agent.backends.hf import HFBackend
-
         return HFBackend.from_config(cfg)
-    from paravt.agent.backends.openai import OpenAIBackend
-
     return OpenAIBackend.from_config(cfg)
 
 

@@ -151,7 +151,7 @@ def budget_frame(item: ImageItem, arch: str | None) -> Any:
         return frame
     from torchvision.transforms.v2 import functional as tvf
 
-    from paravt.kernels import smart_resize
+    from paravt.kernels import smart_resize  # the kernels load torch
     from paravt.kernels.spec import arch_spec
 
     # the plain size rule (no minimum-patch check): the server upsizes tiny frames the same way

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from paravt.errors import UserError
+from paravt.eval.adapters import charades, jsonl, longvideobench, lvbench, mlvu, mmvu, videomme
 from paravt.eval.samples import LoadedSplit
 
 SPLITS = (
@@ -71,29 +72,15 @@ def load_split(name: str, data: str | Path, videos: str | Path) -> LoadedSplit:
 
 def _load(split: str, data: Path, videos: Path) -> LoadedSplit:
     if split in ("videomme", "videomme_sub"):
-        from paravt.eval.adapters import videomme
-
         return videomme.load(data, videos, subtitles=split == "videomme_sub")
     if split == "longvideobench":
-        from paravt.eval.adapters import longvideobench
-
         return longvideobench.load(data, videos)
     if split == "lvbench":
-        from paravt.eval.adapters import lvbench
-
         return lvbench.load(data, videos)
     if split == "mlvu":
-        from paravt.eval.adapters import mlvu
-
         return mlvu.load(data, videos)
     if split == "mmvu":
-        from paravt.eval.adapters import mmvu
-
         return mmvu.load(data, videos)
     if split == "jsonl":
-        from paravt.eval.adapters import jsonl
-
         return jsonl.load(data, videos)
-    from paravt.eval.adapters import charades
-
     return charades.load(data, videos)
