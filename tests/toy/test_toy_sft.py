@@ -44,7 +44,7 @@ def test_few_sft_steps_on_oracle_trajectories_lower_their_loss(toy_eval, tmp_pat
             "trajectories.options.tool_prior=1.0",
             "trajectories.options.format_noise=0.0",
             "trainer.per_device_train_batch_size=4",
-            "trainer.max_steps=5",
+            "trainer.max_steps=8",
             "trainer.warmup_steps=0",
             "trainer.learning_rate=3e-3",
             "trainer.logging_steps=1",
@@ -52,7 +52,7 @@ def test_few_sft_steps_on_oracle_trajectories_lower_their_loss(toy_eval, tmp_pat
     )
     summary = run_sft(cfg)
     cache = run_dir / "trajectories"
-    assert summary["global_step"] == 5
+    assert summary["global_step"] == 8
     assert summary["trajectories"]["kept"] == 12 and summary["trajectories"]["skipped"] == 0
     first = torch.load(min(cache.glob("[0-9]*.pt")), weights_only=True)
     assert len(first["frames"]) == 4 + 5 * 16  # the overview, then the five-window sweep

@@ -157,7 +157,10 @@ class ToyOracleBackend:
             reason = f"No coloured square is visible in the {where} frames, so I have to guess."
         else:
             colour = Counter(c for c in seen.values() if c is not None).most_common(1)[0][0]
-            reason = f"The {where} frames show a {colour} square from {min(hits):.1f}s to {max(hits):.1f}s."
+            reason = f"The {where} frames show a {colour} square"
+            # times only where the answer needs them: a window's frames carry no time label, so
+            # for mcq they would be loss tokens the model cannot read off its input
+            reason += "." if options else f" from {min(hits):.1f}s to {max(hits):.1f}s."
         if options:
             letters = [k for k, v in options.items() if hits and v.strip().lower() == colour]
             if not letters:
