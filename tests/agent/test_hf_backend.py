@@ -104,3 +104,57 @@ def test_cut_at_stop_keeps_the_first_stop_token_or_the_whole_row():
     assert cut_at_stop([5, 6, 9, 7, 9], {9}) == ([5, 6, 9], "stop")
     assert cut_at_stop([5, 6, 7], {9, 10}) == ([5, 6, 7], "length")
     assert cut_at_stop([10], {9, 10}) == ([10], "stop")
+
+
+def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwen3_dir, pancake):
+    """A batch of episodes on one video: no per-episode copy of the overview rows, the vision
+    tower encodes each distinct frame once, and the tokens are those of the joined-pixels path."""
+    backend = HFBackend.from_pretrained(str(tiny_qwen3_dir), device="cpu", batch_size=4)
+    backend.logprobs = True
+    assert backend.reads_image_pixels
+    cfg = small_config(max_turns=1, max_new_tokens=4, forced_tokens_mcq=3, think_prefix=PREFIX)
+    inputs = [EpisodeInput(f"q{i}", pancake, f"Question {i}?", ["x", "y"]) for i in range(3)]
+    seen = []
+    original = backend._batch
+
+    def spy(reqs):
+        seen.append(reqs)
+        return original(reqs)
+
+    backend._batch = spy
+    shared_recs = EpisodeEngine(backend, cfg).run(inputs)
+    turn0 = seen[0]
+    assert all(r.pixel_values is None for r in turn0)  # nothing joined per episode
+    rows = {it.pixels.data_ptr() for r in turn0 for it in r.images}
+    assert len(rows) == cfg.frames  # the 3 episodes hold the same K overview rows
+    # the records join their rows as a view of that one overview tensor, never a copy
+    first_rows = shared_recs[0].images[0].pixels
+    for rec in shared_recs:
+        assert rec.images[0].pixels.data_ptr() == first_rows.data_ptr()
+    # turn 1 (overview + each episode's window of 0-3 s): the same window frames are one image
+    assert backend.last_distinct_images == cfg.frames + shared_recs[0].calls[0].n_frames
+
+    backend.reads_image_pixels = False  # the joined-pixels path: one copy per episode
+    backend._batch = original
+    joined_recs = EpisodeEngine(backend, cfg).run(inputs)
+    for a, b in zip(shared_recs, joined_recs):
+        assert a.token_ids == b.token_ids
+        assert torch.allclose(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-4)
+
+
+def test_overview_rows_join_as_a_view_and_tool_rows_as_a_copy():
+    from paravt.agent.records import ImageItem
+    from paravt.agent.vision import join_rows
+
+    base = torch.arange(40.0).reshape(10, 4)
+    items = [ImageItem(torch.zeros(3, 2, 2), float(i), "overview", 1, 1) for i in range(5)]
+    for i, it in enumerate(items):
+        it.pixels = base[2 * i : 2 * i + 2]
+    view = join_rows(items[1:4])
+    assert view.data_ptr() == base[2].data_ptr() and torch.equal(view, base[2:8])
+    tool = ImageItem(torch.zeros(3, 2, 2), 9.0, "tool", 1, 1)
+    tool.pixels = torch.ones(2, 4)
+    joined = join_rows(items + [tool])
+    assert joined.shape == (12, 4) and torch.equal(joined[:10], base)
+    out_of_order = join_rows([items[2], items[0]])
+    assert torch.equal(out_of_order, torch.cat([base[4:6], base[0:2]]))

@@ -40,7 +40,7 @@ from paravt.agent.tool_turns import (
     tool_message,
     truncate_summary,
 )
-from paravt.agent.vision import preprocess
+from paravt.agent.vision import join_rows, preprocess
 from paravt.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -75,15 +75,20 @@ class _Context:
         else:
             self.logprobs.extend([0.0] * len(ids))
 
-    def vision_inputs(self) -> tuple[Any, Any, float]:
+    def vision_inputs(self, join: bool = True) -> tuple[Any, Any, float]:
         """``pixel_values``/``image_grid_thw`` for all images so far (new ones preprocessed now).
 
         Each image is preprocessed once: its rows are kept on the ``ImageItem``, which episodes
         that share a video's overview also share (GRPO's generations of one prompt, eval batches).
+        The joined ``pixel_values`` is a view of those shared rows where they lie back to back
+        (``vision.join_rows``), else a copy; ``join=False`` leaves it ``None`` for a backend that
+        reads each ``ImageItem.pixels`` itself (no per-episode copy at all).
         """
         if self.codec is None or not self.images:
             return None, None, 0.0
         if self._joined is not None and self._joined[0] == len(self.images):
+            if join and self._joined[1] is None:
+                self._joined = (len(self.images), join_rows(self.images), self._joined[2])
             return self._joined[1], self._joined[2], 0.0
         import torch
 
@@ -96,9 +101,10 @@ class _Context:
                 n = int(row.prod())
                 it.pixels = pv[offset : offset + n]
                 offset += n
-        pv = torch.cat([it.pixels for it in self.images])
+        device = self.images[0].pixels.device
+        pv = join_rows(self.images) if join else None
         grid = torch.tensor([list(it.grid_thw) for it in self.images], dtype=torch.long)
-        grid = grid.to(pv.device)
+        grid = grid.to(device)
         self._joined = (len(self.images), pv, grid)
         return pv, grid, time.perf_counter() - t0
 
@@ -132,6 +138,7 @@ class EpisodeEngine:
         # token-space backends may ask for pixel_values in their model's dtype / on its device
         self.pixel_dtype = getattr(backend, "pixel_dtype", None)
         self.pixel_device = getattr(backend, "pixel_device", None)
+        self.reads_image_pixels = bool(getattr(backend, "reads_image_pixels", False))
         # the tool schema's one place (engine.tool_prompt, per family); a message-only backend
         # is told the family by the size rule its frames are resized under
         cfg = self.config
@@ -327,7 +334,8 @@ class EpisodeEngine:
         forced: bool,
         prefill: str,
     ) -> GenRequest:
-        pv, grid, spent = ctx.vision_inputs()
+        # a backend that reads each image's rows (``reads_image_pixels``) gets no joined copy
+        pv, grid, spent = ctx.vision_inputs(join=not self.reads_image_pixels)
         req = GenRequest(
             episode_id=ep_id,
             turn=turn,

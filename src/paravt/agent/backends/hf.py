@@ -1,8 +1,8 @@
 """``hf`` backend: a local transformers Qwen-VL model, batched ``generate``, token in / token out.
 
 The engine hands over ``prompt_ids`` (the whole context, image pads expanded) and the matching
-``pixel_values``/``image_grid_thw`` (every frame as an image — the layout the training loss also
-uses). Requests are grouped by sampling settings and run ``batch_size`` at a time, left-padded;
+images with their preprocessed rows (every frame as an image — the layout the training loss also
+uses); each distinct image of a batch is encoded once (``backends.shared_vision``). Requests are grouped by sampling settings and run ``batch_size`` at a time, left-padded;
 ``mm_token_type_ids`` is derived from the ids so multimodal RoPE is computed correctly. Vision
 tokens are suppressed during sampling (a stray ``<|image_pad|>`` would break the next round), and
 generation stops at the chat's end-of-turn token, which is kept in ``token_ids``.
@@ -16,7 +16,9 @@ from typing import Any
 
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
+from paravt.agent.backends.shared_vision import shared_image_inputs, supports_shared_features
 from paravt.agent.records import Generation, GenRequest
+from paravt.agent.vision import join_rows
 from paravt.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -111,6 +113,10 @@ class HFBackend:
             self.pixel_device = model.device if model.device.type == "cuda" else None
         else:
             self.pixel_device = None if preprocess_device == "cpu" else preprocess_device
+        # the engine leaves each image's rows on its ImageItem (no per-episode joined copy) when
+        # the model can take one encoding per distinct image (backends.shared_vision)
+        self.reads_image_pixels = supports_shared_features(model)
+        self.last_distinct_images = 0  # distinct images encoded by the last batch (for tests)
 
     @classmethod
     def from_pretrained(
@@ -175,6 +181,11 @@ class HFBackend:
                     out[i] = g
         return out  # type: ignore[return-value]
 
+    @staticmethod
+    def _pixels_of(r: GenRequest) -> Any:
+        """One request's rows: its ``pixel_values``, else its images' rows joined."""
+        return r.pixel_values if r.pixel_values is not None else join_rows(r.images)
+
     def _batch(self, reqs: list[GenRequest]) -> list[Generation]:
         import torch
 
@@ -195,9 +206,16 @@ class HFBackend:
                 "attention_mask": mask.to(device),
                 "mm_token_type_ids": mm.to(device),
             }
-            pvs = [r.pixel_values for r in reqs if r.pixel_values is not None]
-            if pvs:
-                kwargs["pixel_values"] = torch.cat(pvs).to(device=device, dtype=self.pixel_dtype)
+            shared = None
+            if self.reads_image_pixels:
+                with torch.no_grad():
+                    shared = shared_image_inputs(self.model, reqs, device, self.pixel_dtype)
+            if shared is not None:  # each distinct image encoded once (backends.shared_vision)
+                mm_outputs, grid, self.last_distinct_images = shared
+                kwargs["mm_encoder_outputs"], kwargs["image_grid_thw"] = mm_outputs, grid
+            elif any(r.images for r in reqs):
+                parts = [self._pixels_of(r) for r in reqs if r.images]
+                kwargs["pixel_values"] = torch.cat(parts).to(device=device, dtype=self.pixel_dtype)
                 kwargs["image_grid_thw"] = torch.cat(
                     [r.image_grid_thw for r in reqs if r.image_grid_thw is not None]
                 ).to(device)
