@@ -1,4 +1,5 @@
-"""Decoding without disposable H.264 pictures gives exactly a full decode's frames, for less work."""
+"""Decoding without disposable H.264/HEVC pictures gives exactly a full decode's frames, for less
+work; and on every codec of the tool-execution benchmark the batch decode is a full decode's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from torchcodec.decoders import VideoDecoder
 
 from paravt.tools.crop_video import CropConfig, WindowRequest, execute_windows
 from paravt.video import VideoSource
-from paravt.video.disposable import decode_skipping, is_disposable, worth_skipping
+from paravt.video.disposable import (
+    decode_skipping,
+    hevc_is_disposable,
+    hvcc_layout,
+    is_disposable,
+    worth_skipping,
+)
 
 pytest.importorskip("av")
 
@@ -78,7 +85,8 @@ def test_full_range_bt709_real_file_keeps_its_colours(video_path):
 
 def test_streams_without_b_frames_are_not_demuxed_twice(gop_video, video_path):
     assert not worth_skipping(str(gop_video))  # x264 ultrafast: no B-frames
-    assert not worth_skipping(str(video_path("torchcodec__h265_video.mp4")))  # not H.264
+    assert not worth_skipping(str(video_path("decord__flipping_a_pancake.mkv")))  # no B-frames
+    assert not worth_skipping(str(video_path("mediabunny__trim-buck-bunny.webm")))  # VP9
     assert worth_skipping(str(video_path("torchcodec__bt709_full_range.mp4")))
 
 
@@ -104,3 +112,92 @@ def test_crop_video_batch_is_identical_with_skipping_off(bframes_video, workers)
     for a, b in zip(on.results, off.results):
         assert a.ok and b.ok
         assert a.times == b.times and torch.equal(a.frames, b.frames)
+
+
+def _hevc_nal(nal_type: int, temporal_id: int = 0) -> bytes:
+    return bytes([nal_type << 1, temporal_id + 1]) + b"\xaf\x01"
+
+
+@pytest.mark.parametrize("pack,size", [(_avcc, 4), (_annexb, 0)])
+def test_hevc_is_disposable_only_for_non_reference_pictures_of_the_top_sub_layer(pack, size):
+    assert hevc_is_disposable(pack(_hevc_nal(0)), size, 0)  # TRAIL_N, one sub-layer
+    assert hevc_is_disposable(pack(_hevc_nal(39), _hevc_nal(0), _hevc_nal(0)), size, 0)  # SEI + 2
+    assert hevc_is_disposable(pack(_hevc_nal(8)), size, 0)  # RASL_N
+    assert not hevc_is_disposable(pack(_hevc_nal(1)), size, 0)  # TRAIL_R: a reference
+    assert not hevc_is_disposable(pack(_hevc_nal(19)), size, 0)  # IDR
+    assert not hevc_is_disposable(pack(_hevc_nal(0), _hevc_nal(1)), size, 0)
+    # a _N picture of a lower sub-layer may be referenced by a higher one: keep it
+    assert not hevc_is_disposable(pack(_hevc_nal(0, temporal_id=0)), size, 1)
+    assert hevc_is_disposable(pack(_hevc_nal(0, temporal_id=1)), size, 1)
+    assert not hevc_is_disposable(pack(_hevc_nal(32)), size, 0)  # a VPS alone: no picture
+    assert hvcc_layout(None) is None and hvcc_layout(b"\x00\x00\x01\x40") is None  # Annex B
+
+
+#: Short clips encoded like the benchmark's rows (bench_tool_exec.CODECS, same encoders, GOPs and
+#: B-frames scaled down): 4 s, 256x144 @ 30, a keyframe every 1 s (x265: open GOP, its default).
+CODEC_CLIPS = {
+    "x264_medium": ["-c:v", "libx264", "-preset", "medium", "-g", "30", "-bf", "3"],
+    "x264_veryfast": ["-c:v", "libx264", "-preset", "veryfast", "-g", "30"],
+    "x265": ["-c:v", "libx265", "-preset", "veryfast", "-x265-params", "keyint=30:log-level=error"],
+    "vp9": ["-c:v", "libvpx-vp9", "-deadline", "good", "-cpu-used", "5", "-g", "30", "-b:v", "300k"],
+    "testsrc2_x264": ["-c:v", "libx264", "-preset", "veryfast"],
+}
+
+
+def _codec_clip(folder, name: str):
+    from media import MissingEncoder, ffmpeg_exe, has_encoder
+
+    args = CODEC_CLIPS[name]
+    try:
+        if not has_encoder(args[1]):
+            pytest.skip(f"this ffmpeg has no {args[1]} encoder")
+        exe = ffmpeg_exe()
+    except MissingEncoder as e:
+        pytest.skip(str(e))
+    source = "testsrc2" if name.startswith("testsrc2") else "mandelbrot"  # moving detail
+    out = folder / f"{name}.{'webm' if name == 'vp9' else 'mp4'}"
+    if not out.exists():
+        import subprocess
+
+        subprocess.run(
+            [exe, "-y", "-loglevel", "error", "-f", "lavfi", "-i",
+             f"{source}=size=256x144:rate=30", "-t", "4", *args, "-pix_fmt", "yuv420p", str(out)],
+            check=True,
+        )  # fmt: skip
+    return out
+
+
+def test_the_clips_cover_every_codec_of_the_benchmark():
+    import importlib.util
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_tool_exec.py"
+    spec = importlib.util.spec_from_file_location("bench_tool_exec", bench)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert set(module.CODECS) == set(CODEC_CLIPS)
+
+
+@pytest.mark.parametrize("name", sorted(CODEC_CLIPS))
+@pytest.mark.parametrize("workers", [1, 2])
+def test_batch_decode_equals_a_full_decode_on_every_benchmark_codec(media_dir, name, workers):
+    path = _codec_clip(media_dir, name)
+    calls = [(0.2, 2.7), (1.5, 3.9), (0.2, 2.7)]
+    reqs = [WindowRequest(str(path), {"start_time": s, "end_time": e}) for s, e in calls]
+    batch = execute_windows(reqs, CropConfig(workers=workers, max_frames=16, fps=4))
+    src = VideoSource(path)
+    skippable = src.meta.codec in ("h264", "hevc")
+    assert (batch.stats.pictures_skipped > 0) == skippable, batch.stats
+    for r in batch.results:
+        assert r.ok, r.error
+        by_pts = {round(p - src.meta.begin, 6): i for i, p in enumerate(src.table.pts)}
+        idx = [by_pts[round(t, 6)] for t in r.times]
+        data, pts = _full_decode(path, idx)
+        assert r.times == pytest.approx([p - src.meta.begin for p in pts], abs=1e-9)
+        assert torch.equal(r.frames, data), f"{name}: a window differs from a full decode"
+
+
+def test_hevc_skipping_equals_a_full_decode_across_gops(media_dir):
+    path = _codec_clip(media_dir, "x265")
+    assert worth_skipping(str(path))
+    _assert_same_as_full_decode(path, [3, 17, 29, 30, 47, 61, 88, 100, 119])

@@ -1,20 +1,31 @@
-"""Decode H.264 frames without the disposable pictures between them.
+"""Decode H.264 and HEVC frames without the disposable pictures between them.
 
 Why: reaching a frame means decoding from its keyframe, and for a 10-30 s crop_video window at
-1 fps that is every picture of the window. In H.264 a picture whose slices all have
-``nal_ref_idc == 0`` is never a reference for another picture, so leaving it out of the bitstream
-changes no other picture's pixels. With x264's defaults (3 B-frames, B-pyramid) about 40% of the
-pictures are such disposable B-frames, and FFmpeg decodes the same 60 s of 720p in 62% of the
-time without them (``ffmpeg -skip_frame noref``, measured here). torchcodec has no skip option,
-so the skipping happens on the packets instead:
+1 fps that is every picture of the window. Some pictures are never a reference for another, so
+leaving them out of the bitstream changes no other picture's pixels:
+
+* H.264: a picture whose slices all have ``nal_ref_idc == 0``. With x264's defaults (3 B-frames,
+  B-pyramid) about 40% of the pictures are such disposable B-frames, and FFmpeg decodes the same
+  60 s of 720p in 62% of the time without them (``ffmpeg -skip_frame noref``, measured here).
+* HEVC: a sub-layer non-reference picture (NAL unit types TRAIL_N, TSA_N, STSA_N, RADL_N, RASL_N
+  and the reserved even types up to 14) of the highest temporal sub-layer; such a picture may
+  only be referenced by a higher sub-layer, and there is none. x265's defaults make ~60% of the
+  pictures TRAIL_N, all in one sub-layer. The sub-layer count comes from the MP4/Matroska
+  ``hvcC`` record; a stream without one (Annex B) is decoded the normal way.
+* VP9 is not skipped: a VP9 frame is disposable only when it refreshes none of the eight
+  reference slots, and libvpx (outside its SVC/temporal-layer modes) refreshes one on every
+  frame, so there is nothing to leave out (``bench_tool_exec.py`` counts them per file).
+
+torchcodec has no skip option, so the skipping happens on the packets instead:
 
 1. PyAV (its own libav* build) demuxes, for each GOP of the lane, the packets from the keyframe
    to the last frame asked for, and drops each disposable packet that is not a frame asked for;
 2. the rest is muxed, timestamps untouched, into an in-memory Matroska stream;
 3. torchcodec decodes that stream, so colour conversion and pixels are exactly a full decode's
-   (tested frame for frame on the shared files, full-range BT.709 included).
+   (tested frame for frame on the shared files, full-range BT.709 included, and on generated
+   x264/x265 clips).
 
-Anything unexpected — not H.264, a rotated stream, a seek that does not land on the keyframe,
+Anything unexpected — another codec, a rotated stream, a seek that does not land on the keyframe,
 a timestamp that does not come back, a decode error (corrupt region), PyAV missing — returns
 ``None`` and the caller decodes the normal way, which also reports per-frame failures.
 """
@@ -23,6 +34,7 @@ from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from paravt.video.decode import DecodeOutcome
@@ -30,9 +42,15 @@ from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
 
 logger = logging.getLogger(__name__)
+#: codecs (torchcodec / FFmpeg names) whose disposable pictures are left out of the decode
+SKIPPABLE_CODECS = ("h264", "hevc")
 
 #: H.264 NAL unit types that carry a coded slice (non-IDR, partition A, IDR).
 _SLICE_TYPES = (1, 2, 5)
+
+#: HEVC VCL NAL unit types 0-31; the even ones up to 14 are sub-layer non-reference pictures.
+_HEVC_VCL_TYPES = range(32)
+_HEVC_SUB_LAYER_NON_REF = (0, 2, 4, 6, 8, 10, 12, 14)
 
 
 def nal_length_size(extradata: bytes | None) -> int:
@@ -42,29 +60,38 @@ def nal_length_size(extradata: bytes | None) -> int:
     return 0
 
 
-def _nal_headers(data: bytes, length_size: int):
-    """The first byte of every NAL unit in one packet."""
+def hvcc_layout(extradata: bytes | None) -> tuple[int, int] | None:
+    """``(NAL length size, temporal sub-layers)`` from an ``hvcC`` record; ``None`` when the
+    stream has no such record (Annex B) or does not say how many sub-layers it has."""
+    if not extradata or len(extradata) < 23 or extradata[0] != 1:
+        return None
+    layers = (extradata[21] >> 3) & 7
+    return ((extradata[21] & 3) + 1, layers) if layers else None
+
+
+def _nal_headers(data: bytes, length_size: int, header_bytes: int = 1):
+    """The first ``header_bytes`` bytes of every NAL unit in one packet."""
     n = len(data)
     if length_size:
         i = 0
         while i + length_size < n:
             size = int.from_bytes(data[i : i + length_size], "big")
             i += length_size
-            if size <= 0 or i >= n:
+            if size < header_bytes or i + header_bytes > n:
                 return
-            yield data[i]
+            yield data[i : i + header_bytes]
             i += size
         return
     i = data.find(b"\x00\x00\x01")
-    while 0 <= i < n - 3:
-        yield data[i + 3]
+    while 0 <= i < n - 2 - header_bytes:
+        yield data[i + 3 : i + 3 + header_bytes]
         i = data.find(b"\x00\x00\x01", i + 3)
 
 
 def is_disposable(data: bytes, length_size: int) -> bool:
-    """True when the packet has slices and none of them is a reference (``nal_ref_idc == 0``)."""
+    """H.264: the packet has slices and none of them is a reference (``nal_ref_idc == 0``)."""
     saw_slice = False
-    for header in _nal_headers(data, length_size):
+    for (header,) in _nal_headers(data, length_size):
         if header & 0x1F in _SLICE_TYPES:
             saw_slice = True
             if (header >> 5) & 3:
@@ -72,8 +99,37 @@ def is_disposable(data: bytes, length_size: int) -> bool:
     return saw_slice
 
 
+def hevc_is_disposable(data: bytes, length_size: int, top_temporal_id: int) -> bool:
+    """HEVC: the packet has VCL NAL units and every one is a sub-layer non-reference picture of
+    the highest temporal sub-layer ``top_temporal_id`` (nothing can refer to it)."""
+    saw_vcl = False
+    for b0, b1 in _nal_headers(data, length_size, header_bytes=2):
+        nal_type, temporal_id = (b0 >> 1) & 0x3F, (b1 & 7) - 1
+        if nal_type in _HEVC_VCL_TYPES:
+            saw_vcl = True
+            if nal_type not in _HEVC_SUB_LAYER_NON_REF or temporal_id != top_temporal_id:
+                return False
+    return saw_vcl
+
+
+def disposable_test(codec: str, extradata: bytes | None) -> Callable[[bytes], bool] | None:
+    """The per-packet test for a stream of ``codec``, or ``None`` where nothing can be skipped
+    safely (another codec, HEVC without an ``hvcC`` record)."""
+    if codec == "h264":
+        size = nal_length_size(extradata)
+        return lambda data: is_disposable(data, size)
+    if codec == "hevc":
+        layout = hvcc_layout(extradata)
+        if layout is None:
+            return None
+        size, layers = layout
+        return lambda data: hevc_is_disposable(data, size, layers - 1)
+    return None
+
+
 def worth_skipping(path: str) -> bool:
-    """Whether this file's video stream is H.264 with B-frames (so some pictures are disposable).
+    """Whether this file's video stream is H.264 or HEVC with B-frames (so some pictures are
+    disposable).
 
     Checked once per opened video, so streams without B-frames (x264 ``ultrafast``, most phone
     clips) never pay for a demux that would drop nothing.
@@ -83,7 +139,8 @@ def worth_skipping(path: str) -> bool:
 
         with av.open(path) as inp:
             ctx = inp.streams.video[0].codec_context
-            return ctx.name == "h264" and bool(ctx.has_b_frames)
+            skippable = disposable_test(ctx.name, ctx.extradata) is not None
+            return skippable and bool(ctx.has_b_frames)
     except Exception:  # noqa: BLE001 - unreadable by PyAV: decode the normal way
         logger.warning("PyAV cannot read %s; it is decoded the normal way", path, exc_info=True)
         return False
@@ -101,14 +158,18 @@ def _filtered_stream(
 
     with av.open(path) as inp:
         stream = inp.streams.video[0] if len(inp.streams.video) == 1 else inp.streams.best("video")
-        if stream is None or stream.codec_context.name != "h264":
+        if stream is None:
+            return None
+        disposable = disposable_test(stream.codec_context.name, stream.codec_context.extradata)
+        if disposable is None:
             return None
         tb = stream.time_base
-        length_size = nal_length_size(stream.codec_context.extradata)
         buf = io.BytesIO()
         kept_pts: list[int] = []
         target_pts: dict[int, int] = {}
         dropped = 0
+        muxed: set[int] = set()
+        last_dts: int | None = None
         with av.open(buf, "w", format="matroska") as out:
             ost = out.add_stream_from_template(stream)
             for _, members in gop_groups(table, indices):
@@ -133,9 +194,19 @@ def _filtered_stream(
                         seen += 1
                     elif pkt.pts < key_pts:
                         continue  # a leading picture of the previous GOP: never asked for here
-                    elif is_disposable(bytes(pkt), length_size):
+                    elif disposable(bytes(pkt)):
                         dropped += 1
                         continue
+                    if pkt.pts in muxed:
+                        # an open GOP: the previous GOP's pass already went past this keyframe
+                        # to reach a leading picture asked for there, and muxed these packets
+                        if seen == len(want):
+                            break
+                        continue
+                    if pkt.dts is not None and last_dts is not None and pkt.dts <= last_dts:
+                        return None  # decode order would go backwards: not a plain subset
+                    last_dts = pkt.dts if pkt.dts is not None else last_dts
+                    muxed.add(pkt.pts)
                     kept_pts.append(pkt.pts)
                     pkt.stream = ost
                     out.mux(pkt)
@@ -153,7 +224,7 @@ def _filtered_stream(
 
 
 def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeOutcome | None:
-    """Decode sorted unique ``indices`` of an H.264 ``path`` on the CPU without the disposable
+    """Decode sorted unique ``indices`` of an H.264/HEVC ``path`` on the CPU without the disposable
     pictures; ``None`` when this path does not apply or anything looks off (see the module doc)."""
     if not indices or all(table.keyframe_before(i) == i for i in indices):
         return None  # only keyframes asked for (a keyframe overview): nothing lies in between

@@ -16,7 +16,7 @@ from typing import Literal
 import torch
 
 from paravt.video.decode import DecodeOutcome, decode_indices
-from paravt.video.disposable import decode_skipping, worth_skipping
+from paravt.video.disposable import SKIPPABLE_CODECS, decode_skipping, worth_skipping
 from paravt.video.errors import VideoDecodeError
 from paravt.video.frames import Frames
 from paravt.video.meta import FrameTable, VideoMeta
@@ -33,8 +33,8 @@ class VideoSource:
 
     ``device="cuda"`` decodes with torchcodec's GPU decoder (frames come back on the GPU).
     ``num_threads`` is FFmpeg's thread count per decoder; 1 suits several decoders in parallel.
-    ``skip_disposable`` decodes H.264 on the CPU without the non-reference pictures between the
-    frames asked for (``paravt.video.disposable``; same pixels, less work).
+    ``skip_disposable`` decodes H.264 and HEVC on the CPU without the non-reference pictures
+    between the frames asked for (``paravt.video.disposable``; same pixels, less work).
     """
 
     def __init__(
@@ -166,12 +166,11 @@ class VideoSource:
     # -- decoding ---------------------------------------------------------------------------
     def _decode_skipping(self, indices: list[int]) -> DecodeOutcome | None:
         """The frames decoded without disposable pictures, or ``None`` where that does not apply
-        (not H.264, GPU decoding, a rotated stream, turned off, or any surprise on the way)."""
-        if not (self.skip_disposable and self.device == "cpu" and self.meta.codec == "h264"):
+        (not H.264/HEVC, GPU decoding, a rotated stream, turned off, or any surprise on the way)."""
+        if not (self.skip_disposable and self.device == "cpu"):
             return None
-        if self.meta.rotation not in (None, 0.0):
+        if self.meta.codec not in SKIPPABLE_CODECS or self.meta.rotation not in (None, 0.0):
             return None
-
         if self._skip_worth is None:
             self._skip_worth = worth_skipping(self.path)
         if not self._skip_worth:
