@@ -131,8 +131,13 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
     first_rows = shared_recs[0].images[0].pixels
     for rec in shared_recs:
         assert rec.images[0].pixels.data_ptr() == first_rows.data_ptr()
-    # turn 1 (overview + each episode's window of 0-3 s): the same window frames are one image
+    # turn 1 (overview + each episode's window of 0-3 s): the same window frames are one image,
+    # preprocessed once for the three episodes
     assert backend.last_distinct_images == cfg.frames + shared_recs[0].calls[0].n_frames
+    tool_rows = [[it.pixels for it in rec.images if it.source == "tool"] for rec in shared_recs]
+    assert tool_rows[0] and all(
+        [p.data_ptr() for p in rows] == [p.data_ptr() for p in tool_rows[0]] for rows in tool_rows
+    )
 
     backend.reads_image_pixels = False  # the joined-pixels path: one copy per episode
     backend._batch = original

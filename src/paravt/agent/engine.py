@@ -135,6 +135,7 @@ class EpisodeEngine:
         #: how many times each video was opened during the last ``run`` (1 per readable video)
         self.video_opens: dict[str, int] = {}
         self._sources: dict[str, Any] = {}
+        self._round_items: dict[tuple, list[ImageItem]] = {}
         # token-space backends may ask for pixel_values in their model's dtype / on its device
         self.pixel_dtype = getattr(backend, "pixel_dtype", None)
         self.pixel_device = getattr(backend, "pixel_device", None)
@@ -512,18 +513,30 @@ class EpisodeEngine:
                 ep.record.timings.decode_s += share
                 ep.record.turns[-1].decode_s += share
 
-        if cfg.evidence == "subagent":
-            self._summarise(owners, frames_of)
+        self._round_items = {}  # this round's window images, by frames tensor (_window_items)
+        try:
+            if cfg.evidence == "subagent":
+                self._summarise(owners, frames_of)
 
-        for ep, planned in pending:
-            self._tool_turn(ep, planned, frames_of)
+            for ep, planned in pending:
+                self._tool_turn(ep, planned, frames_of)
+        finally:
+            self._round_items = {}
 
     def _window_items(self, frames: Any, times: list[float]) -> list[ImageItem]:
-        c = self.config.crop
-        return [
-            ImageItem(frames[i], float(t), "tool", c.min_pixels, c.max_pixels)
-            for i, t in enumerate(times)
-        ]
+        """The images of one window's frames. Calls of a round that asked for the same window
+        share one frames tensor (``execute_windows``), and then share these items too, so the
+        window is preprocessed once and held once (GRPO's generations often ask alike)."""
+        key = (id(frames), tuple(times))
+        items = self._round_items.get(key)
+        if items is None:
+            c = self.config.crop
+            items = [
+                ImageItem(frames[i], float(t), "tool", c.min_pixels, c.max_pixels)
+                for i, t in enumerate(times)
+            ]
+            self._round_items[key] = items
+        return list(items)
 
     def _summarise(self, owners: list, frames_of: dict) -> None:
         """One batched generate of sub-agent summaries for every successful window of the round."""
