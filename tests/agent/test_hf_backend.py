@@ -127,10 +127,13 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
     assert all(r.pixel_values is None for r in turn0)  # nothing joined per episode
     rows = {it.pixels.data_ptr() for r in turn0 for it in r.images}
     assert len(rows) == cfg.frames  # the 3 episodes hold the same K overview rows
-    # the records join their rows as a view of that one overview tensor, never a copy
+    # the records hold no joined copy: their images share the one overview tensor, and
+    # rec.pixel_values joins the rows only when read
     first_rows = shared_recs[0].images[0].pixels
     for rec in shared_recs:
+        assert rec._pixel_values is None
         assert rec.images[0].pixels.data_ptr() == first_rows.data_ptr()
+        assert rec.pixel_values.shape[0] == int(rec.image_grid_thw.prod(-1).sum())
     # turn 1 (overview + each episode's window of 0-3 s): the same window frames are one image,
     # preprocessed once for the three episodes
     assert backend.last_distinct_images == cfg.frames + shared_recs[0].calls[0].n_frames
@@ -148,8 +151,7 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
 
 
 def test_overview_rows_join_as_a_view_and_tool_rows_as_a_copy():
-    from paravt.agent.records import ImageItem
-    from paravt.agent.vision import join_rows
+    from paravt.agent.records import ImageItem, join_rows
 
     base = torch.arange(40.0).reshape(10, 4)
     items = [ImageItem(torch.zeros(3, 2, 2), float(i), "overview", 1, 1) for i in range(5)]

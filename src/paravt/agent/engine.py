@@ -33,6 +33,7 @@ from paravt.agent.records import (
     GenRequest,
     ImageItem,
     TurnRecord,
+    join_rows,
 )
 from paravt.agent.tool_turns import (
     plan_calls,
@@ -40,7 +41,7 @@ from paravt.agent.tool_turns import (
     tool_message,
     truncate_summary,
 )
-from paravt.agent.vision import join_rows, preprocess
+from paravt.agent.vision import preprocess
 from paravt.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ class _Context:
         Each image is preprocessed once: its rows are kept on the ``ImageItem``, which episodes
         that share a video's overview also share (GRPO's generations of one prompt, eval batches).
         The joined ``pixel_values`` is a view of those shared rows where they lie back to back
-        (``vision.join_rows``), else a copy; ``join=False`` leaves it ``None`` for a backend that
+        (``records.join_rows``), else a copy; ``join=False`` leaves it ``None`` for a backend that
         reads each ``ImageItem.pixels`` itself (no per-episode copy at all).
         """
         if self.codec is None or not self.images:
@@ -668,8 +669,8 @@ class EpisodeEngine:
             rec.loss_mask = ctx.loss_mask
             rec.logprobs = ctx.logprobs
             if ctx.images and self.config.keep_images:
-                pv, grid, _ = ctx.vision_inputs()
-                rec.pixel_values, rec.image_grid_thw = pv, grid
+                # rec.pixel_values joins the kept images' rows when read (no copy held here)
+                _, rec.image_grid_thw, _ = ctx.vision_inputs(join=False)
             n_gen = sum(ctx.loss_mask)
             n_img = sum(1 for t in ctx.token_ids if t == self.codec.image_token_id)
             rec.tokens.prompt = rec.prompt_len

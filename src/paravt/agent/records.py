@@ -75,6 +75,32 @@ class ImageItem:
     pixels: Any = field(default=None, repr=False, compare=False)
 
 
+def join_rows(items: list[ImageItem]) -> Any:
+    """The preprocessed rows of ``items`` in order, as one tensor, copied only when necessary.
+
+    Why: at the evaluation budget (K = 64, 720p) an overview is ~0.9 GB of float32 rows. Those
+    rows come out of one ``preprocess`` call, so every item's ``pixels`` is a slice of one tensor;
+    when ``items`` are such slices, back to back, the result is a view of that tensor and every
+    episode of the video shares it. Anything else (tool frames after the overview) is joined with
+    ``torch.cat``, a copy.
+    """
+    import torch
+
+    parts = [it.pixels for it in items]
+    first = parts[0]
+    storage, width = first.untyped_storage().data_ptr(), first.shape[-1]
+    at = first.storage_offset()
+    for p in parts:
+        same = p.untyped_storage().data_ptr() == storage and p.storage_offset() == at
+        if not (same and p.is_contiguous() and p.dim() == 2 and p.shape[-1] == width):
+            break
+        at += p.numel()
+    else:  # back to back in one storage: the same memory seen as one tensor
+        rows = (at - first.storage_offset()) // width
+        return first.as_strided((rows, width), (width, 1), first.storage_offset())
+    return torch.cat(parts)
+
+
 @dataclass
 class GenRequest:
     """One generation asked of a backend.
@@ -254,9 +280,25 @@ class EpisodeRecord:
     logprobs: list[float] = field(default_factory=list)
     prompt_len: int = 0
     images: list[ImageItem] = field(default_factory=list)
-    pixel_values: Any = None
     image_grid_thw: Any = None
     subagents: list[EpisodeRecord] = field(default_factory=list)
+    _pixel_values: Any = field(default=None, repr=False)
+
+    @property
+    def pixel_values(self) -> Any:
+        """Every image's preprocessed rows in stream order (None without them), joined when
+        read: a view of the shared overview rows when the episode holds only those, else a
+        fresh copy (``join_rows``). Joining on read keeps a batch of finished records from
+        holding one copy of the same overview each."""
+        if self._pixel_values is not None:
+            return self._pixel_values
+        if not self.images or any(it.pixels is None for it in self.images):
+            return None
+        return join_rows(self.images)
+
+    @pixel_values.setter
+    def pixel_values(self, value: Any) -> None:
+        self._pixel_values = value
 
     @property
     def completion_text(self) -> str:
@@ -269,7 +311,7 @@ class EpisodeRecord:
 
     def to_dict(self, tokens: bool = False) -> dict:
         """JSON-able view (no tensors). ``tokens=True`` adds the token stream, mask and logprobs."""
-        heavy = {"images", "pixel_values", "image_grid_thw", "token_ids", "loss_mask", "logprobs"}
+        heavy = {"images", "_pixel_values", "image_grid_thw", "token_ids", "loss_mask", "logprobs"}
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name in heavy:

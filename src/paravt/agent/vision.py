@@ -39,32 +39,6 @@ def _runs(items: list[ImageItem]) -> list[list[ImageItem]]:
     return runs
 
 
-def join_rows(items: list[ImageItem]) -> Any:
-    """The preprocessed rows of ``items`` in order, as one tensor, copied only when necessary.
-
-    Why: at the evaluation budget (K = 64, 720p) an overview is ~0.9 GB of float32 rows. Those
-    rows come out of one ``preprocess`` call, so every item's ``pixels`` is a slice of one tensor;
-    when ``items`` are such slices, back to back, the result is a view of that tensor and every
-    episode of the video shares it. Anything else (tool frames after the overview) is joined with
-    ``torch.cat``, a copy.
-    """
-    import torch
-
-    parts = [it.pixels for it in items]
-    first = parts[0]
-    storage, width = first.untyped_storage().data_ptr(), first.shape[-1]
-    at = first.storage_offset()
-    for p in parts:
-        same = p.untyped_storage().data_ptr() == storage and p.storage_offset() == at
-        if not (same and p.is_contiguous() and p.dim() == 2 and p.shape[-1] == width):
-            break
-        at += p.numel()
-    else:  # back to back in one storage: the same memory seen as one tensor
-        rows = (at - first.storage_offset()) // width
-        return first.as_strided((rows, width), (width, 1), first.storage_offset())
-    return torch.cat(parts)
-
-
 def preprocess(
     items: list[ImageItem], codec: ChatCodec, dtype: Any = None, device: Any = None
 ) -> tuple[Any, Any]:

@@ -14,11 +14,10 @@ import logging
 import time
 from typing import Any
 
+from paravt.agent.backends.shared_vision import shared_image_inputs, supports_shared_features
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
-from paravt.agent.backends.shared_vision import shared_image_inputs, supports_shared_features
-from paravt.agent.records import Generation, GenRequest
-from paravt.agent.vision import join_rows
+from paravt.agent.records import Generation, GenRequest, join_rows
 from paravt.errors import UserError
 
 logger = logging.getLogger(__name__)

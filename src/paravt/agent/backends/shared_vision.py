@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paravt.agent.records import GenRequest, ImageItem
-from paravt.agent.vision import join_rows
+from paravt.agent.records import GenRequest, ImageItem, join_rows
 
 
 def image_key(item: ImageItem) -> tuple:
