@@ -1,23 +1,37 @@
-"""Tool execution and overview sampling: the reference path vs paravt, same process, same video.
+"""Tool execution and overview sampling, end to end to ``pixel_values``: the reference vs paravt.
 
-Reference (docs/PREPROCESSING.md §7): per crop_video call an ``ffprobe`` subprocess for the
-duration, then ``qwen_vl_utils.fetch_video`` (torchcodec backend, decoder opened per call, exact
-seek mode, index-based frames, resize to the training pixel budget). Overview:
-``fetch_video(nframes=64)``.
+Same process, same video, per codec. Each row is a long video built at benchmark time from the
+real clips in ``../shared/videos`` (concatenated, scaled to 1280x720 @ 30, looped): a 30 s unit
+is encoded with the row's encoder settings (``CODECS``: x264 ``medium`` and ``veryfast`` with
+B-frames and 10 s / 5 s GOPs, HEVC with libx265, VP9 with libvpx-vp9) and stream-copied end to
+end to ``--minutes`` (the unit is a whole number of GOPs, so the long file has the GOP structure
+of one long encode, without encoding for ten minutes). ``testsrc2`` (synthetic, unusually cheap
+to decode) is kept as one row. A row whose encoder this machine lacks, or whose video does not
+decode, is skipped with the reason in the JSON; the run goes on.
+
+Reference (docs/PREPROCESSING.md §7, ParaVT's released path): per crop_video call an ``ffprobe``
+subprocess for the duration, then ``qwen_vl_utils.fetch_video`` (torchcodec backend, decoder
+opened per call, exact seek mode, index-based frames, resize to the training pixel budget at
+factor 28), then the HF Qwen3-VL image processor on those frames (``pixel_values``). Overview:
+``fetch_video(nframes=K)`` then the processor.
 
 Ours: one ``execute_windows`` batch (each video opened once, frames de-duplicated across calls,
-sorted, GOP-aligned lanes on ``--workers`` decoders, disposable H.264 pictures left out of the
-decode; ``_no_skip`` decodes them too); overview: ``VideoSource.overview`` in
-``exact`` and ``keyframe`` modes. Ours is timed twice: decode only (uint8 frames at source size)
-and decode + the same torchvision resize the reference applies (run on the same ``--workers``
-threads), so both produce the same kind of output; the headline ratio uses the second.
+GOP-aligned lanes on ``workers`` decoders, disposable H.264/HEVC pictures left out of the decode)
+or ``VideoSource.overview`` (``exact`` and ``keyframe``), then ``paravt.kernels.pixel_values``
+on each distinct window once, as the engine runs them, with both resize arithmetics (``uint8``,
+the CPU default, and ``float``); ``decode_only`` stops at uint8 frames.
 
 Cases: five windows of 10-30 s; a training-shaped batch (8 generations x 3 calls drawn from 6
-distinct windows); 64-frame overviews. Runs are interleaved (reference, then ours at each worker
-count) so machine load affects both alike; medians after warm-up. The long video is generated
-with ffmpeg at benchmark time (testsrc2, x264 default keyframe interval) and cached.
+distinct windows); 64-frame overviews. Runs are interleaved (reference, then each of ours) so
+machine load affects all alike; medians after warm-up. Next to each wall time: CPU seconds and
+the peak resident memory above the level at the call's start (sampled every 5 ms).
 
-    python benchmarks/bench_tool_exec.py --minutes 10 --workers 1,2,4
+Cores: ``--cores 1,2`` runs the ``--scaling-codecs`` rows pinned to 1 and then 2 CPUs (like
+``taskset``, inherited by decoder threads and the ffprobe children) and predicts 16 cores from
+the two (see benchmarks/README.md, "Core scaling"); the other rows run on the largest count.
+
+    python benchmarks/bench_tool_exec.py                   # the full run, ~15 min on 2 cores
+    python benchmarks/bench_tool_exec.py --smoke           # every row and case, tiny and quick
 """
 
 from __future__ import annotations
@@ -31,34 +45,143 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Self
 
 import torch
 
 RESULTS = Path(__file__).resolve().parent / "results"
+SHARED_VIDEOS = Path(__file__).resolve().parents[2] / "shared" / "videos"
 MIN_PIXELS, MAX_PIXELS = 784, 50176  # training pixel budget (docs/PROTOCOL.md §3)
+ARCH = "qwen3-vl"  # the model family ParaVT trains (processor patch 16, merge 2)
+
+#: the real clips the footage is cut from (shared/videos/README.md: real footage)
+FOOTAGE_CLIPS = ("decord__flipping_a_pancake.mkv", "mediabunny__trim-buck-bunny.webm")
+UNIT_SECONDS = 30  # one encoded unit, a whole number of GOPs of every row; looped by stream copy
+SIZE, FPS = "1280x720", 30
+
+#: benchmark rows: encoder, its settings, GOP in seconds (None: the encoder's default), source
+CODECS: dict[str, dict] = {
+    "x264_medium": {
+        "encoder": "libx264", "args": ["-preset", "medium", "-bf", "3"], "gop_s": 10,
+        "source": "footage", "ext": "mp4",
+    },
+    "x264_veryfast": {
+        "encoder": "libx264", "args": ["-preset", "veryfast"], "gop_s": 5,  # 3 B-frames, pyramid
+        "source": "footage", "ext": "mp4",
+    },
+    "x265": {
+        "encoder": "libx265", "args": ["-preset", "veryfast", "-x265-params", "log-level=error"],
+        "gop_s": 5, "source": "footage", "ext": "mp4",
+    },
+    "vp9": {
+        "encoder": "libvpx-vp9",
+        "args": ["-deadline", "good", "-cpu-used", "5", "-row-mt", "1", "-b:v", "2M"],
+        "gop_s": 5, "source": "footage", "ext": "webm",
+    },
+    "testsrc2_x264": {
+        "encoder": "libx264", "args": ["-preset", "veryfast"], "gop_s": None,
+        "source": "testsrc2", "ext": "mp4",
+    },
+}  # fmt: skip
 
 
-# -- the long video -------------------------------------------------------------------------
-def ensure_video(cache: Path, minutes: float, size: str, fps: int) -> tuple[Path, list[str], float]:
+class RowSkipped(Exception):
+    """This row cannot run here (encoder missing, clip missing, video not decodable)."""
+
+
+# -- the long videos --------------------------------------------------------------------------
+def _ffmpeg() -> str:
+    exe = shutil.which("ffmpeg")
+    if exe is None:
+        raise RowSkipped("ffmpeg is not installed")
+    return exe
+
+
+def _has_encoder(name: str) -> bool:
+    out = subprocess.run(
+        [_ffmpeg(), "-hide_banner", "-encoders"], capture_output=True, text=True, check=False
+    )
+    return any(line.split()[1:2] == [name] for line in out.stdout.splitlines() if line.strip())
+
+
+def _run(cmd: list[str]) -> None:
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RowSkipped(f"ffmpeg failed ({done.returncode}): {done.stderr.strip()[-300:]}")
+
+
+def footage_pieces(cache: Path, size: str = SIZE) -> tuple[Path, list[str]]:
+    """The real clips back to back at ``size`` @ 30 (near-lossless x264), made once."""
+    out = cache / f"footage_pieces_{size}_{FPS}fps.mkv"
+    clips = [SHARED_VIDEOS / name for name in FOOTAGE_CLIPS]
+    missing = [str(c) for c in clips if not c.is_file()]
+    if missing:
+        raise RowSkipped(f"real clips missing: {missing} (the shared videos sit beside the repo)")
+    w, h = size.split("x")
+    chains = "".join(
+        f"[{i}:v]scale={w}:{h}:flags=bicubic,setsar=1,fps={FPS},format=yuv420p[v{i}];"
+        for i in range(len(clips))
+    )
+    graph = chains + "".join(f"[v{i}]" for i in range(len(clips))) + f"concat=n={len(clips)}:v=1[v]"
+    cmd = [_ffmpeg(), "-y", "-loglevel", "error"]
+    for c in clips:
+        cmd += ["-i", str(c)]
+    cmd += ["-filter_complex", graph, "-map", "[v]", "-an", "-c:v", "libx264", "-preset",
+            "ultrafast", "-crf", "8"]  # fmt: skip
+    if not out.is_file():
+        _run(cmd + [str(out.with_suffix(".part.mkv"))])
+        out.with_suffix(".part.mkv").rename(out)
+    return out, cmd + [str(out)]
+
+
+def ensure_video(
+    cache: Path, codec: str, minutes: float, unit_seconds: int = UNIT_SECONDS, size: str = SIZE
+) -> tuple[Path, dict]:
+    """The row's long video (cached) and how it was made (recorded in the JSON)."""
+    spec = CODECS[codec]
+    if not _has_encoder(spec["encoder"]):
+        raise RowSkipped(f"this machine's ffmpeg has no {spec['encoder']} encoder")
     cache.mkdir(parents=True, exist_ok=True)
-    seconds = int(round(minutes * 60))
-    out = cache / f"testsrc2_{seconds}s_{size}_{fps}fps_x264.mp4"
-    cmd = [
-        shutil.which("ffmpeg") or "ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi",
-        "-i", f"testsrc2=size={size}:rate={fps}", "-t", str(seconds),
-        "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-threads", "2",
-    ]
-    if out.is_file():
-        return out, cmd + [str(out)], 0.0
-    tmp = out.with_suffix(".part.mp4")
+    seconds = round(minutes * 60)
+    out = cache / f"{codec}_{seconds}s_unit{unit_seconds}s_{size}_{FPS}fps.{spec['ext']}"
+    gop = ["-g", str(spec["gop_s"] * FPS), "-keyint_min", str(spec["gop_s"] * FPS)] if spec["gop_s"] else []
+    encode = [*gop, "-c:v", spec["encoder"], *spec["args"], "-pix_fmt", "yuv420p", "-an"]
+    info = {"encoder": spec["encoder"], "encoder_args": spec["args"], "gop_s": spec["gop_s"],
+            "source": spec["source"], "seconds": seconds, "unit_s": unit_seconds,
+            "size": size, "fps": FPS}  # fmt: skip
     t0 = time.perf_counter()
-    print(f"generating {out} ({seconds} s {size} @ {fps}) ...", file=sys.stderr)
-    subprocess.run(cmd + [str(tmp)], check=True)
-    tmp.rename(out)
-    return out, cmd + [str(out)], time.perf_counter() - t0
+    if spec["source"] == "testsrc2":
+        cmd = [_ffmpeg(), "-y", "-loglevel", "error", "-f", "lavfi", "-i",
+               f"testsrc2=size={size}:rate={FPS}", "-t", str(seconds), *encode]  # fmt: skip
+        if not out.is_file():
+            _run(cmd + [str(out.with_suffix(".part." + spec["ext"]))])
+        info["commands"] = [cmd + [str(out)]]
+    else:
+        pieces, pieces_cmd = footage_pieces(cache, size)
+        unit = cache / f"{codec}_unit{unit_seconds}s_{size}.{spec['ext']}"
+        unit_cmd = [_ffmpeg(), "-y", "-loglevel", "error", "-stream_loop", "-1", "-i", str(pieces),
+                    "-t", str(unit_seconds), *encode, "-threads", "2"]  # fmt: skip
+        if not unit.is_file():
+            _run(unit_cmd + [str(unit.with_suffix(".part." + spec["ext"]))])
+            unit.with_suffix(".part." + spec["ext"]).rename(unit)
+        listing = cache / f"{codec}_{seconds}s_unit{unit_seconds}s.concat.txt"
+        repeats = -(-seconds // unit_seconds)
+        listing.write_text("".join(f"file '{unit.name}'\n" for _ in range(repeats)))
+        concat_cmd = [_ffmpeg(), "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i",
+                      str(listing), "-c", "copy", "-t", str(seconds)]  # fmt: skip
+        if not out.is_file():
+            _run(concat_cmd + [str(out.with_suffix(".part." + spec["ext"]))])
+        info["commands"] = [pieces_cmd, unit_cmd + [str(unit)], concat_cmd + [str(out)]]
+        info["footage_clips"] = list(FOOTAGE_CLIPS)
+    part = out.with_suffix(".part." + spec["ext"])
+    if part.is_file():
+        part.rename(out)
+    info["generation_s"] = round(time.perf_counter() - t0, 1)
+    return out, info
 
 
 # -- the reference path ---------------------------------------------------------------------
@@ -89,6 +212,26 @@ def reference_overview(path: Path, k: int) -> torch.Tensor:
     return fetch_video({"video": str(path), "nframes": k, "min_pixels": MIN_PIXELS, "max_pixels": MAX_PIXELS})
 
 
+_PROCESSOR = None
+
+
+def hf_processor():
+    """transformers' Qwen-VL image processor at the same budget (kernels.bench builds it)."""
+    global _PROCESSOR
+    if _PROCESSOR is None:
+        from paravt.kernels.bench import BenchKernelsConfig, _hf_processors
+
+        cfg = BenchKernelsConfig(arch=ARCH, min_pixels=MIN_PIXELS, max_pixels=MAX_PIXELS)
+        _PROCESSOR = _hf_processors(ARCH, cfg, 2)[0]
+    return _PROCESSOR
+
+
+def reference_pixel_values(frames: list[torch.Tensor]) -> torch.Tensor:
+    """The HF processor on the reference's (already resized, float) frames, every frame an image."""
+    out = hf_processor()(images=[f for w in frames for f in w], return_tensors="pt")
+    return out["pixel_values"]
+
+
 # -- ours -----------------------------------------------------------------------------------
 def resize_like_reference(frames: torch.Tensor) -> torch.Tensor:
     """The reference's resize (qwen-vl-utils smart_resize, factor 28, AA bicubic) to float."""
@@ -100,79 +243,51 @@ def resize_like_reference(frames: torch.Tensor) -> torch.Tensor:
     return resize(frames, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True).float()
 
 
+def ours_pixel_values(windows: list[torch.Tensor], resize: str, workers: int) -> None:
+    """``paravt.kernels.pixel_values`` per distinct window (as the engine does), on ``workers``
+    threads when there are several windows (torch releases the GIL in the resize)."""
+    from paravt.kernels import pixel_values
+
+    def one(frames: torch.Tensor):
+        return pixel_values(frames, ARCH, MIN_PIXELS, MAX_PIXELS, layout="image", resize=resize)
+
+    if workers > 1 and len(windows) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as ex:
+            list(ex.map(one, windows))
+    else:
+        for frames in windows:
+            one(frames)
+
+
 def ours_windows(
-    path: Path, windows: list[tuple[float, float]], workers: int, resize: bool, threads: int = 1, skip: bool = True
+    path: Path, windows: list[tuple[float, float]], workers: int, resize: str | None,
+    threads: int = 1, skip: bool = True,
 ):
+    """``execute_windows``, then (``resize`` not None) ``pixel_values`` of each distinct window."""
     from paravt.tools import CropConfig, WindowRequest, execute_windows
 
     reqs = [WindowRequest(str(path), {"start_time": s, "end_time": e}) for s, e in windows]
     batch = execute_windows(reqs, CropConfig(workers=workers, decoder_threads=threads, skip_disposable=skip))
     assert all(r.ok for r in batch.results), [r.error for r in batch.results if not r.ok]
-    if resize:  # identical windows share a tensor: resize each distinct one once, on the same pool
+    if resize is not None:  # identical windows share a tensor: each distinct one once
         distinct = list({id(r.frames): r.frames for r in batch.results}.values())
-        if workers > 1 and len(distinct) > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=workers) as ex:  # torch releases the GIL
-                list(ex.map(resize_like_reference, distinct))
-        else:
-            for frames in distinct:
-                resize_like_reference(frames)
+        ours_pixel_values(distinct, resize, workers)
     return batch.stats
 
 
-def ours_overview(path: Path, k: int, mode: str, workers: int, resize: bool, threads: int = 1, skip: bool = True):
+def ours_overview(path: Path, k: int, mode: str, workers: int, resize: str | None, threads: int = 1):
     from paravt.video import VideoSource
 
-    src = VideoSource(path, num_threads=threads, skip_disposable=skip)
+    src = VideoSource(path, num_threads=threads)
     frames = src.overview(k, mode, workers=workers)
-    if resize and workers > 1:  # the frames in ``workers`` chunks on as many threads, as for windows
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as ex:
-            list(ex.map(resize_like_reference, frames.data.chunk(workers)))
-    elif resize:
-        resize_like_reference(frames.data)
+    if resize is not None:  # the frames in ``workers`` chunks on as many threads
+        ours_pixel_values(list(frames.data.chunk(workers)), resize, workers)
     return len(frames)
 
 
-# -- does torchcodec release the GIL? ---------------------------------------------------------
-def gil_probe(path: Path, seconds_of_video: float = 20.0) -> dict:
-    """Count pure-Python loop iterations per second alone and while another thread decodes.
-
-    If the decode held the GIL, the counting thread would stall (rate near 0) for the whole
-    decode; a rate comparable to the idle one means threads decode in parallel with Python.
-    """
-    import threading
-
-    from paravt.video import VideoSource
-
-    src = VideoSource(path)
-    idx = [src.index_at(t) for t in range(int(seconds_of_video))]
-
-    def spin(stop: Callable[[], bool]) -> tuple[int, float]:
-        n, t0 = 0, time.perf_counter()
-        while not stop():
-            n += 1
-        return n, time.perf_counter() - t0
-
-    t_end = time.perf_counter() + 1.0
-    n_idle, s_idle = spin(lambda: time.perf_counter() >= t_end)
-    worker = threading.Thread(target=lambda: src._decode_indices(idx))
-    worker.start()
-    n_busy, s_busy = spin(lambda: not worker.is_alive())
-    worker.join()
-    idle, busy = n_idle / s_idle, n_busy / max(s_busy, 1e-9)
-    return {
-        "python_loop_rate_idle_per_s": round(idle),
-        "python_loop_rate_during_decode_per_s": round(busy),
-        "decode_s": round(s_busy, 3),
-        "ratio": round(busy / idle, 3),
-        "conclusion": "GIL released during decode (threads decode in parallel)" if busy / idle > 0.1
-        else "GIL held during decode: use processes",
-    }
-
-
+# -- lanes ------------------------------------------------------------------------------------
 def lane_balance(path: Path, windows: list[tuple[float, float]], workers: list[int]) -> dict:
     """Decode work per lane (frames from each GOP's keyframe to its last needed frame), no decoding.
 
@@ -201,7 +316,7 @@ def lane_balance(path: Path, windows: list[tuple[float, float]], workers: list[i
     return out
 
 
-# -- timing ---------------------------------------------------------------------------------
+# -- timing and memory ------------------------------------------------------------------------
 def cpu_seconds() -> float:
     """CPU time of this process (all threads) plus finished children (the ffprobe calls)."""
     import resource
@@ -211,208 +326,392 @@ def cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def timed(fn: Callable[[], object]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one call."""
-    c0, t0 = cpu_seconds(), time.perf_counter()
-    fn()
-    return time.perf_counter() - t0, cpu_seconds() - c0
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * _PAGE
+
+
+class PeakRSS:
+    """Peak resident memory of this process above its level at entry, sampled every 5 ms.
+
+    ``ru_maxrss`` only ever grows within a process, so it cannot tell two interleaved paths
+    apart; a sampling thread can (torch and torchcodec release the GIL while they work).
+    """
+
+    def __enter__(self) -> Self:
+        self.base = self.peak = rss_bytes()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, rss_bytes())
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_bytes())
+
+    @property
+    def above_start_mb(self) -> float:
+        return (self.peak - self.base) / 2**20
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak MB above the start) of one call."""
+    with PeakRSS() as mem:
+        c0, t0 = cpu_seconds(), time.perf_counter()
+        fn()
+        wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+    return wall, cpu, mem.above_start_mb
 
 
 def run_case(name: str, reference: Callable[[], object], ours: dict[str, Callable[[], object]], repeats: int) -> dict:
-    """Interleave reference and ours; medians of wall and CPU time, ratios reference / ours.
-
-    CPU time is the work done (decode, scans, subprocesses); wall time also reflects how much of
-    the machine each path got, which on a shared machine depends on its thread count.
-    """
-    wall: dict[str, list[float]] = {"reference": [], **{k: [] for k in ours}}
-    cpu: dict[str, list[float]] = {"reference": [], **{k: [] for k in ours}}
+    """Interleave reference and ours; medians of wall time, CPU time and peak memory; ratios
+    reference / ours. CPU time is the work done (decode, resize, subprocesses); wall time also
+    reflects how much of the machine each path got."""
+    keys = ["reference", *ours]
+    wall: dict[str, list[float]] = {k: [] for k in keys}
+    cpu: dict[str, list[float]] = {k: [] for k in keys}
+    mem: dict[str, list[float]] = {k: [] for k in keys}
     for rep in range(repeats):
         for key, fn in [("reference", reference), *ours.items()]:
-            w, c = timed(fn)
+            w, c, m = timed(fn)
             wall[key].append(w)
             cpu[key].append(c)
+            mem[key].append(m)
         print(f"  {name} rep {rep + 1}/{repeats}: " + ", ".join(
-            f"{k}={wall[k][-1]:.2f}s wall/{cpu[k][-1]:.2f}s cpu" for k in wall), file=sys.stderr, flush=True)
+            f"{k}={wall[k][-1]:.2f}s/{mem[k][-1]:.0f}MB" for k in keys), file=sys.stderr, flush=True)
     mw = {k: statistics.median(v) for k, v in wall.items()}
     mc = {k: statistics.median(v) for k, v in cpu.items()}
     return {
         "median_wall_s": {k: round(v, 3) for k, v in mw.items()},
         "median_cpu_s": {k: round(v, 3) for k, v in mc.items()},
+        "median_peak_rss_above_start_mb": {k: round(statistics.median(v), 1) for k, v in mem.items()},
         "ratio_reference_over_ours": {k: round(mw["reference"] / v, 2) for k, v in mw.items() if k != "reference"},
         "cpu_ratio_reference_over_ours": {k: round(mc["reference"] / v, 2) for k, v in mc.items() if k != "reference"},
         "samples_wall_s": {k: [round(x, 3) for x in v] for k, v in wall.items()},
-        "samples_cpu_s": {k: [round(x, 3) for x in v] for k, v in cpu.items()},
     }
 
 
-def pick_windows(rng: random.Random, duration: float, n: int) -> list[tuple[float, float]]:
+def pick_windows(
+    rng: random.Random, duration: float, n: int, lengths: tuple[float, ...] = (10, 15, 20, 25, 30)
+) -> list[tuple[float, float]]:
     out = []
     for _ in range(n):
-        length = rng.choice([10, 15, 20, 25, 30])
+        length = rng.choice(lengths)
         start = round(rng.uniform(0, duration - length - 1), 1)
         out.append((start, start + length))
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--video", type=Path, default=None, help="Use this video instead of generating one.")
-    ap.add_argument("--minutes", type=float, default=10.0)
-    ap.add_argument("--size", default="1280x720")
-    ap.add_argument("--fps", type=int, default=30)
-    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/paravt-bench"))
-    ap.add_argument("--workers", default="1,2,4", help="Comma-separated pool sizes to measure.")
-    ap.add_argument("--decode-only-workers", type=int, default=2,
-                    help="Pool size of the extra decode-only (no resize) measurement.")
-    ap.add_argument("--warmup", type=int, default=1,
-                    help="Untimed warm-up calls of each path before measuring (library load, page cache).")
-    ap.add_argument("--ffmpeg-threads", type=int, default=4,
-                    help="Extra variant: the decode-only pool size with this many FFmpeg threads per decoder.")
-    ap.add_argument("--repeats", type=int, default=3, help="Measured runs of the quick cases.")
-    ap.add_argument("--slow-repeats", type=int, default=2,
-                    help="Measured runs of the slow cases (training_batch, overview_exact).")
-    ap.add_argument("--overview-k", type=int, default=64)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cases", default="five_windows,training_batch,overview_exact,overview_keyframe,gil_probe,lane_balance")
-    ap.add_argument("--out", type=Path, default=RESULTS / "bench_tool_exec.json")
-    ap.add_argument("--merge", action="store_true",
-                    help="Add this run's cases to an existing --out file instead of replacing it.")
-    ap.add_argument("--tag", default="", help="Suffix for case names (with --merge), e.g. '@workers4'.")
-    args = ap.parse_args(argv)
-    torch.set_num_threads(1)
+# -- cores --------------------------------------------------------------------------------------
+_ALLOWED_CPUS = sorted(os.sched_getaffinity(0))  # before any pinning
 
+
+def pin_cores(n: int) -> list[int]:
+    """Pin this process (and the threads and children it starts from now on) to the first ``n``
+    CPUs it was allowed at start, as ``taskset`` would; returns the CPUs."""
+    if n > len(_ALLOWED_CPUS):
+        raise SystemExit(f"--cores {n}: only {len(_ALLOWED_CPUS)} CPUs are allowed to this process")
+    cpus = _ALLOWED_CPUS[:n]
+    os.sched_setaffinity(0, cpus)
+    return cpus
+
+
+def predict_cores(wall_1: float, wall_2: float, cores: int, lanes: int | None = None) -> dict:
+    """Amdahl's law fitted to two points: ``wall(n) = serial + parallel / min(n, lanes)``.
+
+    ``parallel = 2 * (wall_1 - wall_2)`` and ``serial = wall_1 - parallel``; ``lanes`` caps the
+    parallelism of a path that cannot use more threads than it has lanes (decode lanes of a
+    batch). A negative fitted share (noise, or a path that got slower with a second core) is
+    clamped to zero.
+    """
+    parallel = max(0.0, 2.0 * (wall_1 - wall_2))
+    serial = max(0.0, wall_1 - parallel)
+    used = min(cores, lanes) if lanes else cores
+    return {
+        "serial_s": round(serial, 3), "parallel_s": round(parallel, 3),
+        "predicted_wall_s": round(serial + parallel / max(1, used), 3), "threads_used": used,
+    }
+
+
+# -- one row ------------------------------------------------------------------------------------
+def vp9_disposable_share(path: Path, packets: int = 600) -> dict:
+    """How many VP9 frames refresh no reference slot (the only ones a decode could leave out)."""
+    import av
+
+    def frames_of(data: bytes) -> list[bytes]:
+        marker = data[-1] if data else 0
+        if marker & 0xE0 == 0xC0:  # a superframe: its index lists the frame sizes
+            count, size_bytes = (marker & 7) + 1, ((marker >> 3) & 3) + 1
+            index_len = 2 + size_bytes * count
+            if len(data) >= index_len and data[-index_len] == marker:
+                sizes, at, out = data[-index_len + 1 : -1], 0, []
+                for j in range(count):
+                    n = int.from_bytes(sizes[j * size_bytes : (j + 1) * size_bytes], "little")
+                    out.append(data[at : at + n])
+                    at += n
+                return out
+        return [data]
+
+    def refreshes(frame: bytes) -> int | None:
+        bits = int.from_bytes(frame[:4].ljust(4, b"\0"), "big")
+        pos = 32
+
+        def read(n: int) -> int:
+            nonlocal pos
+            pos -= n
+            return (bits >> pos) & ((1 << n) - 1)
+
+        read(2)  # frame marker
+        profile = read(1) | (read(1) << 1)
+        if profile == 3:
+            read(1)
+        if read(1):  # show_existing_frame: no decode at all
+            return None
+        key, show, error_resilient = read(1) == 0, read(1), read(1)
+        if key:
+            return 0xFF
+        intra_only = 0 if show else read(1)
+        if not error_resilient:
+            read(2)
+        return 0xFF if intra_only else read(8)
+
+    seen = disposable = 0
+    with av.open(str(path)) as inp:
+        for pkt in inp.demux(inp.streams.video[0]):
+            if pkt.size == 0:
+                continue
+            flags = [refreshes(f) for f in frames_of(bytes(pkt))]
+            seen += 1
+            disposable += all(f == 0 for f in flags if f is not None)
+            if seen >= packets:
+                break
+    return {"packets": seen, "refresh_no_reference_slot": disposable}
+
+
+def run_row(video: Path, args, cores: int, workers: int, cases_wanted: str) -> dict:
     from paravt.video import VideoSource
 
-    load_start = os.getloadavg()
-    if args.video is not None:
-        video, gen_cmd, gen_s = args.video.resolve(), None, 0.0
-    else:
-        video, gen_cmd, gen_s = ensure_video(args.cache_dir, args.minutes, args.size, args.fps)
-    meta = VideoSource(video).meta
+    try:
+        src = VideoSource(video)
+        meta = src.meta
+        src.overview(2)  # the row is skipped, not the run, when the file does not decode
+    except Exception as e:  # noqa: BLE001 - any failure to open or decode: skip with the reason
+        raise RowSkipped(f"cannot decode {video}: {type(e).__name__}: {e}") from None
     rng = random.Random(args.seed)
-    five = pick_windows(rng, meta.duration, 5)
-    six = pick_windows(rng, meta.duration, 6)
+    lengths = tuple(float(x) for x in args.window_seconds.split(","))
+    five = pick_windows(rng, meta.duration, 5, lengths)
+    six = pick_windows(rng, meta.duration, 6, lengths)
     calls24 = [rng.choice(six) for _ in range(8 * 3)]
-    workers = [int(w) for w in args.workers.split(",") if w.strip()]
-    wanted = set(args.cases.split(","))
+    wanted = set(cases_wanted.split(","))
+
+    def ours_set(make: Callable[..., Callable[[], object]]) -> dict[str, Callable[[], object]]:
+        return {
+            "ours_uint8": make(workers, "uint8"),
+            "ours_float": make(workers, "float"),
+            "ours_decode_only": make(workers, None),
+        }
+
+    print(f"warm-up ({cores} cores, {workers} workers)", file=sys.stderr)
+    for _ in range(args.warmup):
+        reference_pixel_values([reference_call(video, *five[0])])
+        ours_windows(video, [five[0]], workers, "uint8")
+        reference_overview(video, 4)
+        ours_overview(video, 4, "exact", 1, "uint8")
 
     cases: dict[str, dict] = {}
-    def ours_set(make: Callable[..., Callable[[], object]]) -> dict[str, Callable[[], object]]:
-        fns = {f"ours_workers{w}": make(w, True, 1) for w in workers}
-        w = args.decode_only_workers
-        fns[f"ours_workers{w}_decode_only"] = make(w, False, 1)
-        fns[f"ours_workers{w}_no_skip"] = make(w, True, 1, False)
-        if args.ffmpeg_threads > 1:
-            fns[f"ours_workers{w}_ffmpeg_threads{args.ffmpeg_threads}"] = make(w, True, args.ffmpeg_threads)
-        return fns
-
-    # warm-up: one untimed call of each path (library loading, page cache), then all runs count
-    print("warm-up", file=sys.stderr)
-    for _ in range(args.warmup):
-        reference_call(video, *five[0])
-        ours_windows(video, [five[0]], 2, True)
-        reference_overview(video, 8)
-        ours_overview(video, 8, "exact", 1, True)
-
-    if "five_windows" in wanted:
-        print("case five_windows", file=sys.stderr)
-        cases["five_windows"] = {
-            "windows": five,
-            **run_case("five_windows", lambda: [reference_call(video, s, e) for s, e in five],
-                       ours_set(lambda w, r, t, s=True: (lambda: ours_windows(video, five, w, r, t, s))), args.repeats),
-            "stats_workers2": ours_windows(video, five, 2, False).to_dict(),
-            "target_ratio": 2.0,
+    for name, windows, repeats, target in (
+        ("five_windows", five, args.repeats, 2.0),
+        ("training_batch", calls24, args.slow_repeats, 6.0),
+    ):
+        if name not in wanted:
+            continue
+        print(f"case {name}", file=sys.stderr)
+        cases[name] = {
+            "windows": windows,
+            **run_case(
+                name,
+                lambda w=windows: reference_pixel_values([reference_call(video, s, e) for s, e in w]),
+                ours_set(lambda n, r, w=windows: (lambda: ours_windows(video, w, n, r))),
+                repeats,
+            ),
+            "stats": ours_windows(video, windows, workers, None).to_dict(),
+            "target_ratio": target,
         }
-    if "training_batch" in wanted:
-        print("case training_batch", file=sys.stderr)
-        cases["training_batch"] = {
-            "distinct_windows": six,
-            "calls": calls24,
-            **run_case("training_batch", lambda: [reference_call(video, s, e) for s, e in calls24],
-                       ours_set(lambda w, r, t, s=True: (lambda: ours_windows(video, calls24, w, r, t, s))), args.slow_repeats),
-            "stats_workers2": ours_windows(video, calls24, 2, False).to_dict(),
-            "target_ratio": 6.0,
-        }
-    for mode in ("exact", "keyframe"):
+    for mode, target in (("exact", 1.5), ("keyframe", 8.0)):
         if f"overview_{mode}" not in wanted:
             continue
         print(f"case overview_{mode}", file=sys.stderr)
         cases[f"overview_{mode}"] = {
             "k": args.overview_k,
-            **run_case(f"overview_{mode}", lambda: reference_overview(video, args.overview_k),
-                       ours_set(lambda w, r, t, s=True, m=mode: (lambda: ours_overview(video, args.overview_k, m, w, r, t, s))),
-                       args.slow_repeats if mode == "exact" else args.repeats),
-            "target_ratio": 10.0 if mode == "keyframe" else None,
+            **run_case(
+                f"overview_{mode}",
+                lambda: reference_pixel_values([reference_overview(video, args.overview_k)]),
+                ours_set(lambda n, r, m=mode: (lambda: ours_overview(video, args.overview_k, m, n, r))),
+                args.slow_repeats if mode == "exact" else args.repeats,
+            ),
+            "target_ratio": target,
         }
-
     if "lane_balance" in wanted:
         cases["lane_balance"] = {
-            "five_windows": lane_balance(video, five, workers),
-            "training_batch": lane_balance(video, calls24, workers),
+            "five_windows": lane_balance(video, five, sorted({workers, args.predict_cores})),
+            "training_batch": lane_balance(video, calls24, sorted({workers, args.predict_cores})),
         }
-    if "gil_probe" in wanted:
-        print("case gil_probe", file=sys.stderr)
-        cases["gil_probe"] = gil_probe(video)
+    row = {
+        "video": {
+            "path": str(video), "duration_s": meta.duration, "fps": meta.average_fps,
+            "frames": meta.num_frames, "size": f"{meta.width}x{meta.height}", "codec": meta.codec,
+            "keyframes": meta.num_keyframes,
+        },
+        "cores": cores, "workers": workers, "cases": cases,
+    }
+    if meta.codec == "vp9":
+        row["vp9_disposable_frames"] = vp9_disposable_share(video)
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--codecs", default=",".join(CODECS), help=f"Rows to run, of {list(CODECS)}.")
+    ap.add_argument("--video", type=Path, default=None,
+                    help="Also run one row on this file (its codec as it is).")
+    ap.add_argument("--minutes", type=float, default=10.0, help="Length of each row's video.")
+    ap.add_argument("--size", default=SIZE, help="Frame size of the built videos.")
+    ap.add_argument("--unit-seconds", type=int, default=UNIT_SECONDS,
+                    help="Length of the encoded unit that is looped (a multiple of every GOP).")
+    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/paravt-bench"))
+    ap.add_argument("--cores", default="",
+                    help="Comma-separated CPU counts to pin to (e.g. 1,2); default: all allowed.")
+    ap.add_argument("--scaling-codecs", default="x264_veryfast",
+                    help="Rows also measured at the smaller --cores counts (with --short-cases).")
+    ap.add_argument("--full-codecs", default="x264_veryfast,x264_medium",
+                    help="Rows that run every case of --cases; the others run --short-cases.")
+    ap.add_argument("--short-cases", default="five_windows,overview_keyframe,lane_balance",
+                    help="Cases of the other rows and of the smaller core counts.")
+    ap.add_argument("--predict-cores", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=0,
+                    help="Decoder pool size; 0 = one per pinned core (the default engine choice).")
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=1, help="Measured runs of the quick cases.")
+    ap.add_argument("--slow-repeats", type=int, default=1,
+                    help="Measured runs of the slow cases (training_batch, overview_exact).")
+    ap.add_argument("--overview-k", type=int, default=64)
+    ap.add_argument("--window-seconds", default="10,15,20,25,30",
+                    help="Lengths the random crop_video windows are drawn from.")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cases", default="five_windows,training_batch,overview_exact,overview_keyframe,lane_balance")
+    ap.add_argument("--smoke", action="store_true",
+                    help="Every row and case once on 1-minute 320x180 videos, K=8, 2-3 s windows: "
+                         "checks that it all runs (timings mean nothing).")
+    ap.add_argument("--out", type=Path, default=RESULTS / "bench_tool_exec.json")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.minutes, args.repeats, args.slow_repeats, args.warmup, args.overview_k = 1.0, 1, 1, 1, 8
+        args.unit_seconds, args.size, args.window_seconds = 10, "320x180", "2,3"
+    torch.set_num_threads(1)
+    t_start = time.perf_counter()
+    load_start = os.getloadavg()
+    allowed = len(os.sched_getaffinity(0))
+    core_counts = [int(c) for c in args.cores.split(",") if c.strip()] or [allowed]
+    top = max(core_counts)
+    scaling = set(args.scaling_codecs.split(","))
+    full = set(args.full_codecs.split(","))
+
+    rows: dict[str, dict] = {}
+    plan = [(c, None) for c in args.codecs.split(",") if c.strip()]
+    if args.video is not None:
+        plan.append((f"file:{args.video.name}", args.video.resolve()))
+    for codec, given in plan:
+        counts = core_counts if (codec in scaling or given is not None) else [top]
+        try:
+            if given is None and codec not in CODECS:
+                raise RowSkipped(f"unknown codec row {codec!r}; choose from {list(CODECS)}")
+            video, made = (given, {"given": str(given)}) if given else ensure_video(
+                args.cache_dir, codec, args.minutes, args.unit_seconds, args.size)
+            per_cores = {}
+            for n in counts:
+                cpus = pin_cores(n)
+                workers = args.workers or n
+                cases = args.cases if (n == top and (codec in full or given)) else args.short_cases
+                per_cores[f"cores{n}"] = {"cpus": cpus, **run_row(video, args, n, workers, cases)}
+            pin_cores(allowed)
+            rows[codec] = {"encoding": made, **per_cores}
+        except RowSkipped as e:
+            print(f"row {codec} skipped: {e}", file=sys.stderr)
+            rows[codec] = {"skipped": str(e)}
+            pin_cores(allowed)
+        if len(counts) >= 2 and 1 in counts and 2 in counts and "skipped" not in rows[codec]:
+            one, two = rows[codec]["cores1"]["cases"], rows[codec]["cores2"]["cases"]
+            pred = {}
+            for case in one:
+                if "median_wall_s" not in one[case] or case not in two:
+                    continue
+                # ours cannot use more threads than the batch has decode lanes at that many workers
+                balance = two.get("lane_balance", {}).get(case, {})
+                lanes = balance.get(f"workers{args.predict_cores}", {}).get("lanes")
+                pred[case] = {
+                    k: predict_cores(one[case]["median_wall_s"][k], two[case]["median_wall_s"][k],
+                                     args.predict_cores, None if k == "reference" else lanes)
+                    for k in one[case]["median_wall_s"]
+                }
+                ref = pred[case]["reference"]["predicted_wall_s"]
+                pred[case]["predicted_ratio_reference_over_ours"] = {
+                    k: round(ref / v["predicted_wall_s"], 2) for k, v in pred[case].items()
+                    if k != "reference" and v["predicted_wall_s"] > 0
+                }
+            rows[codec][f"predicted_cores{args.predict_cores}"] = pred
 
     load_end = os.getloadavg()
     cpus = os.cpu_count() or 1
-    for c in cases.values():
-        c["load_avg_at_end_of_run"] = [round(x, 2) for x in load_end]
-    shared = max(load_start[0], load_end[0]) > 0.5 * cpus
     import qwen_vl_utils  # noqa: F401
     import torchcodec
+    import transformers
 
     result = {
         "benchmark": "tool_exec",
         "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
-        "video": {
-            "path": str(video), "duration_s": meta.duration, "fps": meta.average_fps,
-            "frames": meta.num_frames, "size": f"{meta.width}x{meta.height}", "codec": meta.codec,
-            "keyframes": meta.num_keyframes, "generated_with": gen_cmd,
-            "generation_s": round(gen_s, 1),
-        },
         "reference": "per call: ffprobe subprocess + qwen_vl_utils.fetch_video (torchcodec backend, "
-                     "TORCHCODEC_NUM_THREADS default 8, decoder opened per call, exact mode, resize "
-                     "to min/max pixels 784/50176); overview: fetch_video(nframes=k)",
+                     "decoder opened per call, exact mode, resize at factor 28 to min/max pixels "
+                     "784/50176) + the HF Qwen3-VL image processor on those frames; overview: "
+                     "fetch_video(nframes=k) + the processor",
         "ours": "execute_windows (one open per video, frames de-duplicated across the batch, "
-                "GOP-aligned lanes on N decoder threads, 1 FFmpeg thread each); VideoSource.overview. "
-                "'ours_workersN' includes the same torchvision resize as the reference (each distinct "
-                "window once, on the same N threads after decoding); '_decode_only' stops at uint8 frames; '_ffmpeg_threadsT' gives each "
-                "decoder T FFmpeg threads (the reference uses 8); all of them leave disposable H.264 "
-                "pictures out of the decode (paravt.video.disposable) except '_no_skip', which "
-                "decodes every picture from the keyframe as before",
+                "GOP-aligned lanes on `workers` decoder threads, 1 FFmpeg thread each, disposable "
+                "H.264/HEVC pictures left out of the decode) or VideoSource.overview, then "
+                "paravt.kernels.pixel_values per distinct window (Qwen3-VL, image layout) with "
+                "resize 'uint8' or 'float'; '_decode_only' stops at uint8 frames",
         "metrics": "wall = elapsed seconds; cpu = CPU seconds of this process's threads plus the "
-                   "ffprobe children (the work done, independent of how much of a shared machine "
-                   "each path got)",
-        "warmup_calls_per_path": args.warmup,
-        "repeats": {"quick_cases": args.repeats, "slow_cases": args.slow_repeats},
-        "cases": cases,
+                   "ffprobe children; peak_rss_above_start = the process's peak resident memory "
+                   "during the call above its level at the call's start (5 ms sampling)",
+        "targets": {"five_windows": 2.0, "training_batch": 6.0, "overview_keyframe": 8.0,
+                    "overview_exact": 1.5},
+        "core_scaling_model": predict_cores.__doc__.strip(),
+        "rows": rows,
+        "run_s": round(time.perf_counter() - t_start, 1),
         "machine": {
-            "cpus": cpus, "platform": platform.platform(), "python": platform.python_version(),
-            "torch": torch.__version__, "torchcodec": torchcodec.__version__,
+            "cpus": cpus, "allowed_cpus": allowed, "platform": platform.platform(),
+            "python": platform.python_version(), "torch": torch.__version__,
+            "torchcodec": torchcodec.__version__, "transformers": transformers.__version__,
             "load_avg_start": [round(x, 2) for x in load_start],
             "load_avg_end": [round(x, 2) for x in load_end],
-            "shared": shared,
-            "note": ("timings taken on a shared machine (other jobs were running; load average above "
-                     "half the core count): absolute seconds are noisy, ratios come from interleaved "
-                     "runs in one process") if shared else "machine was mostly idle",
+            "shared": max(load_start[0], load_end[0]) > 0.5 * cpus,
         },
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    if args.tag:
-        cases = {f"{k}{args.tag}": v for k, v in cases.items()}
-        result["cases"] = cases
-    if args.merge and args.out.is_file():
-        previous = json.loads(args.out.read_text())
-        previous.setdefault("cases", {}).update(cases)
-        previous.setdefault("merged_runs", []).append({
-            "command": result["command"], "cases": sorted(cases), "machine": result["machine"],
-        })
-        result = previous
     args.out.write_text(json.dumps(result, indent=2) + "\n")
-    summary = {name: c.get("ratio_reference_over_ours", c) for name, c in cases.items()}
+    summary = {
+        f"{codec}/{k}/{case}": c.get("ratio_reference_over_ours")
+        for codec, row in rows.items() for k, v in row.items() if k.startswith("cores")
+        for case, c in v["cases"].items() if "ratio_reference_over_ours" in c
+    }
     print(json.dumps(summary, indent=2))
-    print(f"wrote {args.out}", file=sys.stderr)
+    print(f"wrote {args.out} in {result['run_s']} s", file=sys.stderr)
     return 0
 
 

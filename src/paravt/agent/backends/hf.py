@@ -205,10 +205,12 @@ class HFBackend:
                 "attention_mask": mask.to(device),
                 "mm_token_type_ids": mm.to(device),
             }
-            shared = None
-            if self.reads_image_pixels:
+            shared, encode_s = None, 0.0
+            if self.reads_image_pixels:  # the vision tower's time counts as generation's
+                t_enc = time.perf_counter()
                 with torch.no_grad():
                     shared = shared_image_inputs(self.model, reqs, device, self.pixel_dtype)
+                encode_s = time.perf_counter() - t_enc
             if shared is not None:  # each distinct image encoded once (backends.shared_vision)
                 mm_outputs, grid, self.last_distinct_images = shared
                 kwargs["mm_encoder_outputs"], kwargs["image_grid_thw"] = mm_outputs, grid
@@ -233,11 +235,11 @@ class HFBackend:
                 gen_kwargs.update(temperature=first.temperature, top_p=first.top_p)
             else:
                 gen_kwargs.update(temperature=None, top_p=None, top_k=None)
-            prep = time.perf_counter() - t0
+            prep = time.perf_counter() - t0 - encode_s
             t1 = time.perf_counter()
             with torch.no_grad():
                 res = self.model.generate(**kwargs, **gen_kwargs)
-            spent = time.perf_counter() - t1
+            spent = time.perf_counter() - t1 + encode_s
         except Exception as e:  # noqa: BLE001 - one failed batch is an error in each of its records
             logger.warning(
                 "generation failed for a batch of %d (%s)",
