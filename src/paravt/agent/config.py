@@ -24,7 +24,7 @@ class CropSettings:
     fps: float = 1.0
     min_frames: int = 2
     max_frames: int = 16
-    workers: int = 2
+    workers: int = 0  # decoder pool; 0 = one per available core (tools.CropConfig)
     skip_disposable: bool = True
     min_pixels: int = 784
     max_pixels: int = 50176

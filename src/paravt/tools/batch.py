@@ -17,7 +17,7 @@ from typing import Any
 from paravt.tools.arguments import clamp_window, read_window
 from paravt.tools.results import BatchResult, BatchStats, CropConfig, ToolResult, WindowRequest
 from paravt.video.errors import InvalidWindowError, VideoError
-from paravt.video.parallel import decode_parallel
+from paravt.video.parallel import decode_parallel, resolve_workers
 from paravt.video.sampling import uniform_times, window_frame_count
 from paravt.video.source import VideoSource
 
@@ -57,7 +57,7 @@ def execute_windows(
     """
     config = config or CropConfig()
     t0 = time.perf_counter()
-    stats = BatchStats(calls=len(requests), workers=max(1, int(config.workers)))
+    stats = BatchStats(calls=len(requests), workers=resolve_workers(config.workers))
     results: list[ToolResult | None] = [None] * len(requests)
     given = dict(sources or {})
 

@@ -12,7 +12,8 @@ import torch
 class CropConfig:
     """How windows are sampled (docs/PROTOCOL.md §3) and how the batch is decoded.
 
-    ``workers`` bounds the decoder pool (threads: torchcodec releases the GIL while decoding).
+    ``workers`` bounds the decoder pool (threads: torchcodec releases the GIL while decoding);
+    0, the default, is one per CPU this process may run on (``video.parallel.resolve_workers``).
     ``decoder_threads`` is FFmpeg's own thread count per decoder (1 suits a pool).
     ``skip_disposable`` leaves H.264's non-reference pictures between the frames asked for out
     of the decode (same pixels, less work; ``paravt.video.disposable``).
@@ -21,7 +22,7 @@ class CropConfig:
     fps: float = 1.0
     min_frames: int = 2
     max_frames: int = 16
-    workers: int = 2
+    workers: int = 0
     device: str = "cpu"
     decoder_threads: int = 1
     skip_disposable: bool = True

@@ -13,6 +13,7 @@ only through the ``PooledSource`` protocol, so the two never import each other.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -86,11 +87,28 @@ def _run_lane(lane: Lane, sources: dict[str, PooledSource], pool: _DecoderPool) 
         pool.release(lane.video, decoder)
 
 
+def resolve_workers(workers: int) -> int:
+    """``workers``, or for ``0`` ("auto") one per CPU this process may run on (its affinity, so
+    ``taskset`` and container CPU sets count): decoding is CPU-bound with one FFmpeg thread per
+    decoder, so a lane per core is what keeps every core busy (benchmarks/README.md, "Core
+    scaling"; a batch never uses more threads than it has lanes)."""
+    workers = int(workers)
+    if workers < 0:
+        raise ValueError(f"workers must be >= 0 (0 = one per available core), got {workers}")
+    if workers == 0:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # no affinity on this platform
+            return os.cpu_count() or 1
+    return workers
+
+
 def decode_parallel(
     sources: dict[str, PooledSource], needed: dict[str, list[int]], workers: int
 ) -> ParallelDecode:
-    """Decode sorted unique ``needed[video]`` indices of each video with at most ``workers`` threads."""
-    workers = max(1, int(workers))
+    """Decode sorted unique ``needed[video]`` indices of each video with at most ``workers``
+    threads (0: one per available core, ``resolve_workers``)."""
+    workers = resolve_workers(workers)
     needed = {v: ix for v, ix in needed.items() if ix}
     outcomes = {v: DecodeOutcome() for v in needed}
     lanes = plan_lanes(needed, {v: sources[v].table for v in needed}, workers)
