@@ -581,11 +581,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cores", default="",
                     help="Comma-separated CPU counts to pin to (e.g. 1,2); default: all allowed.")
     ap.add_argument("--scaling-codecs", default="x264_veryfast",
-                    help="Rows also measured at the smaller --cores counts (with --short-cases).")
+                    help="Rows also measured at the smaller --cores counts (--scaling-cases).")
+    ap.add_argument("--scaling-cases", default="five_windows,overview_keyframe,lane_balance",
+                    help="Cases measured at the smaller --cores counts.")
     ap.add_argument("--full-codecs", default="x264_veryfast,x264_medium",
                     help="Rows that run every case of --cases; the others run --short-cases.")
     ap.add_argument("--short-cases", default="five_windows,overview_keyframe,lane_balance",
-                    help="Cases of the other rows and of the smaller core counts.")
+                    help="Cases of the rows not in --full-codecs.")
     ap.add_argument("--predict-cores", type=int, default=16)
     ap.add_argument("--workers", type=int, default=0,
                     help="Decoder pool size; 0 = one per pinned core (the default engine choice).")
@@ -630,7 +632,10 @@ def main(argv: list[str] | None = None) -> int:
             for n in counts:
                 cpus = pin_cores(n)
                 workers = args.workers or n
-                cases = args.cases if (n == top and (codec in full or given)) else args.short_cases
+                if n < top:
+                    cases = args.scaling_cases
+                else:
+                    cases = args.cases if (codec in full or given) else args.short_cases
                 per_cores[f"cores{n}"] = {"cpus": cpus, **run_row(video, args, n, workers, cases)}
             pin_cores(allowed)
             rows[codec] = {"encoding": made, **per_cores}
