@@ -60,22 +60,23 @@ def command(
 
     from paravt.config import to_dict
     from paravt.errors import UserError
-    from paravt.tools import CropConfig, WindowRequest, execute_windows
+    from paravt.tools import WindowRequest, execute_windows
     from paravt.video import VideoSource
     from paravt.video.config import FramesConfig
     from paravt.video.sheet import contact_sheet
 
     cfg = resolve_config(FramesConfig, config_path, overrides, {"k": k, "mode": mode, "workers": workers})
     window_args = [parse_window_flag(w) for w in windows]
-    src = VideoSource(video, device=cfg.device, skip_disposable=cfg.skip_disposable)
+    src = VideoSource(
+        video, device=cfg.device, num_threads=cfg.decoder_threads, skip_disposable=cfg.skip_disposable
+    )
     result: dict = {"video": video, "meta": asdict(src.meta), "config": to_dict(cfg)}
     groups = []
     failed_windows = []
     if window_args:
-        crop = CropConfig(fps=cfg.fps, min_frames=cfg.min_frames, max_frames=cfg.max_frames,
-                          workers=cfg.workers, device=cfg.device)
+        # FramesConfig is a CropConfig: every window knob (skip_disposable included) reaches the tool
         batch = execute_windows([WindowRequest(src.path, a, key=w) for a, w in zip(window_args, windows)],
-                                crop, sources={src.path: src})
+                                cfg, sources={src.path: src})
         rows = []
         for j, (a, r) in enumerate(zip(window_args, batch.results)):
             rows.append({

@@ -40,3 +40,22 @@ def test_frames_user_errors_exit_2_with_one_line(gop_video, bad_files, capsys):
     assert main(["probe", str(bad_files["empty"])]) == 2
     assert "empty" in capsys.readouterr().err
     assert main(["frames", str(gop_video), "--set", "mode=fast"]) == 2
+
+
+def test_frames_takes_every_crop_config_key(gop_video, capsys):
+    """``paravt frames`` windows run under the tool's own ``CropConfig`` (one definition), so no
+    window knob can be forgotten: each one is a ``--set`` key and is recorded in the output."""
+    from dataclasses import fields
+
+    from paravt.tools import CropConfig
+
+    overrides = {"skip_disposable": "false", "decoder_threads": "2", "max_frames": "4"}
+    argv = ["frames", str(gop_video), "--window", "2:8", "--json"]
+    for key, value in overrides.items():
+        argv += ["--set", f"{key}={value}"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {f.name for f in fields(CropConfig)} <= set(out["config"])
+    assert out["config"]["skip_disposable"] is False and out["config"]["decoder_threads"] == 2
+    assert len(out["windows"][0]["times"]) == 4  # max_frames (6 s at 1 fps) reached the tool
+    assert out["stats"]["pictures_skipped"] == 0

@@ -11,21 +11,18 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from paravt.errors import ConfigError
+from paravt.video.config import CropConfig
 
 #: The released ParaVT checkpoint on the Hugging Face Hub (Qwen3-VL-8B fine-tuned with PARA-GRPO).
 DEFAULT_MODEL_ID = "ParaVT/ParaVT-8B"
 
 
 @dataclass
-class CropSettings:
-    """How one ``crop_video`` window is sampled (docs/PROTOCOL.md §3); mirrors
-    ``tools.CropConfig``."""
+class CropSettings(CropConfig):
+    """The engine's ``crop_video`` windows: the tool's ``CropConfig`` (sampling and decoding,
+    PROTOCOL §3; defined once in ``paravt.video.config``) plus the pixel budget the window frames
+    are resized to for the model. The engine hands it to the tool as it is."""
 
-    fps: float = 1.0
-    min_frames: int = 2
-    max_frames: int = 16
-    workers: int = 0  # decoder pool; 0 = one per available core (tools.CropConfig)
-    skip_disposable: bool = True
     min_pixels: int = 784
     max_pixels: int = 50176
 
@@ -105,6 +102,11 @@ class EngineConfig:
         if self.min_pixels > self.max_pixels:
             raise ConfigError(
                 f"min_pixels ({self.min_pixels}) is larger than max_pixels ({self.max_pixels})"
+            )
+        if self.crop.device != "cpu":
+            raise ConfigError(
+                f"crop.device={self.crop.device!r}: the episode engine decodes on the CPU for "
+                "now; set crop.device=cpu"
             )
 
     def resolved_tool_prompt(self, arch: str | None) -> str:

@@ -230,7 +230,10 @@ class EpisodeEngine:
             src = self._sources.get(path)
             if src is None:
                 self.video_opens[path] = self.video_opens.get(path, 0) + 1
-                src = VideoSource(path, skip_disposable=self.config.crop.skip_disposable)
+                crop = self.config.crop  # one source serves the overview and the windows
+                src = VideoSource(
+                    path, num_threads=crop.decoder_threads, skip_disposable=crop.skip_disposable
+                )
                 self._sources[path] = src
             meta = src.meta
             frames = src.overview(k, mode=self.config.overview_sampling)
@@ -457,16 +460,6 @@ class EpisodeEngine:
             ep.last_closed = True
 
     # -- tools -------------------------------------------------------------------------------
-    def _crop_config(self) -> Any:
-        """The tool's ``CropConfig`` from ``EngineConfig.crop``: every field the two share (the
-        pixel budget stays with the engine), so a knob added to both needs no copying here."""
-        from dataclasses import fields
-
-        from paravt.tools.crop_video import CropConfig  # the tools room loads torch
-
-        c = self.config.crop
-        return CropConfig(**{f.name: getattr(c, f.name) for f in fields(CropConfig) if hasattr(c, f.name)})
-
     def _run_tools(self, pending: list[tuple[_Episode, list]]) -> None:
         from paravt.tools.crop_video import WindowRequest, execute_windows  # loads torch
 
@@ -483,7 +476,7 @@ class EpisodeEngine:
                     owners.append((ep, p.record))
         t0 = time.perf_counter()
         batch = (
-            execute_windows(requests, self._crop_config(), sources=self._sources)
+            execute_windows(requests, cfg.crop, sources=self._sources)
             if requests
             else None
         )

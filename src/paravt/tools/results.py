@@ -1,4 +1,8 @@
-"""The records the crop_video tool takes and gives back (see docs/INTERFACES.md)."""
+"""The records the crop_video tool takes and gives back (see docs/INTERFACES.md).
+
+``CropConfig`` (how windows are sampled and decoded) lives in ``paravt.video.config`` and is
+re-exported here and from ``paravt.tools``.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +11,7 @@ from typing import Any
 
 import torch
 
-
-@dataclass
-class CropConfig:
-    """How windows are sampled (docs/PROTOCOL.md §3) and how the batch is decoded.
-
-    ``workers`` bounds the decoder pool (threads: torchcodec releases the GIL while decoding);
-    0, the default, is one per CPU this process may run on (``video.parallel.resolve_workers``).
-    ``decoder_threads`` is FFmpeg's own thread count per decoder (1 suits a pool).
-    ``skip_disposable`` leaves H.264's non-reference pictures between the frames asked for out
-    of the decode (same pixels, less work; ``paravt.video.disposable``).
-    """
-
-    fps: float = 1.0
-    min_frames: int = 2
-    max_frames: int = 16
-    workers: int = 0
-    device: str = "cpu"
-    decoder_threads: int = 1
-    skip_disposable: bool = True
+from paravt.video.config import CropConfig  # re-exported: the tool's config, defined once there
 
 
 @dataclass
@@ -98,3 +84,6 @@ class BatchStats:
 class BatchResult:
     results: list[ToolResult]
     stats: BatchStats
+
+
+__all__ = ["BatchResult", "BatchStats", "CropConfig", "ToolResult", "WindowRequest"]

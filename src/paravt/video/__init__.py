@@ -5,16 +5,22 @@ See docs/INTERFACES.md (Video) and docs/PROTOCOL.md §2-§3. Decoding is torchco
 decoding.
 """
 
-from paravt.video.errors import (
-    InvalidWindowError,
-    NoVideoStreamError,
-    VideoDecodeError,
-    VideoError,
-    VideoOpenError,
-)
-from paravt.video.frames import Frames
-from paravt.video.meta import FrameTable, VideoMeta
-from paravt.video.source import OVERVIEW_MODES, VideoSource
+import importlib
+
+# Names are imported on first use (as ``paravt.tools`` does), so that ``paravt.video.config``, which
+# the engine's and the commands' configs extend, loads without torch and torchcodec behind it.
+_EXPORTS = {
+    "InvalidWindowError": "paravt.video.errors",
+    "NoVideoStreamError": "paravt.video.errors",
+    "VideoDecodeError": "paravt.video.errors",
+    "VideoError": "paravt.video.errors",
+    "VideoOpenError": "paravt.video.errors",
+    "Frames": "paravt.video.frames",
+    "FrameTable": "paravt.video.meta",
+    "VideoMeta": "paravt.video.meta",
+    "OVERVIEW_MODES": "paravt.video.source",
+    "VideoSource": "paravt.video.source",
+}
 
 __all__ = [
     "OVERVIEW_MODES",
@@ -28,3 +34,9 @@ __all__ = [
     "VideoOpenError",
     "VideoSource",
 ]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'paravt.video' has no attribute {name!r}")
