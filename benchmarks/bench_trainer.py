@@ -132,7 +132,9 @@ def bench_step(model_dir, tmp, steps):
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
+    from paravt.agent.config import CropSettings
     from paravt.train.config import ParaGRPOConfig
+    from paravt.train.engine_config import TrainEngineConfig
     from paravt.train.trainer import ParaGRPOTrainer
 
     rows = _rows()
@@ -140,13 +142,16 @@ def bench_step(model_dir, tmp, steps):
     model, proc = _load(model_dir)
     args = ParaGRPOConfig(
         **_common(tmp / "para", steps),
-        dispatch_mode="direct",
+        engine=TrainEngineConfig(
+            mode="direct",
+            frames=K,
+            min_pixels=MIN_PX,
+            max_pixels=MAX_PX,
+            max_new_tokens=NEW_TOKENS,
+            think_prefix="",
+            crop=CropSettings(min_pixels=MIN_PX, max_pixels=MAX_PX),
+        ),
         frames_gating=False,
-        overview_frames=K,
-        min_pixels=MIN_PX,
-        max_pixels=MAX_PX,
-        max_turn_tokens=NEW_TOKENS,
-        think_prefix="",
         token_anchor=False,
         episode_log=False,
     )
@@ -280,21 +285,25 @@ def bench_rollout(model_dir, tmp):
     from trl import GRPOConfig, GRPOTrainer
     from trl.chat_template_utils import qwen3_template
 
+    from paravt.agent.config import CropSettings
     from paravt.train.config import ParaGRPOConfig
+    from paravt.train.engine_config import TrainEngineConfig
     from paravt.train.trainer import ParaGRPOTrainer
 
     rows = _rows()[:2]  # 2 prompts x 2 generations = 4 episodes x 3 calls
     model, proc = _load(model_dir)
     args = ParaGRPOConfig(
         **_common(tmp / "para-r", 1),
-        dispatch_mode="parallel",
+        engine=TrainEngineConfig(
+            mode="parallel",
+            frames=K,
+            min_pixels=MIN_PX,
+            max_pixels=MAX_PX,
+            max_new_tokens=NEW_TOKENS,
+            max_turns=1,
+            crop=CropSettings(max_frames=WINDOW_FRAMES, min_pixels=MIN_PX, max_pixels=MAX_PX),
+        ),
         frames_gating=False,
-        overview_frames=K,
-        min_pixels=MIN_PX,
-        max_pixels=MAX_PX,
-        max_turn_tokens=NEW_TOKENS,
-        window_max_frames=WINDOW_FRAMES,
-        max_turns=1,
         first_turn_text=FIRST_TURN,
         token_anchor=False,
         episode_log=False,

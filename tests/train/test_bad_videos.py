@@ -48,7 +48,7 @@ def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
             "trainer.per_device_train_batch_size=2",
             "trainer.max_steps=-1",
             "trainer.num_train_epochs=1",
-            "trainer.max_turns=1",
+            "engine.max_turns=1",
             "trainer.save_steps=100",
             "trainer.gating_choices=[2]",
         ),

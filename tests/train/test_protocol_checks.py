@@ -291,7 +291,7 @@ def test_score_episode_passes_the_turns_so_only_the_final_turn_answers():
 
 
 def test_system_prompt_file_reaches_the_engine_and_a_missing_one_is_refused(tmp_path):
-    """``trainer.system_prompt`` (e.g. the toy task's short prompt) replaces the packaged prompt
+    """``engine.system_prompt`` (e.g. the toy task's short prompt) replaces the packaged prompt
     in the episodes the trainer runs; a path that is not a file fails before any model loads."""
     from types import SimpleNamespace
 
@@ -301,7 +301,7 @@ def test_system_prompt_file_reaches_the_engine_and_a_missing_one_is_refused(tmp_
 
     prompt = tmp_path / "short.txt"
     prompt.write_text("You answer with crop_video.\n")
-    args = para_config(load_command_config("cpu-smoke", (f"trainer.system_prompt={prompt}",)))
+    args = para_config(load_command_config("cpu-smoke", (f"engine.system_prompt={prompt}",)))
     engine = ParaGRPOTrainer._engine_config(SimpleNamespace(para_args=args), "train")
     assert engine.system_prompt == str(prompt)
     default = para_config(load_command_config("cpu-smoke", ()))
@@ -311,5 +311,5 @@ def test_system_prompt_file_reaches_the_engine_and_a_missing_one_is_refused(tmp_
     )
     with pytest.raises(ConfigError, match="system_prompt"):
         para_config(
-            load_command_config("cpu-smoke", (f"trainer.system_prompt={tmp_path / 'none.txt'}",))
+            load_command_config("cpu-smoke", (f"engine.system_prompt={tmp_path / 'none.txt'}",))
         )

@@ -53,7 +53,7 @@ def test_sigkill_after_checkpoint_then_resume_keeps_metrics_continuous(tmp_path,
         "--set",
         "trainer.save_steps=2",
         "--set",
-        "trainer.max_turns=1",
+        "engine.max_turns=1",
         "--set",
         "trainer.per_device_train_batch_size=2",
     ]
@@ -166,7 +166,7 @@ def test_two_ranks_gloo_same_k_for_a_prompt_on_both_ranks(tmp_path, shared_video
         "--set",
         "trainer.max_steps=2",
         "--set",
-        "trainer.max_turns=1",
+        "engine.max_turns=1",
         "--json",
     ]
     env = _env()

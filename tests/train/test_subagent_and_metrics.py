@@ -19,11 +19,11 @@ def test_subagent_trajectories_join_the_loss_with_the_episode_advantage(
         smoke_args(
             tmp_path / "run",
             shared_videos,
-            "trainer.evidence_mode=subagent",
+            "engine.evidence=subagent",
             f"trainer.subagent_in_loss={in_loss}",
             "trainer.per_device_train_batch_size=2",
             "trainer.max_steps=1",
-            "trainer.max_turns=1",
+            "engine.max_turns=1",
             "trainer.save_steps=100",
         ),
     )
@@ -161,7 +161,7 @@ def test_bad_config_is_a_user_error_with_exit_2(tmp_path):
     assert run_guarded(cli, ["train", "--config", "cpu-smoke", "--set", "trainer.max_stepz=1"]) == 2
     assert run_guarded(cli, ["train", "--config", "no-such-recipe"]) == 2
     assert (
-        run_guarded(cli, ["train", "--config", "cpu-smoke", "--set", "trainer.dispatch_mode=fast"])
+        run_guarded(cli, ["train", "--config", "cpu-smoke", "--set", "engine.mode=fast"])
         == 2
     )
     assert (
@@ -181,14 +181,14 @@ def test_bad_config_is_a_user_error_with_exit_2(tmp_path):
     for name in ("paragrpo", "vanilla_grpo", "cpu-smoke"):
         assert load_command_config(name, one_proc).trainer
     paper = para_config(load_command_config("paragrpo", one_proc))
-    assert paper.anchor_lambda == 0.5 and paper.frames_gating and paper.think_prefix == "<think>\n"
+    assert paper.anchor_lambda == 0.5 and paper.frames_gating and paper.engine.think_prefix == "<think>\n"
     assert (
         paper.gating_choices == [4, 8, 16, 32, 64]
         and paper.beta == 0.01
         and paper.temperature == 0.7
     )
     vanilla = para_config(load_command_config("vanilla_grpo", one_proc))
-    assert vanilla.anchor_lambda == 0 and not vanilla.frames_gating and vanilla.think_prefix == ""
+    assert vanilla.anchor_lambda == 0 and not vanilla.frames_gating and vanilla.engine.think_prefix == ""
     from paravt.train.vllm_backend import is_vllm_available
 
     if not is_vllm_available():  # use_vllm=true without vLLM: the fix, before TRL builds anything

@@ -304,7 +304,7 @@ def test_colocated_vllm_refuses_a_budget_its_processor_would_resize(tiny, monkey
 
     _, processor = tiny  # its image processor: [1024, 65536] pixels
     monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)
-    small = ("trainer.use_vllm=true", "trainer.min_pixels=64", "trainer.max_pixels=512")
+    small = ("trainer.use_vllm=true", "engine.min_pixels=64", "engine.max_pixels=512")
     args = para_config(load_command_config("cpu-smoke", small))
     with pytest.raises(ConfigError, match="shortest_edge.*min_pixels/max_pixels"):
         ParaGRPOTrainer(model=None, args=args, processing_class=processor)

@@ -5,24 +5,30 @@ Every TRL option keeps its meaning and passes straight through — ``beta``, ``e
 of ``TrainingArguments`` (``fsdp``/``fsdp_config``, ``deepspeed``, ``ddp_backend``, ...) and TRL's
 vLLM keys (``use_vllm``, ``vllm_mode``, ``vllm_server_*``, ``vllm_importance_sampling_*``, ...;
 the episode engine samples through TRL's vLLM generator, see ``paravt.train.vllm_backend``). The
-added fields below are the ones the paper's recipe needs and TRL does not have.
+added fields below are the ones the paper's recipe needs and TRL does not have; the episode
+engine's own knobs are one nested field, ``engine`` (the ``EngineConfig`` that ``infer``, ``eval``
+and ``sft`` use, with training defaults), set from a recipe's top-level ``engine`` section.
+Sampling (``temperature``, ``top_p``, ``top_k``: TRL's keys; evaluation is greedy) and nFrames
+Gating stay here, since they are the trainer's and not the engine's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from trl import GRPOConfig
 
+from paravt.agent.config import EngineConfig
+from paravt.config import build, to_dict
 from paravt.errors import ConfigError
 from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
+from paravt.train.engine_config import TrainEngineConfig, sampling_set_on_engine
 from paravt.train.gating import PAPER_CHOICES
 
 
 @dataclass
 class ParaGRPOConfig(GRPOConfig):
-    """GRPOConfig + dispatch/evidence modes, gating, think prefix, anchoring and video knobs."""
+    """GRPOConfig + the episode engine's config (``engine``), gating, rewards and anchoring."""
 
     # HF declares ``fsdp: str | None`` but wants ``True`` (its string form is deprecated); widened so
     # that ``--set trainer.fsdp=true`` reaches it as a boolean.
@@ -30,33 +36,17 @@ class ParaGRPOConfig(GRPOConfig):
         default=None,
         metadata={"help": "true = FSDP (tune it in fsdp_config: version, cpu_offload, ...)."},
     )
-    dispatch_mode: str = field(
-        default="parallel", metadata={"help": "parallel | sequential | direct (PROTOCOL §1)."}
+    engine: TrainEngineConfig = field(
+        default_factory=TrainEngineConfig,
+        metadata={
+            "help": "The episode engine's config (paravt.agent.config.EngineConfig with training "
+            "defaults: paravt.train.engine_config); a recipe sets it in its top-level engine "
+            "section (--set engine.KEY=VALUE)."
+        },
     )
-    evidence_mode: str = field(default="frames", metadata={"help": "frames | subagent."})
-    max_turns: int = field(default=3, metadata={"help": "Tool rounds per episode."})
-    max_parallel: int = field(default=5, metadata={"help": "Calls executed per turn."})
-    max_turn_tokens: int = field(default=2048, metadata={"help": "New tokens per assistant turn."})
-    overview_frames: int = field(default=64, metadata={"help": "K when gating is off."})
     frames_gating: bool = field(default=True, metadata={"help": "nFrames Gating on/off."})
     gating_choices: list[int] = field(
         default_factory=lambda: list(PAPER_CHOICES), metadata={"help": "Values K is drawn from."}
-    )
-    timestamps: bool = field(default=True, metadata={"help": "`<t seconds>` before each frame."})
-    min_pixels: int = field(default=784, metadata={"help": "Per-frame pixel floor."})
-    max_pixels: int = field(default=50176, metadata={"help": "Per-frame pixel ceiling."})
-    window_max_frames: int = field(default=16, metadata={"help": "Frames per crop_video window."})
-    video_device: str = field(default="cpu", metadata={"help": "Decode device (cpu | cuda)."})
-    think_prefix: str = field(
-        default="<think>\n",
-        metadata={"help": "Prompt suffix pre-filling the think tag ('' = off)."},
-    )
-    system_prompt: str | None = field(
-        default=None,
-        metadata={
-            "help": "A file whose text replaces the system prompt verbatim (null = the packaged "
-            "prompt of dispatch_mode); e.g. a short prompt that a small model can afford."
-        },
     )
     format_weight: float = field(
         default=1.0, metadata={"help": "w_fmt in R = R_acc + w_fmt R_fmt + R_tool."}
@@ -101,26 +91,32 @@ class ParaGRPOConfig(GRPOConfig):
 
     def __post_init__(self):
         super().__post_init__()
-
-        if self.dispatch_mode not in ("parallel", "sequential", "direct"):
+        if isinstance(self.engine, dict):
+            self.engine = build(TrainEngineConfig, self.engine, prefix="engine.")
+        elif isinstance(self.engine, EngineConfig):
+            self.engine = TrainEngineConfig.of(self.engine)
+        else:
             raise ConfigError(
-                f"dispatch_mode={self.dispatch_mode!r}: use parallel, sequential or direct"
+                f"engine={self.engine!r}: give an EngineConfig or a mapping of its keys"
             )
-        if self.evidence_mode not in ("frames", "subagent"):
-            raise ConfigError(f"evidence_mode={self.evidence_mode!r}: use frames or subagent")
+        sampling = sampling_set_on_engine(self.engine)
+        if sampling:
+            raise ConfigError(sampling)
         if self.frames_gating and not self.gating_choices:
             raise ConfigError("gating_choices is empty: give the K values, e.g. [4, 8, 16, 32, 64]")
-        if any(int(k) < 1 for k in self.gating_choices) or self.overview_frames < 1:
-            raise ConfigError("frame budgets (gating_choices, overview_frames) must be ≥ 1")
-        if self.system_prompt is not None and not Path(self.system_prompt).is_file():
-            raise ConfigError(
-                f"system_prompt={self.system_prompt!r} is not a file: give a text file, or null "
-                "for the packaged prompt"
-            )
+        if any(int(k) < 1 for k in self.gating_choices):
+            raise ConfigError("gating_choices must be ≥ 1 (frame budgets K)")
         if self.oe_metric not in ("f1", "exact"):
             raise ConfigError(f"oe_metric={self.oe_metric!r}: use f1 or exact")
         if self.use_vllm:
             self._check_vllm_keys()
+
+    def to_dict(self) -> dict:
+        """HF's ``to_dict`` (what the run folder records as ``trainer_resolved``) with the nested
+        engine config as plain data."""
+        out = super().to_dict()
+        out["engine"] = to_dict(self.engine)
+        return out
 
     def _check_vllm_keys(self) -> None:
         """The vLLM settings that cannot serve multi-turn episodes, refused before anything loads

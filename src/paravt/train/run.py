@@ -1,9 +1,12 @@
 """``paravt train`` as a library call: recipe → run folder → data → ParaGRPOTrainer → checkpoints.
 
 The command's config is ``TrainCommandConfig``: the model (a folder, a Hub id, or ``tiny:<arch>``
-for a tiny random model built into the run folder), the data section, the run folder, and
-``trainer`` — the keys of ``ParaGRPOConfig`` (TRL's GRPOConfig + paravt knobs), checked and
-coerced against that dataclass so a typo fails before any model loads.
+for a tiny random model built into the run folder), the data section, the run folder, ``engine``
+— the episode engine's ``EngineConfig`` with training defaults (``paravt.train.engine_config``),
+the same keys as in ``infer``/``eval``/``sft`` — and ``trainer`` — the keys of ``ParaGRPOConfig``
+(TRL's GRPOConfig + paravt's training knobs), checked and coerced against that dataclass so a typo
+fails before any model loads. The engine section becomes ``ParaGRPOConfig.engine``; an engine
+knob left under ``trainer`` is a ``ConfigError`` that names its new home.
 
 The run folder holds ``config.json`` (the resolved config), ``data_report.json`` +
 ``skipped_rows.jsonl`` (rows dropped for missing/unreadable videos), ``metrics.jsonl`` (one row per
@@ -29,6 +32,7 @@ from paravt.config import _merge, build, parse_overrides, read_yaml, to_dict
 from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.testing.tiny import make_tiny_model
+from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
 
 RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
@@ -47,9 +51,14 @@ class DataConfig:
 
 @dataclass
 class TrainCommandConfig:
+    """``engine``: the episode engine's config (every ``EngineConfig`` key, training defaults);
+    ``trainer``: the ``ParaGRPOConfig`` keys (TRL's, sampling, gating, rewards), checked when the
+    command starts (``para_config``)."""
+
     model: str = "tiny:qwen3-vl"
     output_dir: str = "runs/paravt"
     data: DataConfig = field(default_factory=DataConfig)
+    engine: TrainEngineConfig = field(default_factory=TrainEngineConfig)
     trainer: dict = field(default_factory=dict)
 
 
@@ -104,11 +113,15 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
     from paravt.train.config import ParaGRPOConfig  # loads trl (run.py stays light)
 
     data = dict(cfg.trainer)
+    moved = moved_trainer_keys(data)
+    if moved:
+        raise ConfigError(moved)
     if "output_dir" in data:
         raise ConfigError(
             "set the run folder with the top-level output_dir, not trainer.output_dir"
         )
     data["output_dir"] = world_output_dir or cfg.output_dir
+    data["engine"] = cfg.engine
     data.setdefault("save_only_model", False)
     for key in _NESTED_HF_KEYS:  # --set leaves arrive as text: "false" must not read as truthy
         if isinstance(data.get(key), dict):

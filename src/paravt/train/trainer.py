@@ -20,7 +20,7 @@ DDP/FSDP/DeepSpeed, checkpointing, resume — is TRL's and HF Trainer's own code
   per-token anchor bonus (first structural token of each kind per turn, a penalty for a turn left
   inside ``<think>``, none in zero-variance groups) is added to the advantages (which become
   ``(B, T)``, which TRL's loss accepts).
-- Sub-agent trajectories (``evidence_mode="subagent"`` + ``subagent_in_loss``) are appended as extra
+- Sub-agent trajectories (``engine.evidence="subagent"`` + ``subagent_in_loss``) are appended as extra
   rows carrying their episode's advantage.
 - docs/PROTOCOL.md §5.7 metrics each step, to the trainer's loggers (and ``MetricsJsonl``).
 
@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -110,12 +111,6 @@ class ParaGRPOTrainer(GRPOTrainer):
             raise TypeError("ParaGRPOTrainer needs a ParaGRPOConfig")
         if args.use_vllm:
             self._check_vllm(args, processing_class)
-        if args.video_device != "cpu":
-            from paravt.errors import ConfigError
-
-            raise ConfigError(
-                f"video_device={args.video_device!r}: the episode engine decodes on the CPU for now; set video_device=cpu"
-            )
         try:
             super().__init__(
                 model=model,
@@ -171,10 +166,14 @@ class ParaGRPOTrainer(GRPOTrainer):
         from paravt.train.vllm_backend import budget_outside, require_vllm
 
         require_vllm(args)
-        conflict = (
-            budget_outside(processing_class, args.min_pixels, args.max_pixels)
-            if processing_class is not None
-            else None
+        if processing_class is None:
+            return
+        e = args.engine
+        conflict = budget_outside(processing_class, e.min_pixels, e.max_pixels) or budget_outside(
+            processing_class,
+            e.crop.min_pixels,
+            e.crop.max_pixels,
+            keys="engine.crop.min_pixels / max_pixels",
         )
         if conflict is None:
             return
@@ -182,7 +181,8 @@ class ParaGRPOTrainer(GRPOTrainer):
             raise ConfigError(
                 f"{conflict}. Set the image processor's size in the model folder to cover the "
                 "budget (processor.image_processor.size = {'shortest_edge': MIN, 'longest_edge': "
-                "MAX}; processor.save_pretrained(MODEL)), or change trainer.min_pixels/max_pixels"
+                "MAX}; processor.save_pretrained(MODEL)), or change the frame budget "
+                "(engine.min_pixels/max_pixels, engine.crop.min_pixels/max_pixels)"
             )
         logger.warning(  # a server may have been started with its own processor settings
             "%s, unless the vLLM server was started with --mm-processor-kwargs covering the "
@@ -206,33 +206,11 @@ class ParaGRPOTrainer(GRPOTrainer):
 
     # -- engine ------------------------------------------------------------------------------
     def _engine_config(self, mode: str):
-        from paravt.agent.config import CropSettings, EngineConfig
-
+        """``args.engine`` as the engine runs it: sampled at the trainer's temperature and top-p
+        in training, greedy in evaluation (sampling is the trainer's, not the engine's)."""
         a = self.para_args
-        return EngineConfig(
-            mode=a.dispatch_mode,
-            evidence=a.evidence_mode,
-            max_turns=a.max_turns,
-            max_parallel=a.max_parallel,
-            frames=a.overview_frames,
-            timestamps=a.timestamps,
-            max_new_tokens=a.max_turn_tokens,
-            temperature=a.temperature if mode == "train" else 0.0,
-            top_p=a.top_p,
-            min_pixels=a.min_pixels,
-            max_pixels=a.max_pixels,
-            think_prefix=a.think_prefix,
-            system_prompt=a.system_prompt,
-            # the forced final answer keeps docs/PROTOCOL.md §1's budgets, capped by the turn budget
-            forced_tokens_mcq=min(64, a.max_turn_tokens),
-            forced_tokens_tvg=min(128, a.max_turn_tokens),
-            forced_tokens_oe=min(256, a.max_turn_tokens),
-            subagent_max_tokens=min(512, a.max_turn_tokens),
-            crop=CropSettings(
-                max_frames=a.window_max_frames,
-                min_pixels=min(a.min_pixels, a.max_pixels),
-                max_pixels=a.max_pixels,
-            ),
+        return replace(
+            a.engine, temperature=a.temperature if mode == "train" else 0.0, top_p=a.top_p
         )
 
     def _make_engine(self, mode: str):
@@ -253,7 +231,7 @@ class ParaGRPOTrainer(GRPOTrainer):
                 epoch,
                 a.gating_choices,
                 enabled=a.frames_gating and mode == "train",
-                fixed=a.overview_frames,
+                fixed=a.engine.frames,
             )
             out.append(
                 EpisodeInput(
@@ -433,7 +411,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         for r, adv, flat in zip(records, local_adv.tolist(), local_flat):
             rows.append(dict(self._row_from_record(r), flat=flat))
             row_adv.append(adv)
-        if a.subagent_in_loss and a.evidence_mode == "subagent":
+        if a.subagent_in_loss and a.engine.evidence == "subagent":
             for r, adv, flat in zip(records, local_adv.tolist(), local_flat):
                 for sub in getattr(r, "subagents", []) or []:
                     rows.append(dict(self._row_from_record(sub), flat=flat))

@@ -84,9 +84,15 @@ def processor_pixel_range(processing_class: Any) -> tuple[int, int] | None:
     return int(lo), int(hi)
 
 
-def budget_outside(processing_class: Any, min_pixels: int, max_pixels: int) -> str | None:
+def budget_outside(
+    processing_class: Any,
+    min_pixels: int,
+    max_pixels: int,
+    keys: str = "engine.min_pixels / max_pixels",
+) -> str | None:
     """Why vLLM's processor (the model folder's ``preprocessor_config.json``) would resize every
-    frame of the ``[min_pixels, max_pixels]`` budget, or None when some frames can pass as they are.
+    frame of the ``[min_pixels, max_pixels]`` budget (set by ``keys``: the overview's or the crop
+    windows'), or None when some frames can pass as they are.
 
     A frame whose size the processor changes gets another number of vision features than the
     image pads the episode's stream holds for it, and the generate call fails."""
@@ -97,8 +103,7 @@ def budget_outside(processing_class: Any, min_pixels: int, max_pixels: int) -> s
     if max_pixels < lo or min_pixels > hi:
         return (
             f"the model's image processor resizes every image into [{lo}, {hi}] pixels, but the "
-            f"frames are budgeted to [{min_pixels}, {max_pixels}] (trainer.min_pixels / "
-            "max_pixels): vLLM would re-size each frame and its features would not fill the "
+            f"frames are budgeted to [{min_pixels}, {max_pixels}] ({keys}): vLLM would re-size each frame and its features would not fill the "
             "stream's image pads"
         )
     return None
