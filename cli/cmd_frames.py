@@ -67,14 +67,13 @@ def command(
 
     cfg = resolve_config(FramesConfig, config_path, overrides, {"k": k, "mode": mode, "workers": workers})
     window_args = [parse_window_flag(w) for w in windows]
-    src = VideoSource(
-        video, device=cfg.device, num_threads=cfg.decoder_threads, skip_disposable=cfg.skip_disposable
-    )
+    src = VideoSource(video, device=cfg.device, num_threads=cfg.decoder_threads,
+                      skip_disposable=cfg.skip_disposable)
     result: dict = {"video": video, "meta": asdict(src.meta), "config": to_dict(cfg)}
     groups = []
     failed_windows = []
     if window_args:
-        # FramesConfig is a CropConfig: every window knob (skip_disposable included) reaches the tool
+        # FramesConfig is a CropConfig: every window knob (skip_disposable ...) reaches the tool
         batch = execute_windows([WindowRequest(src.path, a, key=w) for a, w in zip(window_args, windows)],
                                 cfg, sources={src.path: src})
         rows = []

@@ -131,7 +131,8 @@ def test_training_defaults_and_the_turn_budget_cap():
     assert (e.crop.min_pixels, e.crop.max_pixels, e.crop.max_frames) == (784, 50176, 16)
     assert (e.forced_tokens_mcq, e.forced_tokens_tvg, e.forced_tokens_oe) == (64, 128, 256)
     small = TrainEngineConfig(max_new_tokens=100)
-    assert (small.forced_tokens_mcq, small.forced_tokens_tvg, small.forced_tokens_oe) == (64, 100, 100)
+    forced = (small.forced_tokens_mcq, small.forced_tokens_tvg, small.forced_tokens_oe)
+    assert forced == (64, 100, 100)
     assert small.subagent_max_tokens == 100
     # a plain EngineConfig built in Python is taken under the same rules
     assert TrainEngineConfig.of(EngineConfig(max_new_tokens=50)).forced_tokens_mcq == 50

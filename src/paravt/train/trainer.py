@@ -54,6 +54,7 @@ from trl.trainer.utils import nanstd, pad
 
 from paravt.errors import ParavtError
 from paravt.rewards import open_think_turns
+from paravt.train.advantages import GroupAdvantages, group_advantages
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_errors import warn_if_every_episode_failed
 from paravt.train.gating import gated_frames
@@ -366,17 +367,86 @@ class ParaGRPOTrainer(GRPOTrainer):
         return row
 
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
+        """TRL's step input, in named steps: rollout → rewards → group advantages → loss rows →
+        batch collation → per-row advantages → old/ref log-probs → metrics and logs → TRL's dict.
+        The collective calls (gathers, forwards) keep one order on every rank."""
         device = self.accelerator.device
         mode = "train" if self.model.training else "eval"
-        a = self.para_args
+        epoch, ep_inputs, records = self._rollout(inputs, mode)
+        breakdowns, all_rewards = self._rewards(records, device)
+        G = self.num_generations if mode == "train" else self.num_generations_eval
+        groups = group_advantages(all_rewards, G, self.scale_rewards)
+        start = self.accelerator.process_index * len(inputs)
+        local_adv = groups.advantages[start : start + len(inputs)]
+        # ``flat``: the episode's group has zero reward variance (no token-level anchor there)
+        local_flat = groups.zero_var[start : start + len(inputs)].tolist()
+        rows, row_adv = self._loss_rows(records, local_adv.tolist(), local_flat, mode)
+        batch = self._collate(rows, device)
+        adv, anchor_bonus_total = self._row_advantages(rows, row_adv, batch, device)
+        old_logps, ref_logps = self._old_and_ref_logps(batch, mode)
+        sampling_logps, is_ratio = batch["sampling_logps"], None
+        if self.use_vllm:
+            # a forced turn's tokens (NaN: sampled by no one) count as on-policy
+            sampling_logps = torch.where(torch.isnan(sampling_logps), old_logps, sampling_logps)
+            if self.vllm_importance_sampling_correction:
+                is_ratio = self._vllm_sampling_correction(
+                    old_logps, sampling_logps, batch["loss_mask"], mode
+                )
+        m = self._log_step(
+            mode,
+            epoch,
+            (records, breakdowns, ep_inputs, rows),
+            batch,
+            (all_rewards, groups, local_adv),
+            anchor_bonus_total,
+        )
+        self.last_rollout = {"metrics": m, "epoch": epoch, "k": [e.frames_k for e in ep_inputs]}
+        if self.keep_last_rollout:
+            self.last_rollout.update(
+                {
+                    "records": records,
+                    "episode_inputs": ep_inputs,
+                    "breakdowns": breakdowns,
+                    "flat": local_flat,
+                    "advantages": adv.detach().cpu(),
+                    "tool_mask": batch["tool_mask"].cpu(),
+                    "completion_ids": batch["completion_ids"].cpu(),
+                    "num_images": batch["num_images"],
+                }
+            )
+
+        keys = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "tool_mask")
+        output = {key: batch[key] for key in keys}
+        output["advantages"] = adv
+        output["num_items_in_batch"] = batch["num_items_in_batch"]
+        if (
+            self._backend.with_logprobs
+        ):  # only real sampling logprobs may feed TRL's off-policy mask
+            output["sampling_per_token_logps"] = sampling_logps
+        if old_logps is not None:
+            output["old_per_token_logps"] = old_logps
+        if is_ratio is not None:
+            output["importance_sampling_ratio"] = is_ratio
+        if ref_logps is not None:
+            output["ref_per_token_logps"] = ref_logps
+        if batch["forward_kwargs"]:
+            output.update(batch["forward_kwargs"])
+            output["num_images"] = batch["num_images"]
+        return output
+
+    def _rollout(self, inputs: list[dict], mode: str) -> tuple[int, list, list]:
+        """``(epoch, episode inputs, records)``: the local batch's episodes, run by the engine."""
         epoch = math.floor(self.state.epoch or 0.0) if mode == "train" else 0
         ep_inputs = self.episode_inputs(inputs, epoch, mode)
         records = self.run_episodes(ep_inputs, mode)
         if len(records) != len(inputs):
             raise ParavtError(f"engine returned {len(records)} records for {len(inputs)} episodes")
         warn_if_every_episode_failed(records, int(self.state.global_step) + 1)
+        return epoch, ep_inputs, records
 
-        # Rewards: local breakdowns, gathered for group statistics (groups may span ranks).
+    def _rewards(self, records: list, device) -> tuple[list, torch.Tensor]:
+        """``(local breakdowns, all ranks' rewards)``: NaN for a failed episode; gathered because
+        a group's generations may sit on several ranks."""
         rcfg = self._reward_config()
         breakdowns = [self.score_episode(r, rcfg) for r in records]
         local = torch.tensor(
@@ -384,63 +454,54 @@ class ParaGRPOTrainer(GRPOTrainer):
             dtype=torch.float32,
             device=device,
         )
-        all_rewards = gather(local)[:, 0]
-        G = self.num_generations if mode == "train" else self.num_generations_eval
-        grouped = all_rewards.view(-1, G)
-        mean = torch.nanmean(grouped, dim=1).repeat_interleave(G)
-        std_group = (
-            nanstd(grouped, dim=1).repeat_interleave(G) if G > 1 else torch.zeros_like(all_rewards)
-        )
-        if self.scale_rewards == "batch":
-            std = nanstd(all_rewards).expand_as(all_rewards)
-        else:
-            std = std_group
-        advantages = all_rewards - mean
-        if self.scale_rewards != "none":
-            advantages = advantages / (std + 1e-4)
-        advantages = torch.nan_to_num(advantages, nan=0.0)
-        zero_var = torch.isclose(torch.nan_to_num(std_group, nan=0.0), torch.zeros_like(std_group))
-        zero_var_share = zero_var.view(-1, G)[:, 0].float().mean().item()
-        start = self.accelerator.process_index * len(inputs)
-        local_adv = advantages[start : start + len(inputs)]
+        return breakdowns, gather(local)[:, 0]
 
-        # Rows: one per episode, then (optionally) one per sub-agent trajectory.
-        # ``flat``: the episode's group has zero reward variance (no token-level anchor there)
-        local_flat = zero_var[start : start + len(inputs)].tolist()
+    def _loss_rows(
+        self, records: list, local_adv: list[float], local_flat: list[bool], mode: str
+    ) -> tuple[list[dict], list[float]]:
+        """``(rows, advantage per row)``: one row per episode, then (optionally) one per sub-agent
+        trajectory with its episode's advantage, then no-loss rows up to a multiple of
+        ``steps_per_generation`` (TRL splits the batch evenly across accumulation steps)."""
+        a = self.para_args
         rows, row_adv = [], []
-        for r, adv, flat in zip(records, local_adv.tolist(), local_flat):
+        for r, adv, flat in zip(records, local_adv, local_flat):
             rows.append(dict(self._row_from_record(r), flat=flat))
             row_adv.append(adv)
         if a.subagent_in_loss and a.engine.evidence == "subagent":
-            for r, adv, flat in zip(records, local_adv.tolist(), local_flat):
+            for r, adv, flat in zip(records, local_adv, local_flat):
                 for sub in getattr(r, "subagents", []) or []:
                     rows.append(dict(self._row_from_record(sub), flat=flat))
                     row_adv.append(adv)
         spg = self.args.steps_per_generation if mode == "train" else 1
-        # TRL splits the batch evenly across accumulation steps: pad with no-loss rows
         while len(rows) % spg:
             rows.append(self._no_loss_row())
             row_adv.append(0.0)
+        return rows, row_adv
 
+    def _collate(self, rows: list[dict], device) -> dict[str, Any]:
+        """The rows as TRL's padded tensors (prompts left-padded, completions right-padded), the
+        loss mask (generated ∧ not padding), and every row's images in stream order with the
+        M-RoPE token types; a patch-row count that disagrees with the grids is refused."""
         pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
 
         def padded(values, value, side: str, dtype=torch.long) -> torch.Tensor:
             tensors = [torch.as_tensor(v, dtype=dtype) for v in values]
             return pad(tensors, padding_value=value, padding_side=side).to(device)
 
-        prompt_ids = padded([r["prompt"] for r in rows], pad_id, "left")
-        prompt_mask = padded([[1] * len(r["prompt"]) for r in rows], 0, "left")
-        completion_ids = padded([r["completion"] for r in rows], pad_id, "right")
-        completion_mask = padded([[1] * len(r["completion"]) for r in rows], 0, "right")
-        tool_mask = padded([r["mask"] for r in rows], 0, "right")
-        sampling_logps = padded([r["logps"] for r in rows], 0.0, "right", torch.float32)
-        loss_mask = completion_mask * tool_mask
-        num_items_in_batch = self.accelerator.gather(loss_mask.sum()).sum()
-        prompt_completion_ids = torch.cat([prompt_ids, completion_ids], dim=1)
-        attention_mask = torch.cat([prompt_mask, completion_mask], dim=1)
-        logits_to_keep = completion_ids.size(1)
+        b: dict[str, Any] = {
+            "prompt_ids": padded([r["prompt"] for r in rows], pad_id, "left"),
+            "prompt_mask": padded([[1] * len(r["prompt"]) for r in rows], 0, "left"),
+            "completion_ids": padded([r["completion"] for r in rows], pad_id, "right"),
+            "completion_mask": padded([[1] * len(r["completion"]) for r in rows], 0, "right"),
+            "tool_mask": padded([r["mask"] for r in rows], 0, "right"),
+            "sampling_logps": padded([r["logps"] for r in rows], 0.0, "right", torch.float32),
+        }
+        b["loss_mask"] = b["completion_mask"] * b["tool_mask"]
+        b["num_items_in_batch"] = self.accelerator.gather(b["loss_mask"].sum()).sum()
+        b["prompt_completion_ids"] = torch.cat([b["prompt_ids"], b["completion_ids"]], dim=1)
+        b["attention_mask"] = torch.cat([b["prompt_mask"], b["completion_mask"]], dim=1)
+        b["logits_to_keep"] = b["completion_ids"].size(1)
 
-        # Images of every row, in stream order.
         num_images = [0 if r["grid"] is None else int(r["grid"].shape[0]) for r in rows]
         forward_kwargs: dict[str, Any] = {}
         if sum(num_images):
@@ -451,7 +512,7 @@ class ParaGRPOTrainer(GRPOTrainer):
                 [r["grid"] for r in rows if r["grid"] is not None]
             ).to(device)
             forward_kwargs["mm_token_type_ids"] = mm_token_type_ids(
-                prompt_completion_ids, self._image_pad
+                b["prompt_completion_ids"], self._image_pad
             )
             rows_needed = int(forward_kwargs["image_grid_thw"].prod(-1).sum())
             if rows_needed != forward_kwargs["pixel_values"].shape[0]:
@@ -460,15 +521,24 @@ class ParaGRPOTrainer(GRPOTrainer):
                 )
             if self.model.dtype in (torch.bfloat16, torch.float16):
                 forward_kwargs["pixel_values"] = forward_kwargs["pixel_values"].to(self.model.dtype)
+        b["num_images"] = num_images
+        b["forward_kwargs"] = forward_kwargs
+        return b
 
-        # Advantages: per-episode, plus the token-level anchor bonus at structural tokens.
+    def _row_advantages(
+        self, rows: list[dict], row_adv: list[float], batch: dict, device
+    ) -> tuple[torch.Tensor, float]:
+        """``(advantages, |anchor bonus| sum)``: one per row, or ``(B, T)`` with the token-level
+        anchor bonus at the structural tokens (``token_anchor``)."""
         adv = torch.tensor(row_adv, dtype=torch.float32, device=device)
-        anchor_bonus_total = 0.0
-        if a.token_anchor:
-            bonus = self.token_anchor_bonus(rows, completion_ids, loss_mask)
-            anchor_bonus_total = float(bonus.abs().sum())
-            adv = adv.unsqueeze(1) + bonus
+        if not self.para_args.token_anchor:
+            return adv, 0.0
+        bonus = self.token_anchor_bonus(rows, batch["completion_ids"], batch["loss_mask"])
+        return adv.unsqueeze(1) + bonus, float(bonus.abs().sum())
 
+    def _old_and_ref_logps(self, batch: dict, mode: str):
+        """``(old, ref)`` per-token log-probs of the batch, each None when TRL's loss does not need
+        it (old: only when a rollout is reused across optimizer steps, and always with vLLM)."""
         batch_size = (
             self.args.per_device_train_batch_size
             if mode == "train"
@@ -478,12 +548,12 @@ class ParaGRPOTrainer(GRPOTrainer):
         def per_token_logps(model) -> torch.Tensor:
             logps, _, _ = self._get_per_token_logps_and_entropies(
                 model,
-                prompt_completion_ids,
-                attention_mask,
-                logits_to_keep,
+                batch["prompt_completion_ids"],
+                batch["attention_mask"],
+                batch["logits_to_keep"],
                 batch_size=batch_size,
-                num_images=num_images,
-                **forward_kwargs,
+                num_images=batch["num_images"],
+                **batch["forward_kwargs"],
             )
             return logps
 
@@ -502,34 +572,43 @@ class ParaGRPOTrainer(GRPOTrainer):
                 model = self.accelerator.unwrap_model(self.model)
                 with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
                     ref_logps = per_token_logps(self.model)
+        return old_logps, ref_logps
 
-        is_ratio = None
-        if self.use_vllm:
-            # a forced turn's tokens (NaN: sampled by no one) count as on-policy
-            sampling_logps = torch.where(torch.isnan(sampling_logps), old_logps, sampling_logps)
-            if self.vllm_importance_sampling_correction:
-                is_ratio = self._vllm_sampling_correction(
-                    old_logps, sampling_logps, loss_mask, mode
-                )
-
-        # Metrics (all ranks' episodes).
+    def _log_step(
+        self,
+        mode: str,
+        epoch: int,
+        episodes: tuple[list, list, list, list[dict]],
+        batch: dict,
+        scores: tuple[torch.Tensor, GroupAdvantages, torch.Tensor],
+        anchor_bonus_total: float,
+    ) -> dict:
+        """PROTOCOL §5's step metrics (all ranks' episodes) into TRL's ``_metrics``, the episode
+        log, and TRL's completions table; returns the metrics. ``episodes``: the local records,
+        breakdowns, episode inputs and rows; ``scores``: all ranks' rewards, their group
+        advantages, and the local advantages."""
+        a = self.para_args
+        records, breakdowns, ep_inputs, rows = episodes
+        all_rewards, groups, local_adv = scores
+        device = self.accelerator.device
         stats = [
             episode_stats(r, b, e.frames_k, int(sum(row["mask"])), len(row["completion"]))
             for r, b, e, row in zip(records, breakdowns, ep_inputs, rows)
         ]
         all_stats = gather_object(stats)
-        m = step_metrics(all_stats, zero_var_share, list(a.gating_choices))
+        m = step_metrics(all_stats, groups.zero_var_share, list(a.gating_choices))
         valid = all_rewards[~torch.isnan(all_rewards)]
         m["reward"] = valid.mean().item() if valid.numel() else 0.0
         m["reward_std"] = nanstd(all_rewards).item() if valid.numel() > 1 else 0.0
-        m["frac_reward_zero_std"] = zero_var.float().mean().item()
+        m["frac_reward_zero_std"] = groups.zero_var.float().mean().item()
         m["anchor/token_bonus_abs_sum"] = (
             self.accelerator.gather(torch.tensor(anchor_bonus_total, device=device)).sum().item()
         )
+        num_images = batch["num_images"]
         m["images/per_episode"] = sum(num_images[: len(records)]) / max(1, len(records))
         if mode == "train":
             self.state.num_input_tokens_seen += int(
-                self.accelerator.gather(attention_mask.sum()).sum().item()
+                self.accelerator.gather(batch["attention_mask"].sum()).sum().item()
             )
         self._metrics[mode]["num_tokens"] = [self.state.num_input_tokens_seen]
         for key, value in m.items():
@@ -540,45 +619,8 @@ class ParaGRPOTrainer(GRPOTrainer):
         self._logs["prompt"].extend(gather_object([e.question for e in ep_inputs]))
         self._logs["completion"].extend(gather_object([r.completion_text for r in records]))
         self._logs["rewards"]["para_reward"].extend(all_rewards.tolist())
-        self._logs["advantages"].extend(advantages.tolist())
-        self.last_rollout = {"metrics": m, "epoch": epoch, "k": [e.frames_k for e in ep_inputs]}
-        if self.keep_last_rollout:
-            self.last_rollout.update(
-                {
-                    "records": records,
-                    "episode_inputs": ep_inputs,
-                    "breakdowns": breakdowns,
-                    "flat": local_flat,
-                    "advantages": adv.detach().cpu(),
-                    "tool_mask": tool_mask.cpu(),
-                    "completion_ids": completion_ids.cpu(),
-                    "num_images": num_images,
-                }
-            )
-
-        output = {
-            "prompt_ids": prompt_ids,
-            "prompt_mask": prompt_mask,
-            "completion_ids": completion_ids,
-            "completion_mask": completion_mask,
-            "tool_mask": tool_mask,
-            "advantages": adv,
-            "num_items_in_batch": num_items_in_batch,
-        }
-        if (
-            self._backend.with_logprobs
-        ):  # only real sampling logprobs may feed TRL's off-policy mask
-            output["sampling_per_token_logps"] = sampling_logps
-        if old_logps is not None:
-            output["old_per_token_logps"] = old_logps
-        if is_ratio is not None:
-            output["importance_sampling_ratio"] = is_ratio
-        if ref_logps is not None:
-            output["ref_per_token_logps"] = ref_logps
-        if forward_kwargs:
-            output.update(forward_kwargs)
-            output["num_images"] = num_images
-        return output
+        self._logs["advantages"].extend(groups.advantages.tolist())
+        return m
 
     def _vllm_sampling_correction(self, old_logps, sampling_logps, loss_mask, mode: str):
         """TRL's vLLM importance-sampling ratio over the generated tokens, with TRL's metrics."""

@@ -103,8 +103,8 @@ def budget_outside(
     if max_pixels < lo or min_pixels > hi:
         return (
             f"the model's image processor resizes every image into [{lo}, {hi}] pixels, but the "
-            f"frames are budgeted to [{min_pixels}, {max_pixels}] ({keys}): vLLM would re-size each frame and its features would not fill the "
-            "stream's image pads"
+            f"frames are budgeted to [{min_pixels}, {max_pixels}] ({keys}): vLLM would re-size "
+            "each frame and its features would not fill the stream's image pads"
         )
     return None
 
