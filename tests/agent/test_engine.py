@@ -13,9 +13,9 @@ import logging
 import pytest
 from agent_helpers import call, small_config
 
+from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput, Generation
-from paravt.testing.scripted import ScriptedBackend
 from paravt.video.source import VideoSource
 
 OPTIONS = ["He flips a pancake", "He opens a door"]
@@ -388,3 +388,25 @@ def test_a_bug_while_opening_a_video_is_an_engine_error_not_a_bad_video(
     assert pancake in logged[logging.ERROR].getMessage()
     assert str(garbage) in logged[logging.WARNING].getMessage()
     assert logged[logging.WARNING].exc_info is not None
+
+
+def test_one_make_backend_builds_the_scripted_backend_too(tmp_path):
+    """The scripted backend is a backend: the one ``make_backend`` builds it from a JSON script
+    (as ``paravt eval --backend scripted --script FILE`` does), paced when the script says so;
+    eval has no factory of its own, and the old import path is the same class."""
+    import json
+
+    import paravt.eval.runner as runner
+    import paravt.testing.scripted as old_home
+    from paravt.agent.backends import make_backend
+    from paravt.agent.config import BackendConfig
+
+    plain, paced = tmp_path / "plain.json", tmp_path / "paced.json"
+    plain.write_text(json.dumps(["<answer>A</answer>"]))
+    paced.write_text(json.dumps({"turns": ["<answer>A</answer>"], "delay_s": 0.01}))
+    backend = make_backend(BackendConfig(), script=str(plain))
+    assert isinstance(backend, ScriptedBackend) and backend.script == ["<answer>A</answer>"]
+    slow = make_backend(BackendConfig(), script=paced)
+    assert isinstance(slow.inner, ScriptedBackend) and slow.delay_s == 0.01
+    assert runner.make_backend is make_backend
+    assert old_home.ScriptedBackend is ScriptedBackend

@@ -13,10 +13,10 @@ from agent_helpers import small_config
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.parser import parse_turn
 from paravt.agent.records import EpisodeInput
-from paravt.testing.scripted import ScriptedBackend
 
 
 def _call(start: float, end: float) -> str:

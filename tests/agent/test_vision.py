@@ -32,9 +32,9 @@ def test_processor_fallback_matches_the_kernels_layout(q3_processor, pancake, mo
 def test_engine_builds_pixel_values_in_the_backends_dtype(q3_processor, pancake):
     from agent_helpers import call, small_config
 
+    from paravt.agent.backends.scripted import ScriptedBackend
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.records import EpisodeInput
-    from paravt.testing.scripted import ScriptedBackend
 
     backend = ScriptedBackend([call(0, 3), "<answer>A</answer>"], processor=q3_processor)
     backend.pixel_dtype = torch.bfloat16  # what HFBackend sets from its model

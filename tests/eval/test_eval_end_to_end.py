@@ -11,12 +11,12 @@ import logging
 
 import pytest
 
+from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.records import Generation
 from paravt.config import load_config
 from paravt.eval.config import EvalConfig
 from paravt.eval.results import read_results
 from paravt.eval.runner import run_eval
-from paravt.testing.scripted import ScriptedBackend
 
 
 def A(text: str) -> list[str]:

@@ -9,12 +9,12 @@ import json
 import pytest
 from paravt.cli.main import main
 
+from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.config import load_config
 from paravt.eval.compare import compare_runs
 from paravt.eval.config import EvalConfig
 from paravt.eval.report import format_comparison, summary_table
 from paravt.eval.runner import run_eval
-from paravt.testing.scripted import ScriptedBackend
 
 
 def _summary(split: str, value: float, wall: float = 10.0) -> dict:

@@ -7,10 +7,10 @@ import json
 from paravt.cli.main import main
 from PIL import Image
 
+from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.config import load_config
 from paravt.eval.config import EvalConfig
 from paravt.eval.runner import run_eval
-from paravt.testing.scripted import ScriptedBackend
 
 CALL = ('<tool_call>{"name": "crop_video", "arguments": {"video_path": "v", "start_time": 0,'
         ' "end_time": 2}}</tool_call>')

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paravt.agent.backends import make_backend as make_agent_backend
+from paravt.agent.backends import make_backend
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import Generation
 from paravt.errors import UserError
 from paravt.eval import subtitles as subs
 from paravt.eval.adapters import canonical_split, load_split
@@ -36,7 +35,6 @@ from paravt.eval.protocol import describe
 from paravt.eval.results import ResultsFile, iter_unique, read_results, write_json_atomic
 from paravt.eval.samples import EvalSample
 from paravt.eval.scoring import score_sample, score_variants
-from paravt.testing.scripted import ScriptedBackend
 
 logger = logging.getLogger(__name__)
 
@@ -115,59 +113,6 @@ def _error_result(kind: str, message: str) -> dict:
     }
 
 
-def make_backend(cfg: EvalConfig):
-    """The generation backend named by the config (scripted when ``script`` is set)."""
-    if cfg.script:
-        return scripted_backend(cfg.script)
-    return make_agent_backend(cfg.backend)
-
-
-class _Paced:
-    """Wraps a backend so each ``generate`` call takes at least ``delay_s`` (a slow model)."""
-
-    def __init__(self, inner: Any, delay_s: float):
-        self.inner, self.delay_s = inner, delay_s
-        self.codec = getattr(inner, "codec", None)
-        self.name = getattr(inner, "name", type(inner).__name__)
-
-    def generate(self, requests: list) -> list:
-        time.sleep(self.delay_s)
-        return self.inner.generate(requests)
-
-
-def scripted_backend(path: str | Path):
-    """``ScriptedBackend`` replaying a JSON script file (smoke tests, CI, kill/resume tests).
-
-    The file holds a list of turn texts used for every episode, or a mapping of sample id to its
-    list of turns, or ``{"turns": <either>, "delay_s": seconds}`` to pace each generate call like
-    a slow model; an item ``{"error": "…"}`` is a failed generation (as a real server error).
-    """
-    import json
-
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise UserError(f"--script {path}: cannot read a JSON script ({e})") from None
-    delay = 0.0
-    if isinstance(data, dict) and "turns" in data:
-        delay = float(data.get("delay_s", 0.0))
-        data = data["turns"]
-
-    def item(x):
-        if isinstance(x, dict) and "error" in x:
-            return Generation(error=str(x["error"]), finish_reason="error")
-        return str(x)
-
-    if isinstance(data, list):
-        script = [item(x) for x in data]
-    elif isinstance(data, dict):
-        script = {str(k): [item(x) for x in (v if isinstance(v, list) else [v])] for k, v in data.items()}
-    else:
-        raise UserError(f"--script {path}: expected a JSON list of turns or an object of id → turns")
-    backend = ScriptedBackend(script)
-    return _Paced(backend, delay) if delay > 0 else backend
-
-
 class Runner:
     """One evaluation run over the samples assigned to this shard."""
 
@@ -190,7 +135,7 @@ class Runner:
     def _engine_for_run(self):
         if self._engine is None:
             if self._backend is None:
-                self._backend = make_backend(self.cfg)
+                self._backend = make_backend(self.cfg.backend, script=self.cfg.script)
             self._engine = EpisodeEngine(self._backend, self.cfg.engine)
         return self._engine
 

@@ -8,13 +8,14 @@ A backend is any object with
   ``GenRequest.prompt_ids`` + ``pixel_values`` and returns generated ``token_ids``), or ``None``
   when it only takes chat messages (HTTP servers apply the template themselves).
 
-``hf`` (local transformers model) and ``openai`` (OpenAI-compatible HTTP server) live here;
-``paravt.testing.scripted.ScriptedBackend`` replays given completions; the trainer's policy
-backend wraps the model being trained.
+``hf`` (local transformers model), ``openai`` (OpenAI-compatible HTTP server) and ``scripted``
+(``ScriptedBackend``: replays given completions) live here; the trainer's policy backend wraps
+the model being trained.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from paravt.agent.backends.hf import HFBackend
@@ -30,8 +31,14 @@ class Backend(Protocol):
     def generate(self, requests: list[GenRequest]) -> list[Generation]: ...
 
 
-def make_backend(cfg: BackendConfig) -> Backend:
-    """Build the backend ``cfg.kind`` names (torch and transformers load here, not at import)."""
+def make_backend(cfg: BackendConfig, script: str | Path | None = None) -> Backend:
+    """The backend ``cfg.kind`` names, or, when ``script`` (a JSON file) is given, a
+    ``ScriptedBackend`` replaying it (``paravt eval --backend scripted --script FILE``). Heavy
+    imports happen here, not at import time."""
+    if script is not None:
+        from paravt.agent.backends.scripted import from_script_file
+
+        return from_script_file(script)
     if cfg.kind == "hf":
         return HFBackend.from_config(cfg)
     return OpenAIBackend.from_config(cfg)
