@@ -22,6 +22,7 @@ from paravt.cli.common import (
     stderr_console,
     stdout_console,
 )
+from paravt.rewards.answers import QUESTION_TYPES
 
 
 def _flags(kw: dict) -> dict:
@@ -60,8 +61,8 @@ def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
 
     def kind(opts, given):
         t = given if given not in (None, "auto") else ("mcq" if opts else "oe")
-        if t not in ("mcq", "tvg", "oe"):
-            raise UserError(f"question type {t!r}: choose mcq, tvg or oe")
+        if t not in QUESTION_TYPES:
+            raise UserError(f"question type {t!r}: choose {', '.join(QUESTION_TYPES)}")
         return t
 
     if question != "-":
@@ -155,7 +156,7 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
 @click.option(
     "--type",
     "question_type",
-    type=click.Choice(["auto", "mcq", "tvg", "oe"]),
+    type=click.Choice(["auto", *QUESTION_TYPES]),
     default=None,
     help="Question type (default: mcq with options, else oe).",
 )

@@ -410,3 +410,17 @@ def test_one_make_backend_builds_the_scripted_backend_too(tmp_path):
     assert isinstance(slow.inner, ScriptedBackend) and slow.delay_s == 0.01
     assert runner.make_backend is make_backend
     assert old_home.ScriptedBackend is ScriptedBackend
+
+
+def test_the_question_type_annotations_agree_with_the_one_list():
+    """``QUESTION_TYPES`` (``paravt.rewards.answers``) is the list; the ``Literal`` annotations
+    that type checkers and the config loader read must spell the same values."""
+    import typing
+
+    from paravt.agent.config import InferConfig
+    from paravt.agent.records import QuestionType
+    from paravt.rewards.answers import QUESTION_TYPES
+
+    assert typing.get_args(QuestionType) == QUESTION_TYPES
+    hint = typing.get_type_hints(InferConfig)["question_type"]
+    assert typing.get_args(hint) == ("auto", *QUESTION_TYPES)

@@ -24,7 +24,7 @@ from pathlib import Path
 from string import Template
 
 from paravt.errors import UserError
-from paravt.rewards.answers import LETTERS, require_letterable
+from paravt.rewards.answers import LETTERS, QUESTION_TYPES, require_letterable
 from paravt.tools.schema import TOOL_SCHEMA
 
 
@@ -213,7 +213,7 @@ def load_prompts(system_prompt_file: str | Path | None = None) -> Prompts:
             m: _read(f"system_{m}.txt").strip() for m in ("parallel", "sequential", "direct")
         },
         user=_read("user.txt").strip(),
-        instructions={q: _read(f"instruction_{q}.txt").strip() for q in ("mcq", "tvg", "oe")},
+        instructions={q: _read(f"instruction_{q}.txt").strip() for q in QUESTION_TYPES},
         forced=_read("forced_answer.txt").strip(),
         forced_mcq=_read("forced_answer_mcq.txt").strip(),
         subagent=_read("subagent.txt").strip(),

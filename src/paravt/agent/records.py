@@ -22,6 +22,7 @@ from typing import Any, Literal
 from paravt.errors import UserError
 from paravt.rewards.answers import QUESTION_TYPES, require_letterable
 
+# spelled out for type checkers; the same values as QUESTION_TYPES (tests/agent/test_engine.py)
 QuestionType = Literal["mcq", "tvg", "oe"]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from paravt.agent.parser import parse_turn
+from paravt.rewards.answers import LETTERS
 
 VIEW_WIDTH = 100  # the widest the episode view is drawn, whatever the terminal
 REASONING_CHARS = 150
@@ -102,7 +103,7 @@ def episode_view(rec: Any):
     ))
     parts.append(Text.from_markup(f"[bold]Question[/] ({rec.question_type}): {escape(rec.question)}"))
     for i, opt in enumerate(rec.options or []):
-        parts.append(Text(f"  {chr(65 + i)}. {_one_line(opt, VIEW_WIDTH - 6)}"))
+        parts.append(Text(f"  {LETTERS[i]}. {_one_line(opt, VIEW_WIDTH - 6)}"))
     if rec.status == "error" and not rec.turns:
         parts.append(Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(str(rec.error))}"))
         return Group(*parts)

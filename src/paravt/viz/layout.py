@@ -15,6 +15,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from paravt.rewards.answers import LETTERS
+
 DEFAULT_WIDTH = 1600
 MARGIN_LEFT = 96  # room for the turn labels
 MARGIN_RIGHT = 48  # half an overview thumbnail: the last one stays centred on its time
@@ -154,7 +156,7 @@ def _header(rec: Any, chars: int) -> list[tuple[str, str]]:
     lines = [("title", title)]
     lines += [("question", s) for s in textwrap.wrap(f"Q: {rec.question}", chars)[:4]]
     for i, opt in enumerate(rec.options or []):
-        lines += [("option", s) for s in textwrap.wrap(f"{chr(65 + i)}. {opt}", chars)[:1]]
+        lines += [("option", s) for s in textwrap.wrap(f"{LETTERS[i]}. {opt}", chars)[:1]]
     lines += [("answer", s) for s in textwrap.wrap(_answer_line(rec), chars)[:2]]
     if rec.gold is not None:
         lines.append(("gold", f"gold: {rec.gold}"))
