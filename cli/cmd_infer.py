@@ -22,6 +22,7 @@ from paravt.cli.common import (
     stderr_console,
     stdout_console,
 )
+
 from paravt.rewards.answers import QUESTION_TYPES
 
 
