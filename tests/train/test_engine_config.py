@@ -124,7 +124,7 @@ def test_the_engine_is_never_set_under_trainer():
 
 
 def test_training_defaults_and_the_turn_budget_cap():
-    """Training's engine defaults are PROTOCOL §5's (not eval's), and the forced answer's and the
+    """Training's engine defaults are docs/PROTOCOL.md §5's (not eval's), and the forced answer's and the
     sub-agent's budgets never exceed the per-turn budget (as the resolved config records)."""
     e = TrainEngineConfig()
     assert (e.min_pixels, e.max_pixels, e.think_prefix) == (784, 50176, "<think>\n")

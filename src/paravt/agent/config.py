@@ -20,7 +20,7 @@ DEFAULT_MODEL_ID = "ParaVT/ParaVT-8B"
 @dataclass
 class CropSettings(CropConfig):
     """The engine's ``crop_video`` windows: the tool's ``CropConfig`` (sampling and decoding,
-    PROTOCOL §3; defined once in ``paravt.video.config``) plus the pixel budget the window frames
+    docs/PROTOCOL.md §3; defined once in ``paravt.video.config``) plus the pixel budget the window frames
     are resized to for the model. The engine hands it to the tool as it is."""
 
     min_pixels: int = 784

@@ -6,7 +6,7 @@ budgets, forced-answer budgets, think prefix, system prompt, the crop window's f
 workers and ``skip_disposable`` ...) is a key of a recipe's top-level ``engine:`` section and of
 ``--set engine.X=...``. This module holds what training changes about it, and nothing else:
 
-- defaults of PROTOCOL §5 instead of the evaluation ones (the small training pixel budget for the
+- defaults of docs/PROTOCOL.md §5 instead of the evaluation ones (the small training pixel budget for the
   overview, the think prefix on);
 - the forced answer's and the sub-agent's budgets are capped by the per-turn budget, so an
   episode's generated length stays within ``(max_turns + 1) × max_new_tokens`` (the resolved,
@@ -58,7 +58,7 @@ _ENGINE_DEFAULTS = EngineConfig()
 
 @dataclass
 class TrainEngineConfig(EngineConfig):
-    """``EngineConfig`` with PROTOCOL §5's training defaults (see the module docstring): the
+    """``EngineConfig`` with docs/PROTOCOL.md §5's training defaults (see the module docstring): the
     overview frames share the crop windows' budget (784–50176 pixels) and the think prefix is on.
     Every other key and default is ``EngineConfig``'s."""
 

@@ -583,7 +583,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         scores: tuple[torch.Tensor, GroupAdvantages, torch.Tensor],
         anchor_bonus_total: float,
     ) -> dict:
-        """PROTOCOL §5's step metrics (all ranks' episodes) into TRL's ``_metrics``, the episode
+        """docs/PROTOCOL.md §5.7's step metrics (all ranks' episodes) into TRL's ``_metrics``, the episode
         log, and TRL's completions table; returns the metrics. ``episodes``: the local records,
         breakdowns, episode inputs and rows; ``scores``: all ranks' rewards, their group
         advantages, and the local advantages."""
