@@ -59,28 +59,38 @@ def measure(paravt: str, video: Path, model: Path, questions: int, batch: int, f
         return out
     records = [json.loads(line)["record"] for line in done.stdout.splitlines() if line.strip()]
     timings = [r.get("timings", {}) for r in records]
-    out.update({
-        "episodes": len(records),
-        "status": sorted({r.get("status") for r in records}),
-        "image_tokens_per_episode": sorted({r.get("tokens", {}).get("image") for r in records}),
-        "preprocess_s_per_episode": [round(t.get("preprocess_s", 0.0), 2) for t in timings],
-        "generate_s_per_episode": [round(t.get("generate_s", 0.0), 2) for t in timings],
-    })
+    out.update(
+        {
+            "episodes": len(records),
+            "status": sorted({r.get("status") for r in records}),
+            "image_tokens_per_episode": sorted({r.get("tokens", {}).get("image") for r in records}),
+            "preprocess_s_per_episode": [round(t.get("preprocess_s", 0.0), 2) for t in timings],
+            "generate_s_per_episode": [round(t.get("generate_s", 0.0), 2) for t in timings],
+        }
+    )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--paravt", default=str(Path(sys.executable).parent / "paravt"),
-                    help="The paravt command to measure (default: this venv's).")
+    ap.add_argument(
+        "--paravt",
+        default=str(Path(sys.executable).parent / "paravt"),
+        help="The paravt command to measure (default: this venv's).",
+    )
     ap.add_argument("--label", default="this checkout")
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--frames", type=int, default=64, help="Overview budget K.")
     ap.add_argument("--questions", type=int, default=8)
     ap.add_argument("--batch-sizes", default="1,8")
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/paravt-bench"))
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                    help="Passed to paravt infer (e.g. engine.max_new_tokens=64).")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Passed to paravt infer (e.g. engine.max_new_tokens=64).",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS / "bench_infer_memory.json")
     ap.add_argument("--merge", action="store_true", help="Add this run to an existing --out.")
     args = ap.parse_args(argv)

@@ -139,7 +139,11 @@ def ensure_video(
     cache.mkdir(parents=True, exist_ok=True)
     seconds = round(minutes * 60)
     out = cache / f"{codec}_{seconds}s_unit{unit_seconds}s_{size}_{FPS}fps.{spec['ext']}"
-    gop = ["-g", str(spec["gop_s"] * FPS), "-keyint_min", str(spec["gop_s"] * FPS)] if spec["gop_s"] else []
+    gop = (
+        ["-g", str(spec["gop_s"] * FPS), "-keyint_min", str(spec["gop_s"] * FPS)]
+        if spec["gop_s"]
+        else []
+    )
     encode = [*gop, "-c:v", spec["encoder"], *spec["args"], "-pix_fmt", "yuv420p", "-an"]
     info = {"encoder": spec["encoder"], "encoder_args": spec["args"], "gop_s": spec["gop_s"],
             "source": spec["source"], "seconds": seconds, "unit_s": unit_seconds,
@@ -179,7 +183,10 @@ def ensure_video(
 def ffprobe_duration(path: Path) -> float:
     out = subprocess.run(
         ["ffprobe", "-v", "quiet", "-show_entries", "format=duration", "-of", "csv=p=0", str(path)],
-        capture_output=True, text=True, timeout=10, check=True,
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
     )
     return float(out.stdout.strip())
 
@@ -191,16 +198,26 @@ def reference_call(path: Path, start: float, end: float) -> torch.Tensor:
     if start >= duration:
         raise ValueError("start beyond duration")
     end = min(end, duration)
-    return fetch_video({
-        "video": f"file://{path}", "fps": 1, "min_frames": 1, "max_frames": 16,
-        "min_pixels": MIN_PIXELS, "max_pixels": MAX_PIXELS, "video_start": start, "video_end": end,
-    })
+    return fetch_video(
+        {
+            "video": f"file://{path}",
+            "fps": 1,
+            "min_frames": 1,
+            "max_frames": 16,
+            "min_pixels": MIN_PIXELS,
+            "max_pixels": MAX_PIXELS,
+            "video_start": start,
+            "video_end": end,
+        }
+    )
 
 
 def reference_overview(path: Path, k: int) -> torch.Tensor:
     from qwen_vl_utils.vision_process import fetch_video
 
-    return fetch_video({"video": str(path), "nframes": k, "min_pixels": MIN_PIXELS, "max_pixels": MAX_PIXELS})
+    return fetch_video(
+        {"video": str(path), "nframes": k, "min_pixels": MIN_PIXELS, "max_pixels": MAX_PIXELS}
+    )
 
 
 _PROCESSOR = None
@@ -230,7 +247,9 @@ def resize_like_reference(frames: torch.Tensor) -> torch.Tensor:
     from torchvision.transforms import InterpolationMode
     from torchvision.transforms.functional import resize
 
-    h, w = smart_resize(frames.shape[2], frames.shape[3], factor=28, min_pixels=MIN_PIXELS, max_pixels=MAX_PIXELS)
+    h, w = smart_resize(
+        frames.shape[2], frames.shape[3], factor=28, min_pixels=MIN_PIXELS, max_pixels=MAX_PIXELS
+    )
     return resize(frames, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True).float()
 
 
@@ -253,14 +272,20 @@ def ours_pixel_values(windows: list[torch.Tensor], resize: str, workers: int) ->
 
 
 def ours_windows(
-    path: Path, windows: list[tuple[float, float]], workers: int, resize: str | None,
-    threads: int = 1, skip: bool = True,
+    path: Path,
+    windows: list[tuple[float, float]],
+    workers: int,
+    resize: str | None,
+    threads: int = 1,
+    skip: bool = True,
 ):
     """``execute_windows``, then (``resize`` not None) ``pixel_values`` of each distinct window."""
     from paravt.tools import CropConfig, WindowRequest, execute_windows
 
     reqs = [WindowRequest(str(path), {"start_time": s, "end_time": e}) for s, e in windows]
-    batch = execute_windows(reqs, CropConfig(workers=workers, decoder_threads=threads, skip_disposable=skip))
+    batch = execute_windows(
+        reqs, CropConfig(workers=workers, decoder_threads=threads, skip_disposable=skip)
+    )
     assert all(r.ok for r in batch.results), [r.error for r in batch.results if not r.ok]
     if resize is not None:  # identical windows share a tensor: each distinct one once
         distinct = list({id(r.frames): r.frames for r in batch.results}.values())
@@ -268,7 +293,9 @@ def ours_windows(
     return batch.stats
 
 
-def ours_overview(path: Path, k: int, mode: str, workers: int, resize: str | None, threads: int = 1):
+def ours_overview(
+    path: Path, k: int, mode: str, workers: int, resize: str | None, threads: int = 1
+):
     from paravt.video import VideoSource
 
     src = VideoSource(path, num_threads=threads)
@@ -293,7 +320,12 @@ def lane_balance(path: Path, windows: list[tuple[float, float]], workers: list[i
     src = VideoSource(path)
     needed = sorted({i for s, e in windows for _, i in window_plan(src, s, e, CropConfig())})
     per_call = sum(
-        sum(c for c, _ in gop_groups(src.table, sorted({i for _, i in window_plan(src, s, e, CropConfig())})))
+        sum(
+            c
+            for c, _ in gop_groups(
+                src.table, sorted({i for _, i in window_plan(src, s, e, CropConfig())})
+            )
+        )
         for s, e in windows
     )
     out = {"gop_frames_if_each_call_decoded_alone": per_call}
@@ -301,7 +333,9 @@ def lane_balance(path: Path, windows: list[tuple[float, float]], workers: list[i
         lanes = plan_lanes({src.path: needed}, {src.path: src.table}, w)
         costs = [lane.cost for lane in lanes]
         out[f"workers{w}"] = {
-            "lanes": len(costs), "gop_frames_total": sum(costs), "max_lane": max(costs),
+            "lanes": len(costs),
+            "gop_frames_total": sum(costs),
+            "max_lane": max(costs),
             "ideal_speedup_on_free_cores": round(sum(costs) / max(costs), 2),
         }
     return out
@@ -362,7 +396,9 @@ def timed(fn: Callable[[], object]) -> tuple[float, float, float]:
     return wall, cpu, mem.above_start_mb
 
 
-def run_case(name: str, reference: Callable[[], object], ours: dict[str, Callable[[], object]], repeats: int) -> dict:
+def run_case(
+    name: str, reference: Callable[[], object], ours: dict[str, Callable[[], object]], repeats: int
+) -> dict:
     """Interleave reference and ours; medians of wall time, CPU time and peak memory; ratios
     reference / ours. CPU time is the work done (decode, resize, subprocesses); wall time also
     reflects how much of the machine each path got."""
@@ -376,16 +412,26 @@ def run_case(name: str, reference: Callable[[], object], ours: dict[str, Callabl
             wall[key].append(w)
             cpu[key].append(c)
             mem[key].append(m)
-        print(f"  {name} rep {rep + 1}/{repeats}: " + ", ".join(
-            f"{k}={wall[k][-1]:.2f}s/{mem[k][-1]:.0f}MB" for k in keys), file=sys.stderr, flush=True)
+        print(
+            f"  {name} rep {rep + 1}/{repeats}: "
+            + ", ".join(f"{k}={wall[k][-1]:.2f}s/{mem[k][-1]:.0f}MB" for k in keys),
+            file=sys.stderr,
+            flush=True,
+        )
     mw = {k: statistics.median(v) for k, v in wall.items()}
     mc = {k: statistics.median(v) for k, v in cpu.items()}
     return {
         "median_wall_s": {k: round(v, 3) for k, v in mw.items()},
         "median_cpu_s": {k: round(v, 3) for k, v in mc.items()},
-        "median_peak_rss_above_start_mb": {k: round(statistics.median(v), 1) for k, v in mem.items()},
-        "ratio_reference_over_ours": {k: round(mw["reference"] / v, 2) for k, v in mw.items() if k != "reference"},
-        "cpu_ratio_reference_over_ours": {k: round(mc["reference"] / v, 2) for k, v in mc.items() if k != "reference"},
+        "median_peak_rss_above_start_mb": {
+            k: round(statistics.median(v), 1) for k, v in mem.items()
+        },
+        "ratio_reference_over_ours": {
+            k: round(mw["reference"] / v, 2) for k, v in mw.items() if k != "reference"
+        },
+        "cpu_ratio_reference_over_ours": {
+            k: round(mc["reference"] / v, 2) for k, v in mc.items() if k != "reference"
+        },
         "samples_wall_s": {k: [round(x, 3) for x in v] for k, v in wall.items()},
     }
 
@@ -427,8 +473,10 @@ def predict_cores(wall_1: float, wall_2: float, cores: int, lanes: int | None = 
     serial = max(0.0, wall_1 - parallel)
     used = min(cores, lanes) if lanes else cores
     return {
-        "serial_s": round(serial, 3), "parallel_s": round(parallel, 3),
-        "predicted_wall_s": round(serial + parallel / max(1, used), 3), "threads_used": used,
+        "serial_s": round(serial, 3),
+        "parallel_s": round(parallel, 3),
+        "predicted_wall_s": round(serial + parallel / max(1, used), 3),
+        "threads_used": used,
     }
 
 
@@ -529,8 +577,10 @@ def run_row(video: Path, args, cores: int, workers: int, cases_wanted: str) -> d
             "windows": windows,
             **run_case(
                 name,
-                lambda w=windows: reference_pixel_values([reference_call(video, s, e) for s, e in w]),
-                ours_set(lambda n, r, w=windows: (lambda: ours_windows(video, w, n, r))),
+                lambda w=windows: reference_pixel_values(
+                    [reference_call(video, s, e) for s, e in w]
+                ),
+                ours_set(lambda n, r, w=windows: lambda: ours_windows(video, w, n, r)),
                 repeats,
             ),
             "stats": ours_windows(video, windows, workers, None).to_dict(),
@@ -545,7 +595,9 @@ def run_row(video: Path, args, cores: int, workers: int, cases_wanted: str) -> d
             **run_case(
                 f"overview_{mode}",
                 lambda: reference_pixel_values([reference_overview(video, args.overview_k)]),
-                ours_set(lambda n, r, m=mode: (lambda: ours_overview(video, args.overview_k, m, n, r))),
+                ours_set(
+                    lambda n, r, m=mode: lambda: ours_overview(video, args.overview_k, m, n, r)
+                ),
                 args.slow_repeats if mode == "exact" else args.repeats,
             ),
             "target_ratio": target,
@@ -557,11 +609,17 @@ def run_row(video: Path, args, cores: int, workers: int, cases_wanted: str) -> d
         }
     row = {
         "video": {
-            "path": str(video), "duration_s": meta.duration, "fps": meta.average_fps,
-            "frames": meta.num_frames, "size": f"{meta.width}x{meta.height}", "codec": meta.codec,
+            "path": str(video),
+            "duration_s": meta.duration,
+            "fps": meta.average_fps,
+            "frames": meta.num_frames,
+            "size": f"{meta.width}x{meta.height}",
+            "codec": meta.codec,
             "keyframes": meta.num_keyframes,
         },
-        "cores": cores, "workers": workers, "cases": cases,
+        "cores": cores,
+        "workers": workers,
+        "cases": cases,
     }
     if meta.codec == "vp9":
         row["vp9_disposable_frames"] = vp9_disposable_share(video)
@@ -571,42 +629,88 @@ def run_row(video: Path, args, cores: int, workers: int, cases_wanted: str) -> d
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--codecs", default=",".join(CODECS), help=f"Rows to run, of {list(CODECS)}.")
-    ap.add_argument("--video", type=Path, default=None,
-                    help="Also run one row on this file (its codec as it is).")
+    ap.add_argument(
+        "--video",
+        type=Path,
+        default=None,
+        help="Also run one row on this file (its codec as it is).",
+    )
     ap.add_argument("--minutes", type=float, default=10.0, help="Length of each row's video.")
     ap.add_argument("--size", default=SIZE, help="Frame size of the built videos.")
-    ap.add_argument("--unit-seconds", type=int, default=UNIT_SECONDS,
-                    help="Length of the encoded unit that is looped (a multiple of every GOP).")
+    ap.add_argument(
+        "--unit-seconds",
+        type=int,
+        default=UNIT_SECONDS,
+        help="Length of the encoded unit that is looped (a multiple of every GOP).",
+    )
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/paravt-bench"))
-    ap.add_argument("--cores", default="",
-                    help="Comma-separated CPU counts to pin to (e.g. 1,2); default: all allowed.")
-    ap.add_argument("--scaling-codecs", default="x264_veryfast",
-                    help="Rows also measured at the smaller --cores counts (--scaling-cases).")
-    ap.add_argument("--scaling-cases", default="five_windows,overview_keyframe,lane_balance",
-                    help="Cases measured at the smaller --cores counts.")
-    ap.add_argument("--full-codecs", default="x264_veryfast,x264_medium",
-                    help="Rows that run every case of --cases; the others run --short-cases.")
-    ap.add_argument("--short-cases", default="five_windows,overview_keyframe,lane_balance",
-                    help="Cases of the rows not in --full-codecs.")
+    ap.add_argument(
+        "--cores",
+        default="",
+        help="Comma-separated CPU counts to pin to (e.g. 1,2); default: all allowed.",
+    )
+    ap.add_argument(
+        "--scaling-codecs",
+        default="x264_veryfast",
+        help="Rows also measured at the smaller --cores counts (--scaling-cases).",
+    )
+    ap.add_argument(
+        "--scaling-cases",
+        default="five_windows,overview_keyframe,lane_balance",
+        help="Cases measured at the smaller --cores counts.",
+    )
+    ap.add_argument(
+        "--full-codecs",
+        default="x264_veryfast,x264_medium",
+        help="Rows that run every case of --cases; the others run --short-cases.",
+    )
+    ap.add_argument(
+        "--short-cases",
+        default="five_windows,overview_keyframe,lane_balance",
+        help="Cases of the rows not in --full-codecs.",
+    )
     ap.add_argument("--predict-cores", type=int, default=16)
-    ap.add_argument("--workers", type=int, default=0,
-                    help="Decoder pool size; 0 = one per pinned core (the default engine choice).")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="Decoder pool size; 0 = one per pinned core (the default engine choice).",
+    )
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=1, help="Measured runs of the quick cases.")
-    ap.add_argument("--slow-repeats", type=int, default=1,
-                    help="Measured runs of the slow cases (training_batch, overview_exact).")
+    ap.add_argument(
+        "--slow-repeats",
+        type=int,
+        default=1,
+        help="Measured runs of the slow cases (training_batch, overview_exact).",
+    )
     ap.add_argument("--overview-k", type=int, default=64)
-    ap.add_argument("--window-seconds", default="10,15,20,25,30",
-                    help="Lengths the random crop_video windows are drawn from.")
+    ap.add_argument(
+        "--window-seconds",
+        default="10,15,20,25,30",
+        help="Lengths the random crop_video windows are drawn from.",
+    )
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cases", default="five_windows,training_batch,overview_exact,overview_keyframe,lane_balance")
-    ap.add_argument("--smoke", action="store_true",
-                    help="Every row and case once on 1-minute 320x180 videos, K=8, 2-3 s windows: "
-                         "checks that it all runs (timings mean nothing).")
+    ap.add_argument(
+        "--cases",
+        default="five_windows,training_batch,overview_exact,overview_keyframe,lane_balance",
+    )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="Every row and case once on 1-minute 320x180 videos, K=8, 2-3 s windows: "
+        "checks that it all runs (timings mean nothing).",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS / "bench_tool_exec.json")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.minutes, args.repeats, args.slow_repeats, args.warmup, args.overview_k = 1.0, 1, 1, 1, 8
+        args.minutes, args.repeats, args.slow_repeats, args.warmup, args.overview_k = (
+            1.0,
+            1,
+            1,
+            1,
+            8,
+        )
         args.unit_seconds, args.size, args.window_seconds = 10, "320x180", "2,3"
     torch.set_num_threads(1)
     t_start = time.perf_counter()
@@ -626,8 +730,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if given is None and codec not in CODECS:
                 raise RowSkipped(f"unknown codec row {codec!r}; choose from {list(CODECS)}")
-            video, made = (given, {"given": str(given)}) if given else ensure_video(
-                args.cache_dir, codec, args.minutes, args.unit_seconds, args.size)
+            video, made = (
+                (given, {"given": str(given)})
+                if given
+                else ensure_video(args.cache_dir, codec, args.minutes, args.unit_seconds, args.size)
+            )
             per_cores = {}
             for n in counts:
                 cpus = pin_cores(n)
@@ -653,13 +760,18 @@ def main(argv: list[str] | None = None) -> int:
                 balance = two.get("lane_balance", {}).get(case, {})
                 lanes = balance.get(f"workers{args.predict_cores}", {}).get("lanes")
                 pred[case] = {
-                    k: predict_cores(one[case]["median_wall_s"][k], two[case]["median_wall_s"][k],
-                                     args.predict_cores, None if k == "reference" else lanes)
+                    k: predict_cores(
+                        one[case]["median_wall_s"][k],
+                        two[case]["median_wall_s"][k],
+                        args.predict_cores,
+                        None if k == "reference" else lanes,
+                    )
                     for k in one[case]["median_wall_s"]
                 }
                 ref = pred[case]["reference"]["predicted_wall_s"]
                 pred[case]["predicted_ratio_reference_over_ours"] = {
-                    k: round(ref / v["predicted_wall_s"], 2) for k, v in pred[case].items()
+                    k: round(ref / v["predicted_wall_s"], 2)
+                    for k, v in pred[case].items()
                     if k != "reference" and v["predicted_wall_s"] > 0
                 }
             rows[codec][f"predicted_cores{args.predict_cores}"] = pred
@@ -672,28 +784,38 @@ def main(argv: list[str] | None = None) -> int:
 
     result = {
         "benchmark": "tool_exec",
-        "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+        "command": " ".join(
+            [Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])
+        ),
         "reference": "per call: ffprobe subprocess + qwen_vl_utils.fetch_video (torchcodec backend, "
-                     "decoder opened per call, exact mode, resize at factor 28 to min/max pixels "
-                     "784/50176) + the HF Qwen3-VL image processor on those frames; overview: "
-                     "fetch_video(nframes=k) + the processor",
+        "decoder opened per call, exact mode, resize at factor 28 to min/max pixels "
+        "784/50176) + the HF Qwen3-VL image processor on those frames; overview: "
+        "fetch_video(nframes=k) + the processor",
         "ours": "execute_windows (one open per video, frames de-duplicated across the batch, "
-                "GOP-aligned lanes on `workers` decoder threads, 1 FFmpeg thread each, disposable "
-                "H.264/HEVC pictures left out of the decode) or VideoSource.overview, then "
-                "paravt.kernels.pixel_values per distinct window (Qwen3-VL, image layout) with "
-                "resize 'uint8' or 'float'; '_decode_only' stops at uint8 frames",
+        "GOP-aligned lanes on `workers` decoder threads, 1 FFmpeg thread each, disposable "
+        "H.264/HEVC pictures left out of the decode) or VideoSource.overview, then "
+        "paravt.kernels.pixel_values per distinct window (Qwen3-VL, image layout) with "
+        "resize 'uint8' or 'float'; '_decode_only' stops at uint8 frames",
         "metrics": "wall = elapsed seconds; cpu = CPU seconds of this process's threads plus the "
-                   "ffprobe children; peak_rss_above_start = the process's peak resident memory "
-                   "during the call above its level at the call's start (5 ms sampling)",
-        "targets": {"five_windows": 2.0, "training_batch": 6.0, "overview_keyframe": 8.0,
-                    "overview_exact": 1.5},
+        "ffprobe children; peak_rss_above_start = the process's peak resident memory "
+        "during the call above its level at the call's start (5 ms sampling)",
+        "targets": {
+            "five_windows": 2.0,
+            "training_batch": 6.0,
+            "overview_keyframe": 8.0,
+            "overview_exact": 1.5,
+        },
         "core_scaling_model": predict_cores.__doc__.strip(),
         "rows": rows,
         "run_s": round(time.perf_counter() - t_start, 1),
         "machine": {
-            "cpus": cpus, "allowed_cpus": allowed, "platform": platform.platform(),
-            "python": platform.python_version(), "torch": torch.__version__,
-            "torchcodec": torchcodec.__version__, "transformers": transformers.__version__,
+            "cpus": cpus,
+            "allowed_cpus": allowed,
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "torchcodec": torchcodec.__version__,
+            "transformers": transformers.__version__,
             "load_avg_start": [round(x, 2) for x in load_start],
             "load_avg_end": [round(x, 2) for x in load_end],
             "shared": max(load_start[0], load_end[0]) > 0.5 * cpus,
@@ -703,8 +825,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     summary = {
         f"{codec}/{k}/{case}": c.get("ratio_reference_over_ours")
-        for codec, row in rows.items() for k, v in row.items() if k.startswith("cores")
-        for case, c in v["cases"].items() if "ratio_reference_over_ours" in c
+        for codec, row in rows.items()
+        for k, v in row.items()
+        if k.startswith("cores")
+        for case, c in v["cases"].items()
+        if "ratio_reference_over_ours" in c
     }
     print(json.dumps(summary, indent=2))
     print(f"wrote {args.out} in {result['run_s']} s", file=sys.stderr)

@@ -22,38 +22,75 @@ _SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades
 def _run_options(fn):
     opts = [
         click.option("--benchmark", help=f"Split to evaluate: {_SPLITS}."),
-        click.option("--data", type=click.Path(), help="Folder (or file) with the native annotations."),
+        click.option(
+            "--data", type=click.Path(), help="Folder (or file) with the native annotations."
+        ),
         click.option("--videos", type=click.Path(), help="Folder with the benchmark's videos."),
-        click.option("--out", type=click.Path(), help="Output folder (results JSONL, summary JSON)."),
+        click.option(
+            "--out", type=click.Path(), help="Output folder (results JSONL, summary JSON)."
+        ),
         click.option("--model", help="Hub id or local folder (hf), or served model name (openai)."),
-        click.option("--backend", type=click.Choice(["hf", "openai", "scripted"]), default=None,
-                     help="hf (local transformers), openai (HTTP server), scripted (replay --script)."),
+        click.option(
+            "--backend",
+            type=click.Choice(["hf", "openai", "scripted"]),
+            default=None,
+            help="hf (local transformers), openai (HTTP server), scripted (replay --script).",
+        ),
         click.option("--base-url", help="OpenAI-compatible server URL (openai backend)."),
-        click.option("--script", type=click.Path(), help="Completions file for --backend scripted."),
-        click.option("--mode", type=click.Choice(["parallel", "sequential", "direct"]), default=None),
+        click.option(
+            "--script", type=click.Path(), help="Completions file for --backend scripted."
+        ),
+        click.option(
+            "--mode", type=click.Choice(["parallel", "sequential", "direct"]), default=None
+        ),
         click.option("--evidence", type=click.Choice(["frames", "subagent"]), default=None),
         click.option("--frames", type=int, help="Overview frame budget K (default 64)."),
         click.option("--max-turns", type=int, help="Tool rounds before the forced answer."),
         click.option("--max-parallel", type=int, help="Calls executed per turn."),
-        click.option("--timestamps/--no-timestamps", default=None,
-                     help="Precede overview frames with their time (off = paper-compat)."),
-        click.option("--system-prompt", type=click.Path(), help="Replace the system prompt verbatim."),
-        click.option("--subtitles", type=click.Choice(["frames", "all", "none"]), default=None,
-                     help="Video-MME subtitles: lines at the sampled frames (default), all, none."),
+        click.option(
+            "--timestamps/--no-timestamps",
+            default=None,
+            help="Precede overview frames with their time (off = paper-compat).",
+        ),
+        click.option(
+            "--system-prompt", type=click.Path(), help="Replace the system prompt verbatim."
+        ),
+        click.option(
+            "--subtitles",
+            type=click.Choice(["frames", "all", "none"]),
+            default=None,
+            help="Video-MME subtitles: lines at the sampled frames (default), all, none.",
+        ),
         click.option("--limit", type=int, help="Only the first N samples of the split."),
         click.option("--shard", help="Run shard I of N (I/N, from 0); merge with `eval merge`."),
         click.option("--batch-size", type=int, help="Episodes per engine batch."),
         click.option("--resume", is_flag=True, default=None, help="Continue the run in --out."),
-        click.option("--retry-errors", is_flag=True, default=None,
-                     help="With --resume: run again the samples whose backend or engine failed."),
-        click.option("--variant", type=click.Choice(list(VARIANTS)), default=None,
-                     help="Scoring variant shown as the headline (all are in the summary)."),
+        click.option(
+            "--retry-errors",
+            is_flag=True,
+            default=None,
+            help="With --resume: run again the samples whose backend or engine failed.",
+        ),
+        click.option(
+            "--variant",
+            type=click.Choice(list(VARIANTS)),
+            default=None,
+            help="Scoring variant shown as the headline (all are in the summary).",
+        ),
         click.option("--judge-url", help="OpenAI-compatible endpoint judging open-ended answers."),
         click.option("--judge-model", help="Model name at --judge-url."),
-        click.option("--sheets", type=int, default=None,
-                     help="Write the episode sheets (PNG) of N episodes to OUT/sheets/."),
-        click.option("--sheets-of", type=click.Choice(list(SHEETS_OF)), default=None,
-                     help="Which episodes get sheets: the first N (default) or N failures."),
+        click.option(
+            "--sheets",
+            type=int,
+            default=None,
+            help="Write the episode sheets (PNG) of N episodes to OUT/sheets/.",
+        ),
+        click.option(
+            "--sheets-of",
+            type=click.Choice(list(SHEETS_OF)),
+            default=None,
+            help="Which episodes get sheets: the first N (default) or N failures.",
+        ),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -66,17 +103,31 @@ def _flags(kw: dict) -> dict:
     if backend_choice in ("hf", "openai"):
         backend["kind"] = backend_choice
     engine = {
-        "mode": kw.get("mode"), "evidence": kw.get("evidence"), "frames": kw.get("frames"),
-        "max_turns": kw.get("max_turns"), "max_parallel": kw.get("max_parallel"),
-        "timestamps": kw.get("timestamps"), "system_prompt": kw.get("system_prompt"),
+        "mode": kw.get("mode"),
+        "evidence": kw.get("evidence"),
+        "frames": kw.get("frames"),
+        "max_turns": kw.get("max_turns"),
+        "max_parallel": kw.get("max_parallel"),
+        "timestamps": kw.get("timestamps"),
+        "system_prompt": kw.get("system_prompt"),
     }
     flags = {
-        "benchmark": kw.get("benchmark"), "data": kw.get("data"), "videos": kw.get("videos"),
-        "out": kw.get("out"), "script": kw.get("script"), "subtitles": kw.get("subtitles"),
-        "limit": kw.get("limit"), "shard": kw.get("shard"), "batch_size": kw.get("batch_size"),
-        "resume": kw.get("resume"), "retry_errors": kw.get("retry_errors"),
-        "variant": kw.get("variant"), "sheets": kw.get("sheets"), "sheets_of": kw.get("sheets_of"),
-        "judge_base_url": kw.get("judge_url"), "judge_model": kw.get("judge_model"),
+        "benchmark": kw.get("benchmark"),
+        "data": kw.get("data"),
+        "videos": kw.get("videos"),
+        "out": kw.get("out"),
+        "script": kw.get("script"),
+        "subtitles": kw.get("subtitles"),
+        "limit": kw.get("limit"),
+        "shard": kw.get("shard"),
+        "batch_size": kw.get("batch_size"),
+        "resume": kw.get("resume"),
+        "retry_errors": kw.get("retry_errors"),
+        "variant": kw.get("variant"),
+        "sheets": kw.get("sheets"),
+        "sheets_of": kw.get("sheets_of"),
+        "judge_base_url": kw.get("judge_url"),
+        "judge_model": kw.get("judge_model"),
         "backend": {k: v for k, v in backend.items() if v is not None},
         "engine": {k: v for k, v in engine.items() if v is not None},
     }
@@ -98,8 +149,14 @@ def _progress_hook(console):
     """A callback for the runner that drives a rich progress bar with the running score."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=console, transient=False)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
     state: dict = {}
 
     def hook(event: str, running, total: int = 0, done: int = 0) -> None:
@@ -158,11 +215,17 @@ def run_cmd(config_path, overrides, as_json, **kw) -> None:
 
 @command.command(name="score")
 @click.argument("results", type=click.Path())
-@click.option("--variant", type=click.Choice(list(VARIANTS)), default=DEFAULT_VARIANT,
-              help="Scoring variant shown as the headline (all are in the summary).")
+@click.option(
+    "--variant",
+    type=click.Choice(list(VARIANTS)),
+    default=DEFAULT_VARIANT,
+    help="Scoring variant shown as the headline (all are in the summary).",
+)
 @click.option("--judge-url", help="OpenAI-compatible endpoint judging open-ended answers.")
 @click.option("--judge-model", help="Model name at --judge-url.")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Also write the summary JSON here.")
+@click.option(
+    "--out", "out_file", type=click.Path(dir_okay=False), help="Also write the summary JSON here."
+)
 @json_option
 def score_cmd(results, variant, judge_url, judge_model, out_file, as_json) -> None:
     """Re-score RESULTS (a results JSONL) without running a model."""
@@ -178,8 +241,12 @@ def score_cmd(results, variant, judge_url, judge_model, out_file, as_json) -> No
 
 @command.command(name="merge")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the merged output.")
-@click.option("--allow-missing", is_flag=True, help="Count absent samples as errors instead of failing.")
+@click.option(
+    "--out", required=True, type=click.Path(file_okay=False), help="Folder for the merged output."
+)
+@click.option(
+    "--allow-missing", is_flag=True, help="Count absent samples as errors instead of failing."
+)
 @json_option
 def merge_cmd(inputs, out, allow_missing, as_json) -> None:
     """Merge shard outputs (their --out folders or run*.json files) into one run."""
@@ -193,12 +260,24 @@ def merge_cmd(inputs, out, allow_missing, as_json) -> None:
 
 @command.command(name="report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(list(REPORT_FORMATS)), default="markdown",
-              help="Table format: markdown (default), latex (booktabs tabular) or csv (fractions).")
-@click.option("--variant", type=click.Choice(list(VARIANTS)), default=DEFAULT_VARIANT,
-              help="Scoring variant whose numbers are compared.")
-@click.option("--baseline", metavar="RUN",
-              help="Run (folder or its name among RUNS) the relative gain is measured against.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(REPORT_FORMATS)),
+    default="markdown",
+    help="Table format: markdown (default), latex (booktabs tabular) or csv (fractions).",
+)
+@click.option(
+    "--variant",
+    type=click.Choice(list(VARIANTS)),
+    default=DEFAULT_VARIANT,
+    help="Scoring variant whose numbers are compared.",
+)
+@click.option(
+    "--baseline",
+    metavar="RUN",
+    help="Run (folder or its name among RUNS) the relative gain is measured against.",
+)
 @json_option
 def report_cmd(runs, fmt, variant, baseline, as_json) -> None:
     """Put eval RUNS side by side: one row per run, one column per split and metric.

@@ -37,7 +37,9 @@ def parse_window_flag(text: str) -> dict:
     help="A crop_video window (repeatable); shows its frames instead of the overview.",
 )
 @click.option("--workers", type=int, default=None, help="Decoder pool size for windows.")
-@click.option("--sheet", type=click.Path(dir_okay=False), default=None, help="Write a contact sheet PNG here.")
+@click.option(
+    "--sheet", type=click.Path(dir_okay=False), default=None, help="Write a contact sheet PNG here."
+)
 @json_option
 @config_options
 def command(
@@ -65,26 +67,43 @@ def command(
     from paravt.video.config import FramesConfig
     from paravt.video.sheet import contact_sheet
 
-    cfg = resolve_config(FramesConfig, config_path, overrides, {"k": k, "mode": mode, "workers": workers})
+    cfg = resolve_config(
+        FramesConfig, config_path, overrides, {"k": k, "mode": mode, "workers": workers}
+    )
     window_args = [parse_window_flag(w) for w in windows]
-    src = VideoSource(video, device=cfg.device, num_threads=cfg.decoder_threads,
-                      skip_disposable=cfg.skip_disposable)
+    src = VideoSource(
+        video,
+        device=cfg.device,
+        num_threads=cfg.decoder_threads,
+        skip_disposable=cfg.skip_disposable,
+    )
     result: dict = {"video": video, "meta": asdict(src.meta), "config": to_dict(cfg)}
     groups = []
     failed_windows = []
     if window_args:
         # FramesConfig is a CropConfig: every window knob (skip_disposable ...) reaches the tool
-        batch = execute_windows([WindowRequest(src.path, a, key=w) for a, w in zip(window_args, windows)],
-                                cfg, sources={src.path: src})
+        batch = execute_windows(
+            [WindowRequest(src.path, a, key=w) for a, w in zip(window_args, windows)],
+            cfg,
+            sources={src.path: src},
+        )
         rows = []
         for j, (a, r) in enumerate(zip(window_args, batch.results)):
-            rows.append({
-                "window": windows[j], "arguments": a, "ok": r.ok, "message": r.message(),
-                "start": r.start if r.ok else None, "end": r.end if r.ok else None,
-                "times": [round(t, 6) for t in r.times],
-                "size": list(r.frames.shape[2:]) if r.ok else None,
-                "failed": r.failed, "warnings": r.warnings, "error_kind": r.error_kind,
-            })
+            rows.append(
+                {
+                    "window": windows[j],
+                    "arguments": a,
+                    "ok": r.ok,
+                    "message": r.message(),
+                    "start": r.start if r.ok else None,
+                    "end": r.end if r.ok else None,
+                    "times": [round(t, 6) for t in r.times],
+                    "size": list(r.frames.shape[2:]) if r.ok else None,
+                    "failed": r.failed,
+                    "warnings": r.warnings,
+                    "error_kind": r.error_kind,
+                }
+            )
             if r.ok:
                 groups.append((f"w{j + 1}", r.frames, r.times))
             else:
@@ -94,8 +113,12 @@ def command(
     else:
         frames = src.overview(cfg.k, mode=cfg.mode)
         result["overview"] = {
-            "mode": cfg.mode, "k": cfg.k, "times": [round(t, 6) for t in frames.times],
-            "indices": frames.indices, "size": list(frames.size or ()), "failed": frames.failed,
+            "mode": cfg.mode,
+            "k": cfg.k,
+            "times": [round(t, 6) for t in frames.times],
+            "indices": frames.indices,
+            "size": list(frames.size or ()),
+            "failed": frames.failed,
             "warnings": frames.warnings,
         }
         groups.append(("", frames.data, frames.times))
@@ -107,7 +130,9 @@ def command(
     else:
         if "overview" in result:
             o = result["overview"]
-            click.echo(f"overview ({o['mode']}, k={o['k']}): {len(o['times'])} frames of {o['size'][1]}x{o['size'][0]}")
+            click.echo(
+                f"overview ({o['mode']}, k={o['k']}): {len(o['times'])} frames of {o['size'][1]}x{o['size'][0]}"
+            )
             click.echo("  " + ", ".join(f"{t:.2f}s" for t in o["times"]))
             for w in o["warnings"]:
                 click.echo(f"  warning: {w}")
@@ -120,4 +145,6 @@ def command(
         if "sheet" in result:
             click.echo(f"contact sheet: {result['sheet']}")
     if failed_windows:
-        raise UserError(f"{len(failed_windows)} of {len(windows)} windows failed; first: {failed_windows[0]}")
+        raise UserError(
+            f"{len(failed_windows)} of {len(windows)} windows failed; first: {failed_windows[0]}"
+        )

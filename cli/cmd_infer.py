@@ -207,7 +207,16 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
 @config_options
 @json_option
 def command(
-    video, question, options, question_type, trace, quiet, sheet, config_path, overrides, as_json,
+    video,
+    question,
+    options,
+    question_type,
+    trace,
+    quiet,
+    sheet,
+    config_path,
+    overrides,
+    as_json,
     **kw,
 ) -> None:
     """Answer QUESTION about VIDEO with parallel crop_video tool calls."""

@@ -23,7 +23,9 @@ from paravt.cli.common import emit_json, json_option
     help="A logged metric to draw (repeat: reward/acc, tools/kappa, frames/k_mean, loss, ...).",
 )
 @json_option
-def command(run_dirs: tuple[str, ...], out_path: str, metrics: tuple[str, ...], as_json: bool) -> None:
+def command(
+    run_dirs: tuple[str, ...], out_path: str, metrics: tuple[str, ...], as_json: bool
+) -> None:
     """Plot training metrics over steps (default: R_fmt and κ), one line per run folder."""
     from paravt.train.plot import plot_runs
 

@@ -11,7 +11,13 @@ from paravt.cli.common import config_options, emit_json, json_option, resolve_co
 @click.option("--device", default=None, help="Decode device: cpu (default) or cuda.")
 @json_option
 @config_options
-def command(video: str, device: str | None, as_json: bool, config_path: str | None, overrides: tuple[str, ...]) -> None:
+def command(
+    video: str,
+    device: str | None,
+    as_json: bool,
+    config_path: str | None,
+    overrides: tuple[str, ...],
+) -> None:
     """Print VIDEO's stream metadata as decoded: duration, fps, frame count, size, keyframes.
 
     Times are seconds since the first frame; duration, fps and frame count come from a scan of the
@@ -26,7 +32,12 @@ def command(video: str, device: str | None, as_json: bool, config_path: str | No
     cfg = resolve_config(ProbeConfig, config_path, overrides, {"device": device})
     src = VideoSource(video, device=cfg.device)
     meta = asdict(src.meta)
-    result = {"video": video, "meta": meta, "warnings": list(src.open_warnings), "config": to_dict(cfg)}
+    result = {
+        "video": video,
+        "meta": meta,
+        "warnings": list(src.open_warnings),
+        "config": to_dict(cfg),
+    }
     if as_json:
         emit_json(result)
         return

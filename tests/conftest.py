@@ -134,9 +134,20 @@ def generate_video(
     default keyframe interval, ``faststart`` puts the MP4 index at the front. ``ultrafast`` has
     no B-frames; ``veryfast`` has x264's default 3 B-frames with a pyramid (disposable pictures)."""
     cmd = [
-        _ffmpeg(), "-y", "-loglevel", "error",
-        "-f", "lavfi", "-i", f"testsrc2=size={size}:rate={fps}:duration={seconds}",
-        "-c:v", "libx264", "-preset", preset, "-pix_fmt", "yuv420p",
+        _ffmpeg(),
+        "-y",
+        "-loglevel",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        f"testsrc2=size={size}:rate={fps}:duration={seconds}",
+        "-c:v",
+        "libx264",
+        "-preset",
+        preset,
+        "-pix_fmt",
+        "yuv420p",
     ]
     if x264_params:
         cmd += ["-x264-params", x264_params]
@@ -194,14 +205,21 @@ def minutes_video(media_dir) -> Path:
 @pytest.fixture(scope="session")
 def bframes_video(media_dir) -> Path:
     """20 s, 192x108 @ 30 fps, x264 veryfast: B-frames with a pyramid, a keyframe every 3 s."""
-    return generate_video(media_dir / "bframes_20s.mp4", 20, "192x108", 30, gop=90, preset="veryfast")
+    return generate_video(
+        media_dir / "bframes_20s.mp4", 20, "192x108", 30, gop=90, preset="veryfast"
+    )
 
 
 @pytest.fixture(scope="session")
 def open_gop_video(media_dir) -> Path:
     """Like ``bframes_video`` but with open GOPs (B-frames before a keyframe refer across it)."""
     return generate_video(
-        media_dir / "open_gop_20s.mp4", 20, "192x108", 30, gop=90, preset="veryfast",
+        media_dir / "open_gop_20s.mp4",
+        20,
+        "192x108",
+        30,
+        gop=90,
+        preset="veryfast",
         x264_params="open-gop=1",
     )
 
@@ -253,8 +271,6 @@ REAL_TEMPLATES = {
         "Qwen3-VL-8B-Thinking/chat_template.jinja",
     ),
 }
-
-
 
 
 @pytest.fixture(scope="session")

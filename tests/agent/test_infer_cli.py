@@ -148,10 +148,24 @@ def test_infer_json_never_prints_the_api_key(tiny_qwen3_dir, tmp_path, capsys, m
 def _two_calls_argv(tiny_qwen3_dir, pancake, *extra):
     """One tool round with a good call and a bad one (start after end), then the forced answer."""
     prefix = "<think>check the pan</think>" + call(0, 2) + call(9, 3)
-    small = [a if not a.startswith("engine.think_prefix=") else f"engine.think_prefix={prefix}"
-             for a in SMALL]
-    return ["infer", pancake, "-q", "What is cooked?", "--option", "A pancake", "--option", "Soup",
-            "--model", str(tiny_qwen3_dir), *small, *extra]
+    small = [
+        a if not a.startswith("engine.think_prefix=") else f"engine.think_prefix={prefix}"
+        for a in SMALL
+    ]
+    return [
+        "infer",
+        pancake,
+        "-q",
+        "What is cooked?",
+        "--option",
+        "A pancake",
+        "--option",
+        "Soup",
+        "--model",
+        str(tiny_qwen3_dir),
+        *small,
+        *extra,
+    ]
 
 
 def test_infer_prints_a_readable_episode_within_100_columns(tiny_qwen3_dir, pancake, capsys):

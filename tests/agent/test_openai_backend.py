@@ -158,7 +158,9 @@ def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, p
     # sent at the frame's own pixel budget (Qwen3-VL size rule), not at full resolution
     item = recs["ok"].images[4]
     h, w = item.data.shape[-2:]
-    assert (img.height, img.width) == resized_size(h, w, "qwen3-vl", item.min_pixels, item.max_pixels)
+    assert (img.height, img.width) == resized_size(
+        h, w, "qwen3-vl", item.min_pixels, item.max_pixels
+    )
     assert img.height * img.width <= item.max_pixels < h * w
     assert body["max_tokens"] == 1024 and body["model"] == "paravt-test"
 
@@ -245,7 +247,9 @@ def test_frames_keep_full_resolution_only_when_asked():
     from paravt.agent.backends.openai import budget_frame
     from paravt.agent.records import ImageItem
 
-    frame = ImageItem(torch.randint(0, 256, (3, 240, 426), dtype=torch.uint8), 0.0, "tool", 784, 50176)
+    frame = ImageItem(
+        torch.randint(0, 256, (3, 240, 426), dtype=torch.uint8), 0.0, "tool", 784, 50176
+    )
     assert tuple(budget_frame(frame, None).shape) == (3, 240, 426)
     for arch, factor in (("qwen3-vl", 32), ("qwen2.5-vl", 28)):
         out = budget_frame(frame, arch)

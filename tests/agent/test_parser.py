@@ -82,28 +82,45 @@ def test_one_bad_block_does_not_void_its_siblings():
     "body, expected",
     [
         # arguments as a JSON string
-        ('{"name": "crop_video", "arguments": "{\\"start_time\\": 5, \\"end_time\\": 9}"}',
-         [{"start_time": 5, "end_time": 9}]),
+        (
+            '{"name": "crop_video", "arguments": "{\\"start_time\\": 5, \\"end_time\\": 9}"}',
+            [{"start_time": 5, "end_time": 9}],
+        ),
         # OpenAI function wrapper and 'parameters'
-        ('{"type": "function", "function": {"name": "crop_video", "arguments": {"start_time": 1,'
-         ' "end_time": 2}}}', [{"start_time": 1, "end_time": 2}]),
-        ('{"name": "crop_video", "parameters": {"start": "0:30", "end": "1:00"}}',
-         [{"start": "0:30", "end": "1:00"}]),
+        (
+            '{"type": "function", "function": {"name": "crop_video", "arguments": {"start_time": 1,'
+            ' "end_time": 2}}}',
+            [{"start_time": 1, "end_time": 2}],
+        ),
+        (
+            '{"name": "crop_video", "parameters": {"start": "0:30", "end": "1:00"}}',
+            [{"start": "0:30", "end": "1:00"}],
+        ),
         # several objects in one block: back to back, newline separated, a JSON list
-        ('{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}'
-         '{"name": "crop_video", "arguments": {"start_time": 3, "end_time": 4}}',
-         [{"start_time": 1, "end_time": 2}, {"start_time": 3, "end_time": 4}]),
-        ('{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}\n'
-         '{"name": "crop_video", "arguments": {"start_time": 3, "end_time": 4}}',
-         [{"start_time": 1, "end_time": 2}, {"start_time": 3, "end_time": 4}]),
-        ('[{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}},'
-         ' {"name": "crop_video", "arguments": {"start_time": 3, "end_time": 4}}]',
-         [{"start_time": 1, "end_time": 2}, {"start_time": 3, "end_time": 4}]),
+        (
+            '{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}'
+            '{"name": "crop_video", "arguments": {"start_time": 3, "end_time": 4}}',
+            [{"start_time": 1, "end_time": 2}, {"start_time": 3, "end_time": 4}],
+        ),
+        (
+            '{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}\n'
+            '{"name": "crop_video", "arguments": {"start_time": 3, "end_time": 4}}',
+            [{"start_time": 1, "end_time": 2}, {"start_time": 3, "end_time": 4}],
+        ),
+        (
+            '[{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}},'
+            ' {"name": "crop_video", "arguments": {"start_time": 3, "end_time": 4}}]',
+            [{"start_time": 1, "end_time": 2}, {"start_time": 3, "end_time": 4}],
+        ),
         # code fence and single-quoted Python dict literal
-        ('```json\n{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}\n```',
-         [{"start_time": 1, "end_time": 2}]),
-        ("{'name': 'crop_video', 'arguments': {'start_time': 1.5, 'end_time': 2}}",
-         [{"start_time": 1.5, "end_time": 2}]),
+        (
+            '```json\n{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}\n```',
+            [{"start_time": 1, "end_time": 2}],
+        ),
+        (
+            "{'name': 'crop_video', 'arguments': {'start_time': 1.5, 'end_time': 2}}",
+            [{"start_time": 1.5, "end_time": 2}],
+        ),
         # Python-call form inside <tool_call>
         ('crop_video(start_time="1:05", end_time=90)', [{"start_time": "1:05", "end_time": 90}]),
     ],
@@ -273,11 +290,37 @@ def test_non_string_input_does_not_raise():
 
 _fragments = st.sampled_from(
     [
-        "<think>", "</think>", "<answer>", "</answer>", "<tool_call>", "</tool_call>",
-        "<tool_code>", "</tool_code>", "{", "}", "[", "]", '"name"', ":", ",", '"crop_video"',
-        '"arguments"', "crop_video(", ")", "start_time=", "1:30", "12.5", "\n", "```", "'",
-        '{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}', "\\", "**",
-        "<|im_end|>", "A", " ",
+        "<think>",
+        "</think>",
+        "<answer>",
+        "</answer>",
+        "<tool_call>",
+        "</tool_call>",
+        "<tool_code>",
+        "</tool_code>",
+        "{",
+        "}",
+        "[",
+        "]",
+        '"name"',
+        ":",
+        ",",
+        '"crop_video"',
+        '"arguments"',
+        "crop_video(",
+        ")",
+        "start_time=",
+        "1:30",
+        "12.5",
+        "\n",
+        "```",
+        "'",
+        '{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}',
+        "\\",
+        "**",
+        "<|im_end|>",
+        "A",
+        " ",
     ]
 )
 
@@ -357,7 +400,7 @@ def test_print_wrapper_is_unwrapped_and_errors_name_the_called_tool():
     turn = parse_turn('<tool_code>print(crop_video("x", 1, 2, 3))</tool_code>')
     assert turn.errors[0].message.startswith("crop_video: ")
     assert "print" not in turn.errors[0].message
-    turn = parse_turn('<tool_code>print(zoom_in(t=3))</tool_code>')
+    turn = parse_turn("<tool_code>print(zoom_in(t=3))</tool_code>")
     assert turn.errors[0].kind == "unknown_tool" and "'zoom_in'" in turn.errors[0].message
 
 

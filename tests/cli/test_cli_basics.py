@@ -15,7 +15,9 @@ from paravt.errors import ConfigError
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, "-m", "paravt.cli.main", *args], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "paravt.cli.main", *args], capture_output=True, text=True
+    )
 
 
 def test_version_and_help():

@@ -23,7 +23,10 @@ def test_videomme_rows_options_and_missing_video(videomme):
     s = by_id(loaded)
     assert list(s) == ["001-1", "001-2", "002-1", "003-1"]
     assert s["001-2"].options == ["A man reading", "Coloured test bars", "A dog", "Snow"]
-    assert s["002-1"].answer == "D" and s["002-1"].groups == {"duration": "medium", "task": "Action Recognition"}
+    assert s["002-1"].answer == "D" and s["002-1"].groups == {
+        "duration": "medium",
+        "task": "Action Recognition",
+    }
     assert Path(s["002-1"].video).name == "vmB.mkv"  # found under another extension
     assert not Path(s["003-1"].video).exists()  # missing stays a sample (error at run time)
     assert "subtitle_path" not in s["001-1"].meta
@@ -37,14 +40,30 @@ def test_videomme_subtitles_split_finds_srt_and_requires_folder(videomme, tmp_pa
     assert s["001-1"].meta["subtitle_path"] is None  # a video without subtitles is allowed
     bare = tmp_path / "bare"
     (bare / "videomme").mkdir(parents=True)
-    (bare / "videomme" / "x.parquet").write_bytes((data / "videomme" / "test-00000-of-00001.parquet").read_bytes())
+    (bare / "videomme" / "x.parquet").write_bytes(
+        (data / "videomme" / "test-00000-of-00001.parquet").read_bytes()
+    )
     with pytest.raises(UserError, match="subtitle"):
         load_split("videomme_sub", bare, videos)
 
 
 def test_videomme_nested_json_release(tmp_path):
-    rows = [{"video_id": "001", "duration": "short", "videoID": "v1", "questions": [
-        {"question_id": "001-1", "task_type": "T", "question": "Q?", "options": ["A. x", "B. y"], "answer": "A"}]}]
+    rows = [
+        {
+            "video_id": "001",
+            "duration": "short",
+            "videoID": "v1",
+            "questions": [
+                {
+                    "question_id": "001-1",
+                    "task_type": "T",
+                    "question": "Q?",
+                    "options": ["A. x", "B. y"],
+                    "answer": "A",
+                }
+            ],
+        }
+    ]
     (tmp_path / "videomme.json").write_text(json.dumps(rows))
     (s,) = load_split("videomme", tmp_path, tmp_path).samples
     assert (s.id, s.options, s.answer, s.groups["duration"]) == ("001-1", ["x", "y"], "A", "short")
@@ -99,19 +118,43 @@ def test_mmvu_open_ended_rows_with_empty_choices_are_open_ended(mmvu):
 def test_mmvu_kind_comes_from_question_type_and_empty_choices_are_dropped(tmp_path):
     rows = [
         # four real choices and an empty fifth key: a four-option question
-        {"id": "mc4", "video": "Art/0.mp4", "question": "Q?", "question_type": "multiple-choice",
-         "choices": {"A": "w", "B": "x", "C": "y", "D": "z", "E": ""}, "answer": "D",
-         "metadata": {"subject": "Art"}},
+        {
+            "id": "mc4",
+            "video": "Art/0.mp4",
+            "question": "Q?",
+            "question_type": "multiple-choice",
+            "choices": {"A": "w", "B": "x", "C": "y", "D": "z", "E": ""},
+            "answer": "D",
+            "metadata": {"subject": "Art"},
+        },
         # multiple choice by question_type, but every choice empty: an annotation problem
-        {"id": "mc0", "video": "Art/1.mp4", "question": "Q?", "question_type": "multiple-choice",
-         "choices": {"A": "", "B": ""}, "answer": "A", "metadata": {"subject": "Art"}},
+        {
+            "id": "mc0",
+            "video": "Art/1.mp4",
+            "question": "Q?",
+            "question_type": "multiple-choice",
+            "choices": {"A": "", "B": ""},
+            "answer": "A",
+            "metadata": {"subject": "Art"},
+        },
         # open-ended by question_type even though a choice has text
-        {"id": "oe", "video": "Art/2.mp4", "question": "Q?", "question_type": "open-ended",
-         "choices": {"A": "stray", "B": ""}, "answer": "a cat", "metadata": {"subject": "Art"}},
+        {
+            "id": "oe",
+            "video": "Art/2.mp4",
+            "question": "Q?",
+            "question_type": "open-ended",
+            "choices": {"A": "stray", "B": ""},
+            "answer": "a cat",
+            "metadata": {"subject": "Art"},
+        },
     ]
     (tmp_path / "validation.json").write_text(json.dumps(rows))
     s = by_id(load_split("mmvu", tmp_path, tmp_path))
-    assert (s["mc4"].question_type, s["mc4"].options, s["mc4"].answer) == ("mcq", ["w", "x", "y", "z"], "D")
+    assert (s["mc4"].question_type, s["mc4"].options, s["mc4"].answer) == (
+        "mcq",
+        ["w", "x", "y", "z"],
+        "D",
+    )
     assert s["mc4"].problem is None
     assert s["mc0"].question_type == "mcq" and "no non-empty choices" in s["mc0"].problem
     assert (s["oe"].question_type, s["oe"].options, s["oe"].answer) == ("oe", [], "a cat")
@@ -140,9 +183,15 @@ def test_lvbench_layout_is_chosen_per_file(lvbench, lvbench_flat):
 
 def test_mmvu_multiple_choice_and_open_ended(mmvu):
     s = by_id(load_split("mmvu", *mmvu))
-    assert s["mc-5"].question_type == "mcq" and s["mc-5"].answer == "E" and len(s["mc-5"].options) == 5
+    assert (
+        s["mc-5"].question_type == "mcq" and s["mc-5"].answer == "E" and len(s["mc-5"].options) == 5
+    )
     assert s["mc-text"].answer == "B"  # answer given as the option's text
-    assert s["oe-1"].question_type == "oe" and s["oe-1"].options == [] and s["oe-1"].answer == "a pancake"
+    assert (
+        s["oe-1"].question_type == "oe"
+        and s["oe-1"].options == []
+        and s["oe-1"].answer == "a pancake"
+    )
     assert s["oe-1"].groups == {"subject": "Cooking", "format": "open-ended"}
     assert Path(s["mc-5"].video).is_file()  # URL mapped to videos/Art/0.mp4
 
@@ -154,10 +203,14 @@ def test_charades_lines_gold_kept_as_annotated(charades):
     assert s["CHA2#2"].question == "person flips a pancake in a pan."
     assert s["CHA2#2"].question_type == "tvg"
     assert len(loaded.samples) == 4
-    assert loaded.skipped == [("charades_sta_test.txt:4", "no '##' between the span and the sentence")]
+    assert loaded.skipped == [
+        ("charades_sta_test.txt:4", "no '##' between the span and the sentence")
+    ]
 
 
-@pytest.mark.parametrize("split", ["videomme", "longvideobench", "lvbench", "mlvu", "mmvu", "charades"])
+@pytest.mark.parametrize(
+    "split", ["videomme", "longvideobench", "lvbench", "mlvu", "mmvu", "charades"]
+)
 def test_missing_annotation_file_names_it(split, tmp_path):
     with pytest.raises(UserError) as err:
         load_split(split, tmp_path, tmp_path)
@@ -172,15 +225,31 @@ def test_missing_data_folder_and_unknown_benchmark(tmp_path):
 
 
 def test_srt_selection_keeps_only_lines_at_frame_times():
-    cues = parse_srt("\ufeff" + """1\r\n00:00:00,000 --> 00:00:00,900\r\n<i>Hi</i>\r\n\r\n2\r\n00:01:02,500 --> 00:01:04,000\r\nLater line\r\ncontinued\r\n""")
-    assert [(c.start, c.end, c.text) for c in cues] == [(0.0, 0.9, "Hi"), (62.5, 64.0, "Later line continued")]
+    cues = parse_srt(
+        "\ufeff"
+        + """1\r\n00:00:00,000 --> 00:00:00,900\r\n<i>Hi</i>\r\n\r\n2\r\n00:01:02,500 --> 00:01:04,000\r\nLater line\r\ncontinued\r\n"""
+    )
+    assert [(c.start, c.end, c.text) for c in cues] == [
+        (0.0, 0.9, "Hi"),
+        (62.5, 64.0, "Later line continued"),
+    ]
     assert [c.text for c in select_cues(cues, [0.5, 10.0])] == ["Hi"]
     assert select_cues(cues, [1.0, 61.0]) == []
 
 
 def test_repeated_ids_are_renamed_not_lost(tmp_path):
-    rows = [{"id": "q", "video": "v.mp4", "question": f"Q{i}?", "choices": {}, "answer": "x",
-             "question_type": "open-ended", "metadata": {"subject": "S"}} for i in range(3)]
+    rows = [
+        {
+            "id": "q",
+            "video": "v.mp4",
+            "question": f"Q{i}?",
+            "choices": {},
+            "answer": "x",
+            "question_type": "open-ended",
+            "metadata": {"subject": "S"},
+        }
+        for i in range(3)
+    ]
     (tmp_path / "validation.json").write_text(json.dumps(rows))
     loaded = load_split("mmvu", tmp_path, tmp_path)
     assert [s.id for s in loaded.samples] == ["q", "q~2", "q~3"]

@@ -21,8 +21,16 @@ from paravt.eval.config import EvalConfig
 from paravt.eval.results import read_results
 from paravt.eval.runner import run_eval
 
-SPANS = [("CHA1", 0.5, 1.5), ("CHA2", 8.0, 12.0), ("CHA3", 1.0, 2.0), ("CHA1", 0.0, 1.0),
-         ("CHA2", 2.0, 6.0), ("CHA3", 3.0, 5.0), ("CHAGONE", 1.0, 2.0), ("CHA2", 0.0, 3.0)]
+SPANS = [
+    ("CHA1", 0.5, 1.5),
+    ("CHA2", 8.0, 12.0),
+    ("CHA3", 1.0, 2.0),
+    ("CHA1", 0.0, 1.0),
+    ("CHA2", 2.0, 6.0),
+    ("CHA3", 3.0, 5.0),
+    ("CHAGONE", 1.0, 2.0),
+    ("CHA2", 0.0, 3.0),
+]
 PRED = ["0.5 - 1.5", "9 to 10", "[1, 3]", "0:00 - 0:01", "garbage", "3-4", "1-2", "[0, 1.5]"]
 
 
@@ -36,47 +44,85 @@ def setup(tmp_path, real):
     videos.mkdir()
     for name, key in (("CHA1", "testsrc"), ("CHA2", "pancake"), ("CHA3", "bunny")):
         (videos / f"{name}.mp4").symlink_to(real[key])
-    turns = {f"{v}#{i + 1}": [f"<answer>{p}</answer>"] for i, ((v, _, _), p) in enumerate(zip(SPANS, PRED))}
+    turns = {
+        f"{v}#{i + 1}": [f"<answer>{p}</answer>"]
+        for i, ((v, _, _), p) in enumerate(zip(SPANS, PRED))
+    }
     turns["CHA2#5"] = [{"error": "HTTP 502 Bad Gateway"}]  # a backend failure on one sample
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": turns, "delay_s": 0.5}))
-    args = ["--benchmark", "charades", "--data", str(data), "--videos", str(videos),
-            "--backend", "scripted", "--script", str(script), "--frames", "2",
-            "--set", "engine.max_turns=1", "--batch-size", "2"]
+    args = [
+        "--benchmark",
+        "charades",
+        "--data",
+        str(data),
+        "--videos",
+        str(videos),
+        "--backend",
+        "scripted",
+        "--script",
+        str(script),
+        "--frames",
+        "2",
+        "--set",
+        "engine.max_turns=1",
+        "--batch-size",
+        "2",
+    ]
     return tmp_path, args
 
 
 def _config(args: list[str], out) -> EvalConfig:
     flags = dict(zip(args[0::2], args[1::2]))
-    return load_config(EvalConfig, None, ["engine.max_turns=1"], base={
-        "benchmark": "charades", "data": flags["--data"], "videos": flags["--videos"],
-        "script": flags["--script"], "out": str(out), "batch_size": 2, "progress": False,
-        "engine": {"frames": 2}})
+    return load_config(
+        EvalConfig,
+        None,
+        ["engine.max_turns=1"],
+        base={
+            "benchmark": "charades",
+            "data": flags["--data"],
+            "videos": flags["--videos"],
+            "script": flags["--script"],
+            "out": str(out),
+            "batch_size": 2,
+            "progress": False,
+            "engine": {"frames": 2},
+        },
+    )
 
 
 def _comparable(summary: dict) -> dict:
     """A summary without what legitimately differs between two runs (time, output folder)."""
     out = {k: v for k, v in summary.items() if k != "timing"}
     proto = dict(out["protocol"])
-    proto["eval_config"] = {k: v for k, v in proto["eval_config"].items() if k not in ("out", "resume", "progress")}
+    proto["eval_config"] = {
+        k: v for k, v in proto["eval_config"].items() if k not in ("out", "resume", "progress")
+    }
     proto.pop("script")  # same file content, recorded with its path
     out["protocol"] = proto
     return out
 
 
 def _cli(args, timeout=240):
-    return subprocess.run([sys.executable, "-m", "paravt.cli.main", "eval", *args],
-                          capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "paravt.cli.main", "eval", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
 
 
 def test_sigkill_then_resume_gives_every_sample_once_and_the_same_summary(setup):
     tmp, args = setup
     out = tmp / "killed"
     results = out / "results.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "paravt.cli.main", "eval", *args, "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paravt.cli.main", "eval", *args, "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     deadline = time.time() + 180
     while time.time() < deadline and proc.poll() is None:
         if results.is_file() and results.read_text().count("\n") >= 3:
@@ -121,18 +167,34 @@ def test_shards_merge_and_rescore(setup, capsys):
         cfg = _config(args, shard_dir)
         cfg.shard = f"{i}/3"
         run_eval(cfg)
-    assigned = [json.loads((shard_dir / f"run-{i:02d}-of-03.json").read_text())["assigned"] for i in range(3)]
+    assigned = [
+        json.loads((shard_dir / f"run-{i:02d}-of-03.json").read_text())["assigned"]
+        for i in range(3)
+    ]
     flat = [x for a in assigned for x in a]
     assert len(flat) == len(set(flat)) == len(SPANS)  # disjoint and covering
 
-    assert paravt_main(["eval", "merge", str(shard_dir), "--out", str(tmp / "merged"), "--json"]) == 0
+    assert (
+        paravt_main(["eval", "merge", str(shard_dir), "--out", str(tmp / "merged"), "--json"]) == 0
+    )
     merged = json.loads(capsys.readouterr().out)
     assert merged["metrics"] == full["metrics"] and merged["complete"] and not merged["duplicates"]
     assert len(read_results(tmp / "merged" / "results.jsonl")) == len(SPANS)
 
     # the same shard twice
-    assert paravt_main(["eval", "merge", str(shard_dir), str(shard_dir / "run-01-of-03.json"),
-                        "--out", str(tmp / "m2")]) == 2
+    assert (
+        paravt_main(
+            [
+                "eval",
+                "merge",
+                str(shard_dir),
+                str(shard_dir / "run-01-of-03.json"),
+                "--out",
+                str(tmp / "m2"),
+            ]
+        )
+        == 2
+    )
     assert "given twice" in capsys.readouterr().err
 
     # a shard that lost a result
@@ -141,15 +203,23 @@ def test_shards_merge_and_rescore(setup, capsys):
     shard1.write_text("\n".join(kept) + "\n")
     assert paravt_main(["eval", "merge", str(shard_dir), "--out", str(tmp / "m3")]) == 2
     assert "have no result" in capsys.readouterr().err
-    assert paravt_main(["eval", "merge", str(shard_dir), "--out", str(tmp / "m4"),
-                        "--allow-missing", "--json"]) == 0
+    assert (
+        paravt_main(
+            ["eval", "merge", str(shard_dir), "--out", str(tmp / "m4"), "--allow-missing", "--json"]
+        )
+        == 0
+    )
     partial = json.loads(capsys.readouterr().out)
     assert partial["metrics"]["n"] == len(SPANS) and len(partial["missing"]) == 1
     assert partial["metrics"]["error_kinds"]["missing"] == 1 and not partial["complete"]
 
     # re-scoring the merged predictions without a model
-    assert paravt_main(["eval", "score", str(tmp / "merged" / "results.jsonl"), "--variant", "paper",
-                        "--json"]) == 0
+    assert (
+        paravt_main(
+            ["eval", "score", str(tmp / "merged" / "results.jsonl"), "--variant", "paper", "--json"]
+        )
+        == 0
+    )
     rescored = json.loads(capsys.readouterr().out)
     assert rescored["metrics"]["variants"] == full["metrics"]["variants"]
     assert rescored["headline"] == full["metrics"]["variants"]["paper"]
@@ -159,8 +229,24 @@ def test_cli_user_errors_exit_2(setup, capsys):
     tmp, args = setup
     assert paravt_main(["eval", "--benchmark", "charades", "--out", str(tmp / "o")]) == 2
     assert "--data is required" in capsys.readouterr().err
-    assert paravt_main(["eval", "--benchmark", "charades", "--data", str(tmp / "nope"), "--videos",
-                        str(tmp), "--out", str(tmp / "o"), "--backend", "scripted"]) == 2
+    assert (
+        paravt_main(
+            [
+                "eval",
+                "--benchmark",
+                "charades",
+                "--data",
+                str(tmp / "nope"),
+                "--videos",
+                str(tmp),
+                "--out",
+                str(tmp / "o"),
+                "--backend",
+                "scripted",
+            ]
+        )
+        == 2
+    )
     assert "--script" in capsys.readouterr().err
     bad = [*args[:4], "--videos", str(tmp), "--out", str(tmp / "o2")]
     bad[3] = str(tmp / "missing_annotations")

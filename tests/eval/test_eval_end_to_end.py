@@ -26,9 +26,15 @@ def A(text: str) -> list[str]:
 
 def run(split, fixture, tmp_path, script, **over):
     data, videos = fixture
-    base = {"benchmark": split, "data": str(data), "videos": str(videos),
-            "out": str(tmp_path / f"out_{split}"), "progress": False,
-            "engine": {"frames": 2, "max_turns": 1}, **over}
+    base = {
+        "benchmark": split,
+        "data": str(data),
+        "videos": str(videos),
+        "out": str(tmp_path / f"out_{split}"),
+        "progress": False,
+        "engine": {"frames": 2, "max_turns": 1},
+        **over,
+    }
     cfg = load_config(EvalConfig, None, [], base=base)
     backend = script if hasattr(script, "generate") else ScriptedBackend(script)
     summary = run_eval(cfg, backend=backend)
@@ -82,7 +88,10 @@ def test_videomme_subtitles_follow_sampled_frames(videomme, tmp_path):
 
 
 def test_longvideobench_five_options_backend_failure_and_missing_video(longvideobench, tmp_path):
-    script = {"lvA_0": A("E"), "lvB_0": [Generation(error="HTTP 503 from server", finish_reason="error")]}
+    script = {
+        "lvA_0": A("E"),
+        "lvB_0": [Generation(error="HTTP 503 from server", finish_reason="error")],
+    }
     summary, res, _ = run("longvideobench", longvideobench, tmp_path, script)
     m = summary["metrics"]
     assert res["lvA_0"]["score"]["correct"] == 1.0  # option E of five
@@ -94,7 +103,9 @@ def test_longvideobench_five_options_backend_failure_and_missing_video(longvideo
 
     # the server is back: a resumed run retries only the failed request
     healed = ScriptedBackend({"lvB_0": A("C")})
-    summary, res, _ = run("longvideobench", longvideobench, tmp_path, healed, resume=True, retry_errors=True)
+    summary, res, _ = run(
+        "longvideobench", longvideobench, tmp_path, healed, resume=True, retry_errors=True
+    )
     assert [b[0].episode_id for b in healed.batches] == ["lvB_0"]
     assert res["lvB_0"]["score"]["correct"] == 1.0
     assert summary["metrics"]["error_kinds"] == {"video_missing": 1}
@@ -110,10 +121,16 @@ def call(start, end):
 
 def test_lvbench_first_letter_trap_multi_label_groups_and_tool_use(lvbench, tmp_path):
     parallel = "<think>Two windows at once.</think>" + call(0, 2) + call(2.5, 4.5)
-    script = {"101": [parallel, "<answer>(B) a rabbit</answer>"], "102": A("A man walks in."),
-              "201": A("B")}
+    script = {
+        "101": [parallel, "<answer>(B) a rabbit</answer>"],
+        "102": A("A man walks in."),
+        "201": A("B"),
+    }
     summary, res, _ = run("lvbench", lvbench, tmp_path, script)
-    assert res["102"]["score"] == {"extracted": None, "correct": 0.0}  # gold is A: the trap must fail
+    assert res["102"]["score"] == {
+        "extracted": None,
+        "correct": 0.0,
+    }  # gold is A: the trap must fail
     assert res["101"]["tools"]["executed"] == 2 and res["101"]["score"]["correct"] == 1.0
     m = summary["metrics"]
     assert m["tools"]["avg_calls"] == pytest.approx(2 / 3)
@@ -145,7 +162,12 @@ def test_mlvu_macro_vs_pooled_and_unmatched_answer_reported(mlvu, tmp_path):
 
 
 def test_mmvu_open_ended_rule_and_judge(mmvu, tmp_path, judge_server):
-    script = {"mc-5": A("E"), "mc-text": A("C"), "oe-1": A("They flip a pancake."), "oe-2": A("rabbits")}
+    script = {
+        "mc-5": A("E"),
+        "mc-text": A("C"),
+        "oe-1": A("They flip a pancake."),
+        "oe-2": A("rabbits"),
+    }
     summary, res, _ = run("mmvu", mmvu, tmp_path, script)
     v = summary["metrics"]["variants"]
     assert summary["metrics"]["errors"] == 0  # open-ended rows with empty choices are not lost
@@ -154,10 +176,14 @@ def test_mmvu_open_ended_rule_and_judge(mmvu, tmp_path, judge_server):
     # the reference reads open-ended answers as letters: "They flip a pancake." holds no
     # standalone capital A-J, so it reads as the first character "<" and scores 0
     assert res["oe-1"]["scores"]["paper"] == {"extracted": "<", "correct": 0.0}
-    assert v["paper"]["accuracy"] == pytest.approx(1 / 4) and v["paper"]["open_ended_accuracy"] == 0.0
+    assert (
+        v["paper"]["accuracy"] == pytest.approx(1 / 4) and v["paper"]["open_ended_accuracy"] == 0.0
+    )
     assert res["oe-2"]["score"]["judged_by"] == "rule" and res["oe-2"]["score"]["correct"] == 0.0
     url = f"http://127.0.0.1:{judge_server.server_address[1]}/v1"
-    judged, _, _ = run("mmvu", mmvu, tmp_path / "judged", script, judge_base_url=url, judge_model="grader")
+    judged, _, _ = run(
+        "mmvu", mmvu, tmp_path / "judged", script, judge_base_url=url, judge_model="grader"
+    )
     assert judged["metrics"]["variants"]["robust"]["accuracy"] == pytest.approx(3 / 4)
     assert judged["metrics"]["judged_by"] == {"http": 2}
     assert judged["protocol"]["scoring"]["open_ended_judge"]["base_url"] == url
@@ -165,7 +191,11 @@ def test_mmvu_open_ended_rule_and_judge(mmvu, tmp_path, judge_server):
 
 
 def test_charades_iou_metrics(charades, tmp_path):
-    script = {"CHA1#1": A("0.5 - 1.5"), "CHA2#2": A("[9, 10.4]"), "CHA3#5": A("between 1.5 and 2.5 seconds")}
+    script = {
+        "CHA1#1": A("0.5 - 1.5"),
+        "CHA2#2": A("[9, 10.4]"),
+        "CHA3#5": A("between 1.5 and 2.5 seconds"),
+    }
     summary, res, _ = run("charades", charades, tmp_path, script)
     v = summary["metrics"]["variants"]["robust"]
     assert res["CHA2#2"]["score"]["iou"] == pytest.approx(0.35)  # gold 8-12 beyond the 10.4 s video
@@ -177,8 +207,9 @@ def test_charades_iou_metrics(charades, tmp_path):
     assert paper["miou"] == pytest.approx((1 + 0.35 + 1 / 3) / 3) and paper["n_counted"] == 3
     assert (paper["r@0.3"], paper["r@0.5"], paper["r@0.7"]) == (1.0, 1 / 3, 1 / 3)
     assert summary["metrics"]["error_kinds"] == {"video_missing": 1}
-    assert summary["skipped_rows"] == [{"row": "charades_sta_test.txt:4",
-                                        "reason": "no '##' between the span and the sentence"}]
+    assert summary["skipped_rows"] == [
+        {"row": "charades_sta_test.txt:4", "reason": "no '##' between the span and the sentence"}
+    ]
 
 
 class _ExplodingBackend:
@@ -205,7 +236,10 @@ def test_engine_crash_is_isolated_to_its_sample(charades, tmp_path, caplog):
     assert batch.levelno == logging.WARNING and "batch of 3 episodes" in batch.getMessage()
     assert episode.levelno == logging.ERROR and "CHA2#2" in episode.getMessage()
     assert batch.exc_info[0] is episode.exc_info[0] is RuntimeError
-    assert res["CHA2#2"]["error"]["kind"] == "engine" and "device-side" in res["CHA2#2"]["error"]["message"]
+    assert (
+        res["CHA2#2"]["error"]["kind"] == "engine"
+        and "device-side" in res["CHA2#2"]["error"]["message"]
+    )
     assert res["CHA1#1"]["score"]["iou"] == 1.0 and res["CHA3#5"]["score"]["iou"] == 1.0
     assert summary["metrics"]["errors"] == 2 and summary["metrics"]["n"] == 4
 
@@ -215,8 +249,12 @@ def test_unreadable_video_is_an_error_in_the_denominator(charades, tmp_path):
     (videos / "CHABAD.mp4").write_bytes(b"this is not a video file" * 100)
     ann = data / "charades_sta_test.txt"
     ann.write_text(ann.read_text() + "CHABAD 1.0 2.0##nothing decodes here.\n")
-    script = {"CHA1#1": A("0.5 - 1.5"), "CHA2#2": A("[9, 10.4]"), "CHA3#5": A("1.0 - 2.0"),
-              "CHABAD#6": A("1.0 - 2.0")}
+    script = {
+        "CHA1#1": A("0.5 - 1.5"),
+        "CHA2#2": A("[9, 10.4]"),
+        "CHA3#5": A("1.0 - 2.0"),
+        "CHABAD#6": A("1.0 - 2.0"),
+    }
     summary, res, _ = run("charades", (data, videos), tmp_path, script)
     assert res["CHABAD#6"]["status"] == "error" and res["CHABAD#6"]["error"]["kind"] == "video"
     assert res["CHABAD#6"]["score"]["iou"] == 0.0
@@ -231,13 +269,42 @@ def test_real_hf_backend_on_a_tiny_model(lvbench, tmp_path, tiny_qwen3_dir, caps
 
     data, videos = lvbench
     first = "<think>look</think>" + call(0, 2)
-    argv = ["eval", "--benchmark", "lvbench", "--data", str(data), "--videos", str(videos),
-            "--out", str(tmp_path / "hf"), "--backend", "hf", "--model", str(tiny_qwen3_dir),
-            "--frames", "2", "--max-turns", "1", "--json",
-            "--set", "backend.device=cpu", "--set", "engine.max_new_tokens=4",
-            "--set", "engine.forced_tokens_mcq=3", "--set", "engine.min_pixels=784",
-            "--set", "engine.max_pixels=2048", "--set", "engine.crop.max_pixels=2048",
-            "--set", "engine.crop.max_frames=2", "--set", f"engine.think_prefix={first}"]
+    argv = [
+        "eval",
+        "--benchmark",
+        "lvbench",
+        "--data",
+        str(data),
+        "--videos",
+        str(videos),
+        "--out",
+        str(tmp_path / "hf"),
+        "--backend",
+        "hf",
+        "--model",
+        str(tiny_qwen3_dir),
+        "--frames",
+        "2",
+        "--max-turns",
+        "1",
+        "--json",
+        "--set",
+        "backend.device=cpu",
+        "--set",
+        "engine.max_new_tokens=4",
+        "--set",
+        "engine.forced_tokens_mcq=3",
+        "--set",
+        "engine.min_pixels=784",
+        "--set",
+        "engine.max_pixels=2048",
+        "--set",
+        "engine.crop.max_pixels=2048",
+        "--set",
+        "engine.crop.max_frames=2",
+        "--set",
+        f"engine.think_prefix={first}",
+    ]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     m = summary["metrics"]
@@ -250,12 +317,22 @@ def test_real_hf_backend_on_a_tiny_model(lvbench, tmp_path, tiny_qwen3_dir, caps
 
 def test_tool_usage_reports_attempted_calls_next_to_executed(lvbench, tmp_path):
     """Attempted = every parsed call (over the cap, failed, ignored in the forced turn included)."""
-    first = ("<think>Three windows.</think>" + call(0, 2) + call(9, 3) + call(1, 2)
-             + "<tool_call>{not json</tool_call>")
+    first = (
+        "<think>Three windows.</think>"
+        + call(0, 2)
+        + call(9, 3)
+        + call(1, 2)
+        + "<tool_call>{not json</tool_call>"
+    )
     forced = "<think>Enough.</think>" + call(0, 1) + "<answer>B</answer>"
     script = {"101": [first, forced], "102": A("A"), "201": A("B")}
-    summary, res, _ = run("lvbench", lvbench, tmp_path, script,
-                          engine={"frames": 2, "max_turns": 1, "max_parallel": 2})
+    summary, res, _ = run(
+        "lvbench",
+        lvbench,
+        tmp_path,
+        script,
+        engine={"frames": 2, "max_turns": 1, "max_parallel": 2},
+    )
     tools = res["101"]["tools"]
     # call(0, 2) ran; call(9, 3) ran into a tool error (5 s video); call(1, 2) was over the cap of
     # 2; the forced turn's call was ignored; the malformed block is not a parsed call

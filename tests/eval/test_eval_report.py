@@ -22,8 +22,11 @@ def _summary(split: str, value: float, wall: float = 10.0) -> dict:
     variant = {"headline": headline, "value": value, headline: value}
     if split == "charades":
         variant["r@0.5"] = value / 2
-    return {"benchmark": split, "timing": {"wall_s": wall},
-            "metrics": {"variants": {"robust": variant, "benchmark": variant, "paper": variant}}}
+    return {
+        "benchmark": split,
+        "timing": {"wall_s": wall},
+        "metrics": {"variants": {"robust": variant, "benchmark": variant, "paper": variant}},
+    }
 
 
 def _run(root, name: str, values: dict) -> str:
@@ -45,8 +48,9 @@ def test_relative_gain_on_a_hand_computed_pair(tmp_path):
     assert rows["paravt"].avg == pytest.approx(0.48) and rows["paravt"].wall_s == 20.0
     assert cmp.columns == [("charades", "miou"), ("charades", "r@0.5"), ("lvbench", "accuracy")]
     md = format_comparison(cmp, "markdown").splitlines()
-    assert md[0] == ("| run | charades miou | charades r@0.5 | lvbench accuracy | avg "
-                     "| gain vs qwen3vl |")
+    assert md[0] == (
+        "| run | charades miou | charades r@0.5 | lvbench accuracy | avg | gain vs qwen3vl |"
+    )
     assert md[3] == "| paravt | 52.0 | 26.0 | 44.0 | 48.0 | +7.0% |"
     latex = format_comparison(cmp, "latex")
     assert r"\toprule" in latex and r"paravt & 52.0 & 26.0 & 44.0 & 48.0 & +7.0\% \\" in latex
@@ -86,21 +90,42 @@ def test_report_of_real_runs_and_the_end_of_run_table(videomme, tmp_path, capsys
     from rich.console import Console
 
     data, videos = videomme
-    scripts = {"weak": {"001-1": ["<answer>A</answer>"], "001-2": ["<answer>B</answer>"]},
-               "strong": {"001-1": ["<answer>B</answer>"], "001-2": ["<answer>B</answer>"]}}
+    scripts = {
+        "weak": {"001-1": ["<answer>A</answer>"], "001-2": ["<answer>B</answer>"]},
+        "strong": {"001-1": ["<answer>B</answer>"], "001-2": ["<answer>B</answer>"]},
+    }
     for name, script in scripts.items():
-        base = {"benchmark": "videomme", "data": str(data), "videos": str(videos),
-                "out": str(tmp_path / name), "progress": False,
-                "engine": {"frames": 2, "max_turns": 1}}
-        summary = run_eval(load_config(EvalConfig, None, [], base=base),
-                           backend=ScriptedBackend(script))
+        base = {
+            "benchmark": "videomme",
+            "data": str(data),
+            "videos": str(videos),
+            "out": str(tmp_path / name),
+            "progress": False,
+            "engine": {"frames": 2, "max_turns": 1},
+        }
+        summary = run_eval(
+            load_config(EvalConfig, None, [], base=base), backend=ScriptedBackend(script)
+        )
     console = Console(width=100, record=True, file=io.StringIO())
     console.print(summary_table(summary))
     text = console.export_text()
     assert "accuracy by duration" in text and "accuracy by task" in text
     assert "executed" in text and "attempted" in text and "wall time" in text
-    assert main(["eval", "report", str(tmp_path / "weak"), str(tmp_path / "strong"),
-                 "--baseline", "weak", "--format", "csv"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "report",
+                str(tmp_path / "weak"),
+                str(tmp_path / "strong"),
+                "--baseline",
+                "weak",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["run"] for r in rows] == ["weak", "strong"]
     assert float(rows[1]["videomme/accuracy"]) == pytest.approx(0.5)

@@ -9,7 +9,11 @@ from paravt.eval.metrics import summarize_results
 from paravt.eval.results import ResultsFile, read_results
 from paravt.eval.scoring import score_sample
 
-MCQ = {"question_type": "mcq", "options": ["A man reading", "Coloured test bars", "A dog", "Snow"], "answer": "B"}
+MCQ = {
+    "question_type": "mcq",
+    "options": ["A man reading", "Coloured test bars", "A dog", "Snow"],
+    "answer": "B",
+}
 
 
 @pytest.mark.parametrize(
@@ -30,7 +34,12 @@ def test_mcq_letter_extraction(answer, extracted, correct):
 
 
 def test_mcq_falls_back_to_protocol_extraction_of_raw_text():
-    out = score_sample(MCQ, prediction="<think>bars everywhere</think><answer>B</answer>", answer_text=None, error=None)
+    out = score_sample(
+        MCQ,
+        prediction="<think>bars everywhere</think><answer>B</answer>",
+        answer_text=None,
+        error=None,
+    )
     assert out["correct"] == 1.0
 
 
@@ -45,7 +54,12 @@ def test_grounding_hull_iou_with_gold_beyond_video():
 
 def test_errors_score_zero():
     assert score_sample(MCQ, "B", "B", {"kind": "backend"})["correct"] == 0.0
-    assert score_sample({"question_type": "tvg", "answer": [1, 2]}, "1-2", "1-2", {"kind": "video"})["iou"] == 0.0
+    assert (
+        score_sample({"question_type": "tvg", "answer": [1, 2]}, "1-2", "1-2", {"kind": "video"})[
+            "iou"
+        ]
+        == 0.0
+    )
 
 
 def test_rule_judge_open_ended():
@@ -56,15 +70,24 @@ def test_rule_judge_open_ended():
 
 
 def _result(i, correct, task, kind=None):
-    return {"id": f"s{i}", "index": i, "status": "error" if kind else "ok",
-            "error": {"kind": kind, "message": "x"} if kind else None,
-            "score": {"correct": float(correct)}, "tools": {"executed": i % 2, "turns": 1},
-            "sample": {"groups": {"task": task}, "question_type": "mcq"}}
+    return {
+        "id": f"s{i}",
+        "index": i,
+        "status": "error" if kind else "ok",
+        "error": {"kind": kind, "message": "x"} if kind else None,
+        "score": {"correct": float(correct)},
+        "tools": {"executed": i % 2, "turns": 1},
+        "sample": {"groups": {"task": task}, "question_type": "mcq"},
+    }
 
 
 def test_mlvu_variants_differ_macro_vs_pooled_and_errors_in_denominator():
-    results = [_result(0, 1, "plotQA"), _result(1, 1, "plotQA"), _result(2, 0, "plotQA"),
-               _result(3, 0, "needle", kind="backend")]
+    results = [
+        _result(0, 1, "plotQA"),
+        _result(1, 1, "plotQA"),
+        _result(2, 0, "plotQA"),
+        _result(3, 0, "needle", kind="backend"),
+    ]
     m = summarize_results("mlvu", results)
     assert m["variants"]["benchmark"]["m_avg"] == pytest.approx((2 / 3 + 0) / 2)
     assert m["variants"]["paper"]["accuracy"] == pytest.approx(2 / 4)
@@ -74,8 +97,10 @@ def test_mlvu_variants_differ_macro_vs_pooled_and_errors_in_denominator():
 
 
 def test_charades_metrics():
-    res = [{"id": str(i), "index": i, "status": "ok", "score": {"iou": v}, "sample": {}}
-           for i, v in enumerate([1.0, 0.35, 0.0, 0.6])]
+    res = [
+        {"id": str(i), "index": i, "status": "ok", "score": {"iou": v}, "sample": {}}
+        for i, v in enumerate([1.0, 0.35, 0.0, 0.6])
+    ]
     v = summarize_results("charades", res)["variants"]["benchmark"]
     assert v["miou"] == pytest.approx(1.95 / 4)
     assert (v["r@0.3"], v["r@0.5"], v["r@0.7"]) == (0.75, 0.5, 0.25)

@@ -12,8 +12,10 @@ from paravt.config import load_config
 from paravt.eval.config import EvalConfig
 from paravt.eval.runner import run_eval
 
-CALL = ('<tool_call>{"name": "crop_video", "arguments": {"video_path": "v", "start_time": 0,'
-        ' "end_time": 2}}</tool_call>')
+CALL = (
+    '<tool_call>{"name": "crop_video", "arguments": {"video_path": "v", "start_time": 0,'
+    ' "end_time": 2}}</tool_call>'
+)
 SCRIPT = {
     "001-1": ["<think>Look closer.</think>" + CALL, "<answer>B</answer>"],
     "001-2": ["<answer>Coloured test bars</answer>"],
@@ -23,9 +25,15 @@ SCRIPT = {
 
 def _run(videomme, tmp_path, **over):
     data, videos = videomme
-    base = {"benchmark": "videomme", "data": str(data), "videos": str(videos),
-            "out": str(tmp_path / "out"), "progress": False,
-            "engine": {"frames": 2, "max_turns": 1}, **over}
+    base = {
+        "benchmark": "videomme",
+        "data": str(data),
+        "videos": str(videos),
+        "out": str(tmp_path / "out"),
+        "progress": False,
+        "engine": {"frames": 2, "max_turns": 1},
+        **over,
+    }
     return run_eval(load_config(EvalConfig, None, [], base=base), backend=ScriptedBackend(SCRIPT))
 
 
@@ -50,9 +58,27 @@ def test_sheets_flags_reach_the_config_and_bad_values_exit_2(videomme, tmp_path,
     data, videos = videomme
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
-    args = ["eval", "--benchmark", "videomme", "--data", str(data), "--videos", str(videos),
-            "--backend", "scripted", "--script", str(script), "--frames", "2",
-            "--set", "engine.max_turns=1", "--set", "progress=false", "--out", str(tmp_path / "o")]
+    args = [
+        "eval",
+        "--benchmark",
+        "videomme",
+        "--data",
+        str(data),
+        "--videos",
+        str(videos),
+        "--backend",
+        "scripted",
+        "--script",
+        str(script),
+        "--frames",
+        "2",
+        "--set",
+        "engine.max_turns=1",
+        "--set",
+        "progress=false",
+        "--out",
+        str(tmp_path / "o"),
+    ]
     assert main([*args, "--sheets", "1", "--sheets-of", "errors", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["protocol"]["eval_config"]["sheets"] == 1

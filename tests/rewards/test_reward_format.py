@@ -8,8 +8,7 @@ import pytest
 from paravt.rewards import RewardConfig, format_reward, format_score, format_terms, scored_text
 
 CALL = (
-    '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}'
-    "</tool_call>"
+    '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}</tool_call>'
 )
 THINK = "I compare the two windows."  # ≥ 10 characters
 
@@ -19,8 +18,9 @@ TABLE = [
         "full flow, pre-filled think",
         "<think>\n",
         THINK + "</think><answer>B</answer>",
-        dict(think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4,
-             anchor_flow=0.3),
+        dict(
+            think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4, anchor_flow=0.3
+        ),
         1.0,  # 0.8 + 0.5 * 0.7 = 1.15, clipped to 1
     ),
     (
@@ -34,16 +34,18 @@ TABLE = [
         "think in the completion itself",
         "",
         f"<think>{THINK}</think><answer>B</answer>",
-        dict(think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4,
-             anchor_flow=0.3),
+        dict(
+            think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4, anchor_flow=0.3
+        ),
         1.0,
     ),
     (
         "think of exactly 10 characters is substantive",
         "",
         "<think>0123456789</think><answer>B</answer>",
-        dict(think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4,
-             anchor_flow=0.3),
+        dict(
+            think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4, anchor_flow=0.3
+        ),
         1.0,
     ),
     (
@@ -134,16 +136,29 @@ TABLE = [
         "multi-turn episode",
         "<think>\n",
         f"Look at 1-2 s.</think>{CALL}<think>{THINK}</think><answer>C</answer>",
-        dict(think=0.2, answer=0.3, answer_close=0.2, think_before_call=0.3, balanced=0.1,
-             anchor_close=0.4, anchor_flow=0.3),
+        dict(
+            think=0.2,
+            answer=0.3,
+            answer_close=0.2,
+            think_before_call=0.3,
+            balanced=0.1,
+            anchor_close=0.4,
+            anchor_flow=0.3,
+        ),
         1.0,
     ),
     (
         "nested think is unbalanced and leaves one open",
         "",
         f"<think><think>{THINK}</think><answer>B</answer>",
-        dict(think=0.2, answer=0.3, answer_close=0.2, anchor_close=0.4, anchor_flow=0.3,
-             anchor_unclosed=-0.3),
+        dict(
+            think=0.2,
+            answer=0.3,
+            answer_close=0.2,
+            anchor_close=0.4,
+            anchor_flow=0.3,
+            anchor_unclosed=-0.3,
+        ),
         0.9,  # 0.7 + 0.5 * 0.4
     ),
     (
@@ -155,8 +170,16 @@ TABLE = [
     ),
 ]
 
-TERMS = ("think", "answer", "answer_close", "think_before_call", "balanced", "anchor_close",
-         "anchor_flow", "anchor_unclosed")
+TERMS = (
+    "think",
+    "answer",
+    "answer_close",
+    "think_before_call",
+    "balanced",
+    "anchor_close",
+    "anchor_flow",
+    "anchor_unclosed",
+)
 
 
 @pytest.mark.parametrize("name, prefix, completion, nonzero, fmt", TABLE, ids=[r[0] for r in TABLE])
@@ -182,13 +205,23 @@ def test_anchor_lambda_and_vanilla():
 
 def test_constants_come_from_config():
     cfg = RewardConfig(
-        think_min_chars=3, think_bonus=0.01, answer_bonus=0.02, answer_close_bonus=0.03,
-        think_before_call_bonus=0.04, balanced_bonus=0.05, anchor_close=0.06, anchor_flow=0.07,
+        think_min_chars=3,
+        think_bonus=0.01,
+        answer_bonus=0.02,
+        answer_close_bonus=0.03,
+        think_before_call_bonus=0.04,
+        balanced_bonus=0.05,
+        anchor_close=0.06,
+        anchor_flow=0.07,
         anchor_unclosed=-0.08,
     )
     t = format_terms(f"<think>abc</think>{CALL}<think>x<answer>B</answer>", cfg)
     assert (t.think, t.answer, t.answer_close, t.think_before_call, t.balanced) == (
-        0.01, 0.02, 0.03, 0.04, 0.0,
+        0.01,
+        0.02,
+        0.03,
+        0.04,
+        0.0,
     )
     assert (t.anchor_close, t.anchor_flow, t.anchor_unclosed) == (0.06, 0.07, -0.08)
 
@@ -262,7 +295,10 @@ def test_answer_terms_read_the_final_turn_only():
     terms = format_terms([tool_turn, no_answer])
     assert (terms.answer, terms.answer_close, terms.anchor_flow) == (0.0, 0.0, 0.0)
     assert (terms.think, terms.think_before_call, terms.balanced, terms.anchor_close) == (
-        0.2, 0.3, 0.1, 0.4,
+        0.2,
+        0.3,
+        0.1,
+        0.4,
     )
     answered = format_terms([tool_turn, f"<think>{THINK}</think><answer>B</answer>"])
     assert (answered.answer, answered.answer_close, answered.anchor_flow) == (0.3, 0.2, 0.3)

@@ -23,10 +23,40 @@ from paravt.rewards import (
 )
 
 _pieces = st.sampled_from(
-    ["<think>", "</think>", "<answer>", "</answer>", "<tool_call>", "</tool_call>", "<tool_code>",
-     "<tool_response>", "</tool_response>", "A", "B", "E", "J", "a man", "(C)", "Option ", "the ",
-     "answer is ", "12.0", " - ", " to ", "[", ", ", "]", "1:05", "s", " ", "\n", "x" * 12, ".",
-     "<|im_end|>", "<|im_start|>assistant\n"]
+    [
+        "<think>",
+        "</think>",
+        "<answer>",
+        "</answer>",
+        "<tool_call>",
+        "</tool_call>",
+        "<tool_code>",
+        "<tool_response>",
+        "</tool_response>",
+        "A",
+        "B",
+        "E",
+        "J",
+        "a man",
+        "(C)",
+        "Option ",
+        "the ",
+        "answer is ",
+        "12.0",
+        " - ",
+        " to ",
+        "[",
+        ", ",
+        "]",
+        "1:05",
+        "s",
+        " ",
+        "\n",
+        "x" * 12,
+        ".",
+        "<|im_end|>",
+        "<|im_start|>assistant\n",
+    ]
 )
 texts = st.one_of(st.text(max_size=200), st.lists(_pieces, max_size=30).map("".join))
 #: an episode as the trainer passes it: one text per turn (or, for other callers, one string)

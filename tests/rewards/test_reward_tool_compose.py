@@ -16,8 +16,7 @@ from paravt.rewards import (
 )
 
 CALL = (
-    '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}'
-    "</tool_call>"
+    '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}</tool_call>'
 )
 
 
@@ -57,8 +56,14 @@ def test_tool_reward_config_and_inputs():
 
 def test_tool_reward_reads_no_text():
     # a completion that hallucinates <tool_response> gains nothing: R_tool only sees execution
-    r = compose("", CALL + "<tool_response>8 frames</tool_response><answer>B</answer>",
-                ToolExecutionSummary(0, 0, 1), "B", "mcq", ["a", "b"])
+    r = compose(
+        "",
+        CALL + "<tool_response>8 frames</tool_response><answer>B</answer>",
+        ToolExecutionSummary(0, 0, 1),
+        "B",
+        "mcq",
+        ["a", "b"],
+    )
     assert r.tool == 0.0
 
 

@@ -31,11 +31,26 @@ def _conversation():
             "role": "assistant",
             "content": "<think>look closer</think>",
             "tool_calls": [
-                {"type": "function", "function": {"name": "crop_video", "arguments": {"start_time": 1, "end_time": 3}}},
-                {"type": "function", "function": {"name": "crop_video", "arguments": {"start_time": 5, "end_time": 9}}},
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "crop_video",
+                        "arguments": {"start_time": 1, "end_time": 3},
+                    },
+                },
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "crop_video",
+                        "arguments": {"start_time": 5, "end_time": 9},
+                    },
+                },
             ],
         },
-        {"role": "tool", "content": [{"type": "image"}, {"type": "text", "text": "2 frames from 1.0s to 3.0s."}]},
+        {
+            "role": "tool",
+            "content": [{"type": "image"}, {"type": "text", "text": "2 frames from 1.0s to 3.0s."}],
+        },
         {"role": "tool", "content": "crop_video error: end_time 9 is beyond the video (0-6.0 s)"},
     ]
 
@@ -47,7 +62,9 @@ def test_reload_forward_generate(tiny_dir):
     tok = processor.tokenizer
     for tag in STRUCTURAL_TAGS + VISION_TOKENS + ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]:
         assert len(tok.encode(tag, add_special_tokens=False)) == 1, tag
-    text = processor.apply_chat_template(_conversation()[:2], add_generation_prompt=True, tokenize=False)
+    text = processor.apply_chat_template(
+        _conversation()[:2], add_generation_prompt=True, tokenize=False
+    )
     image = torch.randint(0, 256, (3, 60, 100), dtype=torch.uint8)
     inputs = processor(text=[text], images=[image], return_tensors="pt")
     n_img_tokens = int((inputs["input_ids"] == model.config.image_token_id).sum())
@@ -57,7 +74,7 @@ def test_reload_forward_generate(tiny_dir):
         logits = model(**inputs).logits
     assert logits.shape[:2] == inputs["input_ids"].shape
     out = model.generate(**inputs, max_new_tokens=6, do_sample=False)
-    new = out[0, inputs["input_ids"].shape[1]:].tolist()
+    new = out[0, inputs["input_ids"].shape[1] :].tolist()
     assert len(new) >= 1
     assert not set(new) & set(vision_token_ids(tok)), "vision tokens must be suppressed"
     assert json.loads((tiny_dir / "paravt_tiny.json").read_text())["seed"] == 0
@@ -78,7 +95,9 @@ def test_chat_template_tool_turns_and_prefix_preserving(tiny_dir):
             continue  # one tool group is rendered as a whole user turn
         head = processor.apply_chat_template(conv[:n], tokenize=False)
         assert full.startswith(head), f"template is not prefix-preserving at message {n}"
-    with_prompt = processor.apply_chat_template(conv[:2], tokenize=False, add_generation_prompt=True)
+    with_prompt = processor.apply_chat_template(
+        conv[:2], tokenize=False, add_generation_prompt=True
+    )
     assert full.startswith(with_prompt)
 
 
@@ -97,7 +116,9 @@ def test_toy_preset_is_a_learnable_size_of_the_real_architecture(tmp_path):
     assert model.config.text_config.num_hidden_layers == 4
     assert model.config.vision_config.hidden_size == 128 and model.config.vision_config.depth == 2
     assert json.loads((out / "paravt_tiny.json").read_text())["parameters"] == n
-    text = processor.apply_chat_template(_conversation()[:2], add_generation_prompt=True, tokenize=False)
+    text = processor.apply_chat_template(
+        _conversation()[:2], add_generation_prompt=True, tokenize=False
+    )
     image = torch.randint(0, 256, (3, 64, 64), dtype=torch.uint8)
     inputs = processor(text=[text], images=[image], return_tensors="pt")
     loss = model(**inputs, labels=inputs["input_ids"]).loss

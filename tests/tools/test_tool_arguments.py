@@ -15,17 +15,42 @@ from paravt.video import InvalidWindowError
 
 @pytest.mark.parametrize(
     "value, seconds",
-    [(12, 12.0), (12.5, 12.5), ("12", 12.0), (" 12.5 ", 12.5), ("12s", 12.0), ("7 seconds", 7.0),
-     ("01:30", 90.0), ("1:30", 90.0), ("00:01:30.5", 90.5), ("1:02:03", 3723.0), ("-4", -4.0),
-     ("1e2", 100.0)],
+    [
+        (12, 12.0),
+        (12.5, 12.5),
+        ("12", 12.0),
+        (" 12.5 ", 12.5),
+        ("12s", 12.0),
+        ("7 seconds", 7.0),
+        ("01:30", 90.0),
+        ("1:30", 90.0),
+        ("00:01:30.5", 90.5),
+        ("1:02:03", 3723.0),
+        ("-4", -4.0),
+        ("1e2", 100.0),
+    ],
 )
 def test_accepted_time_forms(value, seconds):
     assert parse_time(value, "start_time") == seconds
 
 
 @pytest.mark.parametrize(
-    "value", ["abc", "", None, True, [1, 2], {"s": 1}, "nan", float("nan"), float("inf"), "-inf",
-              "1:75", "1:60:00", "12:34:56:78"],
+    "value",
+    [
+        "abc",
+        "",
+        None,
+        True,
+        [1, 2],
+        {"s": 1},
+        "nan",
+        float("nan"),
+        float("inf"),
+        "-inf",
+        "1:75",
+        "1:60:00",
+        "12:34:56:78",
+    ],
 )
 def test_rejected_time_forms_name_argument_and_value(value):
     with pytest.raises(InvalidWindowError) as info:

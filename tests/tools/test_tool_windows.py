@@ -39,7 +39,10 @@ def _check_window(result, src: VideoSource):
 def test_windows_are_sampled_time_uniformly_with_true_times(gop_video):
     src = VideoSource(gop_video)
     windows = [(0, 10), (2.5, 4), ("00:03", "0:11.5"), (11, 12)]
-    reqs = [WindowRequest(str(gop_video), {"start_time": s, "end_time": e}, key=k) for k, (s, e) in enumerate(windows)]
+    reqs = [
+        WindowRequest(str(gop_video), {"start_time": s, "end_time": e}, key=k)
+        for k, (s, e) in enumerate(windows)
+    ]
     batch = execute_windows(reqs, CropConfig(workers=2))
     counts = [len(r.times) for r in batch.results]
     assert counts == [10, 2, 8, 2]
@@ -52,8 +55,10 @@ def test_windows_are_sampled_time_uniformly_with_true_times(gop_video):
 
 
 def test_mm_ss_windows_on_a_two_minute_video(minutes_video):
-    reqs = [WindowRequest(str(minutes_video), {"start_time": "01:30", "end_time": "01:45"}),
-            WindowRequest(str(minutes_video), {"start": "0:00:50", "end": "1:00"})]
+    reqs = [
+        WindowRequest(str(minutes_video), {"start_time": "01:30", "end_time": "01:45"}),
+        WindowRequest(str(minutes_video), {"start": "0:00:50", "end": "1:00"}),
+    ]
     batch = execute_windows(reqs, CropConfig(workers=1))
     a, b = batch.results
     assert (a.start, a.end, len(a.times)) == (90.0, 105.0, 14)
@@ -75,7 +80,10 @@ def test_a_training_shaped_batch_decodes_each_frame_once_and_shares_tensors(gop_
 
 
 def test_worker_count_does_not_change_the_frames(gop_video):
-    reqs = [WindowRequest(str(gop_video), {"start_time": s, "end_time": s + 3.3}) for s in (0, 2, 4.4, 7, 8.5)]
+    reqs = [
+        WindowRequest(str(gop_video), {"start_time": s, "end_time": s + 3.3})
+        for s in (0, 2, 4.4, 7, 8.5)
+    ]
     one = execute_windows(reqs, CropConfig(workers=1))
     three = execute_windows(reqs, CropConfig(workers=3))
     assert three.stats.lanes > 1 and one.stats.lanes == 1
@@ -101,13 +109,19 @@ def test_failing_calls_never_fail_their_siblings(gop_video, bad_files, video_pat
         WindowRequest(good, {"start_time": 4, "end_time": 6}, key="ok2"),
     ]
     out = {r.key: r for r in execute_windows(reqs, CropConfig(workers=2)).results}
-    assert [r.key for r in execute_windows(reqs, CropConfig(workers=1)).results] == [q.key for q in reqs]
+    assert [r.key for r in execute_windows(reqs, CropConfig(workers=1)).results] == [
+        q.key for q in reqs
+    ]
     assert out["ok1"].ok and out["ok2"].ok and out["corrupt-clean"].ok
     assert out["nan"].error_kind == "invalid_window" and "start_time='NaN'" in out["nan"].message()
     assert out["missing"].error_kind == "open" and "not found" in out["missing"].message()
     assert out["text"].error_kind == "open" and "cannot open" in out["text"].message()
-    assert out["reversed"].error_kind == "invalid_window" and "not before" in out["reversed"].message()
-    assert out["beyond"].error_kind == "invalid_window" and "after the end" in out["beyond"].message()
+    assert (
+        out["reversed"].error_kind == "invalid_window" and "not before" in out["reversed"].message()
+    )
+    assert (
+        out["beyond"].error_kind == "invalid_window" and "after the end" in out["beyond"].message()
+    )
     c = out["corrupt"]  # frame 28 of the corrupt file is in this window
     assert c.ok or c.error_kind == "decode"
     if c.ok:
@@ -117,7 +131,9 @@ def test_failing_calls_never_fail_their_siblings(gop_video, bad_files, video_pat
 def test_corrupt_region_is_reported_per_call(video_path):
     """A window that needs exactly the broken frame: a typed error or a partial result, never silence."""
     corrupt = str(video_path("decord__corrupted.mp4"))
-    batch = execute_windows([WindowRequest(corrupt, {"start_time": 2.8, "end_time": 2.9})], CropConfig(workers=1))
+    batch = execute_windows(
+        [WindowRequest(corrupt, {"start_time": 2.8, "end_time": 2.9})], CropConfig(workers=1)
+    )
     r = batch.results[0]
     if r.ok:
         assert len(r.times) >= 1 and (r.failed or r.warnings)
@@ -128,7 +144,10 @@ def test_corrupt_region_is_reported_per_call(video_path):
 def test_many_videos_in_one_batch_each_opened_once(gop_video, minutes_video):
     a, b = str(gop_video), str(minutes_video)
     plan = [(a, 0, 5), (b, 30, 50), (a, 3, 9), (b, "1:00", "1:20"), (a, 0, 5), (b, 100, 119)]
-    reqs = [WindowRequest(v, {"start_time": s, "end_time": e}, key=n) for n, (v, s, e) in enumerate(plan)]
+    reqs = [
+        WindowRequest(v, {"start_time": s, "end_time": e}, key=n)
+        for n, (v, s, e) in enumerate(plan)
+    ]
     batch = execute_windows(reqs, CropConfig(workers=2))
     assert [r.key for r in batch.results] == list(range(6))
     assert [r.video for r in batch.results] == [v for v, _, _ in plan]

@@ -23,7 +23,14 @@ def _t(values):
 def test_group_scaling_centres_and_divides_by_each_groups_spread():
     # group 1: mean 2, sample std 1; group 2: mean 10, sample std 2
     out = group_advantages(_t([1.0, 2.0, 3.0, 8.0, 10.0, 12.0]), 3, "group")
-    expected = [-1 / (1 + STD_EPS), 0.0, 1 / (1 + STD_EPS), -2 / (2 + STD_EPS), 0.0, 2 / (2 + STD_EPS)]
+    expected = [
+        -1 / (1 + STD_EPS),
+        0.0,
+        1 / (1 + STD_EPS),
+        -2 / (2 + STD_EPS),
+        0.0,
+        2 / (2 + STD_EPS),
+    ]
     assert out.advantages.tolist() == pytest.approx(expected, rel=1e-6)
     assert out.zero_var.tolist() == [False] * 6 and out.zero_var_share == 0.0
 

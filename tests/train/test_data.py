@@ -142,8 +142,13 @@ def test_no_usable_rows_still_lists_the_skipped_rows_in_the_run_folder(tmp_path,
 
 
 def test_limit_keeps_the_first_rows_of_the_file_and_reports_exactly_those(tmp_path, shared_videos):
-    good_row = {"video": "torchcodec__testsrc2.mp4", "question": "Q?", "answer": "A",
-                "question_type": "mcq", "options": ["x", "y"]}
+    good_row = {
+        "video": "torchcodec__testsrc2.mp4",
+        "question": "Q?",
+        "answer": "A",
+        "question_type": "mcq",
+        "options": ["x", "y"],
+    }
     lines = [
         json.dumps({**good_row, "id": "r0"}),
         "{not json",  # row 1: rejected by the parser

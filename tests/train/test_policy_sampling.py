@@ -11,8 +11,14 @@ from paravt.train.policy_backend import PolicyBackend
 def _requests(ids: list[int], n: int) -> list[GenRequest]:
     return [
         GenRequest(
-            episode_id=f"e{i}", turn=1, role="main", messages=[], images=[], max_new_tokens=8,
-            temperature=1.0, prompt_ids=list(ids),
+            episode_id=f"e{i}",
+            turn=1,
+            role="main",
+            messages=[],
+            images=[],
+            max_new_tokens=8,
+            temperature=1.0,
+            prompt_ids=list(ids),
         )
         for i in range(n)
     ]
@@ -26,7 +32,9 @@ def test_top_k_zero_turns_top_k_off_even_when_the_model_config_sets_one(tiny_qwe
     model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32).eval()
     processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)
     model.generation_config.top_k = 1
-    ids = processor.tokenizer("<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n").input_ids
+    ids = processor.tokenizer(
+        "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"
+    ).input_ids
     torch.manual_seed(0)
     sampled = PolicyBackend(model, processor, temperature=1.0, top_k=0).generate(_requests(ids, 6))
     assert len({tuple(g.token_ids) for g in sampled}) > 1

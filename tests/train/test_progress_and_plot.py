@@ -14,14 +14,24 @@ from transformers import TrainerControl, TrainerState, TrainingArguments
 from paravt.train.plot import training_figure
 from paravt.train.progress import ProgressLine, progress_line
 
-LOGS = {"reward/total": 1.234, "reward/acc": 0.5, "reward/fmt": 0.64, "reward/anchor": 0.3,
-        "reward/tool": 0.1, "tools/kappa": 0.21, "frames/k_mean": 16.0, "loss": 0.01}
+LOGS = {
+    "reward/total": 1.234,
+    "reward/acc": 0.5,
+    "reward/fmt": 0.64,
+    "reward/anchor": 0.3,
+    "reward/tool": 0.1,
+    "tools/kappa": 0.21,
+    "frames/k_mean": 16.0,
+    "loss": 0.01,
+}
 
 
 def test_progress_line_names_every_term():
     line = progress_line(3, 10, LOGS, 12.34)
-    assert line == ("step 3/10 · R 1.234 (acc 0.50 fmt 0.64 anchor 0.30 tool 0.10) · κ 0.21 · "
-                    "K 16.0 · loss 0.0100 · 12.3 s/step")
+    assert line == (
+        "step 3/10 · R 1.234 (acc 0.50 fmt 0.64 anchor 0.30 tool 0.10) · κ 0.21 · "
+        "K 16.0 · loss 0.0100 · 12.3 s/step"
+    )
     assert progress_line(1, 0, {}, None) == "step 1"
 
 
@@ -50,9 +60,15 @@ def _runs(tmp_path):
     for name, fmt, acc in (("paragrpo", 0.6, 0.4), ("vanilla", 0.13, 0.3)):
         d = tmp_path / name
         d.mkdir()
-        (d / "metrics.jsonl").write_text("".join(
-            json.dumps({"step": s, "reward/fmt": fmt, "tools/kappa": 0.2,
-                        "reward/acc": acc + 0.01 * s}) + "\n" for s in range(1, 6)))
+        (d / "metrics.jsonl").write_text(
+            "".join(
+                json.dumps(
+                    {"step": s, "reward/fmt": fmt, "tools/kappa": 0.2, "reward/acc": acc + 0.01 * s}
+                )
+                + "\n"
+                for s in range(1, 6)
+            )
+        )
     return [str(tmp_path / "paragrpo"), str(tmp_path / "vanilla")]
 
 

@@ -202,7 +202,9 @@ def test_trajectory_backend_by_import_path_and_bad_backends(tiny_qwen3_dir):
     assert backend.codec is not None and backend.script == [ANSWER]
     with pytest.raises(ConfigError, match="no codec"):
         make_trajectory_backend(
-            "paravt.agent.backends.scripted:ScriptedBackend", {"script": [], "processor": None}, processor
+            "paravt.agent.backends.scripted:ScriptedBackend",
+            {"script": [], "processor": None},
+            processor,
         )
     with pytest.raises(ConfigError, match="cannot import"):
         make_trajectory_backend("paravt.toy.nowhere:Oracle", {}, processor)

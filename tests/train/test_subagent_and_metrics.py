@@ -160,10 +160,7 @@ def test_bad_config_is_a_user_error_with_exit_2(tmp_path):
 
     assert run_guarded(cli, ["train", "--config", "cpu-smoke", "--set", "trainer.max_stepz=1"]) == 2
     assert run_guarded(cli, ["train", "--config", "no-such-recipe"]) == 2
-    assert (
-        run_guarded(cli, ["train", "--config", "cpu-smoke", "--set", "engine.mode=fast"])
-        == 2
-    )
+    assert run_guarded(cli, ["train", "--config", "cpu-smoke", "--set", "engine.mode=fast"]) == 2
     assert (
         run_guarded(
             cli, ["train", "--config", "cpu-smoke", "--set", f"output_dir={tmp_path}/r", "--resume"]

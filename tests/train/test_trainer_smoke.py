@@ -76,9 +76,7 @@ def test_every_image_of_the_episode_reaches_the_loss_forward(smoke_run):
     grad_rows = [rows for grad, rows in probe.visual_calls if grad]
     assert grad_rows, "the loss forward never ran the vision tower"
     assert sorted(grad_rows) == sorted(int(o["pixel_values"].shape[0]) for o in probe.outputs)
-    assert probe.loss_image_rows == [
-        int(o["pixel_values"].shape[0]) for o in probe.outputs
-    ]
+    assert probe.loss_image_rows == [int(o["pixel_values"].shape[0]) for o in probe.outputs]
 
 
 def test_frames_gating_same_k_within_a_group_different_across_prompts(smoke_run):

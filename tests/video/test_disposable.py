@@ -139,7 +139,18 @@ CODEC_CLIPS = {
     "x264_medium": ["-c:v", "libx264", "-preset", "medium", "-g", "30", "-bf", "3"],
     "x264_veryfast": ["-c:v", "libx264", "-preset", "veryfast", "-g", "30"],
     "x265": ["-c:v", "libx265", "-preset", "veryfast", "-x265-params", "keyint=30:log-level=error"],
-    "vp9": ["-c:v", "libvpx-vp9", "-deadline", "good", "-cpu-used", "5", "-g", "30", "-b:v", "300k"],
+    "vp9": [
+        "-c:v",
+        "libvpx-vp9",
+        "-deadline",
+        "good",
+        "-cpu-used",
+        "5",
+        "-g",
+        "30",
+        "-b:v",
+        "300k",
+    ],
     "testsrc2_x264": ["-c:v", "libx264", "-preset", "veryfast"],
 }
 

@@ -22,7 +22,17 @@ def test_frames_overview_and_windows_with_a_contact_sheet(gop_video, tmp_path, c
     assert main(["frames", str(gop_video), "-k", "6", "--mode", "keyframe", "--json"]) == 0
     over = json.loads(capsys.readouterr().out)["overview"]
     assert len(over["times"]) == 6 and over["size"] == [90, 160]
-    argv = ["frames", str(gop_video), "--window", "2:6", "--window", "00:07,00:11", "--json", "--sheet", str(sheet)]
+    argv = [
+        "frames",
+        str(gop_video),
+        "--window",
+        "2:6",
+        "--window",
+        "00:07,00:11",
+        "--json",
+        "--sheet",
+        str(sheet),
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert [len(w["times"]) for w in out["windows"]] == [4, 4]

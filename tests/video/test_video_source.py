@@ -80,14 +80,18 @@ def test_var_fps_exact_overview_is_time_uniform(video_path):
     assert len(frames) == k
 
 
-@pytest.mark.parametrize("name", ["torchcodec__var_fps_video.mp4", "decord__flipping_a_pancake.mkv"])
+@pytest.mark.parametrize(
+    "name", ["torchcodec__var_fps_video.mp4", "decord__flipping_a_pancake.mkv"]
+)
 @pytest.mark.parametrize("k", [4, 15, 64])
 def test_compat_mode_reproduces_qwen_vl_utils_indices(video_path, name, k):
     from qwen_vl_utils.vision_process import fetch_video
 
     path = video_path(name)
-    _, meta = fetch_video({"video": str(path), "nframes": k, "min_pixels": 784, "max_pixels": 784 * 4},
-                          return_video_metadata=True)
+    _, meta = fetch_video(
+        {"video": str(path), "nframes": k, "min_pixels": 784, "max_pixels": 784 * 4},
+        return_video_metadata=True,
+    )
     src = VideoSource(path)
     frames = src.overview(k, "qwen-vl-utils")
     assert frames.indices == list(meta["frames_indices"])

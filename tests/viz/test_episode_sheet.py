@@ -32,21 +32,52 @@ def hour_record() -> EpisodeRecord:
         for k in range(5):
             start = 600.0 * k + 100.0 * turn
             if k == 4:
-                calls.append(CallRecord(turn, k, "crop_video", {"start_time": 90, "end_time": 30},
-                                        "error", error="start_time must be < end_time",
-                                        error_kind="bad_arguments"))
+                calls.append(
+                    CallRecord(
+                        turn,
+                        k,
+                        "crop_video",
+                        {"start_time": 90, "end_time": 30},
+                        "error",
+                        error="start_time must be < end_time",
+                        error_kind="bad_arguments",
+                    )
+                )
                 continue
             ts = [start + j * 10.0 for j in range(8)]
-            calls.append(CallRecord(turn, k, "crop_video", {"start_time": start, "end_time": start + 80},
-                                    "ok", start=start, end=start + 80, n_frames=8, times=ts))
+            calls.append(
+                CallRecord(
+                    turn,
+                    k,
+                    "crop_video",
+                    {"start_time": start, "end_time": start + 80},
+                    "ok",
+                    start=start,
+                    end=start + 80,
+                    n_frames=8,
+                    times=ts,
+                )
+            )
             images += [ImageItem(_frame(int(t)), t, "tool", 0, 0) for t in ts]
     turns.append(TurnRecord(3, "<answer>B</answer>", forced=True))
     return EpisodeRecord(
-        id="long", video="hour.mp4", question="When does the dog jump over the fence?",
-        question_type="mcq", options=["At the start", "In the middle", "At the end"], gold="B",
-        mode="parallel", evidence="frames", prediction="B", answer_source="forced", forced=True,
-        frames_k=64, overview_times=times, video_meta={"duration": duration}, turns=turns,
-        calls=calls, images=images,
+        id="long",
+        video="hour.mp4",
+        question="When does the dog jump over the fence?",
+        question_type="mcq",
+        options=["At the start", "In the middle", "At the end"],
+        gold="B",
+        mode="parallel",
+        evidence="frames",
+        prediction="B",
+        answer_source="forced",
+        forced=True,
+        frames_k=64,
+        overview_times=times,
+        video_meta={"duration": duration},
+        turns=turns,
+        calls=calls,
+        images=images,
     )
 
 

@@ -475,11 +475,7 @@ class EpisodeEngine:
                     )
                     owners.append((ep, p.record))
         t0 = time.perf_counter()
-        batch = (
-            execute_windows(requests, cfg.crop, sources=self._sources)
-            if requests
-            else None
-        )
+        batch = execute_windows(requests, cfg.crop, sources=self._sources) if requests else None
         spent = time.perf_counter() - t0
         if batch is not None:
             self.tool_stats.append(batch.stats)

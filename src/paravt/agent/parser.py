@@ -367,8 +367,10 @@ def _python_calls(body: str, tools: frozenset[str]) -> tuple[list[Any], str | No
     for stmt in tree.body:
         node = stmt.value if isinstance(stmt, ast.Expr) else None
         if not isinstance(node, ast.Call):
-            return values, "expected only calls such as crop_video(start_time=10, end_time=20)", (
-                INVALID_SYNTAX
+            return (
+                values,
+                "expected only calls such as crop_video(start_time=10, end_time=20)",
+                (INVALID_SYNTAX),
             )
         node = _called(node)
         func = node.func

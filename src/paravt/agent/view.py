@@ -98,22 +98,30 @@ def episode_view(rec: Any):
     parts: list[Any] = []
     dur = (rec.video_meta or {}).get("duration")
     length = f" ({float(dur):.1f} s)" if dur else ""
-    parts.append(Text.from_markup(
-        f"[bold]{escape(rec.id)}[/] · {escape(rec.video)}{length} · {rec.mode}/{rec.evidence}"
-    ))
-    parts.append(Text.from_markup(f"[bold]Question[/] ({rec.question_type}): {escape(rec.question)}"))
+    parts.append(
+        Text.from_markup(
+            f"[bold]{escape(rec.id)}[/] · {escape(rec.video)}{length} · {rec.mode}/{rec.evidence}"
+        )
+    )
+    parts.append(
+        Text.from_markup(f"[bold]Question[/] ({rec.question_type}): {escape(rec.question)}")
+    )
     for i, opt in enumerate(rec.options or []):
         parts.append(Text(f"  {LETTERS[i]}. {_one_line(opt, VIEW_WIDTH - 6)}"))
     if rec.status == "error" and not rec.turns:
-        parts.append(Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(str(rec.error))}"))
+        parts.append(
+            Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(str(rec.error))}")
+        )
         return Group(*parts)
     parts.append(Text(f"Overview: K={rec.frames_k} frames at {_times(rec.overview_times)}"))
     for turn in rec.turns:
         label = "forced answer" if turn.forced else f"turn {turn.index}"
-        parts.append(Text.from_markup(
-            f"[bold]{label}[/] · {turn.generated_tokens} tokens · {turn.generate_s:.2f} s"
-            f" · {turn.finish_reason}"
-        ))
+        parts.append(
+            Text.from_markup(
+                f"[bold]{label}[/] · {turn.generated_tokens} tokens · {turn.generate_s:.2f} s"
+                f" · {turn.finish_reason}"
+            )
+        )
         thought = _one_line(reasoning_of(turn.text), REASONING_CHARS)
         if thought:
             parts.append(Text(f"  {thought}", style="dim"))
@@ -121,21 +129,27 @@ def episode_view(rec: Any):
         if calls:
             parts.append(_calls_table(calls))
     if rec.status == "error":
-        parts.append(Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(str(rec.error))}"))
+        parts.append(
+            Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(str(rec.error))}")
+        )
     else:
         how = ANSWER_SOURCES.get(rec.answer_source or "", rec.answer_source or "")
-        parts.append(Text.from_markup(
-            f"[bold]Final answer:[/] [bold cyan]{escape(_one_line(str(rec.prediction), ANSWER_CHARS))}[/]"
-            f"  ({escape(how)})"
-        ))
+        parts.append(
+            Text.from_markup(
+                f"[bold]Final answer:[/] [bold cyan]{escape(_one_line(str(rec.prediction), ANSWER_CHARS))}[/]"
+                f"  ({escape(how)})"
+            )
+        )
     if rec.gold is not None:
         parts.append(Text(f"Gold: {rec.gold}"))
     t, n = rec.timings, rec.tokens
-    parts.append(Text(
-        f"Time: {t.total_s:.2f} s (decode {t.decode_s:.2f}, preprocess {t.preprocess_s:.2f}, "
-        f"generate {t.generate_s:.2f})"
-    ))
-    parts.append(Text(
-        f"Tokens: {n.prompt} prompt, {n.generated} generated, {n.tool} tool, {n.image} image"
-    ))
+    parts.append(
+        Text(
+            f"Time: {t.total_s:.2f} s (decode {t.decode_s:.2f}, preprocess {t.preprocess_s:.2f}, "
+            f"generate {t.generate_s:.2f})"
+        )
+    )
+    parts.append(
+        Text(f"Tokens: {n.prompt} prompt, {n.generated} generated, {n.tool} tool, {n.image} image")
+    )
     return Group(*parts)

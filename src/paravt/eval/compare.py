@@ -52,8 +52,14 @@ class Comparison:
             "baseline": self.baseline,
             "skipped_gain": self.skipped_gain,
             "rows": [
-                {"name": r.name, "path": r.path, "avg": r.avg, "gain": r.gain, "wall_s": r.wall_s,
-                 "values": {f"{s}/{m}": v for (s, m), v in r.values.items()}}
+                {
+                    "name": r.name,
+                    "path": r.path,
+                    "avg": r.avg,
+                    "gain": r.gain,
+                    "wall_s": r.wall_s,
+                    "values": {f"{s}/{m}": v for (s, m), v in r.values.items()},
+                }
                 for r in self.rows
             ],
         }
@@ -64,7 +70,11 @@ def _read_summary(path: Path) -> dict:
         doc = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: not a readable eval summary ({e})") from None
-    if not isinstance(doc, dict) or "benchmark" not in doc or "variants" not in doc.get("metrics", {}):
+    if (
+        not isinstance(doc, dict)
+        or "benchmark" not in doc
+        or "variants" not in doc.get("metrics", {})
+    ):
         raise UserError(f"{path}: not an eval summary (no benchmark and metrics.variants)")
     return doc
 
@@ -97,15 +107,18 @@ def _metrics(variant_values: dict) -> list[str]:
     return ([head] if head else []) + rest
 
 
-def compare_runs(folders: list[str], variant: str = DEFAULT_VARIANT,
-                 baseline: str | None = None) -> Comparison:
+def compare_runs(
+    folders: list[str], variant: str = DEFAULT_VARIANT, baseline: str | None = None
+) -> Comparison:
     """The comparison of ``folders`` (a ``baseline`` not among them is added as the first row)."""
     if variant not in VARIANTS:
         raise UserError(f"--variant {variant}: choose one of {', '.join(VARIANTS)}")
     paths = [Path(f) for f in folders]
     base_path = None
     if baseline is not None:
-        matches = [p for p in paths if p.name == baseline or p.resolve() == Path(baseline).resolve()]
+        matches = [
+            p for p in paths if p.name == baseline or p.resolve() == Path(baseline).resolve()
+        ]
         if not matches:
             paths.insert(0, Path(baseline))
             matches = [paths[0]]
@@ -116,17 +129,22 @@ def compare_runs(folders: list[str], variant: str = DEFAULT_VARIANT,
         if sorted(run) != splits:
             extra = sorted(set(run) - set(splits))
             lacking = sorted(set(splits) - set(run))
-            what = (f"has {', '.join(extra)} that {runs[0][0]} lacks" if extra
-                    else f"lacks {', '.join(lacking)} that {runs[0][0]} has")
+            what = (
+                f"has {', '.join(extra)} that {runs[0][0]} lacks"
+                if extra
+                else f"lacks {', '.join(lacking)} that {runs[0][0]} has"
+            )
             raise UserError(f"eval report: runs cover different splits: {p} {what}")
-    columns = [(s, m) for s in splits
-               for m in _metrics(runs[0][1][s]["metrics"]["variants"][variant])]
+    columns = [
+        (s, m) for s in splits for m in _metrics(runs[0][1][s]["metrics"]["variants"][variant])
+    ]
     rows = []
     for p, run in runs:
         vals = {s: run[s]["metrics"]["variants"][variant] for s in splits}
         walls = [(run[s].get("timing") or {}).get("wall_s") for s in splits]
         row = RunRow(
-            name=p.name or str(p), path=str(p),
+            name=p.name or str(p),
+            path=str(p),
             values={(s, m): float(vals[s][m]) for s, m in columns if m in vals[s]},
             headline={s: float(vals[s]["value"]) for s in splits},
             wall_s=sum(walls) if all(w is not None for w in walls) else None,

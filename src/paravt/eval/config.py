@@ -22,13 +22,36 @@ from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 
 # Top-level knobs that do not change any model input or output.
 NON_PROTOCOL_FIELDS = frozenset(
-    {"data", "videos", "out", "resume", "retry_errors", "limit", "batch_size", "variant", "judge_base_url",
-     "judge_model", "judge_api_key", "shard", "progress", "sheets", "sheets_of"}
+    {
+        "data",
+        "videos",
+        "out",
+        "resume",
+        "retry_errors",
+        "limit",
+        "batch_size",
+        "variant",
+        "judge_base_url",
+        "judge_model",
+        "judge_api_key",
+        "shard",
+        "progress",
+        "sheets",
+        "sheets_of",
+    }
 )
 # Backend knobs that change throughput or transport, not answers.
 NON_PROTOCOL_BACKEND_FIELDS = frozenset(
-    {"device", "batch_size", "api_key", "concurrency", "retries", "backoff_s", "timeout_s",
-     "base_url"}
+    {
+        "device",
+        "batch_size",
+        "api_key",
+        "concurrency",
+        "retries",
+        "backoff_s",
+        "timeout_s",
+        "base_url",
+    }
 )
 
 # which episodes get a sheet: the first ones run, or the failures (wrong answer or error)

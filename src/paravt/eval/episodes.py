@@ -70,6 +70,8 @@ def outcome_of(record: Any) -> dict:
             "tool_errors": int(getattr(counts, "errors", 0) or 0),
             "turns": len(turns),
         },
-        "overview_times": [round(float(t), 3) for t in (getattr(record, "overview_times", None) or [])],
+        "overview_times": [
+            round(float(t), 3) for t in (getattr(record, "overview_times", None) or [])
+        ],
         "timing_s": float(getattr(getattr(record, "timings", None), "total_s", 0.0) or 0.0),
     }

@@ -118,7 +118,14 @@ class HttpJudge:
         for _ in range(self.retries + 1):
             try:
                 reply = self._ask(question, reference, prediction)
-            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
+            except (
+                urllib.error.URLError,
+                OSError,
+                ValueError,
+                KeyError,
+                IndexError,
+                TypeError,
+            ) as e:
                 last_error = f"{type(e).__name__}: {e}"
                 continue
             words = re.findall(r"[A-Za-z]+", reply.upper())

@@ -36,12 +36,23 @@ def _run_files(inputs: list[Path]) -> list[Path]:
 
 def _missing_result(sample_id: str, index: int, split: str) -> dict:
     return {
-        "id": sample_id, "index": index, "split": split, "status": "error",
+        "id": sample_id,
+        "index": index,
+        "split": split,
+        "status": "error",
         "error": {"kind": "missing", "message": "no result in any shard"},
-        "prediction": None, "answer_text": None,
-        "tools": {"executed": 0, "attempted": 0, "parseable": 0, "malformed": 0,
-                  "tool_errors": 0, "turns": 0},
-        "score": {"extracted": None, "correct": 0.0, "iou": 0.0}, "sample": {"id": sample_id},
+        "prediction": None,
+        "answer_text": None,
+        "tools": {
+            "executed": 0,
+            "attempted": 0,
+            "parseable": 0,
+            "malformed": 0,
+            "tool_errors": 0,
+            "turns": 0,
+        },
+        "score": {"extracted": None, "correct": 0.0, "iou": 0.0},
+        "sample": {"id": sample_id},
     }
 
 
@@ -50,7 +61,7 @@ def merge_runs(inputs: list[Path], out: Path, allow_missing: bool = False) -> di
     runs = []
     for f in _run_files(inputs):
         meta = json.loads(f.read_text())
-        results_file = f.with_name("results" + f.name[len("run"):-len(".json")] + ".jsonl")
+        results_file = f.with_name("results" + f.name[len("run") : -len(".json")] + ".jsonl")
         runs.append((f, meta, results_file))
     if not runs:
         raise UserError("merge: no shard outputs given")
@@ -62,11 +73,18 @@ def merge_runs(inputs: list[Path], out: Path, allow_missing: bool = False) -> di
         if meta["split"] != split:
             raise UserError(f"merge: {f} is split {meta['split']!r}, not {split!r}")
         if meta["protocol_config"] != first["protocol_config"]:
-            diff = sorted(k for k in meta["protocol_config"]
-                          if meta["protocol_config"].get(k) != first["protocol_config"].get(k))
-            raise UserError(f"merge: {f} ran a different protocol ({', '.join(diff)}) than {runs[0][0]}")
+            diff = sorted(
+                k
+                for k in meta["protocol_config"]
+                if meta["protocol_config"].get(k) != first["protocol_config"].get(k)
+            )
+            raise UserError(
+                f"merge: {f} ran a different protocol ({', '.join(diff)}) than {runs[0][0]}"
+            )
         if meta.get("limit") != first.get("limit"):
-            raise UserError(f"merge: {f} used --limit {meta.get('limit')}, {runs[0][0]} used {first.get('limit')}")
+            raise UserError(
+                f"merge: {f} used --limit {meta.get('limit')}, {runs[0][0]} used {first.get('limit')}"
+            )
         i, n_i = (int(x) for x in str(meta["shard"]).split("/"))
         if n_i != n:
             raise UserError(f"merge: {f} is shard {meta['shard']} but others are out of {n}")
@@ -75,8 +93,10 @@ def merge_runs(inputs: list[Path], out: Path, allow_missing: bool = False) -> di
         seen_shards[i] = f
     absent = [i for i in range(n) if i not in seen_shards]
     if absent and not allow_missing:
-        raise UserError(f"merge: shards {absent} of {n} are missing (pass --allow-missing to count "
-                        f"their samples as errors)")
+        raise UserError(
+            f"merge: shards {absent} of {n} are missing (pass --allow-missing to count "
+            f"their samples as errors)"
+        )
     expected: list[str] = []
     results: dict[str, dict] = {}
     duplicates: list[str] = []
@@ -95,13 +115,17 @@ def merge_runs(inputs: list[Path], out: Path, allow_missing: bool = False) -> di
                 duplicates.append(r["id"])
                 continue
             results[r["id"]] = r
-    total = first["n_split"] if first.get("limit") is None else min(first["limit"], first["n_split"])
+    total = (
+        first["n_split"] if first.get("limit") is None else min(first["limit"], first["n_split"])
+    )
     for i in absent:  # an absent shard's ids are unknown, but its size is not
         expected.extend(f"<shard {i}/{n} sample {k}>" for k in range(len(range(i, total, n))))
     missing = [i for i in expected if i not in results]
     if missing and not allow_missing:
-        raise UserError(f"merge: {len(missing)} assigned samples have no result (first: {missing[0]!r}); "
-                        f"finish those shards with --resume, or pass --allow-missing")
+        raise UserError(
+            f"merge: {len(missing)} assigned samples have no result (first: {missing[0]!r}); "
+            f"finish those shards with --resume, or pass --allow-missing"
+        )
     order = {sid: k for k, sid in enumerate(expected)}
     merged = sorted(results.values(), key=lambda r: (r.get("index", 0), order[r["id"]]))
     filled = merged + [_missing_result(sid, 10**9 + order[sid], split) for sid in missing]
@@ -112,7 +136,7 @@ def merge_runs(inputs: list[Path], out: Path, allow_missing: bool = False) -> di
             fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
     metrics = summarize_results(split, filled)
     previous = {}
-    summary_file = runs[0][0].with_name("summary" + runs[0][0].name[len("run"):])
+    summary_file = runs[0][0].with_name("summary" + runs[0][0].name[len("run") :])
     if summary_file.is_file():
         previous = json.loads(summary_file.read_text())
     variant = previous.get("variant", DEFAULT_VARIANT)

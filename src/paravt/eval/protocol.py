@@ -81,8 +81,11 @@ def describe(cfg: EvalConfig, judge_description: dict, backend_label: str | None
         "turns": {"max_turns": eng.max_turns, "max_parallel": eng.max_parallel},
         "caps": {
             "max_new_tokens": eng.max_new_tokens,
-            "forced_tokens": {"mcq": eng.forced_tokens_mcq, "tvg": eng.forced_tokens_tvg,
-                              "oe": eng.forced_tokens_oe},
+            "forced_tokens": {
+                "mcq": eng.forced_tokens_mcq,
+                "tvg": eng.forced_tokens_tvg,
+                "oe": eng.forced_tokens_oe,
+            },
             "subagent_max_tokens": eng.subagent_max_tokens,
             "window_frames": [eng.crop.min_frames, eng.crop.max_frames],
             "window_fps": eng.crop.fps,

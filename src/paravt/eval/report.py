@@ -50,10 +50,16 @@ def _tools_table(tools: dict):
     for name, justify in (("", "left"), ("executed", "right"), ("attempted", "right")):
         table.add_column(name, justify=justify)
     attempted = "avg_attempted" in tools
-    table.add_row("calls per sample", f"{tools['avg_calls']:.2f}",
-                  f"{tools['avg_attempted']:.2f}" if attempted else "-")
-    table.add_row("samples with a call (%)", _pct(tools["usage_rate"]),
-                  _pct(tools["attempt_rate"]) if attempted else "-")
+    table.add_row(
+        "calls per sample",
+        f"{tools['avg_calls']:.2f}",
+        f"{tools['avg_attempted']:.2f}" if attempted else "-",
+    )
+    table.add_row(
+        "samples with a call (%)",
+        _pct(tools["usage_rate"]),
+        _pct(tools["attempt_rate"]) if attempted else "-",
+    )
     if "avg_turns" in tools:
         table.add_row("model turns per sample", f"{tools['avg_turns']:.2f}", "")
     return table
@@ -98,8 +104,11 @@ def _cells(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
         head.append(f"gain vs {cmp.baseline}")
     body = []
     for r in cmp.rows:
-        row = [r.name, *(_pct(r.values[c]) if c in r.values else "-" for c in cmp.columns),
-               _pct(r.avg)]
+        row = [
+            r.name,
+            *(_pct(r.values[c]) if c in r.values else "-" for c in cmp.columns),
+            _pct(r.avg),
+        ]
         if cmp.baseline is not None:
             row.append(_gain(r.gain))
         body.append(row)
@@ -108,15 +117,26 @@ def _cells(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
 
 def _markdown(cmp: Comparison) -> str:
     head, body = _cells(cmp)
-    lines = ["| " + " | ".join(head) + " |",
-             "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in body]
     return "\n".join(lines)
 
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#",
-                  "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}"}
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "_": r"\_",
+    "#": r"\#",
+    "$": r"\$",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def _latex_escape(text: str) -> str:
@@ -125,8 +145,12 @@ def _latex_escape(text: str) -> str:
 
 def _latex(cmp: Comparison) -> str:
     head, body = _cells(cmp)
-    out = [r"\begin{tabular}{l" + "r" * (len(head) - 1) + "}", r"\toprule",
-           " & ".join(_latex_escape(h) for h in head) + r" \\", r"\midrule"]
+    out = [
+        r"\begin{tabular}{l" + "r" * (len(head) - 1) + "}",
+        r"\toprule",
+        " & ".join(_latex_escape(h) for h in head) + r" \\",
+        r"\midrule",
+    ]
     out += [" & ".join(_latex_escape(c) for c in row) + r" \\" for row in body]
     out += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(out)
@@ -138,8 +162,15 @@ def _csv(cmp: Comparison) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["run", *(f"{s}/{m}" for s, m in cmp.columns), "avg", "gain", "wall_s"])
     for r in cmp.rows:
-        w.writerow([r.name, *(r.values.get(c, "") for c in cmp.columns), r.avg,
-                    "" if r.gain is None else r.gain, "" if r.wall_s is None else r.wall_s])
+        w.writerow(
+            [
+                r.name,
+                *(r.values.get(c, "") for c in cmp.columns),
+                r.avg,
+                "" if r.gain is None else r.gain,
+                "" if r.wall_s is None else r.wall_s,
+            ]
+        )
     return buf.getvalue().rstrip("\n")
 
 

@@ -22,7 +22,9 @@ from paravt.eval.scoring import score_sample, score_variants
 def _neighbour_summary(results_path: Path) -> dict | None:
     name = results_path.name
     if name.startswith("results") and name.endswith(".jsonl"):
-        candidate = results_path.with_name("summary" + name[len("results"):-len(".jsonl")] + ".json")
+        candidate = results_path.with_name(
+            "summary" + name[len("results") : -len(".jsonl")] + ".json"
+        )
         if candidate.is_file():
             try:
                 return json.loads(candidate.read_text())
@@ -45,7 +47,9 @@ def rescore(results_path: str | Path, variant: str = DEFAULT_VARIANT, judge=None
         raise UserError(f"{path}: no results to score")
     splits = sorted({str(r.get("split")) for r in results})
     if len(splits) != 1:
-        raise UserError(f"{path}: results of several splits ({', '.join(splits)}); score one at a time")
+        raise UserError(
+            f"{path}: results of several splits ({', '.join(splits)}); score one at a time"
+        )
     rescored = []
     for r in results:
         sample = r.get("sample") or {}
@@ -56,8 +60,11 @@ def rescore(results_path: str | Path, variant: str = DEFAULT_VARIANT, judge=None
     metrics = summarize_results(splits[0], rescored)
     previous = _neighbour_summary(path) or {}
     protocol = dict(previous.get("protocol") or {})
-    protocol["scoring"] = {"variant": variant, "open_ended_judge": judge.describe(),
-                           "rescored_from": str(path)}
+    protocol["scoring"] = {
+        "variant": variant,
+        "open_ended_judge": judge.describe(),
+        "rescored_from": str(path),
+    }
     return {
         "benchmark": splits[0],
         "variant": variant,

@@ -58,12 +58,18 @@ def select_shard(samples: list[EvalSample], shard: str) -> list[EvalSample]:
 
 
 def _require(cfg: EvalConfig) -> None:
-    for name, flag in (("benchmark", "--benchmark"), ("data", "--data"), ("videos", "--videos"),
-                       ("out", "--out")):
+    for name, flag in (
+        ("benchmark", "--benchmark"),
+        ("data", "--data"),
+        ("videos", "--videos"),
+        ("out", "--out"),
+    ):
         if not getattr(cfg, name):
             raise UserError(f"{flag} is required for an evaluation run")
     if cfg.script and not Path(cfg.script).is_file():
-        raise UserError(f"--script {cfg.script}: file not found (the scripted backend's completions)")
+        raise UserError(
+            f"--script {cfg.script}: file not found (the scripted backend's completions)"
+        )
 
 
 def _flat(tree: dict, prefix: str = "") -> dict:
@@ -106,8 +112,14 @@ def _error_result(kind: str, message: str) -> dict:
         "answer_text": None,
         "error": {"kind": kind, "message": message},
         "forced": False,
-        "tools": {"executed": 0, "attempted": 0, "parseable": 0, "malformed": 0,
-                  "tool_errors": 0, "turns": 0},
+        "tools": {
+            "executed": 0,
+            "attempted": 0,
+            "parseable": 0,
+            "malformed": 0,
+            "tool_errors": 0,
+            "turns": 0,
+        },
         "overview_times": [],
         "timing_s": 0.0,
     }
@@ -159,8 +171,9 @@ class Runner:
         cues = subs.read_srt(Path(srt))
         info: dict = {"mode": self.cfg.subtitles, "file": Path(srt).name}
         if self.cfg.subtitles == "frames":
-            times = subs.frame_times_for(sample.video, self.cfg.engine.frames,
-                                         self.cfg.engine.overview_sampling)
+            times = subs.frame_times_for(
+                sample.video, self.cfg.engine.frames, self.cfg.engine.overview_sampling
+            )
             cues = subs.select_cues(cues, times)
             info["planned_times"] = [round(t, 3) for t in times]
         info["lines"] = len(cues)
@@ -236,14 +249,17 @@ class Runner:
         loaded, assigned, index = self.load()
         _check_resume(self.cfg, self.paths)
         self.paths.results.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.paths.run, {
-            "split": self.split,
-            "shard": self.cfg.shard,
-            "limit": self.cfg.limit,
-            "n_split": len(loaded.samples),
-            "assigned": [s.id for s in assigned],
-            "protocol_config": protocol_view(self.cfg),
-        })
+        write_json_atomic(
+            self.paths.run,
+            {
+                "split": self.split,
+                "shard": self.cfg.shard,
+                "limit": self.cfg.limit,
+                "n_split": len(loaded.samples),
+                "assigned": [s.id for s in assigned],
+                "protocol_config": protocol_view(self.cfg),
+            },
+        )
         writer = ResultsFile(self.paths.results).open_for_append()
         try:
             previous = read_results(self.paths.results)
@@ -259,8 +275,9 @@ class Runner:
                 if r["id"] in mine:
                     running.add(r)
             if self._progress:
-                self._progress("start", total=len(assigned), done=len(assigned) - len(todo),
-                               running=running)
+                self._progress(
+                    "start", total=len(assigned), done=len(assigned) - len(todo), running=running
+                )
             bs = self.cfg.batch_size
             for start in range(0, len(todo), bs):
                 batch = todo[start : start + bs]
@@ -274,8 +291,15 @@ class Runner:
                 self._records.clear()
         finally:
             writer.close()
-        summary = build_summary(self.split, self.cfg, loaded, assigned,
-                                read_results(self.paths.results), self.judge, self.backend_label)
+        summary = build_summary(
+            self.split,
+            self.cfg,
+            loaded,
+            assigned,
+            read_results(self.paths.results),
+            self.judge,
+            self.backend_label,
+        )
         summary["timing"] = {"wall_s": round(time.time() - started, 3)}
         if self.sheets_written:
             summary["sheets"] = self.sheets_written
@@ -297,10 +321,12 @@ class Runner:
 
     def _result(self, sample: EvalSample, index: int, outcome: dict) -> dict:
         data = sample.to_dict()
-        score = score_sample(data, outcome["prediction"], outcome["answer_text"], outcome["error"],
-                             judge=self.judge)
-        scores = score_variants(data, outcome["prediction"], outcome["answer_text"],
-                                outcome["error"], score)
+        score = score_sample(
+            data, outcome["prediction"], outcome["answer_text"], outcome["error"], judge=self.judge
+        )
+        scores = score_variants(
+            data, outcome["prediction"], outcome["answer_text"], outcome["error"], score
+        )
         return {
             "id": sample.id,
             "index": index,
@@ -369,8 +395,15 @@ class _Running:
         return f"{name} {value:5.1f}%  errors {self.errors}"
 
 
-def build_summary(split: str, cfg: EvalConfig, loaded, assigned: list[EvalSample],
-                  results: list[dict], judge, backend_label: str | None = None) -> dict:
+def build_summary(
+    split: str,
+    cfg: EvalConfig,
+    loaded,
+    assigned: list[EvalSample],
+    results: list[dict],
+    judge,
+    backend_label: str | None = None,
+) -> dict:
     """Metrics of the assigned samples plus the complete protocol (no wall-clock fields)."""
     wanted = {s.id for s in assigned}
     unique = list(iter_unique([r for r in results if r["id"] in wanted]))

@@ -91,8 +91,9 @@ def _letter_score(letter: str | None, gold: Any) -> dict:
     return {"extracted": letter, "correct": float(letter is not None and letter == gold)}
 
 
-def score_variants(sample: dict, prediction: str | None, answer_text: str | None, error: Any,
-                   robust: dict) -> dict:
+def score_variants(
+    sample: dict, prediction: str | None, answer_text: str | None, error: Any, robust: dict
+) -> dict:
     """``{"benchmark": score, "paper": score}`` for one result; ``robust`` is ``score_sample``'s.
 
     ``benchmark`` applies the split's published letter rule to the answer text (the ``<answer>``

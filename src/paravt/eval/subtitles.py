@@ -47,7 +47,7 @@ def parse_srt(text: str) -> list[Cue]:
                 continue
             g = m.groups()
             start, end = _seconds(*g[0:4]), _seconds(*g[4:8])
-            body = " ".join(_TAG.sub("", ln).strip() for ln in lines[i + 1:]).strip()
+            body = " ".join(_TAG.sub("", ln).strip() for ln in lines[i + 1 :]).strip()
             if body:
                 cues.append(Cue(start, max(start, end), body))
             break

@@ -83,6 +83,7 @@ def require_letterable(options: Sequence[Any] | None, question: str) -> None:
 
 # --------------------------------------------------------------------------- answer text
 
+
 def answer_text(prediction: Any) -> str:
     """The answer part of a prediction: docs/PROTOCOL.md §4 extraction, the same rule as the
     engine's and the evaluation's (without tags that is all of the text, so ``"B\\nbecause..."``

@@ -100,7 +100,11 @@ def read_window(arguments: Any) -> tuple[float, float, list[str]]:
 
 
 def clamp_window(
-    start: float, end: float, duration: float, min_length: float, names: tuple[str, str] = ("start_time", "end_time")
+    start: float,
+    end: float,
+    duration: float,
+    min_length: float,
+    names: tuple[str, str] = ("start_time", "end_time"),
 ) -> tuple[float, float, list[str]]:
     """Clamp a parsed window to ``[0, duration]`` and check it is long enough."""
     s_name, e_name = names

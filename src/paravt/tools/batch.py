@@ -24,7 +24,9 @@ from paravt.video.source import VideoSource
 logger = logging.getLogger(__name__)
 
 
-def _error(req: WindowRequest, kind: str, message: str, start=None, end=None, warnings=None) -> ToolResult:
+def _error(
+    req: WindowRequest, kind: str, message: str, start=None, end=None, warnings=None
+) -> ToolResult:
     return ToolResult(
         ok=False,
         frames=None,
@@ -39,7 +41,9 @@ def _error(req: WindowRequest, kind: str, message: str, start=None, end=None, wa
     )
 
 
-def window_plan(source: VideoSource, start: float, end: float, config: CropConfig) -> list[tuple[float, int]]:
+def window_plan(
+    source: VideoSource, start: float, end: float, config: CropConfig
+) -> list[tuple[float, int]]:
     """[(time, frame index)] for one clamped window: time-uniform slice centres."""
     n = window_frame_count(end - start, config.fps, config.min_frames, config.max_frames)
     return [(t, source.index_at(t)) for t in uniform_times(start, end, n)]
@@ -107,12 +111,16 @@ def execute_windows(
         if req.video in open_errors:
             e = open_errors[req.video]
             kind = getattr(e, "kind", "internal")
-            text = str(e) if isinstance(e, VideoError) else f"internal error opening {req.video}: {e}"
+            text = (
+                str(e) if isinstance(e, VideoError) else f"internal error opening {req.video}: {e}"
+            )
             results[n] = _error(req, kind, f"crop_video: {text}", warnings=warns)
             continue
         src = opened[req.video]
         try:
-            s, e_, clamp_warns = clamp_window(start, end, src.meta.duration, src.table.frame_interval())
+            s, e_, clamp_warns = clamp_window(
+                start, end, src.meta.duration, src.table.frame_interval()
+            )
         except InvalidWindowError as err:
             results[n] = _error(req, err.kind, str(err), warnings=warns)
             continue

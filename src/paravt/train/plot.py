@@ -63,7 +63,7 @@ def training_figure(
         ax.set_title(title)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
-    for ax in flat[len(panels):]:
+    for ax in flat[len(panels) :]:
         ax.set_visible(False)
     flat[0].legend()
     fig.tight_layout()

@@ -238,7 +238,9 @@ class PolicyBackend(TokenSampler):
             "synced_gpus": self.synced_gpus,
         }
         if sampling:
-            gen_kwargs.update(temperature=temperature, top_p=top_p, top_k=int(self.top_k))  # 0 = off, as in TRL
+            gen_kwargs.update(
+                temperature=temperature, top_p=top_p, top_k=int(self.top_k)
+            )  # 0 = off, as in TRL
         if self.suppress_ids:
             gen_kwargs["suppress_tokens"] = self.suppress_ids
         result = self.model.generate(**kwargs, **gen_kwargs, disable_compile=True)

@@ -359,7 +359,9 @@ def run_training(
         trainer.add_callback(ProgressLine(console))
     if on_trainer is not None:  # tests and benchmarks attach probes here
         on_trainer(trainer)
-    return train_and_save(trainer, processor, run_dir, ckpt, metrics_path, {"data": report.summary()})
+    return train_and_save(
+        trainer, processor, run_dir, ckpt, metrics_path, {"data": report.summary()}
+    )
 
 
 def load_command_config(config: str | None, overrides: tuple[str, ...]) -> TrainCommandConfig:

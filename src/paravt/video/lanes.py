@@ -36,7 +36,9 @@ def gop_groups(table: FrameTable, indices: list[int]) -> list[tuple[int, list[in
     return groups
 
 
-def plan_lanes(needed: dict[str, list[int]], tables: dict[str, FrameTable], workers: int) -> list[Lane]:
+def plan_lanes(
+    needed: dict[str, list[int]], tables: dict[str, FrameTable], workers: int
+) -> list[Lane]:
     """Lanes covering every needed index, largest first (longest-processing-time scheduling)."""
     grouped = {v: gop_groups(tables[v], idx) for v, idx in needed.items() if idx}
     total = sum(c for groups in grouped.values() for c, _ in groups)

@@ -78,7 +78,8 @@ class FrameTable:
             pts, dur = (t.tolist() for t in self._ticks)
             key = self._is_key.to(torch.int).tolist()
             frames = ",".join(
-                f'{{"pts":{int(p)},"duration":{int(d)},"key_frame":{k}}}' for p, d, k in zip(pts, dur, key)
+                f'{{"pts":{int(p)},"duration":{int(d)},"key_frame":{k}}}'
+                for p, d, k in zip(pts, dur, key)
             )
             self._mappings = '{"frames":[' + frames + "]}"
         return self._mappings

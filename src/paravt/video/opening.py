@@ -63,7 +63,9 @@ def scan_frames(path: str) -> FrameTable:
         ) from None
     except RuntimeError as e:
         if "stream" in str(e).lower() and "video" in str(e).lower():
-            raise NoVideoStreamError(f"{path} has no video stream: {short_reason(e)}", path) from None
+            raise NoVideoStreamError(
+                f"{path} has no video stream: {short_reason(e)}", path
+            ) from None
         raise _open_failure(path, e) from None
     try:
         index = demuxer.streams[0].scan()
@@ -80,7 +82,9 @@ def scan_frames(path: str) -> FrameTable:
     )
 
 
-def make_decoder(path: str, device: str = "cpu", num_threads: int = 1, table: FrameTable | None = None):
+def make_decoder(
+    path: str, device: str = "cpu", num_threads: int = 1, table: FrameTable | None = None
+):
     """A torchcodec ``VideoDecoder`` whose indices match the frame table: given the ``table``, it
     is built from it (``custom_frame_mappings``, no second scan of the file), else in exact mode."""
     from torchcodec.decoders import VideoDecoder
@@ -90,12 +94,17 @@ def make_decoder(path: str, device: str = "cpu", num_threads: int = 1, table: Fr
         if mappings is not None:
             try:
                 return VideoDecoder(
-                    path, device=device, num_ffmpeg_threads=num_threads, custom_frame_mappings=mappings
+                    path,
+                    device=device,
+                    num_ffmpeg_threads=num_threads,
+                    custom_frame_mappings=mappings,
                 )
             except TypeError:  # a torchcodec without custom_frame_mappings: let it scan
                 pass
         return VideoDecoder(path, device=device, num_ffmpeg_threads=num_threads, seek_mode="exact")
     except ValueError as e:
-        raise NoVideoStreamError(f"{path} has no decodable video stream: {short_reason(e)}", path) from None
+        raise NoVideoStreamError(
+            f"{path} has no decodable video stream: {short_reason(e)}", path
+        ) from None
     except RuntimeError as e:
         raise _open_failure(path, e) from None

@@ -45,7 +45,9 @@ def contact_sheet(
     """
     from PIL import Image, ImageDraw
 
-    cells = [(prefix, frames[j], t) for prefix, frames, times in groups for j, t in enumerate(times)]
+    cells = [
+        (prefix, frames[j], t) for prefix, frames, times in groups for j, t in enumerate(times)
+    ]
     if not cells:
         raise ValueError("contact sheet: no frames to draw")
     h, w = int(cells[0][1].shape[1]), int(cells[0][1].shape[2])
@@ -58,7 +60,9 @@ def contact_sheet(
     caption_h = font_size + 8
     title_h = (font_size + 12) if title else 0
     pad = 4
-    sheet = Image.new("RGB", (cols * (tw + pad) + pad, title_h + rows * (th + caption_h + pad) + pad), "white")
+    sheet = Image.new(
+        "RGB", (cols * (tw + pad) + pad, title_h + rows * (th + caption_h + pad) + pad), "white"
+    )
     draw = ImageDraw.Draw(sheet)
     if title:
         draw.text((pad, 4), title, fill="black", font=font)

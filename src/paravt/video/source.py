@@ -65,7 +65,9 @@ class VideoSource:
         self.meta = VideoMeta(
             path=self.path,
             duration=float(end - begin),
-            average_fps=float(len(self.table) / (end - begin)) if end > begin else self._fps_decoder,
+            average_fps=float(len(self.table) / (end - begin))
+            if end > begin
+            else self._fps_decoder,
             num_frames=len(self.table),
             width=int(md.width or 0),
             height=int(md.height or 0),
@@ -121,7 +123,9 @@ class VideoSource:
         return self.table.pts[index] - self.meta.begin
 
     # -- planning ---------------------------------------------------------------------------
-    def overview_plan(self, k: int, mode: OverviewMode = "exact") -> tuple[list[tuple[float, int]], list[str]]:
+    def overview_plan(
+        self, k: int, mode: OverviewMode = "exact"
+    ) -> tuple[list[tuple[float, int]], list[str]]:
         """[(requested time, frame index)] for a ``k``-frame overview, plus warnings."""
         if mode not in OVERVIEW_MODES:
             raise ValueError(f"overview mode {mode!r} is not one of {list(OVERVIEW_MODES)}")
@@ -199,7 +203,9 @@ class VideoSource:
         plan, warnings = self.overview_plan(k, mode)
         needed = sorted({i for _, i in plan})
         if workers > 1:
-            outcome = decode_parallel({self.path: self}, {self.path: needed}, workers).outcomes[self.path]
+            outcome = decode_parallel({self.path: self}, {self.path: needed}, workers).outcomes[
+                self.path
+            ]
         else:
             outcome = self._decode_indices(needed)
         frames = self._assemble(plan, outcome)

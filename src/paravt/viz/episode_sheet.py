@@ -24,8 +24,13 @@ from paravt.viz.layout import (
 )
 
 STATUS_COLOURS = {"ok": (46, 139, 87), "error": (205, 45, 45), "ignored": (150, 150, 150)}
-HEADER_COLOURS = {"title": (0, 0, 0), "question": (20, 20, 20), "option": (70, 70, 70),
-                  "answer": (25, 80, 170), "gold": (150, 95, 0)}
+HEADER_COLOURS = {
+    "title": (0, 0, 0),
+    "question": (20, 20, 20),
+    "option": (70, 70, 70),
+    "answer": (25, 80, 170),
+    "gold": (150, 95, 0),
+}
 BAND_SHADES = ((246, 246, 250), (238, 242, 238))
 
 
@@ -33,7 +38,9 @@ def check_writable(path: str | Path) -> Path:
     """``path`` as a PNG destination that can be written, or a ``UserError`` saying why not."""
     out = Path(path)
     if out.is_dir():
-        raise UserError(f"--sheet {out} is a folder; give a file name such as {out / 'episode.png'}")
+        raise UserError(
+            f"--sheet {out} is a folder; give a file name such as {out / 'episode.png'}"
+        )
     if out.suffix.lower() != ".png":
         raise UserError(f"--sheet {out}: the episode sheet is a PNG; name the file *.png")
     parent = out.parent if str(out.parent) else Path(".")
@@ -98,7 +105,9 @@ def render(layout: EpisodeLayout):
         text_x = bar.x0 if bar.placed else bar.x1 + 6
         label_w = draw.textlength(bar.label, font=small)
         text_x = int(min(text_x, layout.width - 8 - label_w))
-        draw.text((max(text_x, layout.left), bar.y - LINE_H + 4), bar.label, fill=colour, font=small)
+        draw.text(
+            (max(text_x, layout.left), bar.y - LINE_H + 4), bar.label, fill=colour, font=small
+        )
         for thumb in bar.thumbs:
             paste(thumb)
     return img

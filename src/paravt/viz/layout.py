@@ -165,8 +165,10 @@ def _header(rec: Any, chars: int) -> list[tuple[str, str]]:
 
 def _split_images(rec: Any) -> tuple[list[Any], list[Any]]:
     images = list(getattr(rec, "images", None) or [])
-    return ([im for im in images if im.source == "overview"],
-            [im for im in images if im.source == "tool"])
+    return (
+        [im for im in images if im.source == "overview"],
+        [im for im in images if im.source == "tool"],
+    )
 
 
 def _aspect(images: list[Any]) -> float:
@@ -217,8 +219,10 @@ def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
     overview_y = (overview_top, y)
     axis_y = y + 4
     step = _tick_step(duration)
-    ticks = [(time_to_x(k * step, duration, left, right), _clock(k * step))
-             for k in range(int(duration // step) + 1)]
+    ticks = [
+        (time_to_x(k * step, duration, left, right), _clock(k * step))
+        for k in range(int(duration // step) + 1)
+    ]
     y = axis_y + LINE_H + 8
 
     # one band per main-agent turn that wrote calls; calls stacked in it
@@ -239,8 +243,19 @@ def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
                 x1 = max(x0 + 3, time_to_x(max(start, end), duration, left, right))
             else:
                 x0, x1 = left, left + 10
-            bar = Bar(turn, call.index, start, end, x0, x1, y + LINE_H, BAR_H, call.status,
-                      _call_label(call, start, end), placed)
+            bar = Bar(
+                turn,
+                call.index,
+                start,
+                end,
+                x0,
+                x1,
+                y + LINE_H,
+                BAR_H,
+                call.status,
+                _call_label(call, start, end),
+                placed,
+            )
             row_bottom = bar.y + BAR_H + 4
             if call.status == "ok" and tool_queue:
                 mine, tool_queue = tool_queue[: call.n_frames], tool_queue[call.n_frames :]
@@ -248,13 +263,34 @@ def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
                 sx = min(max(x0, left), max(left, right - strip))
                 for j, im in enumerate(mine):
                     frames.append(im.data)
-                    bar.thumbs.append(Thumb(float(im.time), sx + j * (WINDOW_THUMB_W + 2),
-                                            row_bottom, WINDOW_THUMB_W, wth, len(frames) - 1))
+                    bar.thumbs.append(
+                        Thumb(
+                            float(im.time),
+                            sx + j * (WINDOW_THUMB_W + 2),
+                            row_bottom,
+                            WINDOW_THUMB_W,
+                            wth,
+                            len(frames) - 1,
+                        )
+                    )
                 row_bottom += wth + 4
             bars.append(bar)
             y = row_bottom + 4
         bands.append(Band(f"turn {turn}", band_top, y))
         y += 8
     height = y + 10
-    return EpisodeLayout(width, height, duration, left, right, header, axis_y, ticks, overview,
-                         overview_y, bands, bars, frames)
+    return EpisodeLayout(
+        width,
+        height,
+        duration,
+        left,
+        right,
+        header,
+        axis_y,
+        ticks,
+        overview,
+        overview_y,
+        bands,
+        bars,
+        frames,
+    )

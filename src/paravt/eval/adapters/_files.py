@@ -129,7 +129,7 @@ def strip_option_prefix(text: str) -> tuple[str | None, str]:
     text = str(text)
     m = _OPTION_PREFIX.match(text)
     if m and m.end() < len(text):
-        return m.group(1), text[m.end():].strip()
+        return m.group(1), text[m.end() :].strip()
     return None, text.strip()
 
 

@@ -24,8 +24,10 @@ from pathlib import Path
 from paravt.eval.adapters._files import find_file, read_jsonl, resolve_video
 from paravt.eval.samples import LETTERS, EvalSample, LoadedSplit
 
-LAYOUT = ("DIR/video_info.meta.jsonl (one video per line: key, qa) or a JSON-lines file of "
-          "questions (video_key, uid, question, answer); videos as --videos/<key>.mp4")
+LAYOUT = (
+    "DIR/video_info.meta.jsonl (one video per line: key, qa) or a JSON-lines file of "
+    "questions (video_key, uid, question, answer); videos as --videos/<key>.mp4"
+)
 
 _OPTION_LINE = re.compile(r"^\s*\(([A-J])\)\s*(.*)$")
 
@@ -109,5 +111,7 @@ def load(data: Path, videos: Path) -> LoadedSplit:
             if not isinstance(qa, dict) or not qa.get("question"):
                 skipped.append((f"{ref} qa[{j}]", "question missing"))
                 continue
-            samples.append(_sample(qa, key, f"{key}-{j}", str(row.get("type") or "unknown"), videos))
+            samples.append(
+                _sample(qa, key, f"{key}-{j}", str(row.get("type") or "unknown"), videos)
+            )
     return LoadedSplit("lvbench", samples, skipped, [str(ann)])

@@ -53,8 +53,11 @@ def load(data: Path, videos: Path) -> LoadedSplit:
             choices = {chr(65 + j): c for j, c in enumerate(choices)}
         if not isinstance(choices, dict):
             choices = {}
-        choices = {str(k).strip().upper(): str(v).strip() for k, v in choices.items()
-                   if v is not None and str(v).strip()}
+        choices = {
+            str(k).strip().upper(): str(v).strip()
+            for k, v in choices.items()
+            if v is not None and str(v).strip()
+        }
         keys = sorted(choices)
         opts = [choices[k] for k in keys]
         answer = str(row.get("answer") or "").strip()
@@ -70,7 +73,9 @@ def load(data: Path, videos: Path) -> LoadedSplit:
             elif answer.upper() in keys:
                 gold = answer.upper()
             else:
-                hits = [k for k, o in zip(keys, opts) if normalise_text(o) == normalise_text(answer)]
+                hits = [
+                    k for k, o in zip(keys, opts) if normalise_text(o) == normalise_text(answer)
+                ]
                 if len(hits) == 1:
                     gold = hits[0]
                 else:

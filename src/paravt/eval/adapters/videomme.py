@@ -29,7 +29,9 @@ from paravt.eval.adapters._files import (
 )
 from paravt.eval.samples import LETTERS, EvalSample, LoadedSplit
 
-LAYOUT = "DIR/videomme/test-*.parquet (or *.parquet/*.json/*.jsonl in DIR), DIR/subtitle/<videoID>.srt"
+LAYOUT = (
+    "DIR/videomme/test-*.parquet (or *.parquet/*.json/*.jsonl in DIR), DIR/subtitle/<videoID>.srt"
+)
 
 
 def _flatten(rows: list[dict]) -> list[dict]:
