@@ -10,8 +10,8 @@ the relative gain over a baseline. Results go to stdout (a table, or JSON with `
 from __future__ import annotations
 
 import click
-from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
 
+from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
 from paravt.eval.config import SHEETS_OF
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 from paravt.eval.report import REPORT_FORMATS
@@ -139,7 +139,6 @@ def _print(summary: dict, as_json: bool) -> None:
         emit_json(summary)
         return
     from paravt.cli.common import stdout_console
-
     from paravt.eval.report import summary_table
 
     stdout_console().print(summary_table(summary))

@@ -14,6 +14,7 @@ import json
 import sys
 
 import click
+
 from paravt.cli.common import (
     config_options,
     emit_json,
@@ -22,7 +23,6 @@ from paravt.cli.common import (
     stderr_console,
     stdout_console,
 )
-
 from paravt.rewards.answers import QUESTION_TYPES
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import click
+
 from paravt.cli.common import emit_json, json_option
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+
 from paravt.cli.common import config_options, emit_json, json_option, resolve_config
 
 

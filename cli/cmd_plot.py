@@ -7,6 +7,7 @@ Without ``--metric`` it draws the paper's training-dynamics figure (format rewar
 from __future__ import annotations
 
 import click
+
 from paravt.cli.common import emit_json, json_option
 
 

@@ -7,6 +7,7 @@ import contextlib
 import sys
 
 import click
+
 from paravt.cli.common import emit_json, json_option, stderr_console
 
 

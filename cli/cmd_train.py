@@ -8,6 +8,7 @@ TrainingArguments keys, e.g. ``--set trainer.deepspeed=ds.json``).
 from __future__ import annotations
 
 import click
+
 from paravt.cli.common import emit_json, json_option, stderr_console
 
 

@@ -22,6 +22,7 @@ explicitly where CPU and GPU results must agree.
 from __future__ import annotations
 
 import torch
+
 from paravt.kernels import pack, resize_cpu
 from paravt.kernels.spec import (
     LAYOUTS,

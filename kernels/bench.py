@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+
+from paravt.errors import UserError
 from paravt.kernels.api import default_resize, pixel_values
 from paravt.kernels.parity import step_diff
 from paravt.kernels.reference import reference_pixel_values
 from paravt.kernels.spec import ARCHS, arch_spec
-
-from paravt.errors import UserError
 
 
 @dataclass

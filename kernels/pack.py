@@ -20,6 +20,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
+
 from paravt.kernels.spec import ArchSpec
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
 from paravt.kernels.spec import ArchSpec, arch_spec, smart_resize
 from paravt.kernels.weights import tap_table
 

@@ -12,8 +12,9 @@ in chunks of frames so the float copy of 720p input stays small.
 from __future__ import annotations
 
 import torch
-from paravt.kernels.reference import resize_one_pass, resize_two_pass
 from torchvision.transforms.v2 import functional as tvF
+
+from paravt.kernels.reference import resize_one_pass, resize_two_pass
 
 
 def resize_uint8(frames: torch.Tensor, h: int, w: int) -> torch.Tensor:

@@ -27,6 +27,7 @@ from functools import lru_cache
 import torch
 import triton
 import triton.language as tl
+
 from paravt.kernels.pack import rows_for
 from paravt.kernels.spec import ArchSpec
 from paravt.kernels.weights import tap_table

@@ -12,6 +12,7 @@ import json
 
 import pytest
 from agent_helpers import call
+
 from paravt.cli.main import main
 
 SMALL = [

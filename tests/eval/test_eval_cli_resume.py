@@ -14,8 +14,8 @@ import sys
 import time
 
 import pytest
-from paravt.cli.main import main as paravt_main
 
+from paravt.cli.main import main as paravt_main
 from paravt.config import load_config
 from paravt.eval.config import EvalConfig
 from paravt.eval.results import read_results

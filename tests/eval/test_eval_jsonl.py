@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from paravt.cli.main import main
 
+from paravt.cli.main import main
 from paravt.eval.adapters import load_split
 from paravt.eval.adapters._files import AnnotationError
 from paravt.toy.generate import make_toy_task

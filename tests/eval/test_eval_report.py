@@ -7,9 +7,9 @@ import io
 import json
 
 import pytest
-from paravt.cli.main import main
 
 from paravt.agent.backends.scripted import ScriptedBackend
+from paravt.cli.main import main
 from paravt.config import load_config
 from paravt.eval.compare import compare_runs
 from paravt.eval.config import EvalConfig

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from paravt.cli.main import main
 from PIL import Image
 
 from paravt.agent.backends.scripted import ScriptedBackend
+from paravt.cli.main import main
 from paravt.config import load_config
 from paravt.eval.config import EvalConfig
 from paravt.eval.runner import run_eval

@@ -46,6 +46,7 @@ def hf():
     """transformers' processors, configured like ``pixel_values`` (see kernels/bench.py)."""
     warnings.filterwarnings("ignore", category=FutureWarning)
     import transformers
+
     from paravt.kernels.bench import BenchKernelsConfig, _hf_processors, run_hf
 
     transformers.logging.set_verbosity_error()

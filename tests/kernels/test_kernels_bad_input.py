@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from paravt.kernels import PixelInputError, pixel_values
 
 from paravt.errors import UserError
+from paravt.kernels import PixelInputError, pixel_values
 
 
 def frames(n=2, c=3, h=64, w=96, dtype=torch.uint8):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+
 from paravt.cli.main import main
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from paravt.kernels import pixel_values, reference_pixel_values
 from paravt.kernels.parity import step_diff
 

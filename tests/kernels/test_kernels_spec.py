@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from paravt.kernels import PixelInputError, resized_size, smart_resize, tokens_per_frame
 from paravt.kernels.weights import tap_table
 

@@ -45,6 +45,7 @@ def cases(video_dir: Path):
 
 def main() -> None:
     import triton  # noqa: F401 - imported here so the interpreter flag is already set
+
     from paravt.kernels import reference_pixel_values
     from paravt.kernels.pack import rows_for
     from paravt.kernels.parity import step_diff

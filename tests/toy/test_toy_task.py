@@ -10,8 +10,8 @@ import dataclasses
 import json
 
 import pytest
-from paravt.cli.main import main
 
+from paravt.cli.main import main
 from paravt.data.rows import read_rows
 from paravt.errors import ConfigError
 from paravt.eval.adapters import load_split

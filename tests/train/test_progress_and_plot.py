@@ -6,11 +6,11 @@ import io
 import json
 
 import pytest
-from paravt.cli.main import main
 from PIL import Image
 from rich.console import Console
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
+from paravt.cli.main import main
 from paravt.train.plot import training_figure
 from paravt.train.progress import ProgressLine, progress_line
 

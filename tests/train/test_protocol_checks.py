@@ -153,7 +153,6 @@ def test_fresh_run_into_a_folder_with_checkpoints_is_refused(
 ):
     from paravt.cli.common import run_guarded
     from paravt.cli.main import cli
-
     from paravt.errors import UserError
     from paravt.train.run import load_command_config, run_training
 

@@ -79,7 +79,6 @@ def _segments(mask: list[int]) -> list[tuple[int, int]]:
 def _server_generator(tiny, **kw):
     """TRL's real generator in server mode over an in-process server holding a copy of the model."""
     from accelerate import Accelerator
-
     from fake_vllm import FakeVLLMServer, ServerlessVLLMGeneration
 
     model, processor = tiny
@@ -317,9 +316,9 @@ def test_training_steps_through_trl_vllm_generation(
     """cpu-smoke with use_vllm=true: TRL builds the (serverless) generator, weights are pushed
     once per step, the sampler's logprobs feed TRL's importance-sampling correction."""
     import trl.trainer.grpo_trainer as grpo
+    from fake_vllm import serverless_factory
 
     import paravt.train.vllm_backend as vb
-    from fake_vllm import serverless_factory
     from paravt.train.metrics import read_jsonl
     from paravt.train.run import load_command_config, run_training
 

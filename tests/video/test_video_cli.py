@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from paravt.cli.main import main
 from PIL import Image
+
+from paravt.cli.main import main
 
 
 def test_probe_json_reports_the_scanned_metadata(video_path, capsys):

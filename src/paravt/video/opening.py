@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paravt.video.decode import short_reason
-from paravt.video.errors import NoVideoStreamError, VideoOpenError
 import torch
 
+from paravt.video.decode import short_reason
+from paravt.video.errors import NoVideoStreamError, VideoOpenError
 from paravt.video.meta import FrameTable
 
 
