@@ -86,10 +86,10 @@ def _comment_and_docstring_lines(source: str) -> list[tuple[int, str]]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                if isinstance(body[0].value.value, str):
-                    first, last = body[0].lineno, body[0].end_lineno or body[0].lineno
-                    out += [(n, lines[n - 1]) for n in range(first, last + 1)]
+            doc = body[0] if body and isinstance(body[0], ast.Expr) else None
+            if doc and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str):
+                first, last = doc.lineno, doc.end_lineno or doc.lineno
+                out += [(n, lines[n - 1]) for n in range(first, last + 1)]
     return sorted(out)
 
 
@@ -154,9 +154,7 @@ def test_nothing_cites_the_spec_outside_the_repository():
             continue
         in_docs = rel.startswith("docs/")
         for number, text in _prose_lines(path):
-            if SHORT_FORM.search(text):
-                bad.append(f"{rel}:{number}: {text.strip()}")
-            elif not in_docs and NO_DOCS_PATH.search(text):
+            if SHORT_FORM.search(text) or (not in_docs and NO_DOCS_PATH.search(text)):
                 bad.append(f"{rel}:{number}: {text.strip()}")
     assert not bad, (
         "cite the spec as docs/PROTOCOL.md §N or docs/PREPROCESSING.md §N:\n" + "\n".join(bad)
@@ -190,13 +188,13 @@ def _top_level_names(tree: ast.Module) -> dict[str, ast.AST]:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     names[target.id] = node
-            if any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets):
-                if isinstance(node.value, ast.Dict):
-                    for key, value in zip(node.value.keys, node.value.values, strict=True):
-                        if isinstance(key, ast.Constant) and isinstance(value, ast.Constant):
-                            names[key.value] = ast.ImportFrom(
-                                module=value.value, names=[ast.alias(key.value)], level=0
-                            )
+            exports = any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets)
+            if exports and isinstance(node.value, ast.Dict):
+                for key, value in zip(node.value.keys, node.value.values, strict=True):
+                    if isinstance(key, ast.Constant) and isinstance(value, ast.Constant):
+                        names[key.value] = ast.ImportFrom(
+                            module=value.value, names=[ast.alias(key.value)], level=0
+                        )
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names[node.target.id] = node
         elif isinstance(node, (ast.Import, ast.ImportFrom)):

@@ -137,7 +137,7 @@ def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, p
     assert down.prediction is None and server.attempts[("down", 1)] == 3
     assert recs["bad"].status == "error" and "HTTP 400" in recs["bad"].error
     assert server.attempts[("bad", 0)] == 1
-    assert 2 == server.max_inflight  # concurrent, and never above the bound
+    assert server.max_inflight == 2  # concurrent, and never above the bound
     # wire format: images as base64 JPEG data URLs, tool results as a user turn in <tool_response>
     body = next(
         b

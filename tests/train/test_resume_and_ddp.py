@@ -3,6 +3,7 @@ under torchrun and under accelerate launch."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -28,10 +29,8 @@ def _rows(path: Path) -> list[dict]:
         return []
     out = []
     for line in path.read_text().splitlines():
-        try:
+        with contextlib.suppress(ValueError):
             out.append(json.loads(line))
-        except ValueError:
-            pass
     return out
 
 

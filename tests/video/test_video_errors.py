@@ -57,7 +57,7 @@ def test_read_failures_are_told_apart_from_bugs(bad_files):
     from paravt.video.errors import is_read_failure
 
     assert is_read_failure(_caught(lambda: VideoSource(bad_files["text"])))
-    assert is_read_failure(_caught(lambda: open(bad_files["directory"] / "nope", "rb")))
+    assert is_read_failure(_caught(lambda: (bad_files["directory"] / "nope").read_bytes()))
     decoder_refusal = _caught(lambda: VideoDecoder(str(bad_files["text"])))
     assert isinstance(decoder_refusal, RuntimeError) and is_read_failure(decoder_refusal)
     assert not is_read_failure(_caught(lambda: VideoSource(bad_files["text"], 3)))  # TypeError

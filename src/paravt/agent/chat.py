@@ -165,10 +165,7 @@ class ChatCodec:
         if not tag:
             return prefix
         rest = prefix.lstrip()
-        if rest.startswith(tag):
-            rest = rest[len(tag) :].lstrip("\n")
-        else:
-            rest = prefix
+        rest = rest[len(tag) :].lstrip("\n") if rest.startswith(tag) else prefix
         return self.opening + rest
 
     def _appended(self, prefix: str) -> str:

@@ -84,7 +84,7 @@ class ResultsFile:
     def open_for_append(self) -> ResultsFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.repair()
-        self._fh = open(self.path, "a", encoding="utf-8")
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - held until close()
         return self
 
     def append(self, result: dict) -> None:

@@ -106,9 +106,10 @@ class FrameTable:
         j = bisect.bisect_left(self._key_pts, pts)
         best = None
         for c in (j - 1, j):
-            if 0 <= c < len(self.keyframes):
-                if best is None or abs(self._key_pts[c] - pts) < abs(self._key_pts[best] - pts):
-                    best = c
+            if 0 <= c < len(self.keyframes) and (
+                best is None or abs(self._key_pts[c] - pts) < abs(self._key_pts[best] - pts)
+            ):
+                best = c
         return self.keyframes[best if best is not None else 0]
 
     def keyframe_before(self, index: int) -> int:

@@ -26,6 +26,7 @@ the engine records it as an episode error — a failed request is never scored a
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import logging
@@ -109,10 +110,9 @@ def _call_block(tool_call: dict) -> str:
     fn = tool_call.get("function") or {}
     args = fn.get("arguments")
     if isinstance(args, str):
-        try:
+        # an unreadable string is kept as the server gave it; the engine reports the bad call
+        with contextlib.suppress(json.JSONDecodeError):
             args = json.loads(args)
-        except json.JSONDecodeError:
-            pass  # kept as the string the server gave; the engine reports the bad call
     block = json.dumps({"name": fn.get("name"), "arguments": args}, ensure_ascii=False)
     return f"<tool_call>\n{block}\n</tool_call>"
 
