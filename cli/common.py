@@ -99,7 +99,8 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as e:  # an internal error: say so, and keep the traceback behind --debug
+    # an internal error: say so on stderr, and keep the traceback behind --debug
+    except Exception as e:  # noqa: BLE001 - the last guard of every command
         if debug:
             traceback.print_exc()
         else:

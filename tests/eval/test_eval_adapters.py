@@ -254,3 +254,23 @@ def test_repeated_ids_are_renamed_not_lost(tmp_path):
     loaded = load_split("mmvu", tmp_path, tmp_path)
     assert [s.id for s in loaded.samples] == ["q", "q~2", "q~3"]
     assert loaded.renamed == [("q", "q~2"), ("q", "q~3")]
+
+
+def test_a_bad_parquet_is_an_annotation_error_and_a_reader_bug_is_not(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from paravt.eval.adapters._files import AnnotationError, read_rows
+
+    bad = tmp_path / "rows.parquet"
+    bad.write_text("not parquet")
+    with pytest.raises(AnnotationError, match="rows.parquet: cannot read as parquet"):
+        read_rows(bad)
+    with pytest.raises(AnnotationError, match="cannot read as parquet"):
+        read_rows(tmp_path / "missing.parquet")
+
+    def broken_reader(path):
+        raise TypeError("a bug in the reader")
+
+    monkeypatch.setattr(pq, "read_table", broken_reader)
+    with pytest.raises(TypeError, match="a bug in the reader"):  # not relabelled as bad input
+        read_rows(bad)

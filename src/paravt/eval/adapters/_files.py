@@ -80,11 +80,13 @@ def read_rows(path: Path) -> list[dict]:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
+        try:
             return pq.read_table(path).to_pylist()
-        except Exception as e:  # pyarrow raises several unrelated types for a bad file
+        # a bad or missing file; anything else is a bug and keeps its own type and traceback
+        except (pa.ArrowException, OSError) as e:
             raise AnnotationError(f"{path}: cannot read as parquet ({e})") from None
     if suffix == ".jsonl":
         return [row for _, row in read_jsonl(path)]
