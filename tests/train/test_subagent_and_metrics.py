@@ -38,7 +38,7 @@ def test_subagent_trajectories_join_the_loss_with_the_episode_advantage(
     n_rows = out["completion_ids"].shape[0]
     assert n_rows == (len(records) + len(subs) if in_loss else len(records))
     if in_loss:
-        out["advantages"] if out["advantages"].dim() == 1 else out["advantages"][:, 0]
+        adv = out["advantages"] if out["advantages"].dim() == 1 else out["advantages"][:, 0]
         row = len(records)
         for r, a in zip(
             records, ro["advantages"] if ro["advantages"].dim() == 1 else ro["advantages"][:, 0]
@@ -49,6 +49,7 @@ def test_subagent_trajectories_join_the_loss_with_the_episode_advantage(
                     out["tool_mask"][row, : len(comp)].tolist() == sub.loss_mask[sub.prompt_len :]
                 )
                 assert out["num_images"][row] == len(sub.images) >= 2  # the window's frames
+                assert float(adv[row]) == pytest.approx(float(a))  # the episode's advantage
                 row += 1
         # every row's images reached the loss forward
         assert probe.loss_image_rows == [int(out["pixel_values"].shape[0])]

@@ -484,7 +484,7 @@ class EpisodeEngine:
             per_ep[id(ep)] = per_ep.get(id(ep), 0) + 1
         # results → call records; frames stay with their call until the tool turn is built
         frames_of: dict[int, Any] = {}
-        for i, (ep, call) in enumerate(owners):
+        for i, (_ep, call) in enumerate(owners):
             res = batch.results[i]
             call.start, call.end = getattr(res, "start", None), getattr(res, "end", None)
             call.warnings = list(getattr(res, "warnings", []) or [])

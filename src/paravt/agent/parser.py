@@ -169,7 +169,7 @@ def _think_regions(tags: list[_Tag], text_len: int) -> list[tuple[int, int]]:
     regions: list[tuple[int, int]] = []
     open_at: int | None = None
     last_end = 0
-    for i, t in enumerate(tags):
+    for t in tags:
         if t.name != "think":
             continue
         if not t.closing:

@@ -101,7 +101,7 @@ def merge_runs(inputs: list[Path], out: Path, allow_missing: bool = False) -> di
     results: dict[str, dict] = {}
     duplicates: list[str] = []
     foreign = 0
-    for f, meta, results_file in runs:
+    for _, meta, results_file in runs:
         assigned = list(meta["assigned"])
         expected.extend(assigned)
         wanted = set(assigned)
