@@ -84,12 +84,12 @@ def command(
     if window_args:
         # FramesConfig is a CropConfig: every window knob (skip_disposable ...) reaches the tool
         batch = execute_windows(
-            [WindowRequest(src.path, a, key=w) for a, w in zip(window_args, windows)],
+            [WindowRequest(src.path, a, key=w) for a, w in zip(window_args, windows, strict=True)],
             cfg,
             sources={src.path: src},
         )
         rows = []
-        for j, (a, r) in enumerate(zip(window_args, batch.results)):
+        for j, (a, r) in enumerate(zip(window_args, batch.results, strict=True)):
             rows.append(
                 {
                     "window": windows[j],

@@ -141,7 +141,7 @@ def pixel_values(
 
     out = torch.empty((total_rows, spec.patch_dim), dtype=torch.float32, device=device)
     row = 0
-    for win, (h, w) in zip(windows, sizes):
+    for win, (h, w) in zip(windows, sizes, strict=True):
         # Chunks of an even number of frames keep the resized frames cache-resident between the
         # resize and the pack, and keep temporal pairs together (only a window's last chunk can
         # be odd, and that is where the repeat-last padding belongs).

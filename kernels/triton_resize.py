@@ -172,7 +172,7 @@ def pack_windows(
     device = out.device
     m255, s255 = _device_constants(spec.mean, spec.std, device)
     row_base = 0
-    for frames, (h, w) in zip(windows, sizes):
+    for frames, (h, w) in zip(windows, sizes, strict=True):
         n, _, H, W = frames.shape
         hs, hw_, htaps = _device_table(W, w, device)
         vs, vw, vtaps = _device_table(H, h, device)

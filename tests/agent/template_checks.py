@@ -126,7 +126,7 @@ def assert_stream_matches_messages(rec, codec) -> None:
     if codec.strips_reasoning:
         cut = last_query_index(rec.messages)
         assistant = [i for i, m in enumerate(rec.messages) if m["role"] == "assistant"]
-        for i, turn in zip(assistant, rec.turns):
+        for i, turn in zip(assistant, rec.turns, strict=True):
             assert rec.messages[i]["content"] == turn.text
             if i < cut:
                 kept = ASSISTANT_HEADER + turn.text

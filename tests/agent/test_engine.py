@@ -35,7 +35,7 @@ def tool_texts(messages, after_assistant: int) -> list[str]:
 
 def generated_runs(rec) -> list[list[int]]:
     runs, cur = [], []
-    for tid, m in zip(rec.token_ids, rec.loss_mask):
+    for tid, m in zip(rec.token_ids, rec.loss_mask, strict=True):
         if m:
             cur.append(tid)
         elif cur:
@@ -142,9 +142,9 @@ def test_generated_tokens_are_never_retokenized(arch, request, pancake):
     # the scripted ids are not what the tokenizer makes of the text: re-tokenizing would differ
     assert any(codec.encode_text(codec.decode(r[:-1])) != r[:-1] for r in runs)
     # logprobs sit exactly on generated tokens
-    lp = [x for x, m in zip(rec.logprobs, rec.loss_mask) if m]
+    lp = [x for x, m in zip(rec.logprobs, rec.loss_mask, strict=True) if m]
     assert lp == [-0.001 * (i + 1) for r in runs for i in range(len(r))]
-    assert all(x == 0.0 for x, m in zip(rec.logprobs, rec.loss_mask) if not m)
+    assert all(x == 0.0 for x, m in zip(rec.logprobs, rec.loss_mask, strict=True) if not m)
     # the think prefix is prompt, and the turn text the rewards read includes it
     assert rec.prompt_len == rec.loss_mask.index(1)
     assert codec.decode(rec.token_ids[: rec.prompt_len]).endswith(
@@ -335,7 +335,8 @@ def test_think_prefix_prefills_every_main_turn_as_prompt(q3_processor, pancake):
     # the pre-fill tokens are prompt: each generated run starts right after them, unmasked
     prefix_ids = codec.encode_text(prefix)
     runs = []
-    for i, (m, prev) in enumerate(zip(rec.loss_mask, [0] + rec.loss_mask)):
+    # prev runs one step behind m, so its last entry is left over
+    for i, (m, prev) in enumerate(zip(rec.loss_mask, [0] + rec.loss_mask, strict=False)):
         if m and not prev:
             runs.append(i)
     assert len(runs) == 3

@@ -67,7 +67,7 @@ def test_any_completions_give_a_complete_consistent_record(turns, q3_processor, 
             tool_runs.append(current)
         elif m["role"] == "tool":
             current.append(m)
-    for t, msgs in zip(rec.turns, tool_runs):
+    for t, msgs in zip(rec.turns, tool_runs, strict=True):
         parsed = parse_turn(t.text)
         final = t.forced or not parsed.is_tool_turn
         assert len(msgs) == (0 if final else len(parsed.calls) + len(parsed.errors))

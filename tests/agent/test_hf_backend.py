@@ -37,7 +37,10 @@ def test_batched_episodes_tool_round_and_teacher_forced_logprobs(q3_backend, pan
         assert rec.status == "ok", rec.error
         assert len(rec.turns) == 2 and rec.turns[1].forced
         assert rec.calls[0].status == "ok" and rec.calls[0].n_frames >= 2
-        assert [t.generated_tokens <= n for t, n in zip(rec.turns, (6, 5))] == [True, True]
+        assert [t.generated_tokens <= n for t, n in zip(rec.turns, (6, 5), strict=True)] == [
+            True,
+            True,
+        ]
         assert len(rec.images) == rec.frames_k + rec.calls[0].n_frames
         n_pad = sum(t == codec.image_token_id for t in rec.token_ids)
         assert rec.pixel_values.shape[0] == int(rec.image_grid_thw.prod(-1).sum()) == 4 * n_pad
@@ -145,7 +148,7 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
     backend.reads_image_pixels = False  # the joined-pixels path: one copy per episode
     backend._batch = original
     joined_recs = EpisodeEngine(backend, cfg).run(inputs)
-    for a, b in zip(shared_recs, joined_recs):
+    for a, b in zip(shared_recs, joined_recs, strict=True):
         assert a.token_ids == b.token_ids
         assert torch.allclose(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-4)
 

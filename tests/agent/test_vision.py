@@ -14,7 +14,10 @@ def test_processor_fallback_matches_the_kernels_layout(q3_processor, pancake, mo
     codec = ChatCodec(q3_processor)
     with VideoSource(pancake) as src:
         frames = src.overview(3)
-    items = [ImageItem(f, t, "overview", 784, 4096) for f, t in zip(frames.data, frames.times)]
+    items = [
+        ImageItem(f, t, "overview", 784, 4096)
+        for f, t in zip(frames.data, frames.times, strict=True)
+    ]
     items.append(ImageItem(frames.data[0][:, :100, :150].contiguous(), 0.0, "tool", 784, 2048))
     for it in items:
         it.grid_thw = codec.grid_for(

@@ -46,7 +46,7 @@ def setup(tmp_path, real):
         (videos / f"{name}.mp4").symlink_to(real[key])
     turns = {
         f"{v}#{i + 1}": [f"<answer>{p}</answer>"]
-        for i, ((v, _, _), p) in enumerate(zip(SPANS, PRED))
+        for i, ((v, _, _), p) in enumerate(zip(SPANS, PRED, strict=True))
     }
     turns["CHA2#5"] = [{"error": "HTTP 502 Bad Gateway"}]  # a backend failure on one sample
     script = tmp_path / "script.json"
@@ -73,7 +73,7 @@ def setup(tmp_path, real):
 
 
 def _config(args: list[str], out) -> EvalConfig:
-    flags = dict(zip(args[0::2], args[1::2]))
+    flags = dict(zip(args[0::2], args[1::2], strict=True))
     return load_config(
         EvalConfig,
         None,

@@ -58,7 +58,10 @@ def main() -> None:
         sizes = [
             smart_resize(w.shape[2], w.shape[3], spec.factor, 784, max_pixels) for w in windows
         ]
-        rows = sum(rows_for(w.shape[0], h, ww, spec, layout) for w, (h, ww) in zip(windows, sizes))
+        rows = sum(
+            rows_for(w.shape[0], h, ww, spec, layout)
+            for w, (h, ww) in zip(windows, sizes, strict=True)
+        )
         ref, _ = reference_pixel_values(windows, arch=arch, max_pixels=max_pixels, layout=layout)
         result = {"name": name, "rows": rows, "ref_rows": ref.shape[0]}
         for dtype in (torch.float32, torch.bfloat16) if "mixed" in name else (torch.float32,):

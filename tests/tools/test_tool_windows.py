@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 import torch
 
@@ -27,7 +29,7 @@ def _check_window(result, src: VideoSource):
     assert result.ok, result.error
     n = len(result.times)
     assert result.frames.shape[0] == n and result.frames.dtype == torch.uint8
-    assert all(b > a for a, b in zip(result.times, result.times[1:]))
+    assert all(b > a for a, b in pairwise(result.times))
     slice_ = (result.end - result.start) / n
     for j, t in enumerate(result.times):  # the frame on screen at slice centre j
         centre = result.start + (j + 0.5) * slice_
@@ -75,7 +77,7 @@ def test_a_training_shaped_batch_decodes_each_frame_once_and_shares_tensors(gop_
     assert st.calls == st.calls_ok == 24 and st.opens == {str(gop_video): 1}
     assert st.frames_returned == sum(len(r.times) for r in batch.results)
     assert st.distinct_frames == st.frames_decoded < st.frames_returned
-    same = [r for r, c in zip(batch.results, calls) if c == (0, 4)]
+    same = [r for r, c in zip(batch.results, calls, strict=True) if c == (0, 4)]
     assert len(same) >= 2 and all(r.frames is same[0].frames for r in same)
 
 
@@ -87,7 +89,7 @@ def test_worker_count_does_not_change_the_frames(gop_video):
     one = execute_windows(reqs, CropConfig(workers=1))
     three = execute_windows(reqs, CropConfig(workers=3))
     assert three.stats.lanes > 1 and one.stats.lanes == 1
-    for a, b in zip(one.results, three.results):
+    for a, b in zip(one.results, three.results, strict=True):
         assert a.times == b.times and torch.equal(a.frames, b.frames)
     src = VideoSource(gop_video)
     direct = src.frames_at([0 + (j + 0.5) * 3.3 / 2 for j in range(2)])

@@ -36,7 +36,7 @@ def test_oracle_trajectories_parse_execute_and_are_right(toy_eval, prefix):
     out, _, _ = toy_eval
     records, scores = _run(out, ToyOracleBackend(), think_prefix=prefix)
     assert {r.question_type for r in records} == {"mcq", "tvg"}
-    for rec, score in zip(records, scores):
+    for rec, score in zip(records, scores, strict=True):
         assert rec.status == "ok", rec.error
         assert rec.tool_counts.parse_errors == 0 and rec.tool_counts.errors == 0
         assert rec.tool_counts.executed_ok == 5 and len(rec.turns) == 2
@@ -55,7 +55,7 @@ def test_oracle_in_token_space_records_a_stream_for_sft(toy_eval, tiny_qwen3_dir
     cfg = EngineConfig(frames=4, **TRAIN_PIXELS, think_prefix="<think>\n")
     rec = EpisodeEngine(backend, cfg).run(_inputs(out)[:1])[0]
     assert rec.status == "ok" and rec.tool_counts.executed_ok == 5
-    generated = [t for t, m in zip(rec.token_ids, rec.loss_mask) if m]
+    generated = [t for t, m in zip(rec.token_ids, rec.loss_mask, strict=True) if m]
     text = backend.codec.decode(generated)
     assert "</tool_call>" in text and "<answer>" in text
     assert len(rec.images) == 4 + sum(c.n_frames for c in rec.calls)
@@ -64,7 +64,7 @@ def test_oracle_in_token_space_records_a_stream_for_sft(toy_eval, tiny_qwen3_dir
 def test_format_noise_breaks_every_trajectory(toy_eval):
     out, _, _ = toy_eval
     records, scores = _run(out, ToyOracleBackend(format_noise=1.0))
-    for rec, score in zip(records, scores):
+    for rec, score in zip(records, scores, strict=True):
         assert score.fmt < 1.0 or rec.tool_counts.parse_errors > 0, rec.completion_text
 
 

@@ -62,7 +62,7 @@ def test_rows_are_deterministic_and_read_as_written(toy_eval, tmp_path):
     assert not train_rows.skipped and len(train_rows.rows) == 12
     split = load_split("jsonl", out, out)  # what `paravt eval --benchmark jsonl` reads
     assert not split.skipped and all(s.problem is None for s in split.samples)
-    for row, sample in zip(train_rows.rows, split.samples):
+    for row, sample in zip(train_rows.rows, split.samples, strict=True):
         spec = video_spec(cfg, int(row.id.split("-")[1]))
         if row.question_type == "mcq":
             assert (
@@ -94,7 +94,9 @@ def test_a_tiling_sweep_always_returns_a_needle_frame(tmp_path, duration, n_wind
         CropConfig(),
     )
     assert all(r.ok for r in batch.results)
-    seen = [(t, needle_colour(f)) for r in batch.results for t, f in zip(r.times, r.frames)]
+    seen = [
+        (t, needle_colour(f)) for r in batch.results for t, f in zip(r.times, r.frames, strict=True)
+    ]
     assert {c for _, c in seen if c is not None} == {spec.colour}
     shown = {round(t * cfg.fps) for t, c in seen if c is not None}
     assert shown and shown <= set(range(spec.start_frame, spec.start_frame + spec.needle_frames))

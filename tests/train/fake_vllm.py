@@ -131,7 +131,7 @@ class FakeVLLMServer:
         with torch.no_grad():
             gens = self.sampler.generate(requests)
         completion_ids = [list(g.token_ids or []) for g in gens]
-        for req, ids in zip(requests, completion_ids):
+        for req, ids in zip(requests, completion_ids, strict=True):
             self.served.append(
                 {
                     "prompt": tuple(req.prompt_ids),

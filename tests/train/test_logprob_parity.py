@@ -21,7 +21,7 @@ def test_loss_forward_logprobs_match_generation_logprobs(smoke_run):
         p = rec.prompt_len
         sampled = [
             j
-            for j, (m, lp) in enumerate(zip(rec.loss_mask[p:], rec.logprobs[p:]))
+            for j, (m, lp) in enumerate(zip(rec.loss_mask[p:], rec.logprobs[p:], strict=True))
             if m and lp != 0.0
         ]
         assert sampled, "no sampled tokens (all forced?)"

@@ -19,13 +19,13 @@ def test_rewards_see_the_think_prefix_exactly_once(smoke_run):
     cfg = probe.trainer._reward_config()
     seen = 0
     for ro in probe.rollouts:
-        for rec, b in zip(ro["records"], ro["breakdowns"]):
+        for rec, b in zip(ro["records"], ro["breakdowns"], strict=True):
             prefix = rec.prefix
             texts = [t.text for t in rec.turns]
             assert prefix == "<think>\n" and len(texts) > 1
             assert all(t.startswith(prefix) for t in texts)  # every turn was pre-filled
             generated = [t[len(prefix) :] for t in texts]  # the model's own text, per turn
-            for text, gen in zip(texts, generated):
+            for text, gen in zip(texts, generated, strict=True):
                 assert scored_text(prefix, text).count("<think>") == 1 + gen.count("<think>")
             tc = rec.tool_counts
             execution = ToolExecutionSummary(tc.parseable_calls, tc.executed_ok, tc.errors)
@@ -115,7 +115,7 @@ def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
         base = [e["advantage"] for e in episodes if e["step"] == step]
         adv, mask = ro["advantages"], ro["tool_mask"]
         assert adv.dim() == 2 and len(base) == adv.shape[0]
-        for i, (a, rec, flat) in enumerate(zip(base, ro["records"], ro["flat"])):
+        for i, (a, rec, flat) in enumerate(zip(base, ro["records"], ro["flat"], strict=True)):
             outside = adv[i][mask[i] == 0]
             assert outside.numel() and torch.allclose(outside, torch.full_like(outside, a))
             row = trainer._row_from_record(rec)
@@ -133,7 +133,7 @@ def test_logged_zero_variance_share_k_histogram_and_kappa_match_the_episodes(smo
     G = probe.trainer.num_generations
     choices = list(probe.trainer.para_args.gating_choices)
     assert len(rows) == len(probe.rollouts)
-    for row, ro in zip(rows, probe.rollouts):
+    for row, ro in zip(rows, probe.rollouts, strict=True):
         totals = [b.total for b in ro["breakdowns"]]
         groups = [totals[i : i + G] for i in range(0, len(totals), G)]
         flat = [math.isclose(min(g), max(g), abs_tol=1e-6) for g in groups]

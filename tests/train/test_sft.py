@@ -115,7 +115,7 @@ def test_loss_mask_is_exactly_the_generated_tokens(sft_run):
         assert all(labels[i] == ids[i] for i in on)
         # two contiguous runs, each exactly one scripted turn with its stop token
         runs, start = [], on[0]
-        for a, b in zip(on, on[1:] + [None]):
+        for a, b in zip(on, on[1:] + [None], strict=True):
             if b != a + 1:
                 runs.append(ids[start : a + 1])
                 start = b

@@ -44,7 +44,7 @@ def test_tool_turn_tokens_are_masked_out_of_the_loss(smoke_run):
     resp_open = tok.convert_tokens_to_ids("<tool_response>")
     call_close = tok.convert_tokens_to_ids("</tool_call>")
     image_pad = tok.convert_tokens_to_ids("<|image_pad|>")
-    for ro, out in zip(probe.rollouts, probe.outputs):
+    for ro, out in zip(probe.rollouts, probe.outputs, strict=True):
         for i, rec in enumerate(ro["records"]):
             comp = rec.token_ids[rec.prompt_len :]
             mask = out["tool_mask"][i, : len(comp)].tolist()
@@ -60,8 +60,8 @@ def test_tool_turn_tokens_are_masked_out_of_the_loss(smoke_run):
 
 def test_every_image_of_the_episode_reaches_the_loss_forward(smoke_run):
     _, _, probe = smoke_run
-    for ro, out in zip(probe.rollouts, probe.outputs):
-        for i, (rec, inp) in enumerate(zip(ro["records"], ro["episode_inputs"])):
+    for ro, out in zip(probe.rollouts, probe.outputs, strict=True):
+        for i, (rec, inp) in enumerate(zip(ro["records"], ro["episode_inputs"], strict=True)):
             assert out["num_images"][i] == len(rec.images) > inp.frames_k  # overview + tool frames
             n_pad = int((torch.tensor(rec.token_ids) == probe.trainer._image_pad).sum())
             assert n_pad == int(torch.as_tensor(rec.image_grid_thw).prod(-1).sum()) // 4
@@ -83,7 +83,7 @@ def test_frames_gating_same_k_within_a_group_different_across_prompts(smoke_run)
     _, _, probe = smoke_run
     k_of = defaultdict(set)
     for ro in probe.rollouts:
-        for inp, rec in zip(ro["episode_inputs"], ro["records"]):
+        for inp, rec in zip(ro["episode_inputs"], ro["records"], strict=True):
             k_of[(ro["epoch"], inp.id)].add(inp.frames_k)
             assert len(rec.overview_times) == inp.frames_k
     assert all(len(ks) == 1 for ks in k_of.values())  # one K per group
@@ -100,7 +100,7 @@ def test_anchor_terms_nonzero_under_the_think_prefix(smoke_run):
         tok.convert_tokens_to_ids(t) for t in ("</think>", "</tool_call>", "<answer>", "</answer>")
     ]
     for ro in probe.rollouts:
-        for rec, b in zip(ro["records"], ro["breakdowns"]):
+        for rec, b in zip(ro["records"], ro["breakdowns"], strict=True):
             assert rec.prefix == "<think>\n" and rec.token_ids[rec.prompt_len - 1] != think_close
             assert b.anchor > 0  # the forced first turn closes its pre-filled <think>
         adv = ro["advantages"]
@@ -118,7 +118,7 @@ def test_anchor_terms_nonzero_under_the_think_prefix(smoke_run):
     credited = [
         ro["advantages"][i][_turn_spans(rec)[0][0] : _turn_spans(rec)[0][1]]
         for ro in probe.rollouts
-        for i, (rec, flat) in enumerate(zip(ro["records"], ro["flat"]))
+        for i, (rec, flat) in enumerate(zip(ro["records"], ro["flat"], strict=True))
         if not flat
     ]
     assert credited and all(len(set(c.tolist())) > 1 for c in credited)

@@ -129,7 +129,9 @@ def test_engine_through_trl_vllm_generation(tiny, video_path):
     with backend.rollout(0):
         records = engine.run(_episodes(video, 3))
     assert backend.syncs == 1 and server.weight_updates == 1 and server.cache_resets == 1
-    for (name, mine), theirs in zip(model.named_parameters(), server.model.parameters()):
+    for (name, mine), theirs in zip(
+        model.named_parameters(), server.model.parameters(), strict=True
+    ):
         assert torch.equal(mine, theirs), name
     with backend.rollout(0):  # same optimizer step (eval, accumulation): no second push
         engine.run(_episodes(video, 1, tag="x"))

@@ -44,7 +44,7 @@ def main() -> None:
 
     def logged(prompts, images, num_generations, profiler=None):
         result = trl_generate(prompts, images, num_generations, profiler)
-        pairs.extend(zip(prompts, result[1]))
+        pairs.extend(zip(prompts, result[1], strict=True))
         return result
 
     generator.generate = logged

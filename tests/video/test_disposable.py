@@ -109,7 +109,7 @@ def test_crop_video_batch_is_identical_with_skipping_off(bframes_video, workers)
     off = execute_windows(reqs, CropConfig(workers=workers, skip_disposable=False))
     assert on.stats.pictures_skipped > 0 and off.stats.pictures_skipped == 0
     assert on.stats.frames_decoded == off.stats.frames_decoded
-    for a, b in zip(on.results, off.results):
+    for a, b in zip(on.results, off.results, strict=True):
         assert a.ok and b.ok
         assert a.times == b.times and torch.equal(a.frames, b.frames)
 

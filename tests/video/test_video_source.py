@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 import torch
 from torchcodec.decoders import VideoDecoder
@@ -41,7 +43,7 @@ def test_overview_times_strictly_increasing_inside_the_video(video_path, name, m
     assert len(frames) > 0 and not frames.failed
     assert frames.data.dtype == torch.uint8
     assert tuple(frames.data.shape) == (len(frames), 3, src.meta.height, src.meta.width)
-    assert all(b > a for a, b in zip(frames.times, frames.times[1:]))
+    assert all(b > a for a, b in pairwise(frames.times))
     assert 0.0 <= frames.times[0] and frames.times[-1] <= src.meta.duration
     # the reported times are the decoded frames' own pts
     assert frames.times == [src.time_of(i) for i in frames.indices]
@@ -68,14 +70,14 @@ def test_var_fps_exact_overview_is_time_uniform(video_path):
     plan, _ = src.overview_plan(k, "exact")
     asked = [t for t, _ in plan]
     slice_ = src.meta.duration / k
-    assert [b - a for a, b in zip(asked, asked[1:])] == pytest.approx([slice_] * (k - 1))
+    assert [b - a for a, b in pairwise(asked)] == pytest.approx([slice_] * (k - 1))
     frames = src.overview(k, "exact")
     table = src.table
     for t, i in plan:  # each sampled frame is the one on screen at its slice centre
         assert table.pts[i] <= t < table.pts[i] + table.durations[i]
     # index-uniform sampling is not time-uniform on this file
     qwen = src.overview(k, "qwen-vl-utils").times
-    gaps = [b - a for a, b in zip(qwen, qwen[1:])]
+    gaps = [b - a for a, b in pairwise(qwen)]
     assert max(gaps) - min(gaps) > 0.5
     assert len(frames) == k
 
@@ -107,7 +109,7 @@ def test_keyframe_mode_decodes_keyframes_and_reports_their_times(gop_video):
     assert len(frames) == k
     centres = [t for t, _ in src.overview_plan(k, "exact")[0]]
     half = src.meta.duration / (2 * k)
-    for c, t in zip(centres, frames.times):
+    for c, t in zip(centres, frames.times, strict=True):
         assert abs(t - c) <= half + 1e-9
     assert not frames.warnings  # every slice had a keyframe near its centre
 
@@ -133,12 +135,12 @@ def test_corrupted_file_gives_partial_frames_that_say_what_failed(video_path):
     """Frame 28 of 50 has an invalid NAL unit: every other frame is still returned."""
     src = VideoSource(video_path("decord__corrupted.mp4"))
     frames = src.overview(16, "exact")  # does not touch frame 28
-    assert len(frames) == 16 and all(b > a for a, b in zip(frames.times, frames.times[1:]))
+    assert len(frames) == 16 and all(b > a for a, b in pairwise(frames.times))
     every = src.frames_at([(i + 0.5) / 10 for i in range(50)])
     assert 45 <= len(every) < 50
     assert every.failed and all(0 <= t <= src.meta.duration for t in every.failed)
     assert any("could not be decoded" in w for w in every.warnings)
-    assert all(b > a for a, b in zip(every.times, every.times[1:]))
+    assert all(b > a for a, b in pairwise(every.times))
     assert every.data.shape[0] == len(every.times)
 
 

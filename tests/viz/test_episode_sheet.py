@@ -85,7 +85,7 @@ def test_bars_sit_at_the_called_times_and_calls_of_a_turn_are_stacked():
     rec = hour_record()
     lay = build_layout(rec, width=1600)
     assert lay.width == 1600 and len(lay.overview) == 64 and len(lay.bars) == 15
-    for bar, call in zip(lay.bars, rec.calls):
+    for bar, call in zip(lay.bars, rec.calls, strict=True):
         assert (bar.turn, bar.index, bar.status) == (call.turn, call.index, call.status)
         lo, hi = sorted((bar.start, bar.end))
         assert bar.x0 == lay.x_of(lo) and bar.x1 == max(lay.x_of(lo) + 3, lay.x_of(hi))

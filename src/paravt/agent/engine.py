@@ -98,7 +98,7 @@ class _Context:
         if todo:
             pv, grid = preprocess(todo, self.codec, self.pixel_dtype, self.pixel_device)
             offset = 0
-            for it, row in zip(todo, grid):
+            for it, row in zip(todo, grid, strict=True):
                 n = int(row.prod())
                 it.pixels = pv[offset : offset + n]
                 offset += n
@@ -389,7 +389,7 @@ class EpisodeEngine:
         gens = self._generate(requests)
 
         pending: list[tuple[_Episode, list]] = []  # episodes whose calls run this round
-        for ep, req, gen in zip(active, requests, gens):
+        for ep, req, gen in zip(active, requests, gens, strict=True):
             rec = ep.record
             rec.timings.preprocess_s += req.preprocess_s + gen.preprocess_s
             rec.timings.generate_s += gen.generate_s
@@ -556,7 +556,7 @@ class EpisodeEngine:
             )
             jobs.append((ep, call, ctx, sub_id))
         gens = self._generate(requests)
-        for (ep, call, ctx, sub_id), req, gen in zip(jobs, requests, gens):
+        for (ep, call, ctx, sub_id), req, gen in zip(jobs, requests, gens, strict=True):
             ep.record.timings.generate_s += gen.generate_s
             ep.record.timings.preprocess_s += req.preprocess_s + gen.preprocess_s
             sub = EpisodeRecord(

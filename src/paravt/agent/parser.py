@@ -334,7 +334,10 @@ def _call_arguments(
             f"{name}: takes at most {len(order)} positional arguments ({', '.join(order)}), "
             f"got {len(node.args)}; call {signature}"
         )
-    pairs = list(zip(order or (), node.args)) + [(kw.arg, kw.value) for kw in node.keywords]
+    # the positional arguments given take the first names of the signature; the rest go unnamed
+    pairs = list(zip(order or (), node.args, strict=False)) + [
+        (kw.arg, kw.value) for kw in node.keywords
+    ]
     arguments: dict[str, Any] = {}
     for key, value in pairs:
         if key is None:

@@ -103,7 +103,9 @@ def _variant(split: str, variant: str, results: list[dict]) -> dict:
     out = {"headline": "accuracy", "value": pooled, "accuracy": pooled}
     if split == "mmvu":
         oe = [
-            s for r, s in zip(results, scores) if r.get("sample", {}).get("question_type") == "oe"
+            s
+            for r, s in zip(results, scores, strict=True)
+            if r.get("sample", {}).get("question_type") == "oe"
         ]
         if oe:
             out["open_ended_accuracy"] = _mean([float(s.get("correct", 0.0)) for s in oe])

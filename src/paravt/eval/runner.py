@@ -205,7 +205,7 @@ class Runner:
         if runnable:
             engine = self._engine_for_run()
             records = self._run_engine(engine, [inp for _, inp, _ in runnable])
-            for (pos, _, sub_info), rec in zip(runnable, records):
+            for (pos, _, sub_info), rec in zip(runnable, records, strict=True):
                 if isinstance(rec, Exception):
                     outcomes[pos] = _error_result("engine", f"{type(rec).__name__}: {rec}")
                     continue
@@ -281,7 +281,7 @@ class Runner:
             bs = self.cfg.batch_size
             for start in range(0, len(todo), bs):
                 batch = todo[start : start + bs]
-                for sample, outcome in zip(batch, self._run_batch(batch)):
+                for sample, outcome in zip(batch, self._run_batch(batch), strict=True):
                     result = self._result(sample, index[sample.id], outcome)
                     writer.append(result)
                     running.add(result)
@@ -374,7 +374,7 @@ def is_failure(result: dict) -> bool:
 
 
 def _same_times(a: list[float], b: list[float], tol: float = 0.05) -> bool:
-    return len(a) == len(b) and all(abs(x - y) <= tol for x, y in zip(a, b))
+    return len(a) == len(b) and all(abs(x - y) <= tol for x, y in zip(a, b, strict=True))
 
 
 class _Running:

@@ -118,7 +118,8 @@ def anchor_token_bonus(
             if first is not None:
                 bonus[first] += float(values[tag])
     penalty = -float(values.get("</think>", 0.0))
-    for (start, end), unclosed in zip(spans, open_think):
+    # open_think may be shorter than spans (empty by default): a turn it does not cover is closed
+    for (start, end), unclosed in zip(spans, open_think, strict=False):
         if unclosed and penalty and 0 <= start < end <= len(bonus):
             bonus[end - 1] += penalty
     return bonus

@@ -56,7 +56,8 @@ def training_figure(
     nrows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.6 * nrows), squeeze=False)
     flat = [ax for row in axes for ax in row]
-    for ax, (key, title) in zip(flat, panels):
+    # the grid can have more axes than panels; the spare ones are hidden below
+    for ax, (key, title) in zip(flat, panels, strict=False):
         for name, rows in series.items():
             pts = [(r["step"], r[key]) for r in rows if isinstance(r.get(key), (int, float))]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=name)

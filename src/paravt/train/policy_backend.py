@@ -198,7 +198,9 @@ class PolicyBackend(TokenSampler):
             for s in range(0, len(idx), self.batch_size):
                 chunk = idx[s : s + self.batch_size]
                 for i, gen in zip(
-                    chunk, self._sample([requests[i] for i in chunk], max_new, temperature, top_p)
+                    chunk,
+                    self._sample([requests[i] for i in chunk], max_new, temperature, top_p),
+                    strict=True,
                 ):
                     out[i] = gen
         return out  # type: ignore[return-value]

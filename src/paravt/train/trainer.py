@@ -464,11 +464,11 @@ class ParaGRPOTrainer(GRPOTrainer):
         ``steps_per_generation`` (TRL splits the batch evenly across accumulation steps)."""
         a = self.para_args
         rows, row_adv = [], []
-        for r, adv, flat in zip(records, local_adv, local_flat):
+        for r, adv, flat in zip(records, local_adv, local_flat, strict=True):
             rows.append(dict(self._row_from_record(r), flat=flat))
             row_adv.append(adv)
         if a.subagent_in_loss and a.engine.evidence == "subagent":
-            for r, adv, flat in zip(records, local_adv, local_flat):
+            for r, adv, flat in zip(records, local_adv, local_flat, strict=True):
                 for sub in getattr(r, "subagents", []) or []:
                     rows.append(dict(self._row_from_record(sub), flat=flat))
                     row_adv.append(adv)
@@ -593,7 +593,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         device = self.accelerator.device
         stats = [
             episode_stats(r, b, e.frames_k, int(sum(row["mask"])), len(row["completion"]))
-            for r, b, e, row in zip(records, breakdowns, ep_inputs, rows)
+            for r, b, e, row in zip(records, breakdowns, ep_inputs, rows, strict=True)
         ]
         all_stats = gather_object(stats)
         m = step_metrics(all_stats, groups.zero_var_share, list(a.gating_choices))
@@ -672,7 +672,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         folder.mkdir(parents=True, exist_ok=True)
         rank = self.accelerator.process_index
         with (folder / f"rank{rank}.jsonl").open("a") as f:
-            for r, b, e, adv in zip(records, breakdowns, ep_inputs, advantages):
+            for r, b, e, adv in zip(records, breakdowns, ep_inputs, advantages, strict=True):
                 f.write(
                     json.dumps(
                         {

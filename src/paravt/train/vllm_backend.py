@@ -235,7 +235,8 @@ class VLLMBackend(TokenSampler):
                 (requests[i], images[i]) for i in idx
             ]
             slots += [None] * (counts[key] - len(idx))
-            for i, gen in zip(idx, self._call(key, slots)):
+            # the padding slots (there so every rank calls in lockstep) answer nobody: dropped
+            for i, gen in zip(idx, self._call(key, slots), strict=False):
                 out[i] = gen
         return out  # type: ignore[return-value]
 

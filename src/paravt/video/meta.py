@@ -79,7 +79,7 @@ class FrameTable:
             key = self._is_key.to(torch.int).tolist()
             frames = ",".join(
                 f'{{"pts":{int(p)},"duration":{int(d)},"key_frame":{k}}}'
-                for p, d, k in zip(pts, dur, key)
+                for p, d, k in zip(pts, dur, key, strict=True)
             )
             self._mappings = '{"frames":[' + frames + "]}"
         return self._mappings

@@ -120,7 +120,7 @@ def decode_parallel(
     else:
         with ThreadPoolExecutor(max_workers=min(workers, len(lanes))) as ex:
             results = list(ex.map(lambda ln: _run_lane(ln, sources, pool), lanes))
-    for lane, out in zip(lanes, results):
+    for lane, out in zip(lanes, results, strict=True):
         outcomes[lane.video].frames.update(out.frames)
         outcomes[lane.video].failed.update(out.failed)
         outcomes[lane.video].pictures_skipped += out.pictures_skipped

@@ -216,7 +216,7 @@ class VideoSource:
         """The frames shown at ``times`` (seconds since the first frame; clamped into the video)."""
         warnings = []
         clamped = [min(max(float(t), 0.0), self.meta.duration) for t in times]
-        if any(abs(a - float(b)) > 0 for a, b in zip(clamped, times)):
+        if any(abs(a - float(b)) > 0 for a, b in zip(clamped, times, strict=True)):
             warnings.append(f"times clamped to [0, {self.meta.duration:.3f}] s")
         plan = [(t, self.index_at(t)) for t in clamped]
         frames = self._assemble(plan, self._decode_indices(sorted({i for _, i in plan})))

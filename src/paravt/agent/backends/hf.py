@@ -176,7 +176,7 @@ class HFBackend:
             for k in range(0, len(idx), self.batch_size):
                 chunk = idx[k : k + self.batch_size]
                 gens = self._batch([requests[i] for i in chunk])
-                for i, g in zip(chunk, gens):
+                for i, g in zip(chunk, gens, strict=True):
                     out[i] = g
         return out  # type: ignore[return-value]
 

@@ -74,7 +74,9 @@ def load(data: Path, videos: Path) -> LoadedSplit:
                 gold = answer.upper()
             else:
                 hits = [
-                    k for k, o in zip(keys, opts) if normalise_text(o) == normalise_text(answer)
+                    k
+                    for k, o in zip(keys, opts, strict=True)
+                    if normalise_text(o) == normalise_text(answer)
                 ]
                 if len(hits) == 1:
                     gold = hits[0]
