@@ -40,11 +40,9 @@ def test_subagent_trajectories_join_the_loss_with_the_episode_advantage(
     if in_loss:
         adv = out["advantages"] if out["advantages"].dim() == 1 else out["advantages"][:, 0]
         row = len(records)
-        for r, a in zip(
-            records,
-            ro["advantages"] if ro["advantages"].dim() == 1 else ro["advantages"][:, 0],
-            strict=True,
-        ):
+        ep_adv = ro["advantages"] if ro["advantages"].dim() == 1 else ro["advantages"][:, 0]
+        # the episodes' rows come first; the sub-agent rows follow them
+        for r, a in zip(records, ep_adv[: len(records)], strict=True):
             for sub in r.subagents:
                 comp = sub.token_ids[sub.prompt_len :]
                 assert (

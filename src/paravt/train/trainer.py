@@ -591,9 +591,11 @@ class ParaGRPOTrainer(GRPOTrainer):
         records, breakdowns, ep_inputs, rows = episodes
         all_rewards, groups, local_adv = scores
         device = self.accelerator.device
+        # rows: one per episode first, then sub-agent and padding rows, which have no episode
+        episode_rows = rows[: len(records)]
         stats = [
             episode_stats(r, b, e.frames_k, int(sum(row["mask"])), len(row["completion"]))
-            for r, b, e, row in zip(records, breakdowns, ep_inputs, rows, strict=True)
+            for r, b, e, row in zip(records, breakdowns, ep_inputs, episode_rows, strict=True)
         ]
         all_stats = gather_object(stats)
         m = step_metrics(all_stats, groups.zero_var_share, list(a.gating_choices))
