@@ -55,7 +55,7 @@ def measure_visibility(
     from paravt.video import VideoSource  # torch-backed decoding: only when measuring
 
     seen = {k: 0 for k in ks}
-    for spec, path in zip(specs, paths):
+    for spec, path in zip(specs, paths, strict=True):
         with VideoSource(str(path)) as src:
             for k in ks:
                 frames = src.overview(k)

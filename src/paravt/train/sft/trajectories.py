@@ -152,7 +152,7 @@ def example_of(record: Any, image_pad_id: int, merge: int) -> dict | None:
         return None
     ids = row["prompt"] + row["completion"]
     labels = [IGNORE_INDEX] * len(row["prompt"]) + [
-        t if m else IGNORE_INDEX for t, m in zip(row["completion"], row["mask"])
+        t if m else IGNORE_INDEX for t, m in zip(row["completion"], row["mask"], strict=True)
     ]
     return {
         "id": record.id,
@@ -171,7 +171,7 @@ def images_of(example: dict) -> list[ImageItem]:
     """The stored frames as the engine's ``ImageItem``s (for ``paravt.agent.vision.preprocess``)."""
     return [
         ImageItem(data=f, time=t, source=src, min_pixels=lo, max_pixels=hi, grid_thw=tuple(g))
-        for f, (t, src, lo, hi, g) in zip(example["frames"], example["frame_meta"])
+        for f, (t, src, lo, hi, g) in zip(example["frames"], example["frame_meta"], strict=True)
     ]
 
 
