@@ -163,7 +163,13 @@ class ToyOracleBackend:
             reason += "." if options else f" from {min(hits):.1f}s to {max(hits):.1f}s."
         if options:
             letters = [k for k, v in options.items() if hits and v.strip().lower() == colour]
-            if not letters:
+            if letters:
+                # the options restated next to the answer, then the match: the letter becomes a
+                # lookup in the last few lines instead of in the question hundreds of tokens
+                # back, which a 5 M model did not learn (docs/TOY_TASK.md, "The oracle")
+                listed = "\n".join(f"{k}. {options[k]}" for k in sorted(options))
+                reason += f"\n{listed}\n{colour} is {letters[0]}."
+            else:
                 keys = sorted(options)
                 letters = [keys[int(_unit(self.seed, episode, "guess") * len(keys))]]
             answer = letters[0]
