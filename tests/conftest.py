@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import media
@@ -307,3 +308,31 @@ def real_tiny_dir(tmp_path_factory, shared_qwen):
         return built[name]
 
     return _get
+
+
+@dataclass
+class CliResult:
+    """What a shell sees of one `paravt` run: the exit code and the two streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def paravt_cli(capsys):
+    """Runs `paravt ARGS` in this process through the console script's `main(argv)`.
+
+    The exit-code and one-line-error contract is the same as a subprocess's, without paying
+    ~3 s of torch/transformers imports per call; `tests/cli/test_cli_basics.py` keeps one real
+    `python -m paravt.cli.main` run for the entry point itself.
+    """
+    from paravt.cli.main import main
+
+    def run(*args) -> CliResult:
+        capsys.readouterr()  # drop what the test printed before
+        code = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return CliResult(code, out.out, out.err)
+
+    return run

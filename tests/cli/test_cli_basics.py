@@ -14,25 +14,22 @@ from paravt.config import load_config, to_dict
 from paravt.errors import ConfigError
 
 
-def _run(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "paravt.cli.main", *args], capture_output=True, text=True
+def test_version_and_help(paravt_cli):
+    # the console script's real entry point, once: `python -m paravt.cli.main`
+    r = subprocess.run(
+        [sys.executable, "-m", "paravt.cli.main", "--version"], capture_output=True, text=True
     )
-
-
-def test_version_and_help():
-    r = _run("--version")
     assert r.returncode == 0 and __version__ in r.stdout
-    r = _run("--help")
+    r = paravt_cli("--help")
     assert r.returncode == 0 and "make-tiny-model" in r.stdout
 
 
-def test_bad_arch_is_one_line_exit_2(tmp_path):
-    r = _run("make-tiny-model", str(tmp_path / "m"), "--arch", "llama")
+def test_bad_arch_is_one_line_exit_2(tmp_path, paravt_cli):
+    r = paravt_cli("make-tiny-model", tmp_path / "m", "--arch", "llama")
     assert r.returncode == 2
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "llama" in lines[0] and "qwen3-vl" in lines[0]
-    r = _run("--debug", "make-tiny-model", str(tmp_path / "m"), "--arch", "llama")
+    r = paravt_cli("--debug", "make-tiny-model", tmp_path / "m", "--arch", "llama")
     assert r.returncode == 2 and "Traceback" in r.stderr
 
 

@@ -1,7 +1,8 @@
 """`paravt eval` as a user runs it: killed with SIGKILL and resumed, sharded and merged, re-scored.
 
-The run under test is a real subprocess of the CLI with the scripted backend (a JSON script file
-paced like a slow model) over real videos.
+The killed run is a real subprocess of the CLI with the scripted backend (a JSON script file
+paced like a slow model) over real videos; the runs after it go through the same console-script
+`main` in this process.
 """
 
 from __future__ import annotations
@@ -103,17 +104,7 @@ def _comparable(summary: dict) -> dict:
     return out
 
 
-def _cli(args, timeout=240):
-    return subprocess.run(
-        [sys.executable, "-m", "paravt.cli.main", "eval", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-
-
-def test_sigkill_then_resume_gives_every_sample_once_and_the_same_summary(setup):
+def test_sigkill_then_resume_gives_every_sample_once_and_the_same_summary(setup, paravt_cli):
     tmp, args = setup
     out = tmp / "killed"
     results = out / "results.jsonl"
@@ -137,13 +128,13 @@ def test_sigkill_then_resume_gives_every_sample_once_and_the_same_summary(setup)
     with open(results, "a") as fh:  # and as if the kill had landed mid-line
         fh.write('{"id": "CHA3#6", "index": 5, "sta')
 
-    again = _cli([*args, "--out", str(out)])
+    again = paravt_cli("eval", *args, "--out", out)
     assert again.returncode == 2 and "--resume" in again.stderr
 
-    changed = _cli([*args, "--out", str(out), "--resume", "--frames", "3"])
+    changed = paravt_cli("eval", *args, "--out", out, "--resume", "--frames", "3")
     assert changed.returncode == 2 and "engine.frames" in changed.stderr
 
-    resumed = _cli([*args, "--out", str(out), "--resume", "--json"])
+    resumed = paravt_cli("eval", *args, "--out", out, "--resume", "--json")
     assert resumed.returncode == 0, resumed.stderr
     ids = [r["id"] for r in read_results(results, tolerate_torn_tail=False)]
     assert sorted(ids) == sorted(f"{v}#{i + 1}" for i, (v, _, _) in enumerate(SPANS))

@@ -5,22 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 from transformers import AutoModelForImageTextToText, AutoProcessor
 
 from paravt.agent.chat import ChatCodec
-
-
-def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "paravt.cli.main", "make-tiny-model", *args],
-        capture_output=True,
-        text=True,
-        check=False,  # the exit code is what these tests assert
-    )
 
 
 def _one_line_exit_2(r, *words):
@@ -64,7 +53,7 @@ def test_real_tokenizer_template_and_processor_settings_are_kept(
     assert info["from_tokenizer"] == str(shared_qwen / tok_dir)
 
 
-def test_a_folder_without_a_chat_template_exits_2(tmp_path, shared_qwen):
+def test_a_folder_without_a_chat_template_exits_2(tmp_path, shared_qwen, paravt_cli):
     src = tmp_path / "no-template"
     src.mkdir()
     shutil.copy(shared_qwen / "Qwen3-VL-8B-Instruct" / "tokenizer.json", src)
@@ -72,18 +61,22 @@ def test_a_folder_without_a_chat_template_exits_2(tmp_path, shared_qwen):
     cfg.pop("chat_template", None)
     (src / "tokenizer_config.json").write_text(json.dumps(cfg))
     _one_line_exit_2(
-        _cli(str(tmp_path / "m"), "--from-tokenizer", str(src)), "no chat template", str(src)
+        paravt_cli("make-tiny-model", tmp_path / "m", "--from-tokenizer", src),
+        "no chat template",
+        str(src),
     )
 
 
-def test_a_template_only_folder_exits_2_and_says_how_to_pair_it(tmp_path, shared_qwen):
+def test_a_template_only_folder_exits_2_and_says_how_to_pair_it(tmp_path, shared_qwen, paravt_cli):
     src = shared_qwen / "Qwen3-VL-8B-Thinking"
     _one_line_exit_2(
-        _cli(str(tmp_path / "m"), "--from-tokenizer", str(src)), "no tokenizer", "--chat-template"
+        paravt_cli("make-tiny-model", tmp_path / "m", "--from-tokenizer", src),
+        "no tokenizer",
+        "--chat-template",
     )
 
 
-def test_a_tokenizer_without_vision_tokens_exits_2_naming_them(tmp_path):
+def test_a_tokenizer_without_vision_tokens_exits_2_naming_them(tmp_path, paravt_cli):
     from tokenizers import Tokenizer, models
     from transformers import PreTrainedTokenizerFast
 
@@ -94,5 +87,5 @@ def test_a_tokenizer_without_vision_tokens_exits_2_naming_them(tmp_path):
     src = tmp_path / "text-only"
     tok.save_pretrained(src)
     (src / "chat_template.jinja").write_text("{% for m in messages %}{{ m.content }}{% endfor %}")
-    r = _cli(str(tmp_path / "m"), "--from-tokenizer", str(src))
+    r = paravt_cli("make-tiny-model", tmp_path / "m", "--from-tokenizer", src)
     _one_line_exit_2(r, "lacks the vision tokens", "<|image_pad|>", str(src))

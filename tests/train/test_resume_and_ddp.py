@@ -34,7 +34,9 @@ def _rows(path: Path) -> list[dict]:
     return out
 
 
-def test_sigkill_after_checkpoint_then_resume_keeps_metrics_continuous(tmp_path, shared_videos):
+def test_sigkill_after_checkpoint_then_resume_keeps_metrics_continuous(
+    tmp_path, shared_videos, paravt_cli
+):
     run_dir = tmp_path / "run"
     cmd = [
         sys.executable,
@@ -82,14 +84,8 @@ def test_sigkill_after_checkpoint_then_resume_keeps_metrics_continuous(tmp_path,
     )
     assert [r["step"] for r in _rows(run_dir / "metrics.jsonl")] == [1, 2, 3]
 
-    done = subprocess.run(
-        cmd + ["--resume", "--json"],
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    # the resumed run goes through the same console-script main, in this process
+    done = paravt_cli(*cmd[3:], "--resume", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
     assert summary["global_step"] == 4 and summary["resumed_from"].endswith("checkpoint-2")
