@@ -245,7 +245,7 @@ def command(
     out = stdout_console(max_width=VIEW_WIDTH)
     with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
         backend = make_backend(cfg.backend)
-    engine = EpisodeEngine(backend, cfg.engine)
+    engine = EpisodeEngine(backend, cfg.engine, keep_pixels=False)
     config = to_dict(cfg)
     config["backend"] = redacted_backend(config["backend"])  # the record never carries the key
     records = []

@@ -125,9 +125,17 @@ class EpisodeEngine:
     """Runs batches of episodes against one backend under one ``EngineConfig``."""
 
     def __init__(
-        self, backend: Any, config: EngineConfig | None = None, prompts: Prompts | None = None
+        self,
+        backend: Any,
+        config: EngineConfig | None = None,
+        prompts: Prompts | None = None,
+        *,
+        keep_pixels: bool = True,
     ):
         self.backend = backend
+        #: do the records of ``run`` keep their preprocessed rows? Training and SFT read them in
+        #: their loss forward; infer and eval do not, and pass False (``EpisodeRecord.drop_pixels``)
+        self.keep_pixels = keep_pixels
         self.config = config or EngineConfig()
         self.prompts = prompts or load_prompts(self.config.system_prompt)
         self.codec = getattr(backend, "codec", None)
@@ -194,6 +202,9 @@ class EpisodeEngine:
                 ep.record.error = "episode did not finish within the turn limit"
                 ep.record.error_kind = "engine"
             self._finish(ep)
+        if not self.keep_pixels:
+            for ep in episodes:
+                ep.record.drop_pixels()
         return [ep.record for ep in episodes]
 
     # -- episode start: overview frames and the first prompt ---------------------------------

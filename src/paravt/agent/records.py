@@ -301,6 +301,20 @@ class EpisodeRecord:
     def pixel_values(self, value: Any) -> None:
         self._pixel_values = value
 
+    def drop_pixels(self) -> None:
+        """Let go of the preprocessed rows (``pixel_values``); the frames and the grid stay.
+
+        Why: a finished record of a K = 64 evaluation episode would otherwise hold ~0.9 GB of
+        float32 rows that only a loss forward reads, for as long as the caller keeps the record
+        (``docs/INFER.md``, memory). The images' rows are shared with the other records of the
+        same run, so this is done once the run is over.
+        """
+        self._pixel_values = None
+        for it in self.images:
+            it.pixels = None
+        for sub in self.subagents:
+            sub.drop_pixels()
+
     @property
     def completion_text(self) -> str:
         """Every main-agent turn's text joined, as the format reward reads it."""

@@ -148,7 +148,7 @@ class Runner:
         if self._engine is None:
             if self._backend is None:
                 self._backend = make_backend(self.cfg.backend, script=self.cfg.script)
-            self._engine = EpisodeEngine(self._backend, self.cfg.engine)
+            self._engine = EpisodeEngine(self._backend, self.cfg.engine, keep_pixels=False)
         return self._engine
 
     def load(self):
