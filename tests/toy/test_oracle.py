@@ -47,7 +47,7 @@ def test_oracle_trajectories_parse_execute_and_are_right(toy_eval, prefix):
             # the options restated beside the answer, then the match (docs/TOY_TASK.md)
             lines = [f"{k}. {v}" for k, v in zip("ABCD", rec.options, strict=False)]
             assert "\n".join(lines) in rec.turns[-1].text
-            assert f" is {rec.gold}.\n</think>" in rec.turns[-1].text
+            assert f" square is option {rec.gold}.\n</think>" in rec.turns[-1].text
         else:
             assert score.acc >= 0.5, (rec.id, rec.prediction, rec.gold)
         assert score.tool == pytest.approx(0.8)

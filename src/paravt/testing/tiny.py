@@ -122,7 +122,22 @@ _CORPUS = [
 ]
 
 
-def _train_tokenizer(vocab_size: int = 800):
+#: What the ``toy`` preset's tokenizer also learns: the words of the toy task (issue 12). A real
+#: Qwen tokenizer has each colour name as one token; trained on ``_CORPUS`` alone, " magenta" is 6
+#: tokens and "red" at a line start differs from " red", which turned the colour-to-letter lookup
+#: into multi-token matching a 5 M model did not learn (experiments/toy_paradox/README.md). The
+#: colours are ``paravt.toy.task.PALETTE``'s; tests/toy/test_toy_task.py checks each is one token.
+_TOY_CORPUS = [
+    "What colour was the square that appeared briefly? When does the coloured square appear?",
+    "A. red B. yellow C. green D. cyan E. blue F. magenta",
+    "The windows frames show a red square. The overview frames show a yellow square. "
+    "a green square, a cyan square, a blue square, a magenta square.",
+    "The red square is option A. The yellow square is option B. The green square is option C. "
+    "The cyan square is option D. The blue square is option E. The magenta square is option F.",
+]
+
+
+def _train_tokenizer(vocab_size: int = 800, extra: tuple[str, ...] | list[str] = ()):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -135,7 +150,7 @@ def _train_tokenizer(vocab_size: int = 800):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
+    tok.train_from_iterator((_CORPUS + list(extra)) * 4, trainer=trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
         eos_token="<|im_end|>",
@@ -244,7 +259,10 @@ def build_tiny(arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny", sour
     spec = _ARCH_SPECS[arch]
     size = PRESETS[preset]
     torch.manual_seed(seed)
-    tok = _train_tokenizer() if source is None else source.tokenizer
+    if source is not None:
+        tok = source.tokenizer
+    else:
+        tok = _train_tokenizer(extra=_TOY_CORPUS if preset == "toy" else ())
     template = CHAT_TEMPLATE if source is None else source.chat_template
     ids = {t: tok.convert_tokens_to_ids(t) for t in QWEN_SPECIAL_TOKENS}
     patch, merge = spec["patch"], 2

@@ -168,7 +168,7 @@ class ToyOracleBackend:
                 # lookup in the last few lines instead of in the question hundreds of tokens
                 # back, which a 5 M model did not learn (docs/TOY_TASK.md, "The oracle")
                 listed = "\n".join(f"{k}. {options[k]}" for k in sorted(options))
-                reason += f"\n{listed}\n{colour} is {letters[0]}."
+                reason += f"\n{listed}\nThe {colour} square is option {letters[0]}."
             else:
                 keys = sorted(options)
                 letters = [keys[int(_unit(self.seed, episode, "guess") * len(keys))]]
