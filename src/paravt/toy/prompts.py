@@ -3,7 +3,9 @@
 Why: the packaged parallel prompt with its JSON tool schema is 1,140 tokens of the toy model's
 tokenizer, most of a toy episode, and a 5 M-parameter model pays for every one of them on every
 step. This one says the same things — the overview is sparse, the tool and its arguments, several
-calls in one turn, the caps, think then answer — in 305 tokens (the direct prompt: 106, not 142). Pass the path as ``engine.system_prompt`` (``paravt sft`` / ``eval`` / ``infer``) or
+calls in one turn, the caps, think then answer — in 302 tokens of the toy preset's tokenizer (the
+direct prompt: 103, not 142). Pass the path as ``engine.system_prompt`` (``paravt sft`` / ``eval`` /
+``infer``) or
 ``trainer.system_prompt`` (``paravt train``); it replaces the system prompt verbatim.
 """
 
