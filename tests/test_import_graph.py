@@ -41,8 +41,6 @@ MODULE_LEVELS = {
     "paravt": 0,  # the package root: version and the error types only
     "paravt.tools.schema": 0,  # the crop_video schema, pure data: the parser and prompts read it
     "paravt.agent.parser": 1,  # the turn grammar: rewards read answers through it
-    # re-exports agent.backends.scripted until toy.oracle and train.sft import it from there
-    "paravt.testing.scripted": 3,
     "paravt.cli.common": 0,  # config options and output helpers shared by commands
 }
 #: (importer, imported) -> why this upward edge stays for now. Empty: the house has none.

@@ -394,11 +394,10 @@ def test_a_bug_while_opening_a_video_is_an_engine_error_not_a_bad_video(
 def test_one_make_backend_builds_the_scripted_backend_too(tmp_path):
     """The scripted backend is a backend: the one ``make_backend`` builds it from a JSON script
     (as ``paravt eval --backend scripted --script FILE`` does), paced when the script says so;
-    eval has no factory of its own, and the old import path is the same class."""
+    eval has no factory of its own."""
     import json
 
     import paravt.eval.runner as runner
-    import paravt.testing.scripted as old_home
     from paravt.agent.backends import make_backend
     from paravt.agent.config import BackendConfig
 
@@ -410,7 +409,6 @@ def test_one_make_backend_builds_the_scripted_backend_too(tmp_path):
     slow = make_backend(BackendConfig(), script=paced)
     assert isinstance(slow.inner, ScriptedBackend) and slow.delay_s == 0.01
     assert runner.make_backend is make_backend
-    assert old_home.ScriptedBackend is ScriptedBackend
 
 
 def test_the_question_type_annotations_agree_with_the_one_list():

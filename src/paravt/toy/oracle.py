@@ -29,10 +29,10 @@ import re
 from collections import Counter
 from typing import Any
 
+from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.records import Generation, GenRequest
 from paravt.errors import ConfigError
 from paravt.rewards import RewardBreakdown, RewardConfig, compose
-from paravt.testing.scripted import ScriptedBackend
 from paravt.toy.detect import needle_colour
 from paravt.toy.task import ToyTaskConfig, infer_duration, tiling_windows
 

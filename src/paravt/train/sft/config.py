@@ -27,7 +27,7 @@ from paravt.train.run import DataConfig
 class TrajectoryConfig:
     """The trajectory backend and how the episodes are played.
 
-    ``backend``: ``scripted`` (``paravt.testing.scripted.ScriptedBackend``; ``options.script`` is
+    ``backend``: ``scripted`` (``paravt.agent.backends.scripted.ScriptedBackend``; ``options.script`` is
     a list of turns, a mapping of row id to turns, or a JSON file holding either), ``hf`` (a
     teacher model through ``paravt.agent.backends.make_backend``; ``options`` are
     ``BackendConfig`` keys, its tokenizer must be the student's), or an import path

@@ -47,7 +47,7 @@ BUILTIN_BACKENDS = ("scripted", "hf")
 
 # -- the backend ---------------------------------------------------------------------------------
 def _scripted(options: dict, processor: Any):
-    from paravt.testing.scripted import ScriptedBackend
+    from paravt.agent.backends.scripted import ScriptedBackend
 
     opts = dict(options)
     script = opts.pop("script", None)
