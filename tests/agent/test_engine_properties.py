@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.parser import parse_turn
 from paravt.agent.records import EpisodeInput
+from paravt.grammar import parse_turn
 
 
 def _call(start: float, end: float) -> str:

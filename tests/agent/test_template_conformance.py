@@ -27,7 +27,7 @@ from paravt.agent import EpisodeEngine, EpisodeInput
 from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.chat import ASSISTANT_HEADER, ChatCodec, UnsupportedTemplateError
-from paravt.agent.parser import parse_turn
+from paravt.grammar import parse_turn
 
 REAL = ["qwen2.5-vl-instruct", "qwen3-vl-instruct", "qwen3-vl-thinking"]
 ALL = REAL + ["tiny-qwen3-vl"]

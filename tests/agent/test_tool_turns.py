@@ -8,9 +8,9 @@ from agent_helpers import call, small_config
 
 from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.parser import parse_turn
 from paravt.agent.records import EpisodeInput
 from paravt.agent.tool_turns import plan_calls
+from paravt.grammar import parse_turn
 
 NEXT_TURN = "Request it in your next turn"
 NO_TURN_LEFT = "No tool turn is left: your next turn must give the answer"

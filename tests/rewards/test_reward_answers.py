@@ -235,8 +235,8 @@ def test_untagged_span_over_two_lines():
 
 
 def test_answer_text_is_the_parser_rule():
-    from paravt.agent.parser import extract_answer
     from paravt.eval.scoring import answer_text_of
+    from paravt.grammar import extract_answer
     from paravt.rewards import answer_text
 
     for text in [

@@ -25,7 +25,7 @@ _EXPORTS = {
     "ChatCodec": "paravt.agent.chat",
     "load_prompts": "paravt.agent.prompts",
     "make_backend": "paravt.agent.backends",
-    "parse_turn": "paravt.agent.parser",
+    "parse_turn": "paravt.grammar",
 }
 
 __all__ = [

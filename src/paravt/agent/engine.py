@@ -3,7 +3,7 @@
 A batch of episodes advances together, round by round:
 
 1. generate for every active episode (one ``backend.generate`` call for the whole batch);
-2. parse each turn (``agent.parser``); a turn without calls is final;
+2. parse each turn (``paravt.grammar``); a turn without calls is final;
 3. gather every call of every episode and run them all in **one** batched video pass
    (``tools.execute_windows``: one decoder per video, windows de-duplicated);
 4. with ``evidence="subagent"``, summarise every successful window in one more batched generate;
@@ -24,7 +24,6 @@ import time
 from typing import Any
 
 from paravt.agent.config import EngineConfig
-from paravt.agent.parser import parse_turn
 from paravt.agent.prompts import Prompts, load_prompts
 from paravt.agent.records import (
     EpisodeInput,
@@ -43,6 +42,7 @@ from paravt.agent.tool_turns import (
 )
 from paravt.agent.vision import preprocess
 from paravt.errors import UserError
+from paravt.grammar import parse_turn
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paravt.agent.parser import parse_turn
+from paravt.grammar import parse_turn
 from paravt.rewards.answers import LETTERS
 
 VIEW_WIDTH = 100  # the widest the episode view is drawn, whatever the terminal

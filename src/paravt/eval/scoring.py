@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from paravt.agent.parser import extract_answer
 from paravt.eval.answer_rules import BENCHMARK_RULES, reference_letter
 from paravt.eval.judge import RuleJudge
 from paravt.eval.samples import LETTERS
+from paravt.grammar import extract_answer
 from paravt.rewards import extract_mcq_letter, parse_span, temporal_iou_hull
 
 #: The alternative readings stored beside the ``robust`` score of every result line.

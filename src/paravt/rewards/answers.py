@@ -33,8 +33,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from paravt.agent.parser import extract_answer
 from paravt.errors import UserError
+from paravt.grammar import extract_answer
 
 __all__ = [
     "LETTERS",

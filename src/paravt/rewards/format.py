@@ -40,7 +40,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from paravt.agent.parser import parse_turn  # the turn grammar; it will move to a lower module
+from paravt.grammar import parse_turn
 from paravt.rewards.config import RewardConfig
 
 __all__ = [

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paravt.agent import parser
-from paravt.agent.parser import (
+from paravt import grammar
+from paravt.grammar import (
     DEFAULT_TOOLS,
     ERROR_KINDS,
     CallError,
@@ -451,25 +451,25 @@ def test_a_python_tuple_in_a_block_is_an_error_not_a_crash(text):
 def test_a_parser_bug_is_logged_and_is_not_blamed_on_the_model(monkeypatch, caplog):
     """An unexpected exception inside the block parser gets its own kind (not ``invalid_json``),
     is logged with its traceback, and spoils only its own block."""
-    real = parser._parse_block
+    real = grammar._parse_block
 
     def buggy(body, known):
         if "13" in body:
             raise KeyError("start_time")
         return real(body, known)
 
-    monkeypatch.setattr(parser, "_parse_block", buggy)
+    monkeypatch.setattr(grammar, "_parse_block", buggy)
     text = (
         '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}'
         "</tool_call>\n"
         '<tool_call>{"name": "crop_video", "arguments": {"start_time": 13, "end_time": 14}}'
         "</tool_call>"
     )
-    with caplog.at_level(logging.ERROR, logger="paravt.agent.parser"):
+    with caplog.at_level(logging.ERROR, logger="paravt.grammar"):
         turn = parse_turn(text)
     assert [c.index for c in turn.calls] == [0]
     [err] = turn.errors
     assert err.kind == "parser_error" and err.kind in ERROR_KINDS and err.index == 1
     assert "KeyError" in err.message and "internal error" in err.message
-    [rec] = [r for r in caplog.records if r.name == "paravt.agent.parser"]
+    [rec] = [r for r in caplog.records if r.name == "paravt.grammar"]
     assert rec.levelno == logging.ERROR and rec.exc_info[0] is KeyError

@@ -5,6 +5,9 @@ windows plus one tool error that tells the model what was wrong, never nothing a
 ``<tool_call>…</tool_call>`` (or ``<tool_code>…</tool_code>``) block is parsed on its own and each
 problem is reported as a :class:`CallError` in the place of the call it spoils.
 
+Why here, at the bottom of the package (docs/INTERFACES.md §1): the episode engine, the rewards
+and evaluation all read turns with this one grammar, and the rewards sit below the agent.
+
 Rules (the choices the protocol leaves open are marked *choice*):
 
 * Block forms: JSON ``{"name": ..., "arguments": {...}}`` (``arguments`` may be a JSON string; the
