@@ -24,6 +24,16 @@ def test_version_and_help(paravt_cli):
     assert r.returncode == 0 and "make-tiny-model" in r.stdout
 
 
+def test_the_command_list_loads_without_torch():
+    """``paravt --help`` imports every command module (cli/main.py discovers them); the heavy
+    libraries wait for a command's body, so the help and a user error come back at once."""
+    heavy = ("torch", "torchcodec", "transformers", "trl", "av")
+    code = f"import sys, paravt.cli.main; print([m for m in {heavy!r} if m in sys.modules])"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", f"importing the CLI loaded {r.stdout.strip()}"
+
+
 def test_bad_arch_is_one_line_exit_2(tmp_path, paravt_cli):
     r = paravt_cli("make-tiny-model", tmp_path / "m", "--arch", "llama")
     assert r.returncode == 2

@@ -18,7 +18,7 @@ _EXPORTS = {
     "Frames": "paravt.video.frames",
     "FrameTable": "paravt.video.meta",
     "VideoMeta": "paravt.video.meta",
-    "OVERVIEW_MODES": "paravt.video.source",
+    "OVERVIEW_MODES": "paravt.video.config",
     "VideoSource": "paravt.video.source",
 }
 

@@ -5,8 +5,13 @@ use) and the video commands' own configs (``paravt probe``, ``paravt frames``)."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-from paravt.video.source import OVERVIEW_MODES
+#: How ``VideoSource.overview`` picks its frames (docs/PROTOCOL.md §2). Defined here, not in
+#: ``video.source``, so that this module (which the engine's and the commands' configs extend, and
+#: which ``paravt --help`` loads) needs neither torch nor torchcodec.
+OverviewMode = Literal["exact", "keyframe", "qwen-vl-utils"]
+OVERVIEW_MODES: tuple[str, ...] = get_args(OverviewMode)
 
 
 @dataclass

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Literal
 
 import torch
 
+from paravt.video.config import OVERVIEW_MODES, OverviewMode
 from paravt.video.decode import DecodeOutcome, decode_indices
 from paravt.video.disposable import SKIPPABLE_CODECS, decode_skipping, worth_skipping
 from paravt.video.errors import VideoDecodeError
@@ -23,9 +23,6 @@ from paravt.video.meta import FrameTable, VideoMeta
 from paravt.video.opening import check_file, make_decoder, normalise_path, scan_frames
 from paravt.video.parallel import decode_parallel
 from paravt.video.sampling import qwen_overview_indices, uniform_times
-
-OverviewMode = Literal["exact", "keyframe", "qwen-vl-utils"]
-OVERVIEW_MODES = ("exact", "keyframe", "qwen-vl-utils")
 
 
 class VideoSource:
