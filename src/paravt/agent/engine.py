@@ -43,6 +43,7 @@ from paravt.agent.tool_turns import (
 from paravt.agent.vision import preprocess
 from paravt.errors import UserError
 from paravt.grammar import parse_turn
+from paravt.video.errors import is_read_failure
 
 logger = logging.getLogger(__name__)
 
@@ -269,8 +270,6 @@ class EpisodeEngine:
             else:
                 out = (frames, meta_dict, time.perf_counter() - t0, None)
         except Exception as e:  # noqa: BLE001 - one video's failure is its episodes' error only
-            from paravt.video.errors import is_read_failure  # paravt.video pulls torch
-
             if is_read_failure(e):
                 logger.warning("cannot read video %s for its overview", path, exc_info=True)
                 err = ("video", f"cannot read video {path}: {type(e).__name__}: {e}")

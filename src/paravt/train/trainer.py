@@ -50,10 +50,18 @@ import torch
 from accelerate.utils import gather, gather_object
 from trl import GRPOTrainer
 from trl.models import unwrap_model_for_generation
-from trl.trainer.utils import nanstd, pad
+from trl.trainer.utils import nanmax, nanmin, nanstd, pad
 
-from paravt.errors import ParavtError
-from paravt.rewards import open_think_turns
+from paravt.agent.engine import EpisodeEngine
+from paravt.agent.records import EpisodeInput
+from paravt.errors import ConfigError, ParavtError
+from paravt.rewards import (
+    RewardConfig,
+    ToolExecutionSummary,
+    anchor_token_bonus,
+    compose,
+    open_think_turns,
+)
 from paravt.train.advantages import GroupAdvantages, group_advantages
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_errors import warn_if_every_episode_failed
@@ -61,6 +69,13 @@ from paravt.train.gating import gated_frames
 from paravt.train.metrics import episode_stats, step_metrics
 from paravt.train.policy_backend import PolicyBackend
 from paravt.train.streams import FeatureMismatchError, mm_token_type_ids, record_row
+from paravt.train.vllm_backend import (
+    VLLMBackend,
+    budget_outside,
+    importance_sampling_ratio,
+    missing_vllm_message,
+    require_vllm,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -124,9 +139,6 @@ class ParaGRPOTrainer(GRPOTrainer):
             )
         except ImportError as e:  # TRL's own "vLLM is not available" (e.g. a broken install)
             if args.use_vllm and "vllm" in str(e).lower():
-                from paravt.errors import ConfigError
-                from paravt.train.vllm_backend import missing_vllm_message
-
                 raise ConfigError(f"{missing_vllm_message(args.vllm_mode)} ({e})") from e
             raise
         self.para_args = args
@@ -163,9 +175,6 @@ class ParaGRPOTrainer(GRPOTrainer):
     @staticmethod
     def _check_vllm(args: ParaGRPOConfig, processing_class) -> None:
         """Before TRL builds anything: vLLM importable, and frames vLLM can take as they are."""
-        from paravt.errors import ConfigError
-        from paravt.train.vllm_backend import budget_outside, require_vllm
-
         require_vllm(args)
         if processing_class is None:
             return
@@ -192,8 +201,6 @@ class ParaGRPOTrainer(GRPOTrainer):
         )
 
     def _vllm_backend(self):
-        from paravt.train.vllm_backend import VLLMBackend
-
         a = self.para_args
         return VLLMBackend(
             self.vllm_generation,
@@ -215,14 +222,10 @@ class ParaGRPOTrainer(GRPOTrainer):
         )
 
     def _make_engine(self, mode: str):
-        from paravt.agent.engine import EpisodeEngine
-
         return EpisodeEngine(self._backend, self._engine_config(mode))
 
     def episode_inputs(self, inputs: list[dict], epoch: int, mode: str) -> list:
         """One EpisodeInput per row; K from gating (train) or the fixed budget (eval)."""
-        from paravt.agent.records import EpisodeInput
-
         a = self.para_args
         out = []
         for i, x in enumerate(inputs):
@@ -272,8 +275,6 @@ class ParaGRPOTrainer(GRPOTrainer):
 
     # -- rewards -----------------------------------------------------------------------------
     def _reward_config(self):
-        from paravt.rewards import RewardConfig
-
         a = self.para_args
         return RewardConfig(
             format_weight=a.format_weight,
@@ -285,8 +286,6 @@ class ParaGRPOTrainer(GRPOTrainer):
 
     def score_episode(self, record, cfg):
         """RewardBreakdown of one episode, or None when the episode failed (unscorable)."""
-        from paravt.rewards import ToolExecutionSummary, compose
-
         if getattr(record, "status", "ok") != "ok" or not record.token_ids:
             return None
         tc = record.tool_counts
@@ -311,8 +310,6 @@ class ParaGRPOTrainer(GRPOTrainer):
         turns: list[tuple[int, int]] | None = None,
         open_think: list[bool] | tuple = (),
     ) -> list[float]:
-        from paravt.rewards import anchor_token_bonus
-
         return list(
             anchor_token_bonus(
                 completion_ids,
@@ -626,10 +623,6 @@ class ParaGRPOTrainer(GRPOTrainer):
 
     def _vllm_sampling_correction(self, old_logps, sampling_logps, loss_mask, mode: str):
         """TRL's vLLM importance-sampling ratio over the generated tokens, with TRL's metrics."""
-        from trl.trainer.utils import nanmax, nanmin
-
-        from paravt.train.vllm_backend import importance_sampling_ratio
-
         a = self.para_args
         ratio = importance_sampling_ratio(
             old_logps,

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from paravt.agent.backends.hf import HFBackend
 from paravt.agent.backends.openai import OpenAIBackend
+from paravt.agent.backends.scripted import from_script_file
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest
 
@@ -34,10 +35,8 @@ class Backend(Protocol):
 def make_backend(cfg: BackendConfig, script: str | Path | None = None) -> Backend:
     """The backend ``cfg.kind`` names, or, when ``script`` (a JSON file) is given, a
     ``ScriptedBackend`` replaying it (``paravt eval --backend scripted --script FILE``). Heavy
-    imports happen here, not at import time."""
+    imports (transformers, the resize kernels) happen when a backend is built, not at import."""
     if script is not None:
-        from paravt.agent.backends.scripted import from_script_file
-
         return from_script_file(script)
     if cfg.kind == "hf":
         return HFBackend.from_config(cfg)

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
 from paravt.errors import UserError
 
@@ -62,8 +63,6 @@ class ScriptedBackend:
         self.stop = stop
         self.codec = None
         if processor is not None:
-            from paravt.agent.chat import ChatCodec
-
             if isinstance(processor, (str, Path)):
                 from transformers import AutoProcessor
 

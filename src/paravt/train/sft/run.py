@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.engine import EpisodeEngine
 from paravt.config import _merge, build, parse_overrides, read_yaml
 from paravt.errors import ConfigError
 from paravt.train.run import (
@@ -104,7 +105,6 @@ def run_sft(
     cfg: SFTConfig, resume: bool = False, console: Any = None, on_trainer: Any = None
 ) -> dict:
     """Play the trajectories (or reuse them on resume), fine-tune, save ``final/``; the summary."""
-    from paravt.agent.engine import EpisodeEngine
     from paravt.train.metrics import MetricsJsonl
     from paravt.train.sft import trajectories as traj
     from paravt.train.sft.dataset import StreamCollator, trajectory_dataset

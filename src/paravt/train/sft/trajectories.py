@@ -32,7 +32,11 @@ from typing import Any
 
 import torch
 
+from paravt.agent.backends import make_backend
+from paravt.agent.backends.scripted import ScriptedBackend
+from paravt.agent.config import BackendConfig
 from paravt.agent.records import EpisodeInput, ImageItem
+from paravt.config import build
 from paravt.errors import ConfigError
 from paravt.train.gating import gated_frames
 from paravt.train.streams import record_row
@@ -47,8 +51,6 @@ BUILTIN_BACKENDS = ("scripted", "hf")
 
 # -- the backend ---------------------------------------------------------------------------------
 def _scripted(options: dict, processor: Any):
-    from paravt.agent.backends.scripted import ScriptedBackend
-
     opts = dict(options)
     script = opts.pop("script", None)
     if script is None:
@@ -65,10 +67,6 @@ def _scripted(options: dict, processor: Any):
 
 
 def _hf(options: dict, processor: Any):
-    from paravt.agent.backends import make_backend
-    from paravt.agent.config import BackendConfig
-    from paravt.config import build
-
     backend = make_backend(
         build(BackendConfig, {**options, "kind": "hf"}, prefix="trajectories.options.")
     )
