@@ -30,6 +30,7 @@ from paravt.toy.task import (
     tiling_windows,
     video_spec,
 )
+from paravt.video import VideoSource
 
 MANIFEST = "task.json"
 VIDEO_DIR = "videos"
@@ -52,8 +53,6 @@ def measure_visibility(
     specs: list[VideoSpec], paths: list[Path], ks: list[int], needle_seconds: float
 ) -> dict:
     """Per K: share of videos whose K-frame overview shows the needle, and the expected share."""
-    from paravt.video import VideoSource  # torch-backed decoding: only when measuring
-
     seen = {k: 0 for k in ks}
     for spec, path in zip(specs, paths, strict=True):
         with VideoSource(str(path)) as src:
