@@ -12,6 +12,7 @@ from paravt.cli.common import (
     stderr_console,
     stdout_console,
 )
+from paravt.config import to_dict
 
 
 def _table(report: dict):
@@ -79,8 +80,6 @@ def command(
     err = stderr_console()
     with err.status("bench-kernels") as status:
         report = run_bench(cfg, progress=lambda s: status.update(f"bench-kernels: {s}"))
-    from paravt.config import to_dict
-
     report = {"config": to_dict(cfg), **report}
     if as_json:
         err.print(_table(report))

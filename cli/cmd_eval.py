@@ -9,12 +9,27 @@ the relative gain over a baseline. Results go to stdout (a table, or JSON with `
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from paravt.cli.common import config_options, emit_json, json_option, resolve_config, stderr_console
-from paravt.eval.config import SHEETS_OF
+from paravt.cli.common import (
+    config_options,
+    emit_json,
+    json_option,
+    resolve_config,
+    stderr_console,
+    stdout_console,
+)
+from paravt.errors import UserError
+from paravt.eval.compare import compare_runs
+from paravt.eval.config import SHEETS_OF, EvalConfig
+from paravt.eval.judge import make_judge
+from paravt.eval.merge import merge_runs
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
-from paravt.eval.report import REPORT_FORMATS
+from paravt.eval.report import REPORT_FORMATS, format_comparison, summary_table
+from paravt.eval.rescore import rescore
+from paravt.eval.results import write_json_atomic
 
 _SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades, jsonl"
 
@@ -138,9 +153,6 @@ def _print(summary: dict, as_json: bool) -> None:
     if as_json:
         emit_json(summary)
         return
-    from paravt.cli.common import stdout_console
-    from paravt.eval.report import summary_table
-
     stdout_console().print(summary_table(summary))
 
 
@@ -170,9 +182,9 @@ def _progress_hook(console):
 
 
 def _do_run(config_path, overrides, as_json, **kw) -> None:
-    from paravt.errors import UserError
-    from paravt.eval.config import EvalConfig
-    from paravt.eval.runner import run_eval
+    from paravt.eval.runner import (
+        run_eval,  # the run's engine (models, video) waits for the command
+    )
 
     cfg = resolve_config(EvalConfig, config_path, overrides, _flags(kw))
     if kw.get("backend") == "scripted" and not cfg.script:
@@ -228,10 +240,6 @@ def run_cmd(config_path, overrides, as_json, **kw) -> None:
 @json_option
 def score_cmd(results, variant, judge_url, judge_model, out_file, as_json) -> None:
     """Re-score RESULTS (a results JSONL) without running a model."""
-    from paravt.eval.judge import make_judge
-    from paravt.eval.rescore import rescore
-    from paravt.eval.results import write_json_atomic
-
     summary = rescore(results, variant, judge=make_judge(judge_url, judge_model))
     if out_file:
         write_json_atomic(out_file, summary)
@@ -249,10 +257,6 @@ def score_cmd(results, variant, judge_url, judge_model, out_file, as_json) -> No
 @json_option
 def merge_cmd(inputs, out, allow_missing, as_json) -> None:
     """Merge shard outputs (their --out folders or run*.json files) into one run."""
-    from pathlib import Path
-
-    from paravt.eval.merge import merge_runs
-
     summary = merge_runs([Path(p) for p in inputs], Path(out), allow_missing=allow_missing)
     _print(summary, as_json)
 
@@ -285,9 +289,6 @@ def report_cmd(runs, fmt, variant, baseline, as_json) -> None:
     the same splits. With --baseline, the last column is the mean relative gain over the
     splits' headline metrics.
     """
-    from paravt.eval.compare import compare_runs
-    from paravt.eval.report import format_comparison
-
     cmp = compare_runs(list(runs), variant, baseline)
     if as_json:
         emit_json(cmp.to_dict())

@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from paravt.cli.common import config_options, emit_json, json_option, resolve_config
+from paravt.config import to_dict
+from paravt.errors import UserError
+from paravt.video.config import FramesConfig
 
 
 def parse_window_flag(text: str) -> dict:
     """``30:45`` (seconds), or ``01:30,01:45`` / ``01:30..01:45`` (clock times) -> tool arguments."""
-    from paravt.errors import UserError
-
     raw = text.strip()
     for sep in (",", ".."):
         if sep in raw:
@@ -61,11 +62,8 @@ def command(
     """
     from dataclasses import asdict
 
-    from paravt.config import to_dict
-    from paravt.errors import UserError
     from paravt.tools import WindowRequest, execute_windows
     from paravt.video import VideoSource
-    from paravt.video.config import FramesConfig
     from paravt.video.sheet import contact_sheet
 
     cfg = resolve_config(

@@ -15,6 +15,9 @@ import sys
 
 import click
 
+from paravt.agent.config import InferConfig, redacted_backend
+from paravt.agent.records import EpisodeInput
+from paravt.agent.view import VIEW_WIDTH, episode_view
 from paravt.cli.common import (
     config_options,
     emit_json,
@@ -23,6 +26,8 @@ from paravt.cli.common import (
     stderr_console,
     stdout_console,
 )
+from paravt.config import to_dict
+from paravt.errors import UserError
 from paravt.rewards.answers import QUESTION_TYPES
 
 
@@ -47,8 +52,6 @@ def _flags(kw: dict) -> dict:
 
 
 def _frames_of(row: dict, n: int) -> int | None:
-    from paravt.errors import UserError
-
     k = row.get("frames")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise UserError(f'stdin line {n}: "frames" must be a positive integer, got {k!r}')
@@ -57,8 +60,6 @@ def _frames_of(row: dict, n: int) -> int | None:
 
 def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
     """The episode inputs: one from the flags, or one per JSON line on stdin (``-q -``)."""
-    from paravt.agent.records import EpisodeInput
-    from paravt.errors import UserError
 
     def kind(opts, given):
         t = given if given not in (None, "auto") else ("mcq" if opts else "oe")
@@ -122,8 +123,6 @@ def _sheet_paths(sheet: str | None, inputs: list) -> dict:
 def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool, single: bool):
     """Stdout: the episode view (default), the answer alone (``--quiet``) or JSON records
     (``--json``); the view goes to stderr with ``--trace``, and errors always do."""
-    from paravt.agent.view import episode_view
-
     for rec in records:
         if trace:
             console.print(episode_view(rec))
@@ -223,11 +222,7 @@ def command(
     from pathlib import Path
 
     from paravt.agent.backends import make_backend
-    from paravt.agent.config import InferConfig, redacted_backend
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.view import VIEW_WIDTH
-    from paravt.config import to_dict
-    from paravt.errors import UserError
 
     kw["question_type"] = question_type
     cfg = resolve_config(InferConfig, config_path, overrides, _flags(kw))

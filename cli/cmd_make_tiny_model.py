@@ -7,6 +7,7 @@ import time
 import click
 
 from paravt.cli.common import emit_json, json_option
+from paravt.errors import UserError
 
 
 @click.command("make-tiny-model")
@@ -56,7 +57,6 @@ def command(
     model is built around SRC's real tokenizer, chat template and processor settings, and a
     README in OUT_DIR says where each piece came from.
     """
-    from paravt.errors import UserError
     from paravt.testing.tiny import ARCHS, PRESETS, make_tiny_model
     from paravt.testing.tiny_source import detect_arch
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from paravt.cli.common import config_options, emit_json, json_option, resolve_config
+from paravt.config import to_dict
+from paravt.video.config import ProbeConfig
 
 
 @click.command("probe")
@@ -26,9 +28,7 @@ def command(
     """
     from dataclasses import asdict
 
-    from paravt.config import to_dict
     from paravt.video import VideoSource
-    from paravt.video.config import ProbeConfig
 
     cfg = resolve_config(ProbeConfig, config_path, overrides, {"device": device})
     src = VideoSource(video, device=cfg.device)

@@ -199,6 +199,21 @@ def test_no_upward_import_between_rooms(package_edges):
     )
 
 
+def test_the_foundation_is_imported_at_module_level(package_edges):
+    """Level 0 (errors, config, the turn grammar, the tool schema, the CLI helpers; not the tiny
+    test models) imports nothing heavy, so deferring it into a function buys nothing and hides a
+    dependency: imports inside functions are for heavy optional libraries and the paravt modules
+    that load them (docs/INTERFACES.md §1)."""
+    deferred = [
+        e
+        for e in package_edges
+        if not e.module_level and level_of(e.target) == 0 and e.target.split(".")[1] != "testing"
+    ]
+    assert not deferred, "import these at module level:\n" + "\n".join(
+        f"  {e.where()}" for e in deferred
+    )
+
+
 def test_every_allowed_upward_edge_still_exists(package_edges):
     present = {(e.source, e.target) for e in package_edges}
     stale = [pair for pair in ALLOWED_UPWARD if pair not in present]
