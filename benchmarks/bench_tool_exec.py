@@ -6,8 +6,11 @@ is encoded with the row's encoder settings (``CODECS``: x264 ``medium`` and ``ve
 B-frames and 10 s / 5 s GOPs, HEVC with libx265, VP9 with libvpx-vp9) and stream-copied end to
 end to ``--minutes`` (the unit is a whole number of GOPs, so the long file has the GOP structure
 of one long encode, without encoding for ten minutes). ``testsrc2`` (synthetic, unusually cheap
-to decode) is kept as one row. A row whose encoder this machine lacks, or whose video does not
-decode, is skipped with the reason in the JSON; the run goes on.
+to decode) is kept as one row. A row whose encoder this machine lacks, whose video does not
+decode, or that fails anywhere later (a file that opens but breaks mid-decode, a path that
+raises) is skipped with the reason in the JSON (``{"skipped": "<Type>: <message>"}``, the
+traceback on stderr); the run goes on, and the JSON is rewritten after every row
+(``"complete": false`` until the last).
 
 Reference (docs/PREPROCESSING.md §7, ParaVT's released path): per crop_video call an ``ffprobe``
 subprocess for the duration, then ``qwen_vl_utils.fetch_video`` (torchcodec backend, decoder
@@ -47,6 +50,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Self
@@ -91,6 +95,16 @@ CODECS: dict[str, dict] = {
 
 class RowSkipped(Exception):
     """This row cannot run here (encoder missing, clip missing, video not decodable)."""
+
+
+def failure_reason(e: BaseException) -> str:
+    """``"<Type>: <message>"`` of a row's failure, and of the error it was raised while handling
+    (qwen-vl-utils hides torchcodec's error behind its torchvision fallback's)."""
+    reason = f"{type(e).__name__}: {e}"
+    inner = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+    if inner is not None:
+        reason += f" (while handling {type(inner).__name__}: {inner})"
+    return reason
 
 
 # -- the long videos --------------------------------------------------------------------------
@@ -439,11 +453,16 @@ def run_case(
 def pick_windows(
     rng: random.Random, duration: float, n: int, lengths: tuple[float, ...] = (10, 15, 20, 25, 30)
 ) -> list[tuple[float, float]]:
+    """``n`` random windows of the given lengths inside ``[0, duration]``, starting at least 1 s
+    before the end where the video allows. A video shorter than a length gets the whole video
+    (start 0, end ``duration``) instead of a window that starts before 0 or ends past the end.
+    On a video longer than every length plus 1 s the draws are those of the unclamped rule, so
+    the committed rows keep their windows."""
     out = []
     for _ in range(n):
-        length = rng.choice(lengths)
-        start = round(rng.uniform(0, duration - length - 1), 1)
-        out.append((start, start + length))
+        length = min(rng.choice(lengths), max(duration, 0.0))
+        start = round(rng.uniform(0, max(0.0, duration - length - 1)), 1)
+        out.append((start, round(min(start + length, duration), 3)))
     return out
 
 
@@ -723,10 +742,30 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: dict[str, dict] = {}
     plan = [(c, None) for c in args.codecs.split(",") if c.strip()]
+    import qwen_vl_utils  # noqa: F401 - the reference path: missing, nothing here can run
+    import torchcodec
+    import transformers
+
+    versions = {
+        "torch": torch.__version__,
+        "torchcodec": torchcodec.__version__,
+        "transformers": transformers.__version__,
+    }
+
+    def write(complete: bool) -> dict:
+        """The JSON as it stands (after every row, so an aborted run keeps its finished rows)."""
+        result = build_result(args, argv, rows, t_start, load_start, allowed, versions, complete)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        part = args.out.with_name(args.out.name + ".part")
+        part.write_text(json.dumps(result, indent=2) + "\n")
+        part.replace(args.out)
+        return result
+
     if args.video is not None:
         plan.append((f"file:{args.video.name}", args.video.resolve()))
     for codec, given in plan:
         counts = core_counts if (codec in scaling or given is not None) else [top]
+        made: dict | None = None
         try:
             if given is None and codec not in CODECS:
                 raise RowSkipped(f"unknown codec row {codec!r}; choose from {list(CODECS)}")
@@ -744,12 +783,19 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     cases = args.cases if (codec in full or given) else args.short_cases
                 per_cores[f"cores{n}"] = {"cpus": cpus, **run_row(video, args, n, workers, cases)}
-            pin_cores(allowed)
             rows[codec] = {"encoding": made, **per_cores}
         except RowSkipped as e:
             print(f"row {codec} skipped: {e}", file=sys.stderr)
             rows[codec] = {"skipped": str(e)}
+        except Exception as e:  # noqa: BLE001 - a row's failure (a file that opens but fails to
+            # decode later, a path that raises) skips that row with the reason; the run goes on
+            print(f"row {codec} failed, skipped; what was caught:", file=sys.stderr)
+            traceback.print_exception(e, file=sys.stderr)
+            rows[codec] = {"skipped": failure_reason(e)}
+        finally:
             pin_cores(allowed)
+        if made is not None and "skipped" in rows[codec]:
+            rows[codec]["encoding"] = made
         if len(counts) >= 2 and 1 in counts and 2 in counts and "skipped" not in rows[codec]:
             one, two = rows[codec]["cores1"]["cases"], rows[codec]["cores2"]["cases"]
             pred = {}
@@ -775,14 +821,35 @@ def main(argv: list[str] | None = None) -> int:
                     if k != "reference" and v["predicted_wall_s"] > 0
                 }
             rows[codec][f"predicted_cores{args.predict_cores}"] = pred
+        write(complete=False)
 
+    result = write(complete=True)
+    summary = {
+        f"{codec}/{k}/{case}": c.get("ratio_reference_over_ours")
+        for codec, row in rows.items()
+        for k, v in row.items()
+        if k.startswith("cores")
+        for case, c in v["cases"].items()
+        if "ratio_reference_over_ours" in c
+    }
+    print(json.dumps(summary, indent=2))
+    print(f"wrote {args.out} in {result['run_s']} s", file=sys.stderr)
+    return 0
+
+
+def build_result(
+    args,
+    argv: list[str] | None,
+    rows: dict[str, dict],
+    t_start: float,
+    load_start: tuple[float, float, float],
+    allowed: int,
+    versions: dict[str, str],
+    complete: bool,
+) -> dict:
     load_end = os.getloadavg()
     cpus = os.cpu_count() or 1
-    import qwen_vl_utils  # noqa: F401
-    import torchcodec
-    import transformers
-
-    result = {
+    return {
         "benchmark": "tool_exec",
         "command": " ".join(
             [Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])
@@ -807,33 +874,20 @@ def main(argv: list[str] | None = None) -> int:
         },
         "core_scaling_model": predict_cores.__doc__.strip(),
         "rows": rows,
+        # False while the run is going (the JSON is rewritten after every row) or if it stopped
+        "complete": complete,
         "run_s": round(time.perf_counter() - t_start, 1),
         "machine": {
             "cpus": cpus,
             "allowed_cpus": allowed,
             "platform": platform.platform(),
             "python": platform.python_version(),
-            "torch": torch.__version__,
-            "torchcodec": torchcodec.__version__,
-            "transformers": transformers.__version__,
+            **versions,
             "load_avg_start": [round(x, 2) for x in load_start],
             "load_avg_end": [round(x, 2) for x in load_end],
             "shared": max(load_start[0], load_end[0]) > 0.5 * cpus,
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    summary = {
-        f"{codec}/{k}/{case}": c.get("ratio_reference_over_ours")
-        for codec, row in rows.items()
-        for k, v in row.items()
-        if k.startswith("cores")
-        for case, c in v["cases"].items()
-        if "ratio_reference_over_ours" in c
-    }
-    print(json.dumps(summary, indent=2))
-    print(f"wrote {args.out} in {result['run_s']} s", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":
