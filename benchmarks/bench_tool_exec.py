@@ -3,7 +3,8 @@
 Same process, same video, per codec. Each row is a long video built at benchmark time from the
 real clips in ``../shared/videos`` (concatenated, scaled to 1280x720 @ 30, looped): a 30 s unit
 is encoded with the row's encoder settings (``CODECS``: x264 ``medium`` and ``veryfast`` with
-B-frames and 10 s / 5 s GOPs, HEVC with libx265, VP9 with libvpx-vp9) and stream-copied end to
+B-frames and 10 s / 5 s GOPs, x264 ``veryfast`` with an exact 2 s GOP, HEVC with libx265, VP9
+with libvpx-vp9) and stream-copied end to
 end to ``--minutes`` (the unit is a whole number of GOPs, so the long file has the GOP structure
 of one long encode, without encoding for ten minutes). ``testsrc2`` (synthetic, unusually cheap
 to decode) is kept as one row. A row whose encoder this machine lacks, whose video does not
@@ -40,6 +41,7 @@ the two (see benchmarks/README.md, "Core scaling"); the other rows run on the la
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -76,6 +78,13 @@ CODECS: dict[str, dict] = {
     "x264_veryfast": {
         "encoder": "libx264", "args": ["-preset", "veryfast"], "gop_s": 5,  # 3 B-frames, pyramid
         "source": "footage", "ext": "mp4",
+    },
+    "x264_veryfast_gop2": {
+        "encoder": "libx264", "args": ["-preset", "veryfast", "-sc_threshold", "0"], "gop_s": 2,
+        "source": "footage", "ext": "mp4",
+        "note": "-sc_threshold 0: no scene-cut keyframes, so every GOP is exactly gop_s (the "
+                "other x264 rows keep x264's scene-cut keyframes, as their committed results "
+                "were encoded: 160 keyframes in 600 s at a 5 s GOP, not 120)",
     },
     "x265": {
         "encoder": "libx265", "args": ["-preset", "veryfast", "-x265-params", "log-level=error"],
@@ -121,9 +130,14 @@ def _run(cmd: list[str]) -> None:
         raise RowSkipped(f"ffmpeg failed ({done.returncode}): {done.stderr.strip()[-300:]}")
 
 
+def settings_tag(*settings: object) -> str:
+    """8 hex digits naming the settings a cached file was made with: change an encoder argument
+    (or the GOP, size, clips) and the file gets a new name, so it is encoded again."""
+    return hashlib.sha1(json.dumps(settings, default=str).encode()).hexdigest()[:8]
+
+
 def footage_pieces(cache: Path, size: str = SIZE) -> tuple[Path, list[str]]:
     """The real clips back to back at ``size`` @ 30 (near-lossless x264), made once."""
-    out = cache / f"footage_pieces_{size}_{FPS}fps.mkv"
     clips = [SHARED_VIDEOS / name for name in FOOTAGE_CLIPS]
     missing = [str(c) for c in clips if not c.is_file()]
     if missing:
@@ -137,8 +151,10 @@ def footage_pieces(cache: Path, size: str = SIZE) -> tuple[Path, list[str]]:
     cmd = [_ffmpeg(), "-y", "-loglevel", "error"]
     for c in clips:
         cmd += ["-i", str(c)]
-    cmd += ["-filter_complex", graph, "-map", "[v]", "-an", "-c:v", "libx264", "-preset",
-            "ultrafast", "-crf", "8"]  # fmt: skip
+    encode = ["-filter_complex", graph, "-map", "[v]", "-an", "-c:v", "libx264", "-preset",
+              "ultrafast", "-crf", "8"]  # fmt: skip
+    cmd += encode
+    out = cache / f"footage_pieces_{size}_{FPS}fps_{settings_tag(FOOTAGE_CLIPS, encode)}.mkv"
     if not out.is_file():
         _run(cmd + [str(out.with_suffix(".part.mkv"))])
         out.with_suffix(".part.mkv").rename(out)
@@ -152,16 +168,20 @@ def ensure_video(
     spec = CODECS[codec]  # an encoder this ffmpeg lacks fails the encode: RowSkipped, its words
     cache.mkdir(parents=True, exist_ok=True)
     seconds = round(minutes * 60)
-    out = cache / f"{codec}_{seconds}s_unit{unit_seconds}s_{size}_{FPS}fps.{spec['ext']}"
     gop = (
         ["-g", str(spec["gop_s"] * FPS), "-keyint_min", str(spec["gop_s"] * FPS)]
         if spec["gop_s"]
         else []
     )
     encode = [*gop, "-c:v", spec["encoder"], *spec["args"], "-pix_fmt", "yuv420p", "-an"]
+    # the cached files' names carry the encode settings: a changed argument encodes anew
+    tag = settings_tag(spec["source"], encode, FOOTAGE_CLIPS if spec["source"] == "footage" else [])
+    out = cache / f"{codec}_{seconds}s_unit{unit_seconds}s_{size}_{FPS}fps_{tag}.{spec['ext']}"
     info = {"encoder": spec["encoder"], "encoder_args": spec["args"], "gop_s": spec["gop_s"],
             "source": spec["source"], "seconds": seconds, "unit_s": unit_seconds,
-            "size": size, "fps": FPS}  # fmt: skip
+            "size": size, "fps": FPS, "settings_tag": tag}  # fmt: skip
+    if "note" in spec:
+        info["note"] = spec["note"]
     t0 = time.perf_counter()
     if spec["source"] == "testsrc2":
         cmd = [_ffmpeg(), "-y", "-loglevel", "error", "-f", "lavfi", "-i",
@@ -171,13 +191,13 @@ def ensure_video(
         info["commands"] = [cmd + [str(out)]]
     else:
         pieces, pieces_cmd = footage_pieces(cache, size)
-        unit = cache / f"{codec}_unit{unit_seconds}s_{size}.{spec['ext']}"
+        unit = cache / f"{codec}_unit{unit_seconds}s_{size}_{tag}.{spec['ext']}"
         unit_cmd = [_ffmpeg(), "-y", "-loglevel", "error", "-stream_loop", "-1", "-i", str(pieces),
                     "-t", str(unit_seconds), *encode, "-threads", "2"]  # fmt: skip
         if not unit.is_file():
             _run(unit_cmd + [str(unit.with_suffix(".part." + spec["ext"]))])
             unit.with_suffix(".part." + spec["ext"]).rename(unit)
-        listing = cache / f"{codec}_{seconds}s_unit{unit_seconds}s.concat.txt"
+        listing = cache / f"{codec}_{seconds}s_unit{unit_seconds}s_{tag}.concat.txt"
         repeats = -(-seconds // unit_seconds)
         listing.write_text("".join(f"file '{unit.name}'\n" for _ in range(repeats)))
         concat_cmd = [_ffmpeg(), "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i",

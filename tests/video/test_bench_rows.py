@@ -116,6 +116,29 @@ def test_windows_fit_inside_a_short_video_and_are_unchanged_on_a_long_one():
     ]  # fmt: skip
 
 
+def test_cached_videos_are_named_by_their_encode_settings(tmp_path, monkeypatch):
+    bench = _bench()
+    made = []
+
+    def fake_run(cmd):  # "encode": the output exists afterwards
+        made.append(cmd)
+        Path(cmd[-1]).write_bytes(b"")
+
+    monkeypatch.setattr(bench, "_run", fake_run)
+    monkeypatch.setattr(bench, "footage_pieces", lambda cache, size: (tmp_path / "p.mkv", []))
+    first, info = bench.ensure_video(tmp_path, "x264_veryfast_gop2", 1.0, 10, "64x36")
+    assert info["settings_tag"] in first.name and "-sc_threshold" in info["encoder_args"]
+    assert len(made) == 2  # the unit, then the stream copy to length
+    assert bench.ensure_video(tmp_path, "x264_veryfast_gop2", 1.0, 10, "64x36")[0] == first
+    assert len(made) == 2  # cached: nothing encoded again
+    monkeypatch.setitem(
+        bench.CODECS["x264_veryfast_gop2"], "args", ["-preset", "faster", "-sc_threshold", "0"]
+    )
+    second, _ = bench.ensure_video(tmp_path, "x264_veryfast_gop2", 1.0, 10, "64x36")
+    assert second != first and len(made) == 4  # another setting: another file, encoded anew
+    assert "-preset faster" in " ".join(made[2])
+
+
 def test_core_scaling_fit_is_amdahl_through_both_points():
     bench = _bench()
     fit = bench.predict_cores(10.0, 6.0, 16)  # parallel 8 s, serial 2 s

@@ -134,10 +134,24 @@ def test_hevc_is_disposable_only_for_non_reference_pictures_of_the_top_sub_layer
 
 
 #: Short clips encoded like the benchmark's rows (bench_tool_exec.CODECS, same encoders, GOPs and
-#: B-frames scaled down): 4 s, 256x144 @ 30, a keyframe every 1 s (x265: open GOP, its default).
+#: B-frames scaled down): 4 s, 256x144 @ 30, a keyframe every 1 s (the 2 s GOP row: every 2 s;
+#: x265: open GOP, its default).
 CODEC_CLIPS = {
     "x264_medium": ["-c:v", "libx264", "-preset", "medium", "-g", "30", "-bf", "3"],
     "x264_veryfast": ["-c:v", "libx264", "-preset", "veryfast", "-g", "30"],
+    # the 2 s GOP row: keyframes exactly every 2 s (no scene-cut keyframes), 2 in 4 s
+    "x264_veryfast_gop2": [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-g",
+        "60",
+        "-keyint_min",
+        "60",
+        "-sc_threshold",
+        "0",
+    ],
     "x265": ["-c:v", "libx265", "-preset", "veryfast", "-x265-params", "keyint=30:log-level=error"],
     "vp9": [
         "-c:v",
