@@ -222,6 +222,32 @@ def test_batch_decode_equals_a_full_decode_on_every_benchmark_codec(media_dir, n
         assert torch.equal(r.frames, data), f"{name}: a window differs from a full decode"
 
 
+@pytest.mark.parametrize("name", sorted(CODEC_CLIPS))
+@pytest.mark.parametrize("mode", ["exact", "keyframe"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_overview_equals_a_full_decode_on_every_benchmark_codec(media_dir, name, mode, workers):
+    """The benchmark's overview cases (and the engine's overview): frame for frame what a plain
+    exact-mode decode of the same indices gives, on one decoder or GOP-aligned lanes on two."""
+    path = _codec_clip(media_dir, name)
+    src = VideoSource(path)
+    # 9 slots of 4/9 s on the 4 s clips: several per GOP (so two lanes have work), and the 1 s
+    # keyframes lie 1/9 s from a slot's centre, well inside the snapping distance of 2/9 s
+    k = 9
+    plan, _ = src.overview_plan(k, mode)
+    wanted = sorted({i for _, i in plan})
+    if mode == "keyframe" and len(src.table.keyframes) >= 4:  # the 1 s GOP clips
+        exact = {i for _, i in src.overview_plan(k, "exact")[0]}
+        assert set(wanted) - exact <= set(src.table.keyframes), wanted
+        assert len(set(wanted) - exact) >= 2, f"{name}: keyframe mode did not snap"
+    frames = src.overview(k, mode, workers=workers)
+    assert not frames.failed and frames.indices == wanted
+    data, pts = _full_decode(path, wanted)
+    assert frames.times == pytest.approx([p - src.meta.begin for p in pts], abs=1e-9)
+    assert frames.data.shape == data.shape
+    for j, i in enumerate(wanted):
+        assert torch.equal(frames.data[j], data[j]), f"{name} {mode}: frame {i} differs"
+
+
 def test_hevc_skipping_equals_a_full_decode_across_gops(media_dir):
     path = _codec_clip(media_dir, "x265")
     assert worth_skipping(str(path))
