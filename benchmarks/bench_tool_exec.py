@@ -21,9 +21,11 @@ factor 28), then the HF Qwen3-VL image processor on those frames (``pixel_values
 
 Ours: one ``execute_windows`` batch (each video opened once, frames de-duplicated across calls,
 GOP-aligned lanes on ``workers`` decoders, disposable H.264/HEVC pictures left out of the decode)
-or ``VideoSource.overview`` (``exact`` and ``keyframe``), then ``paravt.kernels.pixel_values``
-on each distinct window once, as the engine runs them, with both resize arithmetics (``uint8``,
-the CPU default, and ``float``); ``decode_only`` stops at uint8 frames.
+or ``VideoSource.overview`` (``exact`` and ``keyframe``, on ``workers`` lanes), then the engine's
+own ``paravt.agent.vision.preprocess`` (the kernels, every frame an image, on
+``preprocess_lanes(workers)`` threads) as the engine calls it: once per episode, on the windows
+that episode is the first to get (the training batch: 8 episodes of 3 calls), with both resize
+arithmetics (``uint8``, the CPU default, and ``float``); ``decode_only`` stops at uint8 frames.
 
 Cases: five windows of 10-30 s; a training-shaped batch (8 generations x 3 calls drawn from 6
 distinct windows); 64-frame overviews. Runs are interleaved (reference, then each of ours) so
@@ -288,21 +290,15 @@ def resize_like_reference(frames: torch.Tensor) -> torch.Tensor:
 
 
 def ours_pixel_values(windows: list[torch.Tensor], resize: str, workers: int) -> None:
-    """``paravt.kernels.pixel_values`` per distinct window (as the engine does), on ``workers``
-    threads when there are several windows (torch releases the GIL in the resize)."""
-    from paravt.kernels import pixel_values
+    """The engine's ``agent.vision.preprocess`` on every frame of ``windows`` (one image each, at
+    the budget), in one call with the engine's ``workers`` (the crop workers: thread lanes)."""
+    from types import SimpleNamespace
 
-    def one(frames: torch.Tensor):
-        return pixel_values(frames, ARCH, MIN_PIXELS, MAX_PIXELS, layout="image", resize=resize)
+    from paravt.agent.records import ImageItem
+    from paravt.agent.vision import preprocess
 
-    if workers > 1 and len(windows) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as ex:
-            list(ex.map(one, windows))
-    else:
-        for frames in windows:
-            one(frames)
+    items = [ImageItem(f, 0.0, "tool", MIN_PIXELS, MAX_PIXELS) for w in windows for f in w]
+    preprocess(items, SimpleNamespace(arch=ARCH), workers=workers, resize=resize)
 
 
 def ours_windows(
@@ -312,8 +308,11 @@ def ours_windows(
     resize: str | None,
     threads: int = 1,
     skip: bool = True,
+    per_episode: int | None = None,
 ):
-    """``execute_windows``, then (``resize`` not None) ``pixel_values`` of each distinct window."""
+    """``execute_windows``, then (``resize`` not None) the engine's preprocessing: the calls in
+    episodes of ``per_episode`` (None: one episode), each episode preprocessing in one call the
+    windows no earlier episode had (identical windows share one tensor and its rows)."""
     from paravt.tools import CropConfig, WindowRequest, execute_windows
 
     reqs = [WindowRequest(str(path), {"start_time": s, "end_time": e}) for s, e in windows]
@@ -321,9 +320,15 @@ def ours_windows(
         reqs, CropConfig(workers=workers, decoder_threads=threads, skip_disposable=skip)
     )
     assert all(r.ok for r in batch.results), [r.error for r in batch.results if not r.ok]
-    if resize is not None:  # identical windows share a tensor: each distinct one once
-        distinct = list({id(r.frames): r.frames for r in batch.results}.values())
-        ours_pixel_values(distinct, resize, workers)
+    if resize is not None:
+        step = per_episode or len(batch.results)
+        done: set[int] = set()
+        for at in range(0, len(batch.results), step):
+            new = {id(r.frames): r.frames for r in batch.results[at : at + step]}
+            todo = [f for key, f in new.items() if key not in done]
+            done.update(new)
+            if todo:
+                ours_pixel_values(todo, resize, workers)
     return batch.stats
 
 
@@ -333,9 +338,9 @@ def ours_overview(
     from paravt.video import VideoSource
 
     src = VideoSource(path, num_threads=threads)
-    frames = src.overview(k, mode, workers=workers)
-    if resize is not None:  # the frames in ``workers`` chunks on as many threads
-        ours_pixel_values(list(frames.data.chunk(workers)), resize, workers)
+    frames = src.overview(k, mode, workers=workers)  # as the engine: the crop workers' lanes
+    if resize is not None:  # one preprocess call, as an episode's first request makes
+        ours_pixel_values([frames.data], resize, workers)
     return len(frames)
 
 
@@ -605,9 +610,9 @@ def run_row(video: Path, args, cores: int, workers: int, cases_wanted: str) -> d
         ours_overview(video, 4, "exact", 1, "uint8")
 
     cases: dict[str, dict] = {}
-    for name, windows, repeats, target in (
-        ("five_windows", five, args.repeats, 2.0),
-        ("training_batch", calls24, args.slow_repeats, 6.0),
+    for name, windows, repeats, target, per_episode in (
+        ("five_windows", five, args.repeats, 2.0, None),  # one episode, five calls
+        ("training_batch", calls24, args.slow_repeats, 6.0, 3),  # 8 generations x 3 calls
     ):
         if name not in wanted:
             continue
@@ -619,7 +624,11 @@ def run_row(video: Path, args, cores: int, workers: int, cases_wanted: str) -> d
                 lambda w=windows: reference_pixel_values(
                     [reference_call(video, s, e) for s, e in w]
                 ),
-                ours_set(lambda n, r, w=windows: lambda: ours_windows(video, w, n, r)),
+                ours_set(
+                    lambda n, r, w=windows, e=per_episode: (
+                        lambda: ours_windows(video, w, n, r, per_episode=e)
+                    )
+                ),
                 repeats,
             ),
             "stats": ours_windows(video, windows, workers, None).to_dict(),
@@ -880,9 +889,11 @@ def build_result(
         "fetch_video(nframes=k) + the processor",
         "ours": "execute_windows (one open per video, frames de-duplicated across the batch, "
         "GOP-aligned lanes on `workers` decoder threads, 1 FFmpeg thread each, disposable "
-        "H.264/HEVC pictures left out of the decode) or VideoSource.overview, then "
-        "paravt.kernels.pixel_values per distinct window (Qwen3-VL, image layout) with "
-        "resize 'uint8' or 'float'; '_decode_only' stops at uint8 frames",
+        "H.264/HEVC pictures left out of the decode) or VideoSource.overview on `workers` "
+        "lanes, then the engine's paravt.agent.vision.preprocess (the kernels, Qwen3-VL, "
+        "image layout, on `workers` threads) once per episode on the windows it is the first "
+        "to get (training batch: 8 episodes x 3 calls), with resize 'uint8' or 'float'; "
+        "'_decode_only' stops at uint8 frames",
         "metrics": "wall = elapsed seconds; cpu = CPU seconds of this process's threads plus the "
         "ffprobe children; peak_rss_above_start = the process's peak resident memory "
         "during the call above its level at the call's start (5 ms sampling)",
