@@ -3,11 +3,15 @@
 Same process, same video, per codec. Each row is a long video built at benchmark time from the
 real clips in ``../shared/videos`` (concatenated, scaled to 1280x720 @ 30, looped): a 30 s unit
 is encoded with the row's encoder settings (``CODECS``: x264 ``medium`` and ``veryfast`` with
-B-frames and 10 s / 5 s GOPs, HEVC with libx265, VP9 with libvpx-vp9) and stream-copied end to
+B-frames and 10 s / 5 s GOPs, x264 ``veryfast`` with an exact 2 s GOP, HEVC with libx265, VP9
+with libvpx-vp9) and stream-copied end to
 end to ``--minutes`` (the unit is a whole number of GOPs, so the long file has the GOP structure
 of one long encode, without encoding for ten minutes). ``testsrc2`` (synthetic, unusually cheap
-to decode) is kept as one row. A row whose encoder this machine lacks, or whose video does not
-decode, is skipped with the reason in the JSON; the run goes on.
+to decode) is kept as one row. A row whose encoder this machine lacks, whose video does not
+decode, or that fails anywhere later (a file that opens but breaks mid-decode, a path that
+raises) is skipped with the reason in the JSON (``{"skipped": "<Type>: <message>"}``, the
+traceback on stderr); the run goes on, and the JSON is rewritten after every row
+(``"complete": false`` until the last).
 
 Reference (docs/PREPROCESSING.md §7, ParaVT's released path): per crop_video call an ``ffprobe``
 subprocess for the duration, then ``qwen_vl_utils.fetch_video`` (torchcodec backend, decoder
@@ -17,9 +21,11 @@ factor 28), then the HF Qwen3-VL image processor on those frames (``pixel_values
 
 Ours: one ``execute_windows`` batch (each video opened once, frames de-duplicated across calls,
 GOP-aligned lanes on ``workers`` decoders, disposable H.264/HEVC pictures left out of the decode)
-or ``VideoSource.overview`` (``exact`` and ``keyframe``), then ``paravt.kernels.pixel_values``
-on each distinct window once, as the engine runs them, with both resize arithmetics (``uint8``,
-the CPU default, and ``float``); ``decode_only`` stops at uint8 frames.
+or ``VideoSource.overview`` (``exact`` and ``keyframe``, on ``workers`` lanes), then the engine's
+own ``paravt.agent.vision.preprocess`` (the kernels, every frame an image, on
+``preprocess_lanes(workers)`` threads) as the engine calls it: once per episode, on the windows
+that episode is the first to get (the training batch: 8 episodes of 3 calls), with both resize
+arithmetics (``uint8``, the CPU default, and ``float``); ``decode_only`` stops at uint8 frames.
 
 Cases: five windows of 10-30 s; a training-shaped batch (8 generations x 3 calls drawn from 6
 distinct windows); 64-frame overviews. Runs are interleaved (reference, then each of ours) so
@@ -37,6 +43,7 @@ the two (see benchmarks/README.md, "Core scaling"); the other rows run on the la
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -47,6 +54,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Self
@@ -73,6 +81,13 @@ CODECS: dict[str, dict] = {
         "encoder": "libx264", "args": ["-preset", "veryfast"], "gop_s": 5,  # 3 B-frames, pyramid
         "source": "footage", "ext": "mp4",
     },
+    "x264_veryfast_gop2": {
+        "encoder": "libx264", "args": ["-preset", "veryfast", "-sc_threshold", "0"], "gop_s": 2,
+        "source": "footage", "ext": "mp4",
+        "note": "-sc_threshold 0: no scene-cut keyframes, so every GOP is exactly gop_s (the "
+                "other x264 rows keep x264's scene-cut keyframes, as their committed results "
+                "were encoded: 160 keyframes in 600 s at a 5 s GOP, not 120)",
+    },
     "x265": {
         "encoder": "libx265", "args": ["-preset", "veryfast", "-x265-params", "log-level=error"],
         "gop_s": 5, "source": "footage", "ext": "mp4",
@@ -93,6 +108,16 @@ class RowSkipped(Exception):
     """This row cannot run here (encoder missing, clip missing, video not decodable)."""
 
 
+def failure_reason(e: BaseException) -> str:
+    """``"<Type>: <message>"`` of a row's failure, and of the error it was raised while handling
+    (qwen-vl-utils hides torchcodec's error behind its torchvision fallback's)."""
+    reason = f"{type(e).__name__}: {e}"
+    inner = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+    if inner is not None:
+        reason += f" (while handling {type(inner).__name__}: {inner})"
+    return reason
+
+
 # -- the long videos --------------------------------------------------------------------------
 def _ffmpeg() -> str:
     exe = shutil.which("ffmpeg")
@@ -107,9 +132,14 @@ def _run(cmd: list[str]) -> None:
         raise RowSkipped(f"ffmpeg failed ({done.returncode}): {done.stderr.strip()[-300:]}")
 
 
+def settings_tag(*settings: object) -> str:
+    """8 hex digits naming the settings a cached file was made with: change an encoder argument
+    (or the GOP, size, clips) and the file gets a new name, so it is encoded again."""
+    return hashlib.sha1(json.dumps(settings, default=str).encode()).hexdigest()[:8]
+
+
 def footage_pieces(cache: Path, size: str = SIZE) -> tuple[Path, list[str]]:
     """The real clips back to back at ``size`` @ 30 (near-lossless x264), made once."""
-    out = cache / f"footage_pieces_{size}_{FPS}fps.mkv"
     clips = [SHARED_VIDEOS / name for name in FOOTAGE_CLIPS]
     missing = [str(c) for c in clips if not c.is_file()]
     if missing:
@@ -123,8 +153,10 @@ def footage_pieces(cache: Path, size: str = SIZE) -> tuple[Path, list[str]]:
     cmd = [_ffmpeg(), "-y", "-loglevel", "error"]
     for c in clips:
         cmd += ["-i", str(c)]
-    cmd += ["-filter_complex", graph, "-map", "[v]", "-an", "-c:v", "libx264", "-preset",
-            "ultrafast", "-crf", "8"]  # fmt: skip
+    encode = ["-filter_complex", graph, "-map", "[v]", "-an", "-c:v", "libx264", "-preset",
+              "ultrafast", "-crf", "8"]  # fmt: skip
+    cmd += encode
+    out = cache / f"footage_pieces_{size}_{FPS}fps_{settings_tag(FOOTAGE_CLIPS, encode)}.mkv"
     if not out.is_file():
         _run(cmd + [str(out.with_suffix(".part.mkv"))])
         out.with_suffix(".part.mkv").rename(out)
@@ -138,16 +170,20 @@ def ensure_video(
     spec = CODECS[codec]  # an encoder this ffmpeg lacks fails the encode: RowSkipped, its words
     cache.mkdir(parents=True, exist_ok=True)
     seconds = round(minutes * 60)
-    out = cache / f"{codec}_{seconds}s_unit{unit_seconds}s_{size}_{FPS}fps.{spec['ext']}"
     gop = (
         ["-g", str(spec["gop_s"] * FPS), "-keyint_min", str(spec["gop_s"] * FPS)]
         if spec["gop_s"]
         else []
     )
     encode = [*gop, "-c:v", spec["encoder"], *spec["args"], "-pix_fmt", "yuv420p", "-an"]
+    # the cached files' names carry the encode settings: a changed argument encodes anew
+    tag = settings_tag(spec["source"], encode, FOOTAGE_CLIPS if spec["source"] == "footage" else [])
+    out = cache / f"{codec}_{seconds}s_unit{unit_seconds}s_{size}_{FPS}fps_{tag}.{spec['ext']}"
     info = {"encoder": spec["encoder"], "encoder_args": spec["args"], "gop_s": spec["gop_s"],
             "source": spec["source"], "seconds": seconds, "unit_s": unit_seconds,
-            "size": size, "fps": FPS}  # fmt: skip
+            "size": size, "fps": FPS, "settings_tag": tag}  # fmt: skip
+    if "note" in spec:
+        info["note"] = spec["note"]
     t0 = time.perf_counter()
     if spec["source"] == "testsrc2":
         cmd = [_ffmpeg(), "-y", "-loglevel", "error", "-f", "lavfi", "-i",
@@ -157,13 +193,13 @@ def ensure_video(
         info["commands"] = [cmd + [str(out)]]
     else:
         pieces, pieces_cmd = footage_pieces(cache, size)
-        unit = cache / f"{codec}_unit{unit_seconds}s_{size}.{spec['ext']}"
+        unit = cache / f"{codec}_unit{unit_seconds}s_{size}_{tag}.{spec['ext']}"
         unit_cmd = [_ffmpeg(), "-y", "-loglevel", "error", "-stream_loop", "-1", "-i", str(pieces),
                     "-t", str(unit_seconds), *encode, "-threads", "2"]  # fmt: skip
         if not unit.is_file():
             _run(unit_cmd + [str(unit.with_suffix(".part." + spec["ext"]))])
             unit.with_suffix(".part." + spec["ext"]).rename(unit)
-        listing = cache / f"{codec}_{seconds}s_unit{unit_seconds}s.concat.txt"
+        listing = cache / f"{codec}_{seconds}s_unit{unit_seconds}s_{tag}.concat.txt"
         repeats = -(-seconds // unit_seconds)
         listing.write_text("".join(f"file '{unit.name}'\n" for _ in range(repeats)))
         concat_cmd = [_ffmpeg(), "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i",
@@ -254,21 +290,15 @@ def resize_like_reference(frames: torch.Tensor) -> torch.Tensor:
 
 
 def ours_pixel_values(windows: list[torch.Tensor], resize: str, workers: int) -> None:
-    """``paravt.kernels.pixel_values`` per distinct window (as the engine does), on ``workers``
-    threads when there are several windows (torch releases the GIL in the resize)."""
-    from paravt.kernels import pixel_values
+    """The engine's ``agent.vision.preprocess`` on every frame of ``windows`` (one image each, at
+    the budget), in one call with the engine's ``workers`` (the crop workers: thread lanes)."""
+    from types import SimpleNamespace
 
-    def one(frames: torch.Tensor):
-        return pixel_values(frames, ARCH, MIN_PIXELS, MAX_PIXELS, layout="image", resize=resize)
+    from paravt.agent.records import ImageItem
+    from paravt.agent.vision import preprocess
 
-    if workers > 1 and len(windows) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as ex:
-            list(ex.map(one, windows))
-    else:
-        for frames in windows:
-            one(frames)
+    items = [ImageItem(f, 0.0, "tool", MIN_PIXELS, MAX_PIXELS) for w in windows for f in w]
+    preprocess(items, SimpleNamespace(arch=ARCH), workers=workers, resize=resize)
 
 
 def ours_windows(
@@ -278,8 +308,11 @@ def ours_windows(
     resize: str | None,
     threads: int = 1,
     skip: bool = True,
+    per_episode: int | None = None,
 ):
-    """``execute_windows``, then (``resize`` not None) ``pixel_values`` of each distinct window."""
+    """``execute_windows``, then (``resize`` not None) the engine's preprocessing: the calls in
+    episodes of ``per_episode`` (None: one episode), each episode preprocessing in one call the
+    windows no earlier episode had (identical windows share one tensor and its rows)."""
     from paravt.tools import CropConfig, WindowRequest, execute_windows
 
     reqs = [WindowRequest(str(path), {"start_time": s, "end_time": e}) for s, e in windows]
@@ -287,9 +320,15 @@ def ours_windows(
         reqs, CropConfig(workers=workers, decoder_threads=threads, skip_disposable=skip)
     )
     assert all(r.ok for r in batch.results), [r.error for r in batch.results if not r.ok]
-    if resize is not None:  # identical windows share a tensor: each distinct one once
-        distinct = list({id(r.frames): r.frames for r in batch.results}.values())
-        ours_pixel_values(distinct, resize, workers)
+    if resize is not None:
+        step = per_episode or len(batch.results)
+        done: set[int] = set()
+        for at in range(0, len(batch.results), step):
+            new = {id(r.frames): r.frames for r in batch.results[at : at + step]}
+            todo = [f for key, f in new.items() if key not in done]
+            done.update(new)
+            if todo:
+                ours_pixel_values(todo, resize, workers)
     return batch.stats
 
 
@@ -299,9 +338,9 @@ def ours_overview(
     from paravt.video import VideoSource
 
     src = VideoSource(path, num_threads=threads)
-    frames = src.overview(k, mode, workers=workers)
-    if resize is not None:  # the frames in ``workers`` chunks on as many threads
-        ours_pixel_values(list(frames.data.chunk(workers)), resize, workers)
+    frames = src.overview(k, mode, workers=workers)  # as the engine: the crop workers' lanes
+    if resize is not None:  # one preprocess call, as an episode's first request makes
+        ours_pixel_values([frames.data], resize, workers)
     return len(frames)
 
 
@@ -439,11 +478,16 @@ def run_case(
 def pick_windows(
     rng: random.Random, duration: float, n: int, lengths: tuple[float, ...] = (10, 15, 20, 25, 30)
 ) -> list[tuple[float, float]]:
+    """``n`` random windows of the given lengths inside ``[0, duration]``, starting at least 1 s
+    before the end where the video allows. A video shorter than a length gets the whole video
+    (start 0, end ``duration``) instead of a window that starts before 0 or ends past the end.
+    On a video longer than every length plus 1 s the draws are those of the unclamped rule, so
+    the committed rows keep their windows."""
     out = []
     for _ in range(n):
-        length = rng.choice(lengths)
-        start = round(rng.uniform(0, duration - length - 1), 1)
-        out.append((start, start + length))
+        length = min(rng.choice(lengths), max(duration, 0.0))
+        start = round(rng.uniform(0, max(0.0, duration - length - 1)), 1)
+        out.append((start, round(min(start + length, duration), 3)))
     return out
 
 
@@ -566,9 +610,9 @@ def run_row(video: Path, args, cores: int, workers: int, cases_wanted: str) -> d
         ours_overview(video, 4, "exact", 1, "uint8")
 
     cases: dict[str, dict] = {}
-    for name, windows, repeats, target in (
-        ("five_windows", five, args.repeats, 2.0),
-        ("training_batch", calls24, args.slow_repeats, 6.0),
+    for name, windows, repeats, target, per_episode in (
+        ("five_windows", five, args.repeats, 2.0, None),  # one episode, five calls
+        ("training_batch", calls24, args.slow_repeats, 6.0, 3),  # 8 generations x 3 calls
     ):
         if name not in wanted:
             continue
@@ -580,7 +624,11 @@ def run_row(video: Path, args, cores: int, workers: int, cases_wanted: str) -> d
                 lambda w=windows: reference_pixel_values(
                     [reference_call(video, s, e) for s, e in w]
                 ),
-                ours_set(lambda n, r, w=windows: lambda: ours_windows(video, w, n, r)),
+                ours_set(
+                    lambda n, r, w=windows, e=per_episode: (
+                        lambda: ours_windows(video, w, n, r, per_episode=e)
+                    )
+                ),
                 repeats,
             ),
             "stats": ours_windows(video, windows, workers, None).to_dict(),
@@ -723,10 +771,30 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: dict[str, dict] = {}
     plan = [(c, None) for c in args.codecs.split(",") if c.strip()]
+    import qwen_vl_utils  # noqa: F401 - the reference path: missing, nothing here can run
+    import torchcodec
+    import transformers
+
+    versions = {
+        "torch": torch.__version__,
+        "torchcodec": torchcodec.__version__,
+        "transformers": transformers.__version__,
+    }
+
+    def write(complete: bool) -> dict:
+        """The JSON as it stands (after every row, so an aborted run keeps its finished rows)."""
+        result = build_result(args, argv, rows, t_start, load_start, allowed, versions, complete)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        part = args.out.with_name(args.out.name + ".part")
+        part.write_text(json.dumps(result, indent=2) + "\n")
+        part.replace(args.out)
+        return result
+
     if args.video is not None:
         plan.append((f"file:{args.video.name}", args.video.resolve()))
     for codec, given in plan:
         counts = core_counts if (codec in scaling or given is not None) else [top]
+        made: dict | None = None
         try:
             if given is None and codec not in CODECS:
                 raise RowSkipped(f"unknown codec row {codec!r}; choose from {list(CODECS)}")
@@ -744,12 +812,19 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     cases = args.cases if (codec in full or given) else args.short_cases
                 per_cores[f"cores{n}"] = {"cpus": cpus, **run_row(video, args, n, workers, cases)}
-            pin_cores(allowed)
             rows[codec] = {"encoding": made, **per_cores}
         except RowSkipped as e:
             print(f"row {codec} skipped: {e}", file=sys.stderr)
             rows[codec] = {"skipped": str(e)}
+        except Exception as e:  # noqa: BLE001 - a row's failure (a file that opens but fails to
+            # decode later, a path that raises) skips that row with the reason; the run goes on
+            print(f"row {codec} failed, skipped; what was caught:", file=sys.stderr)
+            traceback.print_exception(e, file=sys.stderr)
+            rows[codec] = {"skipped": failure_reason(e)}
+        finally:
             pin_cores(allowed)
+        if made is not None and "skipped" in rows[codec]:
+            rows[codec]["encoding"] = made
         if len(counts) >= 2 and 1 in counts and 2 in counts and "skipped" not in rows[codec]:
             one, two = rows[codec]["cores1"]["cases"], rows[codec]["cores2"]["cases"]
             pred = {}
@@ -775,54 +850,9 @@ def main(argv: list[str] | None = None) -> int:
                     if k != "reference" and v["predicted_wall_s"] > 0
                 }
             rows[codec][f"predicted_cores{args.predict_cores}"] = pred
+        write(complete=False)
 
-    load_end = os.getloadavg()
-    cpus = os.cpu_count() or 1
-    import qwen_vl_utils  # noqa: F401
-    import torchcodec
-    import transformers
-
-    result = {
-        "benchmark": "tool_exec",
-        "command": " ".join(
-            [Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])
-        ),
-        "reference": "per call: ffprobe subprocess + qwen_vl_utils.fetch_video (torchcodec backend, "
-        "decoder opened per call, exact mode, resize at factor 28 to min/max pixels "
-        "784/50176) + the HF Qwen3-VL image processor on those frames; overview: "
-        "fetch_video(nframes=k) + the processor",
-        "ours": "execute_windows (one open per video, frames de-duplicated across the batch, "
-        "GOP-aligned lanes on `workers` decoder threads, 1 FFmpeg thread each, disposable "
-        "H.264/HEVC pictures left out of the decode) or VideoSource.overview, then "
-        "paravt.kernels.pixel_values per distinct window (Qwen3-VL, image layout) with "
-        "resize 'uint8' or 'float'; '_decode_only' stops at uint8 frames",
-        "metrics": "wall = elapsed seconds; cpu = CPU seconds of this process's threads plus the "
-        "ffprobe children; peak_rss_above_start = the process's peak resident memory "
-        "during the call above its level at the call's start (5 ms sampling)",
-        "targets": {
-            "five_windows": 2.0,
-            "training_batch": 6.0,
-            "overview_keyframe": 8.0,
-            "overview_exact": 1.5,
-        },
-        "core_scaling_model": predict_cores.__doc__.strip(),
-        "rows": rows,
-        "run_s": round(time.perf_counter() - t_start, 1),
-        "machine": {
-            "cpus": cpus,
-            "allowed_cpus": allowed,
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "torchcodec": torchcodec.__version__,
-            "transformers": transformers.__version__,
-            "load_avg_start": [round(x, 2) for x in load_start],
-            "load_avg_end": [round(x, 2) for x in load_end],
-            "shared": max(load_start[0], load_end[0]) > 0.5 * cpus,
-        },
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    result = write(complete=True)
     summary = {
         f"{codec}/{k}/{case}": c.get("ratio_reference_over_ours")
         for codec, row in rows.items()
@@ -834,6 +864,61 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(summary, indent=2))
     print(f"wrote {args.out} in {result['run_s']} s", file=sys.stderr)
     return 0
+
+
+def build_result(
+    args,
+    argv: list[str] | None,
+    rows: dict[str, dict],
+    t_start: float,
+    load_start: tuple[float, float, float],
+    allowed: int,
+    versions: dict[str, str],
+    complete: bool,
+) -> dict:
+    load_end = os.getloadavg()
+    cpus = os.cpu_count() or 1
+    return {
+        "benchmark": "tool_exec",
+        "command": " ".join(
+            [Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])
+        ),
+        "reference": "per call: ffprobe subprocess + qwen_vl_utils.fetch_video (torchcodec backend, "
+        "decoder opened per call, exact mode, resize at factor 28 to min/max pixels "
+        "784/50176) + the HF Qwen3-VL image processor on those frames; overview: "
+        "fetch_video(nframes=k) + the processor",
+        "ours": "execute_windows (one open per video, frames de-duplicated across the batch, "
+        "GOP-aligned lanes on `workers` decoder threads, 1 FFmpeg thread each, disposable "
+        "H.264/HEVC pictures left out of the decode) or VideoSource.overview on `workers` "
+        "lanes, then the engine's paravt.agent.vision.preprocess (the kernels, Qwen3-VL, "
+        "image layout, on `workers` threads) once per episode on the windows it is the first "
+        "to get (training batch: 8 episodes x 3 calls), with resize 'uint8' or 'float'; "
+        "'_decode_only' stops at uint8 frames",
+        "metrics": "wall = elapsed seconds; cpu = CPU seconds of this process's threads plus the "
+        "ffprobe children; peak_rss_above_start = the process's peak resident memory "
+        "during the call above its level at the call's start (5 ms sampling)",
+        "targets": {
+            "five_windows": 2.0,
+            "training_batch": 6.0,
+            "overview_keyframe": 8.0,
+            "overview_exact": 1.5,
+        },
+        "core_scaling_model": predict_cores.__doc__.strip(),
+        "rows": rows,
+        # False while the run is going (the JSON is rewritten after every row) or if it stopped
+        "complete": complete,
+        "run_s": round(time.perf_counter() - t_start, 1),
+        "machine": {
+            "cpus": cpus,
+            "allowed_cpus": allowed,
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            **versions,
+            "load_avg_start": [round(x, 2) for x in load_start],
+            "load_avg_end": [round(x, 2) for x in load_end],
+            "shared": max(load_start[0], load_end[0]) > 0.5 * cpus,
+        },
+    }
 
 
 if __name__ == "__main__":

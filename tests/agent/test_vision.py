@@ -46,3 +46,79 @@ def test_engine_builds_pixel_values_in_the_backends_dtype(q3_processor, pancake)
     )
     assert rec.pixel_values.dtype == torch.bfloat16
     assert all(r.pixel_values.dtype == torch.bfloat16 for b in backend.batches for r in b)
+
+
+def _spy_threads(monkeypatch) -> set[int]:
+    """The threads the kernels run on from now on (the real kernels, watched)."""
+    import threading
+
+    real, seen = vision._kernels_pixel_values(), set()
+
+    def kernel(*args, **kwargs):
+        seen.add(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vision, "_kernels_pixel_values", lambda: kernel)
+    return seen
+
+
+def test_threaded_preprocess_gives_the_serial_pixels(q3_processor, pancake, monkeypatch):
+    codec = ChatCodec(q3_processor)
+    with VideoSource(pancake) as src:
+        frames = src.overview(7)
+    pairs = zip(frames.data, frames.times, strict=True)
+    items = [ImageItem(f, t, "overview", 784, 50176) for f, t in pairs]
+    crop = frames.data[:, :, :120, :200]  # a window of another size and budget: a second run
+    items += [ImageItem(f, 0.0, "tool", 784, 4096) for f in crop]
+    serial_pv, serial_grid = vision.preprocess(items, codec, workers=1)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)  # OMP_NUM_THREADS=1, as on CPU
+    seen = _spy_threads(monkeypatch)
+    for workers in (2, 3, 16):
+        seen.clear()
+        pv, grid = vision.preprocess(items, codec, workers=workers)
+        assert len(seen) > 1, "the pieces did not run on several threads"
+        assert torch.equal(pv, serial_pv) and torch.equal(grid, serial_grid), workers
+    pv16, _ = vision.preprocess(items, codec, dtype=torch.bfloat16, workers=3)
+    assert torch.equal(pv16, serial_pv.to(torch.bfloat16))
+
+
+def test_preprocess_lanes_share_the_cores_with_torchs_own_threads(monkeypatch):
+    import os
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(6)), raising=False)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    assert [vision.preprocess_lanes(w) for w in (0, 1, 4)] == [6, 1, 4]
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    assert [vision.preprocess_lanes(w) for w in (0, 1, 4, 3)] == [3, 1, 2, 1]
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 6)  # torch's default: one per core
+    assert vision.preprocess_lanes(0) == 1
+
+
+def test_the_engine_resizes_on_its_crop_workers_with_the_serial_pixels(
+    q3_processor, pancake, monkeypatch
+):
+    from agent_helpers import call, small_config
+
+    from paravt.agent.backends.scripted import ScriptedBackend
+    from paravt.agent.config import CropSettings
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.agent.records import EpisodeInput
+
+    def run(workers: int):
+        crop = CropSettings(min_pixels=784, max_pixels=4096, max_frames=4, workers=workers)
+        script = [call(0, 3) + call(4, 8), "<answer>A</answer>"]
+        backend = ScriptedBackend(script, processor=q3_processor)
+        [rec] = EpisodeEngine(backend, small_config(crop=crop)).run(
+            [EpisodeInput("d", pancake, "Q?", ["a", "b"])]
+        )
+        assert rec.status == "ok", rec.error
+        return rec, [r.pixel_values for b in backend.batches for r in b]
+
+    serial, serial_rows = run(1)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    seen = _spy_threads(monkeypatch)
+    threaded, threaded_rows = run(2)
+    assert len(seen) > 1
+    assert torch.equal(threaded.pixel_values, serial.pixel_values)
+    assert len(threaded_rows) == len(serial_rows) == 2
+    assert all(torch.equal(a, b) for a, b in zip(threaded_rows, serial_rows, strict=True))

@@ -134,10 +134,24 @@ def test_hevc_is_disposable_only_for_non_reference_pictures_of_the_top_sub_layer
 
 
 #: Short clips encoded like the benchmark's rows (bench_tool_exec.CODECS, same encoders, GOPs and
-#: B-frames scaled down): 4 s, 256x144 @ 30, a keyframe every 1 s (x265: open GOP, its default).
+#: B-frames scaled down): 4 s, 256x144 @ 30, a keyframe every 1 s (the 2 s GOP row: every 2 s;
+#: x265: open GOP, its default).
 CODEC_CLIPS = {
     "x264_medium": ["-c:v", "libx264", "-preset", "medium", "-g", "30", "-bf", "3"],
     "x264_veryfast": ["-c:v", "libx264", "-preset", "veryfast", "-g", "30"],
+    # the 2 s GOP row: keyframes exactly every 2 s (no scene-cut keyframes), 2 in 4 s
+    "x264_veryfast_gop2": [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-g",
+        "60",
+        "-keyint_min",
+        "60",
+        "-sc_threshold",
+        "0",
+    ],
     "x265": ["-c:v", "libx265", "-preset", "veryfast", "-x265-params", "keyint=30:log-level=error"],
     "vp9": [
         "-c:v",
@@ -206,6 +220,32 @@ def test_batch_decode_equals_a_full_decode_on_every_benchmark_codec(media_dir, n
         data, pts = _full_decode(path, idx)
         assert r.times == pytest.approx([p - src.meta.begin for p in pts], abs=1e-9)
         assert torch.equal(r.frames, data), f"{name}: a window differs from a full decode"
+
+
+@pytest.mark.parametrize("name", sorted(CODEC_CLIPS))
+@pytest.mark.parametrize("mode", ["exact", "keyframe"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_overview_equals_a_full_decode_on_every_benchmark_codec(media_dir, name, mode, workers):
+    """The benchmark's overview cases (and the engine's overview): frame for frame what a plain
+    exact-mode decode of the same indices gives, on one decoder or GOP-aligned lanes on two."""
+    path = _codec_clip(media_dir, name)
+    src = VideoSource(path)
+    # 9 slots of 4/9 s on the 4 s clips: several per GOP (so two lanes have work), and the 1 s
+    # keyframes lie 1/9 s from a slot's centre, well inside the snapping distance of 2/9 s
+    k = 9
+    plan, _ = src.overview_plan(k, mode)
+    wanted = sorted({i for _, i in plan})
+    if mode == "keyframe" and len(src.table.keyframes) >= 4:  # the 1 s GOP clips
+        exact = {i for _, i in src.overview_plan(k, "exact")[0]}
+        assert set(wanted) - exact <= set(src.table.keyframes), wanted
+        assert len(set(wanted) - exact) >= 2, f"{name}: keyframe mode did not snap"
+    frames = src.overview(k, mode, workers=workers)
+    assert not frames.failed and frames.indices == wanted
+    data, pts = _full_decode(path, wanted)
+    assert frames.times == pytest.approx([p - src.meta.begin for p in pts], abs=1e-9)
+    assert frames.data.shape == data.shape
+    for j, i in enumerate(wanted):
+        assert torch.equal(frames.data[j], data[j]), f"{name} {mode}: frame {i} differs"
 
 
 def test_hevc_skipping_equals_a_full_decode_across_gops(media_dir):

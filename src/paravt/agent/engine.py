@@ -51,10 +51,13 @@ logger = logging.getLogger(__name__)
 class _Context:
     """The growing conversation of one agent (main or sub-agent): messages, images, tokens."""
 
-    def __init__(self, codec: Any, pixel_dtype: Any = None, pixel_device: Any = None):
+    def __init__(
+        self, codec: Any, pixel_dtype: Any = None, pixel_device: Any = None, pixel_workers: int = 1
+    ):
         self.codec = codec
         self.pixel_dtype = pixel_dtype  # the backend's choice: its model's dtype and device
         self.pixel_device = pixel_device
+        self.pixel_workers = pixel_workers  # the crop workers: CPU preprocessing's thread lanes
         self.messages: list[dict] = []
         self.images: list[ImageItem] = []
         self.token_ids: list[int] = []
@@ -97,7 +100,9 @@ class _Context:
         t0 = time.perf_counter()
         todo = [it for it in self.images if it.pixels is None]
         if todo:
-            pv, grid = preprocess(todo, self.codec, self.pixel_dtype, self.pixel_device)
+            pv, grid = preprocess(
+                todo, self.codec, self.pixel_dtype, self.pixel_device, self.pixel_workers
+            )
             offset = 0
             for it, row in zip(todo, grid, strict=True):
                 n = int(row.prod())
@@ -169,7 +174,8 @@ class EpisodeEngine:
         return self.codec.prefill(prefix) if self.codec is not None else prefix
 
     def _context(self) -> _Context:
-        return _Context(self.codec, self.pixel_dtype, self.pixel_device)
+        # images are resized on as many lanes as windows are decoded on (agent.vision)
+        return _Context(self.codec, self.pixel_dtype, self.pixel_device, self.config.crop.workers)
 
     # -- public -----------------------------------------------------------------------------
     def run(self, inputs: list[EpisodeInput]) -> list[EpisodeRecord]:
@@ -238,17 +244,21 @@ class EpisodeEngine:
         t0 = time.perf_counter()
         try:
             from paravt.video import VideoSource  # paravt.video loads torch
+            from paravt.video.parallel import resolve_workers
 
+            crop = self.config.crop  # one source serves the overview and the windows
             src = self._sources.get(path)
             if src is None:
                 self.video_opens[path] = self.video_opens.get(path, 0) + 1
-                crop = self.config.crop  # one source serves the overview and the windows
                 src = VideoSource(
                     path, num_threads=crop.decoder_threads, skip_disposable=crop.skip_disposable
                 )
                 self._sources[path] = src
             meta = src.meta
-            frames = src.overview(k, mode=self.config.overview_sampling)
+            # on the crop pool's lanes (GOP-aligned, same pixels as one decoder)
+            frames = src.overview(
+                k, mode=self.config.overview_sampling, workers=resolve_workers(crop.workers)
+            )
             # what the container said that the frames contradict (e.g. a truncated file)
             for warning in getattr(src, "open_warnings", None) or []:
                 if warning not in frames.warnings:

@@ -5,7 +5,8 @@ Every frame (overview or tool window) enters the model as its own image — one 
 generation must see the same layout the loss sees. The fused ``paravt.kernels.pixel_values`` does
 the resize + normalise + patchify when it is installed; otherwise the processor's image processor
 does the same job (slower). Consecutive images with the same size and pixel budget go through in
-one call.
+one call; on the CPU those calls are split over ``preprocess_lanes(workers)`` threads (the engine
+passes its crop workers), each image's rows the same as in one serial call.
 """
 
 from __future__ import annotations
@@ -39,8 +40,38 @@ def _runs(items: list[ImageItem]) -> list[list[ImageItem]]:
     return runs
 
 
+def _pieces(run: list[ImageItem], n: int) -> list[list[ImageItem]]:
+    """``run`` cut into ``min(n, len(run))`` contiguous pieces of near-equal length."""
+    n = max(1, min(n, len(run)))
+    size, extra = divmod(len(run), n)
+    out, at = [], 0
+    for j in range(n):
+        step = size + (1 if j < extra else 0)
+        out.append(run[at : at + step])
+        at += step
+    return out
+
+
+def preprocess_lanes(workers: int) -> int:
+    """Threads ``preprocess`` spreads CPU work over for ``workers``, counted like the crop
+    decoder pool (0: one per CPU this process may run on, ``video.parallel.resolve_workers``)
+    and divided by torch's intra-op threads: each kernel call already runs its resize on those,
+    so with torch's default (one per core) this is 1, and with ``OMP_NUM_THREADS=1`` (the
+    project's setting on CPU) it is one lane per worker."""
+    import torch
+
+    from paravt.video.parallel import resolve_workers
+
+    return max(1, resolve_workers(workers) // max(1, torch.get_num_threads()))
+
+
 def preprocess(
-    items: list[ImageItem], codec: ChatCodec, dtype: Any = None, device: Any = None
+    items: list[ImageItem],
+    codec: ChatCodec,
+    dtype: Any = None,
+    device: Any = None,
+    workers: int = 1,
+    resize: str | None = None,
 ) -> tuple[Any, Any]:
     """``(pixel_values, image_grid_thw)`` for ``items`` in order (``(None, None)`` when empty).
 
@@ -48,14 +79,23 @@ def preprocess(
     (default: where the frames are, the CPU) moves the uint8 frames first — on a GPU the kernels
     run as Triton. The grid rows are checked against each item's ``grid_thw`` (the count the
     token stream was built with), so image-pad tokens always equal vision features.
+
+    ``workers`` (1: serial; 0: one per core; the engine passes its crop workers): on the CPU,
+    with the kernels, each run of same-size images is cut into contiguous pieces that run on
+    ``preprocess_lanes(workers)`` threads (torch releases the GIL in the resize). Every image is
+    its own grid row in image layout, so the pieces' rows, joined in order, are exactly the
+    serial call's. The processor fallback and other devices stay serial. ``resize`` is the
+    kernels' resize arithmetic (None: the device's default, ``uint8`` on the CPU).
     """
     import torch
 
     if not items:
         return None, None
     kernel = _kernels_pixel_values()
-    pvs, grids = [], []
-    for run in _runs(items):
+    where = torch.device(device) if device is not None else items[0].data.device
+    lanes = preprocess_lanes(workers) if kernel is not None and where.type == "cpu" else 1
+
+    def one(run: list[ImageItem]) -> tuple[Any, Any]:
         # stack as NHWC and view back as NCHW: decoded frames are channels-last in memory, and
         # the uint8 resize is ~2x faster on that layout than on an NCHW copy
         stacked = torch.stack([it.data.permute(1, 2, 0) for it in run]).permute(0, 3, 1, 2)
@@ -63,23 +103,32 @@ def preprocess(
             stacked = stacked.to(device)
         lo, hi = run[0].min_pixels, run[0].max_pixels
         if kernel is not None:
-            pv, grid = kernel(
+            return kernel(
                 stacked,
                 arch=codec.arch,
                 min_pixels=lo,
                 max_pixels=hi,
                 layout="image",
+                resize=resize,
                 out_dtype=dtype or torch.float32,
             )
-        else:
-            out = codec.processor.image_processor(
-                images=list(stacked),
-                size={"shortest_edge": lo, "longest_edge": hi},
-                return_tensors="pt",
-            )
-            pv, grid = out["pixel_values"].to(stacked.device), out["image_grid_thw"]
-        pvs.append(pv)
-        grids.append(grid)
+        out = codec.processor.image_processor(
+            images=list(stacked),
+            size={"shortest_edge": lo, "longest_edge": hi},
+            return_tensors="pt",
+        )
+        return out["pixel_values"].to(stacked.device), out["image_grid_thw"]
+
+    jobs = [piece for run in _runs(items) for piece in _pieces(run, lanes)]
+    if lanes > 1 and len(jobs) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(lanes, len(jobs))) as pool:
+            outs = list(pool.map(one, jobs))
+    else:
+        outs = [one(run) for run in jobs]
+    pvs = [pv for pv, _ in outs]
+    grids = [grid for _, grid in outs]
     pixel_values = torch.cat(pvs)
     grid_thw = torch.cat(grids).to(torch.long)
     expected = [it.grid_thw for it in items]
