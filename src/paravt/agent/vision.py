@@ -11,6 +11,7 @@ passes its crop workers), each image's rows the same as in one serial call.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from paravt.agent.chat import ChatCodec, ChatTemplateError
@@ -60,7 +61,7 @@ def preprocess_lanes(workers: int) -> int:
     project's setting on CPU) it is one lane per worker."""
     import torch
 
-    from paravt.video.parallel import resolve_workers
+    from paravt.video.parallel import resolve_workers  # paravt.video loads torch
 
     return max(1, resolve_workers(workers) // max(1, torch.get_num_threads()))
 
@@ -121,8 +122,6 @@ def preprocess(
 
     jobs = [piece for run in _runs(items) for piece in _pieces(run, lanes)]
     if lanes > 1 and len(jobs) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(max_workers=min(lanes, len(jobs))) as pool:
             outs = list(pool.map(one, jobs))
     else:
