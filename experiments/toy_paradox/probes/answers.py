@@ -1,0 +1,57 @@
+"""Where a toy mcq answer goes wrong: perception, copying the options, or the lookup.
+
+Reads an eval folder's ``results.jsonl`` (``paravt eval --benchmark jsonl`` on the toy split)
+and splits each answer along the oracle's final think ("The windows frames show a red square.",
+the option lines restated, "The red square is option B."):
+
+- ``colour_right``: the colour named is the needle's (``sample.meta.colour``);
+- ``options_copied``: the restated option lines equal the question's;
+- ``lookup_consistent``: the letter named is the one the model's own restated list gives its
+  colour (the lookup itself, whatever the copy);
+- ``correct``: the answer scored right.
+
+    python experiments/toy_paradox/probes/answers.py OUT/eval/sft-strong-4 [...]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+COLOUR = re.compile(r"show a (\w+) square")
+#: an option line as the question writes it, or in the key form "A. blue=A"
+OPTION = re.compile(r"^([A-J])\. (\w+)(?:=[A-J])?$", re.MULTILINE)
+#: the match line: "The square is red=B.", or the older "The red square is option B." / "red is B."
+MATCH = re.compile(
+    r"^(?:The square is (\w+)=([A-J])|(?:The )?(\w+)(?: square)? is (?:option )?([A-J]))\.",
+    re.MULTILINE,
+)
+
+
+def breakdown(folder: Path) -> dict:
+    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    counts = dict.fromkeys(("colour_right", "options_copied", "lookup_consistent", "correct"), 0)
+    for row in rows:
+        text, sample = row.get("prediction") or "", row["sample"]
+        colour = COLOUR.search(text)
+        # the key form lists the options in the first turn, which the prediction (the last
+        # turn) does not hold: there the match is read against the question's own options
+        listed = OPTION.findall(text) or list(zip("ABCDEFGHIJ", sample["options"], strict=False))
+        match = MATCH.search(text)
+        counts["colour_right"] += bool(colour and colour.group(1) == sample["meta"]["colour"])
+        counts["options_copied"] += listed == list(
+            zip("ABCDEFGHIJ", sample["options"], strict=False)
+        )
+        named, letter = (
+            (match.group(1, 2) if match.group(1) else match.group(3, 4)) if match else ("", "")
+        )
+        counts["lookup_consistent"] += bool(match and dict(listed).get(letter) == named)
+        counts["correct"] += (row.get("score") or {}).get("correct") == 1.0
+    return {"eval": str(folder), "n": len(rows), **counts}
+
+
+if __name__ == "__main__":
+    for arg in sys.argv[1:]:
+        print(json.dumps(breakdown(Path(arg))))
