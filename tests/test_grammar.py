@@ -21,6 +21,7 @@ from paravt.grammar import (
     extract_answer,
     parse_turn,
 )
+from paravt.rewards import compose
 
 
 def call(s, e, **extra):
@@ -473,3 +474,35 @@ def test_a_parser_bug_is_logged_and_is_not_blamed_on_the_model(monkeypatch, capl
     assert "KeyError" in err.message and "internal error" in err.message
     [rec] = [r for r in caplog.records if r.name == "paravt.grammar"]
     assert rec.levelno == logging.ERROR and rec.exc_info[0] is KeyError
+
+
+# -- an unclosed <think> holds no answer ---------------------------------------------------------
+# What PARA-GRPO found on the toy task (experiments/toy_paradox/README.md): the policy learned to
+# name the colour inside a <think> it never closed, and the whole-text fallback read that
+# reasoning as the answer, so the option whose text it contained scored as chosen.
+HACKED = "<think>\nThe windows frames show a yellow square.\nA.\nB.\nB</answer>"
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        (HACKED, ""),
+        ("<think>\nstill thinking", ""),
+        ("<think>\nlook again<tool_call>{}</tool_call>\nC", "C"),  # text after the block
+        ("<think>\ndone</think>\nB", "B"),
+        ("pre-filled opener</think>D", "D"),
+        ("no tags at all: B", "no tags at all: B"),
+    ],
+)
+def test_an_unclosed_think_is_reasoning_not_an_answer(text, answer):
+    assert extract_answer(text) == answer
+
+
+def test_an_option_named_in_unclosed_reasoning_earns_no_accuracy():
+    options = ["blue", "yellow", "red", "cyan"]
+    score = compose("", HACKED, None, "B", "mcq", options)
+    assert score.acc == 0.0
+    assert (
+        compose("", "<think>\nyellow</think>\n<answer>B</answer>", None, "B", "mcq", options).acc
+        == 1.0
+    )

@@ -499,8 +499,10 @@ def _answer(
         rest = [(s - t.end, e - t.end) for s, e in block_spans if s >= t.end]
         body = _remove_spans(text[t.end :], rest)
         return _clean_answer(_TAG_RE.sub("", body)), True, False
-    closers = [t for t in tags if t.name == "think" and t.closing]
-    after = closers[-1].end if closers else 0
+    # after the last reasoning region: a <think> never closed is reasoning up to the next tool
+    # block or the end, never an answer (else a model that names an option while thinking and
+    # never answers is scored as if it had answered; RL learned exactly that, docs/ANSWERS.md)
+    after = max((e for _, e in thinks), default=0)
     rest = [(max(s, after) - after, e - after) for s, e in block_spans if e > after]
     body = _remove_spans(text[after:], rest)
     return _clean_answer(_TAG_RE.sub("\n", body)), False, False

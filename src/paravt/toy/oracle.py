@@ -121,16 +121,14 @@ class ToyOracleBackend:
             and offered
             and _unit(self.seed, episode, "tools") < self.tool_prior
         ):
-            full = self._sweep(duration, options)
+            full = self._sweep(duration)
         else:
-            # the option key goes in the first turn: a direct answer lists it beside its
-            # match, a sweep lists it before the calls and the answer turn matches against it
-            full = self._answer(options, req.images, duration, episode, key=req.turn == 0)
+            full = self._answer(options, req.images, duration, episode)
         if _unit(self.seed, episode, "noise", req.turn) < self.format_noise:
             full = self._break(full, episode, req.turn)
         return full.removeprefix(req.prefill)
 
-    def _sweep(self, duration: float, options: dict) -> str:
+    def _sweep(self, duration: float) -> str:
         calls = [
             "<tool_call>\n"
             + json.dumps(
@@ -143,17 +141,13 @@ class ToyOracleBackend:
             for s, e in tiling_windows(duration, self.n_windows)
         ]
         think = (
-            "<think>\n"
-            + option_key(options)
-            + "The square is on screen for a few seconds only, so the overview frames can "
+            "<think>\nThe square is on screen for a few seconds only, so the overview frames can "
             f"miss it. The video is {duration:.0f} s long: I sweep it with {self.n_windows} "
             "windows at once.\n</think>\n"
         )
         return think + "\n".join(calls)
 
-    def _answer(
-        self, options: dict, images: list, duration: float, episode: str, key: bool = True
-    ) -> str:
+    def _answer(self, options: dict, images: list, duration: float, episode: str) -> str:
         seen: dict[float, str | None] = {}
         for it in sorted(images, key=lambda it: it.time):
             seen.setdefault(round(float(it.time), 3), needle_colour(it.data))
@@ -170,9 +164,11 @@ class ToyOracleBackend:
         if options:
             letters = [k for k, v in options.items() if hits and v.strip().lower() == colour]
             if letters:
-                # the match, in the key's own form: "red=" occurs once before, in the key,
-                # so the letter is the token that followed it there (docs/TOY_TASK.md)
-                reason += f"\nThe square is {colour}={letters[0]}."
+                # the options restated next to the answer, then the match: the letter becomes a
+                # lookup in the last few lines instead of in the question hundreds of tokens
+                # back, which a 5 M model did not learn (docs/TOY_TASK.md, "The oracle")
+                listed = "\n".join(f"{k}. {options[k]}" for k in sorted(options))
+                reason += f"\n{listed}\nThe {colour} square is option {letters[0]}."
             else:
                 keys = sorted(options)
                 letters = [keys[int(_unit(self.seed, episode, "guess") * len(keys))]]
@@ -180,8 +176,7 @@ class ToyOracleBackend:
         else:
             s, e = self._span(seen, duration)
             answer = f"[{s:.1f}, {e:.1f}]"
-        head = option_key(options) if key else ""
-        return f"<think>\n{head}{reason}\n</think>\n<answer>{answer}</answer>"
+        return f"<think>\n{reason}\n</think>\n<answer>{answer}</answer>"
 
     def _span(self, seen: dict[float, str | None], duration: float) -> tuple[float, float]:
         """The needle's span from which sampled frames show it and which do not.
@@ -223,19 +218,6 @@ class ToyOracleBackend:
         if not hits:
             return "Only a moving grey background; no coloured square."
         return f"A {hits[0][1]} square is visible from {hits[0][0]:.1f}s to {hits[-1][0]:.1f}s."
-
-
-def option_key(options: dict) -> str:
-    """The options as the question lists them, each line closed by its own letter
-    (``A. blue=A``), one line each; empty without options.
-
-    Why: a 5 M model matched the colour it had read to the option letter barely above chance
-    when the match was a search ("which line holds red, and which letter starts it?"), even a
-    few lines away (docs/TOY_TASK.md). Copying the question's lines is what it does well, and
-    closing each line with its letter is a copy from three tokens back; the answer turn's
-    "red=" then occurs once before, here, and the letter is the token that followed it: the
-    pattern an induction head completes."""
-    return "".join(f"{k}. {options[k]}={k}\n" for k in sorted(options))
 
 
 def episode_reward(record: Any, cfg: RewardConfig | None = None) -> RewardBreakdown:
