@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
+
 import torch
 
 from paravt.agent import vision
@@ -49,13 +52,18 @@ def test_engine_builds_pixel_values_in_the_backends_dtype(q3_processor, pancake)
 
 
 def _spy_threads(monkeypatch) -> set[int]:
-    """The threads the kernels run on from now on (the real kernels, watched)."""
-    import threading
+    """The threads the kernels run on from now on (the real kernels, watched).
 
+    The first two calls meet at a barrier before they run, so two of them must be in flight at
+    once: on a busy machine one pool thread could otherwise take every piece in turn, and a
+    serial path times the barrier out (``BrokenBarrierError``) instead of passing."""
     real, seen = vision._kernels_pixel_values(), set()
+    gate, calls = threading.Barrier(2, timeout=30), itertools.count()
 
     def kernel(*args, **kwargs):
         seen.add(threading.get_ident())
+        if next(calls) < 2:
+            gate.wait()
         return real(*args, **kwargs)
 
     monkeypatch.setattr(vision, "_kernels_pixel_values", lambda: kernel)
