@@ -114,7 +114,10 @@ def smoke_run(tmp_path_factory, shared_videos):
 
     run_dir = tmp_path_factory.mktemp("smoke") / "run"
     cfg = load_command_config(
-        "cpu-smoke", smoke_overrides(run_dir, shared_videos, "trainer.sampling_logprobs=true")
+        "cpu-smoke",
+        smoke_overrides(
+            run_dir, shared_videos, "trainer.sampling_logprobs=true", "engine.max_new_tokens=32"
+        ),
     )
     probe = Probe()
     summary = run_training(cfg, on_trainer=probe.attach)

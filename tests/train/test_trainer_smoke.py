@@ -52,7 +52,9 @@ def test_tool_turn_tokens_are_masked_out_of_the_loss(smoke_run):
             assert 0 < sum(mask) < len(comp)  # generated turns train, the tool turn does not
             ids = torch.tensor(comp)
             m = torch.tensor(mask)
-            assert (ids == resp_open).any() and not m[ids == resp_open].any()
+            # the engine's tool turn opens with <tool_response> and is masked (the sampled turns
+            # of a random model may hold that token too, and those are trained as generated)
+            assert (ids[m == 0] == resp_open).any()
             assert not m[ids == image_pad].any()  # tool frames are context, never targets
             assert m[ids == call_close].all()  # the model's own structural tokens are trained
             assert out["tool_mask"][i, len(comp) :].sum() == 0  # padding never trains
