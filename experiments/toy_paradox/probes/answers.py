@@ -8,7 +8,9 @@ the option lines restated, "The red square is option B."):
 - ``options_copied``: the restated option lines equal the question's;
 - ``lookup_consistent``: the letter named is the one the model's own restated list gives its
   colour (the lookup itself, whatever the copy);
-- ``correct``: the answer scored right.
+- ``correct``: the answer scored right, as stored when the eval ran;
+- ``correct_now``: the prediction read again with the current answer rules
+  (``answer_text`` + ``extract_mcq_letter``), e.g. for results scored before a rule changed.
 
     python experiments/toy_paradox/probes/answers.py OUT/eval/sft-strong-4 [...]
 """
@@ -19,6 +21,9 @@ import json
 import re
 import sys
 from pathlib import Path
+
+from paravt.rewards import answer_text
+from paravt.rewards.answers import extract_mcq_letter
 
 COLOUR = re.compile(r"show a (\w+) square")
 #: an option line as the question writes it, or in the key form "A. blue=A"
@@ -32,16 +37,18 @@ MATCH = re.compile(
 
 def breakdown(folder: Path) -> dict:
     rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
-    counts = dict.fromkeys(("colour_right", "options_copied", "lookup_consistent", "correct"), 0)
+    counts = dict.fromkeys(
+        ("colour_right", "options_copied", "lookup_consistent", "correct", "correct_now"), 0
+    )
     for row in rows:
         text, sample = row.get("prediction") or "", row["sample"]
         colour = COLOUR.search(text)
-        # the key form lists the options in the first turn, which the prediction (the last
-        # turn) does not hold: there the match is read against the question's own options
-        listed = OPTION.findall(text) or list(zip("ABCDEFGHIJ", sample["options"], strict=False))
+        written = OPTION.findall(text)
+        # a turn that lists no options is matched against the question's own
+        listed = written or list(zip("ABCDEFGHIJ", sample["options"], strict=False))
         match = MATCH.search(text)
         counts["colour_right"] += bool(colour and colour.group(1) == sample["meta"]["colour"])
-        counts["options_copied"] += listed == list(
+        counts["options_copied"] += written == list(
             zip("ABCDEFGHIJ", sample["options"], strict=False)
         )
         named, letter = (
@@ -49,6 +56,8 @@ def breakdown(folder: Path) -> dict:
         )
         counts["lookup_consistent"] += bool(match and dict(listed).get(letter) == named)
         counts["correct"] += (row.get("score") or {}).get("correct") == 1.0
+        letter = extract_mcq_letter(answer_text(text), sample["options"])
+        counts["correct_now"] += letter == sample["answer"]
     return {"eval": str(folder), "n": len(rows), **counts}
 
 
