@@ -38,6 +38,11 @@ def test_missing_encoder_undecodable_file_and_unknown_row_are_skipped_with_reaso
     assert "libnosuchcodec" in rows["no_such_encoder"]["skipped"]
     assert "unknown codec row 'not_a_row'" in rows["not_a_row"]["skipped"]
     assert rows["file:notes.mp4"]["skipped"].startswith(f"cannot decode {not_video}")
+    machine = json.loads(out.read_text())["machine"]
+    # other processes' CPU (machine busy time less this run's own): a number, and the flag
+    # follows it, not the load average, which counts the benchmark's own threads
+    assert machine["foreign_cpu_share"] >= 0
+    assert machine["shared"] is (machine["foreign_cpu_share"] > bench.SHARED_SHARE)
 
 
 def _truncated_mp4(folder: Path) -> Path:
