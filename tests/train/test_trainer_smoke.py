@@ -162,3 +162,37 @@ def test_image_token_feature_mismatch_is_refused(smoke_run):
     rec.image_grid_thw = None
     with pytest.raises(FeatureMismatchError, match="no image features"):
         probe.trainer._row_from_record(rec)
+
+
+def test_gradient_accumulation_rolls_out_once_per_step_and_splits_the_loss(
+    tmp_path, shared_videos, train_probe, smoke_args
+):
+    """4 episodes a step as 2 micro-batches of 2: one rollout of all 4 per optimizer step (the
+    group advantage needs the whole group), then 2 loss forwards of 2 episodes each. The toy
+    experiment's RL runs this way to stay in memory at K = 64."""
+    from paravt.train.run import load_command_config, run_training
+
+    run_dir = tmp_path / "run"
+    cfg = load_command_config(
+        "cpu-smoke",
+        smoke_args(
+            run_dir,
+            shared_videos,
+            "engine.max_new_tokens=32",
+            "trainer.max_steps=2",
+            "trainer.per_device_train_batch_size=2",
+            "trainer.gradient_accumulation_steps=2",
+        ),
+    )
+    probe = train_probe()
+    summary = run_training(cfg, on_trainer=probe.attach)
+    assert summary["global_step"] == 2
+    assert [len(ro["records"]) for ro in probe.rollouts] == [4, 4]
+    assert len(probe.loss_image_rows) == 4  # 2 steps x 2 micro-batches
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    for ro in probe.rollouts:  # both members of a group in the one rollout, with one K
+        ks = defaultdict(set)
+        for inp in ro["episode_inputs"]:
+            ks[inp.id].add(inp.frames_k)
+        assert sorted(len(v) for v in ks.values()) == [1, 1]

@@ -1,16 +1,23 @@
-"""A text-only drill of the option lookup: option keys, then many matches, loss on the letters.
+"""A text-only drill of the option lookup: option lists, then matches, loss on the letters only.
 
-Why: in a toy episode the letter is one loss token among ~40 to ~150, and the model did not
+Why: in a toy episode the letter is one loss token among ~40 to ~150, and the 5 M model did not
 learn to match a colour to its option letter in 400 warm-up steps (20 of 60 held-out still
-clips right, colour read right 55-57 times; README, "The letter"). Here every sequence holds a
-key (``A. blue=A`` ..., the key form the oracle tried) and a dozen matches in the oracle's form
-(``The square is red=B.``), each letter a loss token, so one step carries a dozen lookups
-instead of one. Nothing else about the task is taught: no frames, no protocol text.
+clips right while the colour was read right 55-57 times; README, "The letter"). Here every
+sequence holds a dozen lookups instead of one, and nothing else is taught: no frames, no
+protocol text. Two forms:
 
-    python experiments/toy_paradox/probes/lookup_drill.py --model IN --out OUT --steps 300
+- ``oracle`` (default): what the oracle writes at the end of its final think, the options
+  restated and then the match (``A. blue`` ... ``The red square is option B.``). A sequence
+  holds ``blocks`` option lists, each followed by ``matches`` lookups.
+- ``key``: one key ``A. blue=A`` ... then lookups ``The square is red=B.``, the induction-friendly
+  form tried once in the oracle and reverted (README).
 
-Writes the drilled model to OUT (a model folder ``paravt sft --set model=OUT`` starts from) and
-``OUT/drill.json`` (settings, the letter accuracy on fresh held-out keys every 25 steps).
+    python experiments/toy_paradox/probes/lookup_drill.py --model tiny:qwen3-vl:toy --out OUT
+
+``--model`` is a model folder or ``tiny:<arch>:<preset>`` (built into OUT/init). Writes the drilled
+model to OUT (a folder ``paravt sft`` starts from) and ``OUT/drill.json``: the settings, and the
+letter accuracy on fresh held-out sequences every ``eval_every`` steps, both over all lookups and
+over the first lookup after each list (the exact oracle form).
 """
 
 from __future__ import annotations
@@ -25,83 +32,124 @@ import torch
 from transformers import AutoModelForImageTextToText, AutoProcessor
 
 from paravt.toy.task import PALETTE
+from paravt.train.run import resolve_model
 
 LETTERS = "ABCD"
 
 
-def option_key(options: dict) -> str:
-    """The options as the question lists them, each line closed by its own letter (``A. blue=A``):
-    the key form tried in the oracle and reverted, since on the still clips it was matched no
-    better than the restated options (20 of 60 either way; README, "The letter")."""
-    return "".join(f"{k}. {options[k]}={k}\n" for k in sorted(options))
+def options_of(rng: random.Random) -> dict[str, str]:
+    return dict(zip(LETTERS, rng.sample(list(PALETTE), len(LETTERS)), strict=True))
 
 
-def sequence(rng: random.Random, tok, matches: int) -> tuple[list[int], list[int]]:
-    """One key and ``matches`` lookups: (input ids, labels with -100 off the letters)."""
-    colours = rng.sample(list(PALETTE), len(LETTERS))
-    options = dict(zip(LETTERS, colours, strict=True))
-    ids = tok.encode(option_key(options), add_special_tokens=False)
-    labels = [-100] * len(ids)
-    for _ in range(matches):
-        letter = rng.choice(LETTERS)
-        head = tok.encode(f"The square is {options[letter]}=", add_special_tokens=False)
-        tail = tok.encode(f"{letter}.\n", add_special_tokens=False)
-        ids += head + tail
-        labels += [-100] * len(head) + [tail[0]] + [-100] * (len(tail) - 1)
-    return ids, labels
+class Builder:
+    """Token ids and labels of drill sequences; a label is -100 except on the letters."""
 
+    def __init__(self, tok, form: str, blocks: int, matches: int):
+        self.tok, self.form, self.blocks, self.matches = tok, form, blocks, matches
 
-def batch(rng: random.Random, tok, size: int, matches: int) -> tuple[torch.Tensor, torch.Tensor]:
-    pairs = [sequence(rng, tok, matches) for _ in range(size)]
-    width = max(len(i) for i, _ in pairs)
-    ids = torch.full((size, width), tok.pad_token_id or 0)
-    labels = torch.full((size, width), -100)
-    for row, (i, lab) in enumerate(pairs):
-        ids[row, : len(i)] = torch.tensor(i)
-        labels[row, : len(lab)] = torch.tensor(lab)
-    return ids, labels
+    def _enc(self, text: str) -> list[int]:
+        return self.tok.encode(text, add_special_tokens=False)
+
+    def _text(self, ids: list[int], labels: list[int], text: str) -> None:
+        piece = self._enc(text)
+        ids += piece
+        labels += [-100] * len(piece)
+
+    def _letter(self, ids, labels, first, letter: str, tail: str, is_first: bool) -> None:
+        piece = self._enc(letter + tail)
+        first.append(is_first)
+        ids += piece
+        labels += [piece[0]] + [-100] * (len(piece) - 1)
+
+    def sequence(self, rng: random.Random) -> tuple[list[int], list[int], list[bool]]:
+        """(input ids, labels, for each lookup whether it is the first after its list)."""
+        ids: list[int] = []
+        labels: list[int] = []
+        first: list[bool] = []
+        if self.form == "key":
+            opts = options_of(rng)
+            self._text(ids, labels, "".join(f"{k}. {opts[k]}={k}\n" for k in LETTERS))
+            for i in range(self.blocks * self.matches):
+                letter = rng.choice(LETTERS)
+                self._text(ids, labels, f"The square is {opts[letter]}=")
+                self._letter(ids, labels, first, letter, ".\n", i == 0)
+            return ids, labels, first
+        for _ in range(self.blocks):
+            opts = options_of(rng)
+            self._text(ids, labels, "\n".join(f"{k}. {opts[k]}" for k in LETTERS) + "\n")
+            for i in range(self.matches):
+                letter = rng.choice(LETTERS)
+                self._text(ids, labels, f"The {opts[letter]} square is option ")
+                self._letter(ids, labels, first, letter, ".\n", i == 0)
+        return ids, labels, first
+
+    def batch(self, rng: random.Random, size: int):
+        rows = [self.sequence(rng) for _ in range(size)]
+        width = max(len(r[0]) for r in rows)
+        ids = torch.full((size, width), self.tok.pad_token_id or 0)
+        labels = torch.full((size, width), -100)
+        for row, (i, lab, _) in enumerate(rows):
+            ids[row, : len(i)] = torch.tensor(i)
+            labels[row, : len(lab)] = torch.tensor(lab)
+        first = torch.tensor([f for r in rows for f in r[2]])
+        return ids, labels, first
 
 
 @torch.no_grad()
-def accuracy(model, tok, seed: int, n: int, matches: int) -> float:
-    ids, labels = batch(random.Random(seed), tok, n, matches)
+def accuracy(model, builder: Builder, seed: int, n: int) -> dict[str, float]:
+    ids, labels, first = builder.batch(random.Random(seed), n)
     logits = model(input_ids=ids).logits[:, :-1]
     target = labels[:, 1:]
     keep = target != -100
-    return (logits.argmax(-1)[keep] == target[keep]).float().mean().item()
+    right = logits.argmax(-1)[keep] == target[keep]  # row-major: the lookups in sequence order
+    return {"letter_acc": right.float().mean().item(),
+            "first_lookup_acc": right[first].float().mean().item()}  # fmt: skip
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True)
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--form", choices=("oracle", "key"), default="oracle")
+    ap.add_argument("--steps", type=int, default=800)
     ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--warmup-steps", type=int, default=50)
     ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--matches", type=int, default=12)
+    ap.add_argument("--blocks", type=int, default=6, help="option lists a sequence (oracle form)")
+    ap.add_argument("--matches", type=int, default=2, help="lookups after each list")
+    ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     torch.manual_seed(a.seed)
-    proc = AutoProcessor.from_pretrained(a.model)
-    tok = proc.tokenizer
-    model = AutoModelForImageTextToText.from_pretrained(a.model, dtype=torch.float32)
+    a.out.mkdir(parents=True, exist_ok=True)
+    source = resolve_model(a.model, a.out / "init")
+    proc = AutoProcessor.from_pretrained(source)
+    model = AutoModelForImageTextToText.from_pretrained(source, dtype=torch.float32)
+    builder = Builder(proc.tokenizer, a.form, a.blocks, a.matches)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / a.warmup_steps))
     rng = random.Random(a.seed)
-    log = {"settings": vars(a) | {"model": a.model, "out": str(a.out)}, "curve": []}
+    log = {"settings": vars(a) | {"out": str(a.out), "source": source}, "curve": []}
     t0 = time.time()
     for step in range(1, a.steps + 1):
         model.train()
-        ids, labels = batch(rng, tok, a.batch, a.matches)
+        ids, labels, _ = builder.batch(rng, a.batch)
         loss = model(input_ids=ids, labels=labels).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        sched.step()
         opt.zero_grad()
-        if step % 25 == 0 or step == a.steps:
+        if step % a.eval_every == 0 or step == a.steps:
             model.eval()
-            acc = accuracy(model, tok, seed=10_000 + a.seed, n=64, matches=a.matches)
-            log["curve"].append({"step": step, "loss": round(loss.item(), 4), "letter_acc": acc})
-            print(json.dumps(log["curve"][-1]), flush=True)
+            row = {
+                "step": step,
+                "loss": round(loss.item(), 4),
+                "seconds": round(time.time() - t0, 1),
+            }
+            row |= accuracy(model, builder, seed=10_000 + a.seed, n=64)
+            log["curve"].append(row)
+            print(json.dumps(row), flush=True)
     log["seconds"] = round(time.time() - t0, 1)
     model.save_pretrained(a.out)
     proc.save_pretrained(a.out)
