@@ -1,8 +1,8 @@
 """Where a toy mcq answer goes wrong: perception, copying the options, or the lookup.
 
 Reads an eval folder's ``results.jsonl`` (``paravt eval --benchmark jsonl`` on the toy split)
-and splits each answer along the oracle's final think ("The windows frames show a red square.",
-the option lines restated, "The red square is option B."):
+and splits each answer along the oracle's final think (the option lines restated, then "The red
+square is option B."; before the drill, "The windows frames show a red square." came first):
 
 - ``colour_right``: the colour named is the needle's (``sample.meta.colour``);
 - ``options_copied``: the restated option lines equal the question's;
@@ -47,12 +47,14 @@ def breakdown(folder: Path) -> dict:
         # a turn that lists no options is matched against the question's own
         listed = written or list(zip("ABCDEFGHIJ", sample["options"], strict=False))
         match = MATCH.search(text)
-        counts["colour_right"] += bool(colour and colour.group(1) == sample["meta"]["colour"])
-        counts["options_copied"] += written == list(
-            zip("ABCDEFGHIJ", sample["options"], strict=False)
-        )
         named, letter = (
             (match.group(1, 2) if match.group(1) else match.group(3, 4)) if match else ("", "")
+        )
+        # the colour as first named: "show a red square" (the older oracle), else the match line
+        seen = colour.group(1) if colour else named
+        counts["colour_right"] += seen == sample["meta"]["colour"]
+        counts["options_copied"] += written == list(
+            zip("ABCDEFGHIJ", sample["options"], strict=False)
         )
         counts["lookup_consistent"] += bool(match and dict(listed).get(letter) == named)
         counts["correct"] += (row.get("score") or {}).get("correct") == 1.0

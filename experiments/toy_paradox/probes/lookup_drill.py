@@ -4,11 +4,16 @@ Why: in a toy episode the letter is one loss token among ~40 to ~150, and the 5 
 learn to match a colour to its option letter in 400 warm-up steps (20 of 60 held-out still
 clips right while the colour was read right 55-57 times; README, "The letter"). Here every
 sequence holds a dozen lookups instead of one, and nothing else is taught: no frames, no
-protocol text. Two forms:
+protocol text. The loss is on every token (``--loss all``, the default) or on the letters only.
+Two forms:
 
 - ``oracle`` (default): what the oracle writes at the end of its final think, the options
   restated and then the match (``A. blue`` ... ``The red square is option B.``). A sequence
   holds ``blocks`` option lists, each followed by ``matches`` lookups.
+- ``episode``: the question's option list, then the oracle's whole final turn (``<think>``, the
+  colour seen, the list restated, the match, ``<answer>``), one lookup a block: the context the
+  ``oracle`` form lacks. A model drilled in that form alone matched 100% there, 30% with the
+  colour named before the list and 47% with the list written twice (README, "The letter").
 - ``key``: one key ``A. blue=A`` ... then lookups ``The square is red=B.``, the induction-friendly
   form tried once in the oracle and reverted (README).
 
@@ -35,6 +40,8 @@ from paravt.toy.task import PALETTE
 from paravt.train.run import resolve_model
 
 LETTERS = "ABCD"
+QUESTION = "What colour was the square that appeared briefly?"
+WHERE = ("overview", "windows")
 
 
 def options_of(rng: random.Random) -> dict[str, str]:
@@ -44,8 +51,9 @@ def options_of(rng: random.Random) -> dict[str, str]:
 class Builder:
     """Token ids and labels of drill sequences; a label is -100 except on the letters."""
 
-    def __init__(self, tok, form: str, blocks: int, matches: int):
+    def __init__(self, tok, form: str, blocks: int, matches: int, loss: str = "letters"):
         self.tok, self.form, self.blocks, self.matches = tok, form, blocks, matches
+        self.loss = loss
 
     def _enc(self, text: str) -> list[int]:
         return self.tok.encode(text, add_special_tokens=False)
@@ -74,6 +82,17 @@ class Builder:
                 self._text(ids, labels, f"The square is {opts[letter]}=")
                 self._letter(ids, labels, first, letter, ".\n", i == 0)
             return ids, labels, first
+        if self.form == "episode":  # the question's list, then the oracle's whole final turn
+            for _ in range(self.blocks):
+                opts = options_of(rng)
+                listed = "\n".join(f"{k}. {opts[k]}" for k in LETTERS) + "\n"
+                letter = rng.choice(LETTERS)
+                seen = f"The {rng.choice(WHERE)} frames show a {opts[letter]} square.\n"
+                self._text(ids, labels, f"{QUESTION}\n{listed}<think>\n{seen}{listed}")
+                self._text(ids, labels, f"The {opts[letter]} square is option ")
+                self._letter(ids, labels, first, letter, ".\n</think>\n<answer>", True)
+                self._text(ids, labels, f"{letter}</answer>\n")
+            return ids, labels, first
         for _ in range(self.blocks):
             opts = options_of(rng)
             self._text(ids, labels, "\n".join(f"{k}. {opts[k]}" for k in LETTERS) + "\n")
@@ -92,12 +111,17 @@ class Builder:
             ids[row, : len(i)] = torch.tensor(i)
             labels[row, : len(lab)] = torch.tensor(lab)
         first = torch.tensor([f for r in rows for f in r[2]])
-        return ids, labels, first
+        if self.loss == "all":  # the training target: every real token (the letters still scored)
+            pad = torch.zeros_like(ids, dtype=torch.bool)
+            for row, (i, _, _) in enumerate(rows):
+                pad[row, len(i) :] = True
+            return ids, labels, first, ids.masked_fill(pad, -100)
+        return ids, labels, first, labels
 
 
 @torch.no_grad()
 def accuracy(model, builder: Builder, seed: int, n: int) -> dict[str, float]:
-    ids, labels, first = builder.batch(random.Random(seed), n)
+    ids, labels, first, _ = builder.batch(random.Random(seed), n)
     logits = model(input_ids=ids).logits[:, :-1]
     target = labels[:, 1:]
     keep = target != -100
@@ -110,13 +134,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True)
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--form", choices=("oracle", "key"), default="oracle")
+    ap.add_argument("--form", choices=("oracle", "episode", "key"), default="oracle")
     ap.add_argument("--steps", type=int, default=800)
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--warmup-steps", type=int, default=50)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--blocks", type=int, default=6, help="option lists a sequence (oracle form)")
     ap.add_argument("--matches", type=int, default=2, help="lookups after each list")
+    ap.add_argument(
+        "--loss",
+        choices=("all", "letters"),
+        default="all",
+        help="train on every token, or on the letters only; letters only leaves the LM head "
+        "so sure of letters that the next SFT stage starts at a loss of 9.8 and learns worse",
+    )
     ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
@@ -125,7 +156,7 @@ def main() -> None:
     source = resolve_model(a.model, a.out / "init")
     proc = AutoProcessor.from_pretrained(source)
     model = AutoModelForImageTextToText.from_pretrained(source, dtype=torch.float32)
-    builder = Builder(proc.tokenizer, a.form, a.blocks, a.matches)
+    builder = Builder(proc.tokenizer, a.form, a.blocks, a.matches, a.loss)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.0)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / a.warmup_steps))
     rng = random.Random(a.seed)
@@ -133,8 +164,8 @@ def main() -> None:
     t0 = time.time()
     for step in range(1, a.steps + 1):
         model.train()
-        ids, labels, _ = builder.batch(rng, a.batch)
-        loss = model(input_ids=ids, labels=labels).loss
+        ids, _, _, target = builder.batch(rng, a.batch)
+        loss = model(input_ids=ids, labels=target).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
