@@ -157,34 +157,45 @@ def main() -> None:
     proc = AutoProcessor.from_pretrained(source)
     model = AutoModelForImageTextToText.from_pretrained(source, dtype=torch.float32)
     builder = Builder(proc.tokenizer, a.form, a.blocks, a.matches, a.loss)
+    log = {"settings": vars(a) | {"out": str(a.out), "source": source}}
+
+    def losses(rng: random.Random) -> dict[str, torch.Tensor]:
+        ids, _, _, target = builder.batch(rng, a.batch)
+        return {"loss": model(input_ids=ids, labels=target).loss}
+
+    train(model, proc, builder, losses, a, log, "drill.json")
+
+
+def train(model, proc, builder: Builder, losses, a, log: dict, name: str) -> None:
+    """The loop the drill and the rehearsal share: ``losses(rng)`` gives a step's named losses,
+    their sum is the step's (AdamW, lr ``a.lr`` after ``a.warmup_steps`` linear warm-up steps,
+    gradient norm clipped at 1); every ``a.eval_every`` steps the losses and the drill's letter
+    accuracy on held-out sequences go to ``log["curve"]`` and stdout. Then the model, its
+    processor and ``log`` (as OUT/``name``) are written to ``a.out``."""
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.0)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / a.warmup_steps))
     rng = random.Random(a.seed)
-    log = {"settings": vars(a) | {"out": str(a.out), "source": source}, "curve": []}
+    log["curve"] = []
     t0 = time.time()
     for step in range(1, a.steps + 1):
         model.train()
-        ids, _, _, target = builder.batch(rng, a.batch)
-        loss = model(input_ids=ids, labels=target).loss
-        loss.backward()
+        parts = losses(rng)
+        sum(parts.values()).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
         opt.zero_grad()
         if step % a.eval_every == 0 or step == a.steps:
             model.eval()
-            row = {
-                "step": step,
-                "loss": round(loss.item(), 4),
-                "seconds": round(time.time() - t0, 1),
-            }
+            row = {"step": step, **{k: round(v.item(), 4) for k, v in parts.items()}}
+            row["seconds"] = round(time.time() - t0, 1)
             row |= accuracy(model, builder, seed=10_000 + a.seed, n=64)
             log["curve"].append(row)
             print(json.dumps(row), flush=True)
     log["seconds"] = round(time.time() - t0, 1)
     model.save_pretrained(a.out)
     proc.save_pretrained(a.out)
-    (a.out / "drill.json").write_text(json.dumps(log, indent=1, default=str))
+    (a.out / name).write_text(json.dumps(log, indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -18,13 +18,11 @@ every ``eval_every`` steps, the two losses and the drill's letter accuracy on he
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import time
 from pathlib import Path
 
 import torch
-from lookup_drill import Builder, accuracy
+from lookup_drill import Builder, train
 from transformers import AutoModelForImageTextToText, AutoProcessor
 
 from paravt.train.sft.dataset import StreamCollator
@@ -54,40 +52,19 @@ def main() -> None:
     if not files:
         raise SystemExit(f"--trajectories {a.trajectories}: no stored trajectories (NNNNNN.pt)")
     builder = Builder(proc.tokenizer, a.form, a.blocks, 1 if a.form == "episode" else 2, "all")
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / a.warmup_steps))
-    rng = random.Random(a.seed)
     order: list[str] = []
-    log = {"settings": vars(a) | {"trajectories": len(files)}, "curve": []}
-    t0 = time.time()
-    for step in range(1, a.steps + 1):
-        model.train()
+
+    def losses(rng: random.Random) -> dict[str, torch.Tensor]:
+        nonlocal order
         if len(order) < a.batch:  # a fresh shuffled pass over the stored episodes
             order += rng.sample(files, len(files))
         rows, order = order[: a.batch], order[a.batch :]
         sft_loss = model(**collate([{"file": f} for f in rows])).loss
         ids, _, _, target = builder.batch(rng, a.drill_batch)
-        drill_loss = model(input_ids=ids, labels=target).loss
-        (sft_loss + drill_loss).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad()
-        if step % a.eval_every == 0 or step == a.steps:
-            model.eval()
-            row = {
-                "step": step,
-                "sft_loss": round(sft_loss.item(), 4),
-                "drill_loss": round(drill_loss.item(), 4),
-                "seconds": round(time.time() - t0, 1),
-            }
-            row |= accuracy(model, builder, seed=10_000 + a.seed, n=64)
-            log["curve"].append(row)
-            print(json.dumps(row), flush=True)
-    log["seconds"] = round(time.time() - t0, 1)
-    model.save_pretrained(a.out)
-    proc.save_pretrained(a.out)
-    (a.out / "rehearse.json").write_text(json.dumps(log, indent=1, default=str))
+        return {"sft_loss": sft_loss, "drill_loss": model(input_ids=ids, labels=target).loss}
+
+    log = {"settings": vars(a) | {"trajectories": len(files)}}
+    train(model, proc, builder, losses, a, log, "rehearse.json")
 
 
 if __name__ == "__main__":
