@@ -85,3 +85,21 @@ def test_tool_prior_and_determinism(toy_eval):
     assert any(used) and not all(used)
     with pytest.raises(ConfigError, match="tool_prior"):
         ToyOracleBackend(tool_prior=1.5)
+    with pytest.raises(ConfigError, match="answer_form"):
+        ToyOracleBackend(answer_form="colour")
+
+
+def test_text_answer_form_names_the_option_and_scores(toy_eval):
+    """``answer_form="text"``: the mcq answer is the option's own text, without the restated
+    list; the reward (and so eval, which reads with the same rule) takes it as that option."""
+    out, _, _ = toy_eval
+    records, scores = _run(out, ToyOracleBackend(answer_form="text"), think_prefix="<think>\n")
+    mcq = [(r, s) for r, s in zip(records, scores, strict=True) if r.question_type == "mcq"]
+    assert mcq
+    for rec, score in mcq:
+        chosen = rec.options["ABCD".index(rec.gold)]
+        assert rec.turns[-1].text.endswith(f"<answer>{chosen}</answer>"), rec.turns[-1].text
+        assert "option" not in rec.turns[-1].text and score.acc == 1.0
+    letters, _ = _run(out, ToyOracleBackend(), think_prefix="<think>\n")
+    tvg = [r.completion_text for r in records if r.question_type == "tvg"]
+    assert tvg == [r.completion_text for r in letters if r.question_type == "tvg"]

@@ -10,6 +10,14 @@ the token stream is the one the trainer uses. Two knobs make checkpoints with di
 - ``format_noise``: share of turns whose structure is broken (an unclosed ``</think>``, a
   missing ``</answer>``, a malformed call).
 
+``answer_form`` says how an mcq answer names its option: ``"letter"`` (the option lines restated,
+then the letter: ``<answer>B</answer>``) or ``"text"`` (the option's own text:
+``<answer>red</answer>``, which every reader takes as the option whose whole text it is,
+docs/ANSWERS.md rule 4). Why both: the letter is a lookup (which line holds the colour, which
+letter starts it) that a 5 M random-init model did not learn inside an episode in any form we
+tried (experiments/toy_paradox/README.md, "The letter"); the text form lets the toy measure
+seeing and tool use without that lookup.
+
 Every decision is a hash of (seed, episode id[, turn]): no RNG state, reproducible runs. The
 oracle sees only what a model sees — the ``GenRequest`` — and infers the video length from the
 overview times (the task's durations are few and fixed), the question type from the prompt, and
@@ -40,6 +48,8 @@ _OPTION_LINE = re.compile(r"^([A-J])\. (.+)$", re.MULTILINE)
 #: the ``video_path`` argument the oracle writes (the tool never opens it, PROTOCOL §1)
 VIDEO_PATH_ARG = "video"
 BREAKS = ("unclosed_think", "malformed_call", "missing_answer_close")
+#: how an mcq answer names its option (module docstring)
+ANSWER_FORMS = ("letter", "text")
 
 
 def _unit(seed: int, *parts: Any) -> float:
@@ -77,6 +87,7 @@ class ToyOracleBackend:
         n_windows: int | None = None,
         durations: list[int] | None = None,
         needle_seconds: float | None = None,
+        answer_form: str = "letter",
         processor: Any = None,
     ):
         task = ToyTaskConfig()  # the task's defaults are the oracle's defaults
@@ -91,6 +102,11 @@ class ToyOracleBackend:
                 raise ConfigError(
                     f"ToyOracleBackend {name}={getattr(self, name)}: give a share in [0, 1]"
                 )
+        if answer_form not in ANSWER_FORMS:
+            raise ConfigError(
+                f"ToyOracleBackend answer_form={answer_form!r}: give one of {list(ANSWER_FORMS)}"
+            )
+        self.answer_form = answer_form
         if not 1 <= self.n_windows <= 16:
             raise ConfigError(f"ToyOracleBackend n_windows={self.n_windows}: give 1 to 16 windows")
         self._replay = ScriptedBackend(self._turn, processor=processor, subagent=self._describe)
@@ -163,16 +179,16 @@ class ToyOracleBackend:
             reason += "." if options else f" from {min(hits):.1f}s to {max(hits):.1f}s."
         if options:
             letters = [k for k, v in options.items() if hits and v.strip().lower() == colour]
-            if letters:
+            if letters and self.answer_form == "letter":
                 # the options restated next to the answer, then the match: the letter becomes a
                 # lookup in the last few lines instead of in the question hundreds of tokens
                 # back, which a 5 M model did not learn (docs/TOY_TASK.md, "The oracle")
                 listed = "\n".join(f"{k}. {options[k]}" for k in sorted(options))
                 reason += f"\n{listed}\nThe {colour} square is option {letters[0]}."
-            else:
+            elif not letters:
                 keys = sorted(options)
                 letters = [keys[int(_unit(self.seed, episode, "guess") * len(keys))]]
-            answer = letters[0]
+            answer = letters[0] if self.answer_form == "letter" else options[letters[0]].strip()
         else:
             s, e = self._span(seen, duration)
             answer = f"[{s:.1f}, {e:.1f}]"
