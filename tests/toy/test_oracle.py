@@ -11,6 +11,7 @@ from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
 from paravt.data.rows import read_rows
 from paravt.errors import ConfigError
+from paravt.rewards.answers import LETTERS
 from paravt.toy.oracle import ToyOracleBackend, episode_reward
 
 TRAIN_PIXELS = {"min_pixels": 784, "max_pixels": 50176}
@@ -97,7 +98,7 @@ def test_text_answer_form_names_the_option_and_scores(toy_eval):
     mcq = [(r, s) for r, s in zip(records, scores, strict=True) if r.question_type == "mcq"]
     assert mcq
     for rec, score in mcq:
-        chosen = rec.options["ABCD".index(rec.gold)]
+        chosen = rec.options[LETTERS.index(rec.gold)]
         assert rec.turns[-1].text.endswith(f"<answer>{chosen}</answer>"), rec.turns[-1].text
         assert "option" not in rec.turns[-1].text and score.acc == 1.0
     letters, _ = _run(out, ToyOracleBackend(), think_prefix="<think>\n")

@@ -179,15 +179,15 @@ class ToyOracleBackend:
             reason += "." if options else f" from {min(hits):.1f}s to {max(hits):.1f}s."
         if options:
             letters = [k for k, v in options.items() if hits and v.strip().lower() == colour]
-            if letters and self.answer_form == "letter":
+            if not letters:
+                keys = sorted(options)
+                letters = [keys[int(_unit(self.seed, episode, "guess") * len(keys))]]
+            elif self.answer_form == "letter":
                 # the options restated next to the answer, then the match: the letter becomes a
                 # lookup in the last few lines instead of in the question hundreds of tokens
                 # back, which a 5 M model did not learn (docs/TOY_TASK.md, "The oracle")
                 listed = "\n".join(f"{k}. {options[k]}" for k in sorted(options))
                 reason += f"\n{listed}\nThe {colour} square is option {letters[0]}."
-            elif not letters:
-                keys = sorted(options)
-                letters = [keys[int(_unit(self.seed, episode, "guess") * len(keys))]]
             answer = letters[0] if self.answer_form == "letter" else options[letters[0]].strip()
         else:
             s, e = self._span(seen, duration)
