@@ -289,9 +289,12 @@ def resize_like_reference(frames: torch.Tensor) -> torch.Tensor:
     return resize(frames, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True).float()
 
 
-def ours_pixel_values(windows: list[torch.Tensor], resize: str, workers: int) -> None:
-    """The engine's ``agent.vision.preprocess`` on every frame of ``windows`` (one image each, at
-    the budget), in one call with the engine's ``workers`` (the crop workers: thread lanes)."""
+def ours_pixel_values(
+    windows: list[torch.Tensor] | list[list[torch.Tensor]], resize: str, workers: int
+) -> None:
+    """The engine's ``agent.vision.preprocess`` on every frame of ``windows`` (stacked tensors or
+    lists of frames; one image each, at the budget), in one call with the engine's ``workers``
+    (the crop workers: thread lanes)."""
     from types import SimpleNamespace
 
     from paravt.agent.records import ImageItem
@@ -339,8 +342,8 @@ def ours_overview(
 
     src = VideoSource(path, num_threads=threads)
     frames = src.overview(k, mode, workers=workers)  # as the engine: the crop workers' lanes
-    if resize is not None:  # one preprocess call, as an episode's first request makes
-        ours_pixel_values([frames.data], resize, workers)
+    if resize is not None:  # one preprocess call on the frames, as the engine makes it
+        ours_pixel_values([frames.parts], resize, workers)
     return len(frames)
 
 

@@ -252,3 +252,22 @@ def test_hevc_skipping_equals_a_full_decode_across_gops(media_dir):
     path = _codec_clip(media_dir, "x265")
     assert worth_skipping(str(path))
     _assert_same_as_full_decode(path, [3, 17, 29, 30, 47, 61, 88, 100, 119])
+
+
+@pytest.mark.parametrize("name", ["x264_veryfast_gop2", "x265"])
+def test_keyframes_alone_decode_from_their_own_packets_with_a_full_decodes_pixels(media_dir, name):
+    # a keyframe overview: each GOP's stream ends at its keyframe, so the decoder never reads the
+    # pictures its reordering delay would make it decode first; no decoder of the file is built
+    path = _codec_clip(media_dir, name)
+    src = VideoSource(path)
+    keys = src.table.keyframes
+    assert len(keys) >= 2 and worth_skipping(str(path))
+    out = decode_skipping(src.path, src.table, keys)
+    assert out is not None and sorted(out.frames) == keys and out.pictures_skipped == 0
+    data, _ = _full_decode(path, keys)
+    for j, i in enumerate(keys):
+        assert torch.equal(out.frames[i][0], data[j]), f"{name}: keyframe {i} differs"
+    frames = src.overview(len(keys), "keyframe", workers=2)
+    assert set(frames.indices) <= set(keys)
+    assert src._built_decoder() is None and src._decoders_created == 0
+    assert torch.equal(frames.data, torch.stack(frames.parts))  # data: the parts, stacked

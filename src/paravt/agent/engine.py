@@ -315,7 +315,7 @@ class EpisodeEngine:
             key = (str(inp.video), rec.frames_k)
             if key not in shared:  # one set of overview images per video and budget
                 shared[key] = [
-                    ImageItem(frames.data[i], float(t), "overview", cfg.min_pixels, cfg.max_pixels)
+                    ImageItem(frames.frame(i), float(t), "overview", cfg.min_pixels, cfg.max_pixels)
                     for i, t in enumerate(frames.times)
                 ]
             items = list(shared[key])

@@ -102,7 +102,9 @@ def execute_windows(
                 open_errors[video] = e
                 stats.opens[video] = 1
                 continue
-        created_before[video] = opened[video]._decoders_created
+        # a decoder the source already had (a source passed in) counts as used by this batch
+        src = opened[video]
+        created_before[video] = src._decoders_created - (src._built_decoder() is not None)
 
     # 3. windows -> frame indices
     plans: dict[int, tuple[list[tuple[float, int]], float, float, list[str]]] = {}
@@ -168,7 +170,7 @@ def execute_windows(
         )
 
     for video, src in opened.items():
-        stats.decoders[video] = src._decoders_created - created_before.get(video, 0) + 1
+        stats.decoders[video] = src._decoders_created - created_before.get(video, 0)
         if video not in given:
             src.close()
     stats.calls_ok = sum(1 for r in results if r is not None and r.ok)

@@ -55,7 +55,8 @@ class BatchStats:
 
     ``opens[path]`` counts VideoSource opens (metadata + frame table read): 1 per video per
     batch unless the caller passed the source in (0). ``decoders[path]`` counts torchcodec
-    decoders used on it (at most ``workers``: parallel GOP ranges of one video need one each).
+    decoders of the file used on it (at most ``workers``: parallel GOP ranges of one video need
+    one each); lanes decoded from filtered packets (``paravt.video.disposable``) use none of them.
     """
 
     opens: dict[str, int] = field(default_factory=dict)

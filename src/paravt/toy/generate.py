@@ -58,7 +58,7 @@ def measure_visibility(
         with VideoSource(str(path)) as src:
             for k in ks:
                 frames = src.overview(k)
-                if any(needle_colour(f) == spec.colour for f in frames.data):
+                if any(needle_colour(f) == spec.colour for f in frames.parts):
                     seen[k] += 1
     n = len(specs)
     return {

@@ -16,6 +16,12 @@ leaving them out of the bitstream changes no other picture's pixels:
   reference slots, and libvpx (outside its SVC/temporal-layer modes) refreshes one on every
   frame, so there is nothing to leave out (``bench_tool_exec.py`` counts them per file).
 
+The same filtered stream also ends each GOP at the last picture asked for. A normal decode cannot:
+with B-frames the decoder holds pictures back for reordering, so to return a frame it first
+decodes the next few packets, which nothing asked for. A keyframe overview (one keyframe a GOP)
+is the extreme case: alone, each keyframe decodes in ~60% of the CPU time (64 keyframes of 720p
+x264 ``veryfast`` at a 2 s GOP: 0.30 s instead of 0.49 s, same pixels).
+
 torchcodec has no skip option, so the skipping happens on the packets instead:
 
 1. PyAV (its own libav* build) demuxes, for each GOP of the lane, the packets from the keyframe
@@ -214,8 +220,6 @@ def _filtered_stream(
                         break
                 if seen != len(want):
                     return None
-    if not dropped:
-        return None  # nothing to skip (no B-frames): the normal decode is as fast
     order = {p: r for r, p in enumerate(sorted(kept_pts))}
     if len(order) != len(kept_pts):
         return None
@@ -226,8 +230,8 @@ def _filtered_stream(
 def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeOutcome | None:
     """Decode sorted unique ``indices`` of an H.264/HEVC ``path`` on the CPU without the disposable
     pictures; ``None`` when this path does not apply or anything looks off (see the module doc)."""
-    if not indices or all(table.keyframe_before(i) == i for i in indices):
-        return None  # only keyframes asked for (a keyframe overview): nothing lies in between
+    if not indices:
+        return None
     try:
         built = _filtered_stream(path, table, indices)
         if built is None:

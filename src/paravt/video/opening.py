@@ -7,6 +7,7 @@ Each failure mode gets its own message that names the file and the fix, instead 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -51,8 +52,10 @@ def _open_failure(path: str, err: BaseException) -> VideoOpenError:
     return VideoOpenError(f"cannot open {path} as a video: {reason} ({hint})", path)
 
 
-def scan_frames(path: str) -> FrameTable:
-    """Read every packet's pts/duration/keyframe flag of the best video stream (no decoding)."""
+def scan_frames(path: str) -> tuple[FrameTable, Any]:
+    """Read every packet's pts/duration/keyframe flag of the best video stream (no decoding),
+    with the stream's header metadata (torchcodec's ``VideoStreamHeaderMetadata``: size, codec,
+    rotation, header duration), so that opening a video needs no decoder."""
     from torchcodec.decoders._blocks import Demuxer
 
     try:
@@ -74,12 +77,13 @@ def scan_frames(path: str) -> FrameTable:
     if len(index) == 0:
         raise NoVideoStreamError(f"{path} has a video stream with no frames in it", path)
     ticks = (getattr(index, "_pts", None), getattr(index, "_duration", None))
-    return FrameTable(
+    table = FrameTable(
         index.pts_seconds,
         index.duration_seconds,
         index.is_key_frame,
         ticks=ticks if all(isinstance(t, torch.Tensor) for t in ticks) else None,
     )
+    return table, demuxer.streams[0].metadata
 
 
 def make_decoder(

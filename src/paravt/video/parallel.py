@@ -32,7 +32,7 @@ class PooledSource(Protocol):
 
     table: FrameTable
 
-    def _own_decoder(self): ...
+    def _built_decoder(self): ...
 
     def _new_decoder(self): ...
 
@@ -44,11 +44,17 @@ class PooledSource(Protocol):
 
 
 class _DecoderPool:
-    """Idle decoders per video; a lane borrows one, a new one is made only when none is idle."""
+    """Idle decoders per video; a lane borrows one, a new one is made only when none is idle.
+
+    The source's own decoder joins the pool only if it is already built: a new one is built from
+    the frame table (half the cost of the own decoder's exact-mode scan), and lanes that decode
+    from filtered packets (video.disposable) need none at all."""
 
     def __init__(self, sources: dict[str, PooledSource]):
         self._sources = sources
-        self._idle: dict[str, list] = {v: [s._own_decoder()] for v, s in sources.items()}
+        self._idle: dict[str, list] = {
+            v: [d] if (d := s._built_decoder()) is not None else [] for v, s in sources.items()
+        }
         self._lock = threading.Lock()
 
     def acquire(self, video: str):

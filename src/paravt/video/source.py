@@ -48,42 +48,36 @@ class VideoSource:
         self.skip_disposable = bool(skip_disposable)
         self._skip_worth: bool | None = None  # H.264 with B-frames? asked once, on first decode
         check_file(self.path)
-        self.table: FrameTable = scan_frames(self.path)
-        # the source's own decoder scans in exact mode: its metadata (frame count, fps) is what
-        # qwen-vl-utils reads, and a decoder built from mappings reports other values on some
-        # files (one frame more on a Matroska file here) although its frames are the same
-        self._decoder = make_decoder(self.path, self.device, self.num_threads)
+        table, header = scan_frames(self.path)
+        self.table: FrameTable = table
+        # the source's own decoder is built on first need (``_own_decoder``): a keyframe overview
+        # or a window batch decoded from the filtered packets (video.disposable) never needs it,
+        # and building one scans the whole file again (0.04 s of a 10-minute video)
+        self._decoder = None
         self._lock = threading.Lock()
-        self._decoders_created = 1  # read by tools.batch for its per-batch decoder count
-        md = self._decoder.metadata
-        self._num_frames_decoder = int(md.num_frames or len(self.table))
-        self._fps_decoder = float(md.average_fps or 0.0)
+        self._decoders_created = 0  # read by tools.batch for its per-batch decoder count
         begin, end = self.table.begin, self.table.end
         self.meta = VideoMeta(
             path=self.path,
             duration=float(end - begin),
             average_fps=float(len(self.table) / (end - begin))
             if end > begin
-            else self._fps_decoder,
+            else float(header.average_fps_from_header or 0.0),
             num_frames=len(self.table),
-            width=int(md.width or 0),
-            height=int(md.height or 0),
+            width=int(header.width or 0),
+            height=int(header.height or 0),
             begin=float(begin),
             end=float(end),
-            rotation=None if md.rotation is None else float(md.rotation),
-            codec=md.codec,
+            rotation=None if header.rotation is None else float(header.rotation),
+            codec=header.codec,
             num_keyframes=len(self.table.keyframes),
         )
         self.open_warnings: list[str] = []
-        header = md.duration_seconds_from_header
-        if header and header - self.meta.duration > max(1.0, 0.05 * header):
+        declared = header.duration_seconds_from_header
+        if declared and declared - self.meta.duration > max(1.0, 0.05 * declared):
             self.open_warnings.append(
-                f"the header says {header:.2f} s but frames cover only {self.meta.duration:.2f} s "
+                f"the header says {declared:.2f} s but frames cover only {self.meta.duration:.2f} s "
                 "(truncated file?); the shorter, real duration is used"
-            )
-        if self._num_frames_decoder != len(self.table):
-            self.open_warnings.append(
-                f"decoder counts {self._num_frames_decoder} frames, packet scan {len(self.table)}"
             )
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -103,8 +97,13 @@ class VideoSource:
         self._decoders_created += 1
         return make_decoder(self.path, self.device, self.num_threads, self.table)
 
+    def _built_decoder(self):
+        """The source's own decoder if it has been built, else ``None`` (nothing is built)."""
+        return self._decoder
+
     def _own_decoder(self):
-        """The source's own decoder, reopened if ``close()`` dropped it."""
+        """The source's own decoder (exact mode, so its metadata is what qwen-vl-utils reads),
+        built on first use and again if ``close()`` dropped it."""
         if self._decoder is None:
             self._decoder = make_decoder(self.path, self.device, self.num_threads)
             self._decoders_created += 1
@@ -131,7 +130,13 @@ class VideoSource:
             raise ValueError(f"overview needs k >= 1 frames, got {k}")
         warnings: list[str] = []
         if mode == "qwen-vl-utils":
-            idx, warnings = qwen_overview_indices(self._num_frames_decoder, k)
+            # qwen-vl-utils samples from the frame count of an exact-mode decoder, which can differ
+            # from the packet scan's (one frame more on a Matroska file here)
+            with self._lock:
+                counted = int(self._own_decoder().metadata.num_frames or len(self.table))
+            idx, warnings = qwen_overview_indices(counted, k)
+            if counted != len(self.table):
+                warnings.append(f"decoder counts {counted} frames, packet scan {len(self.table)}")
             idx = [min(i, len(self.table) - 1) for i in idx]
             return [(self.time_of(i), i) for i in idx], warnings
         times = uniform_times(0.0, self.meta.duration, k)
@@ -263,17 +268,11 @@ class VideoSource:
                 "problem; their true times are reported"
             )
         times = sorted(by_pts)
-        if times:
-            # stacked channels-last, the layout torchcodec decodes into: a plain copy, where a
-            # NCHW-contiguous stack transposes every pixel (0.43 s vs 0.17 s for 64 720p frames);
-            # the result is still an [n, 3, H, W] tensor, and the kernels read either layout
-            data = torch.stack([by_pts[t][1].permute(1, 2, 0) for t in times]).permute(0, 3, 1, 2)
-        else:
-            data = torch.empty((0, 3, self.meta.height, self.meta.width), dtype=torch.uint8)
         return Frames(
-            data=data,
+            parts=[by_pts[t][1] for t in times],
             times=[float(by_pts[t][2]) for t in times],
             failed=failed,
             warnings=warnings,
             indices=[by_pts[t][0] for t in times],
+            empty_size=(self.meta.height, self.meta.width),
         )
