@@ -327,7 +327,7 @@ def ours_windows(
         step = per_episode or len(batch.results)
         done: set[int] = set()
         for at in range(0, len(batch.results), step):
-            new = {id(r.frames): r.frames for r in batch.results[at : at + step]}
+            new = {id(r.clip): r.clip.parts for r in batch.results[at : at + step]}
             todo = [f for key, f in new.items() if key not in done]
             done.update(new)
             if todo:

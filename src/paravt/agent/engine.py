@@ -512,7 +512,7 @@ class EpisodeEngine:
                 call.times = [float(t) for t in res.times]
                 call.n_frames = len(call.times)
                 call.response = res.message()
-                frames_of[id(call)] = res.frames
+                frames_of[id(call)] = res.clip
             else:
                 call.status = "error"
                 call.error = res.error or res.message()
@@ -523,7 +523,7 @@ class EpisodeEngine:
                 ep.record.timings.decode_s += share
                 ep.record.turns[-1].decode_s += share
 
-        self._round_items = {}  # this round's window images, by frames tensor (_window_items)
+        self._round_items = {}  # this round's window images, by window frames (_window_items)
         try:
             if cfg.evidence == "subagent":
                 self._summarise(owners, frames_of)
@@ -534,15 +534,16 @@ class EpisodeEngine:
             self._round_items = {}
 
     def _window_items(self, frames: Any, times: list[float]) -> list[ImageItem]:
-        """The images of one window's frames. Calls of a round that asked for the same window
-        share one frames tensor (``execute_windows``), and then share these items too, so the
-        window is preprocessed once and held once (GRPO's generations often ask alike)."""
+        """The images of one window's frames (a ``paravt.video.Frames``). Calls of a round that
+        asked for the same window share one ``Frames`` (``execute_windows``), and then share
+        these items too, so the window is preprocessed once and held once (GRPO's generations
+        often ask alike)."""
         key = (id(frames), tuple(times))
         items = self._round_items.get(key)
         if items is None:
             c = self.config.crop
             items = [
-                ImageItem(frames[i], float(t), "tool", c.min_pixels, c.max_pixels)
+                ImageItem(frames.frame(i), float(t), "tool", c.min_pixels, c.max_pixels)
                 for i, t in enumerate(times)
             ]
             self._round_items[key] = items

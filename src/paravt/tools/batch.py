@@ -4,7 +4,7 @@ Steps: parse every call's arguments (no video needed); open each distinct video 
 window into frame indices (docs/PROTOCOL.md §3 sampling); take the union of indices per video,
 sorted; split it into GOP-aligned lanes and decode them on a bounded pool of threads
 (``paravt.video.parallel``), at most ``workers`` decoders per video; then hand each call its frames in call order. Calls asking
-for the same window share one frames tensor. A failing call (bad arguments, unreadable video,
+for the same window share one set of frames. A failing call (bad arguments, unreadable video,
 corrupt frames) gets its own error and never affects its siblings.
 """
 
@@ -29,7 +29,7 @@ def _error(
 ) -> ToolResult:
     return ToolResult(
         ok=False,
-        frames=None,
+        clip=None,
         times=[],
         start=start,
         end=end,
@@ -159,7 +159,7 @@ def execute_windows(
             continue
         results[n] = ToolResult(
             ok=True,
-            frames=frames.data,
+            clip=frames,
             times=list(frames.times),
             start=s,
             end=e_,

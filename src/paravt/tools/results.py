@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from paravt.video.config import CropConfig  # re-exported: the tool's config, defined once there
+from paravt.video.frames import Frames
 
 
 @dataclass
@@ -25,10 +26,15 @@ class WindowRequest:
 
 @dataclass
 class ToolResult:
-    """The outcome of one call: frames and their true times, or a typed error for the model."""
+    """The outcome of one call: frames and their true times, or a typed error for the model.
+
+    ``clip`` holds the window's frames as decoded (``paravt.video.Frames``; None for a failed
+    call); ``frames`` stacks them into one tensor on first use. The engine reads
+    ``clip.frame(i)``, so a tool round never copies its frames into stacks nobody needs.
+    """
 
     ok: bool
-    frames: torch.Tensor | None
+    clip: Frames | None
     times: list[float]
     start: float | None  # the clamped window; None when the call failed before it was known
     end: float | None
@@ -38,6 +44,11 @@ class ToolResult:
     failed: list[float] = field(default_factory=list)
     key: Any = None
     video: str | None = None
+
+    @property
+    def frames(self) -> torch.Tensor | None:
+        """The window's frames, uint8 ``[n, 3, H, W]`` (a stacked copy, made once), or None."""
+        return None if self.clip is None else self.clip.data
 
     def message(self) -> str:
         """What the model reads in the tool response."""
