@@ -269,5 +269,6 @@ def test_keyframes_alone_decode_from_their_own_packets_with_a_full_decodes_pixel
         assert torch.equal(out.frames[i][0], data[j]), f"{name}: keyframe {i} differs"
     frames = src.overview(len(keys), "keyframe", workers=2)
     assert set(frames.indices) <= set(keys)
-    assert src._built_decoder() is None and src._decoders_created == 0
+    # H.264 keyframe lanes take this path (no decoder of the file); HEVC ones decode normally
+    assert (src._built_decoder() is None and src._decoders_created == 0) == (name != "x265")
     assert torch.equal(frames.data, torch.stack(frames.parts))  # data: the parts, stacked
