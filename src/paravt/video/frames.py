@@ -31,7 +31,7 @@ class Frames:
     indices: list[int] = field(default_factory=list)
     #: (height, width) of a frame, for the empty ``data`` of a decode that returned none
     empty_size: tuple[int, int] = (0, 0)
-    _stacked: torch.Tensor | None = field(default=None, repr=False, compare=False)
+    _stacked: torch.Tensor | None = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.times)
