@@ -11,6 +11,7 @@ from paravt.tools.crop_video import CropConfig, WindowRequest, execute_windows
 from paravt.video import VideoSource
 from paravt.video.disposable import (
     decode_skipping,
+    hevc_cra_as_bla,
     hevc_is_disposable,
     hvcc_layout,
     is_disposable,
@@ -269,6 +270,90 @@ def test_keyframes_alone_decode_from_their_own_packets_with_a_full_decodes_pixel
         assert torch.equal(out.frames[i][0], data[j]), f"{name}: keyframe {i} differs"
     frames = src.overview(len(keys), "keyframe", workers=2)
     assert set(frames.indices) <= set(keys)
-    # H.264 keyframe lanes take this path (no decoder of the file); HEVC ones decode normally
-    assert (src._built_decoder() is None and src._decoders_created == 0) == (name != "x265")
+    # the keyframe lanes take this path: no decoder of the file is built
+    assert src._built_decoder() is None and src._decoders_created == 0
     assert torch.equal(frames.data, torch.stack(frames.parts))  # data: the parts, stacked
+
+
+@pytest.mark.parametrize("pack,size", [(_avcc, 4), (_annexb, 0)])
+def test_a_cra_slice_is_relabelled_bla_and_nothing_else_changes(pack, size):
+    cra = bytes([21 << 1, 0x01]) + b"\xaf\x01"
+    cra_tid = bytes([(21 << 1) | 0x01, 0x0A]) + b"\x55"  # layer-id high bit set, TemporalId 1
+    parameters = pack(_hevc_nal(32), _hevc_nal(33), _hevc_nal(34))
+    packet = pack(_hevc_nal(35), cra, cra_tid)
+    out = hevc_cra_as_bla(packet, size)
+    assert out == pack(_hevc_nal(35), bytes([16 << 1, 0x01]) + b"\xaf\x01",
+                       bytes([(16 << 1) | 0x01, 0x0A]) + b"\x55")  # fmt: skip
+    assert hevc_cra_as_bla(parameters, size) is parameters  # no CRA: the same bytes object
+    assert hevc_cra_as_bla(pack(_hevc_nal(19)), size) == pack(_hevc_nal(19))  # an IDR stays
+
+
+def _long_gop_clip(folder, name: str, seconds: int, args: list[str]):
+    """128x72 @ 30 with keyframes exactly every ``-g`` frames, long enough that reaching one GOP
+    from another jumps over more pictures than the picture order count's low bits cover."""
+    from media import MissingEncoder, ffmpeg_exe, has_encoder
+
+    try:
+        if not has_encoder(args[1]):
+            pytest.skip(f"this ffmpeg has no {args[1]} encoder")
+        exe = ffmpeg_exe()
+    except MissingEncoder as e:
+        pytest.skip(str(e))
+    out = folder / f"{name}.mp4"
+    if not out.exists():
+        import subprocess
+
+        subprocess.run(
+            [exe, "-y", "-loglevel", "error", "-f", "lavfi", "-i",
+             "mandelbrot=size=128x72:rate=30", "-t", str(seconds), *args, "-pix_fmt", "yuv420p",
+             str(out)],
+            check=True,
+        )  # fmt: skip
+    return out
+
+
+def test_hevc_jumps_past_half_the_picture_order_range_keep_the_fast_path(media_dir):
+    # x265 codes 8 low bits of the picture order count: from one 150-picture GOP's keyframe to
+    # the next is a jump of more than 128, after which an unmodified CRA keyframe came out of the
+    # decoder out of order (its frames did not come back at their pts: the normal decode ran)
+    path = _long_gop_clip(
+        media_dir,
+        "x265_gop150",
+        20,
+        ["-c:v", "libx265", "-preset", "veryfast",
+         "-x265-params", "keyint=150:min-keyint=150:scenecut=0:log-level=error"],
+    )  # fmt: skip
+    src = VideoSource(path)
+    keys = src.table.keyframes
+    assert keys == [0, 150, 300, 450]
+    windows = sorted({*range(5, 40, 7), *range(303, 360, 9), *range(560, 600, 13)})
+    for indices in (keys, keys[::2], [keys[0], keys[3]], windows):
+        out = decode_skipping(src.path, src.table, indices)
+        assert out is not None, f"{indices}: the skipping path fell back"
+        data, pts = _full_decode(path, indices)
+        for j, i in enumerate(indices):
+            assert out.frames[i][1] == pytest.approx(pts[j], abs=1e-9)
+            assert torch.equal(out.frames[i][0], data[j]), f"frame {i} differs"
+
+
+def test_open_gop_h264_jumps_past_the_picture_order_range_still_give_a_full_decodes_frames(
+    media_dir,
+):
+    # x264 open GOPs: keyframes are non-IDR I pictures, which a long jump leaves with the wrong
+    # picture order count and nothing in H.264 relabels; such a lane decodes the normal way
+    path = _long_gop_clip(
+        media_dir,
+        "x264_open_gop300",
+        40,
+        ["-c:v", "libx264", "-preset", "veryfast", "-g", "300", "-keyint_min", "300",
+         "-sc_threshold", "0", "-x264-params", "open-gop=1"],
+    )  # fmt: skip
+    src = VideoSource(path)
+    keys = src.table.keyframes
+    assert keys == [0, 300, 600, 900]
+    for indices in (keys, keys[::2], sorted({*range(5, 40, 7), *range(903, 960, 9)})):
+        out = src._decode_indices(indices)
+        data, _ = _full_decode(path, indices)
+        assert sorted(out.frames) == indices and not out.failed
+        for j, i in enumerate(indices):
+            assert torch.equal(out.frames[i][0], data[j]), f"frame {i} differs"

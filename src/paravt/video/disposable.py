@@ -26,14 +26,21 @@ torchcodec has no skip option, so the skipping happens on the packets instead:
 
 1. PyAV (its own libav* build) demuxes, for each GOP of the lane, the packets from the keyframe
    to the last frame asked for, and drops each disposable packet that is not a frame asked for;
-2. the rest is muxed, timestamps untouched, into an in-memory Matroska stream;
+2. the rest is muxed, timestamps untouched, into an in-memory Matroska stream; an HEVC CRA
+   keyframe that starts a GOP after an earlier GOP's packets (whatever lay between was left
+   out) is relabelled BLA, so the decoder restarts its picture order count there
+   (``hevc_cra_as_bla`` says why);
 3. torchcodec decodes that stream, so colour conversion and pixels are exactly a full decode's
    (tested frame for frame on the shared files, full-range BT.709 included, and on generated
    x264/x265 clips).
 
 Anything unexpected — another codec, a rotated stream, a seek that does not land on the keyframe,
 a timestamp that does not come back, a decode error (corrupt region), PyAV missing — returns
-``None`` and the caller decodes the normal way, which also reports per-frame failures.
+``None`` and the caller decodes the normal way, which also reports per-frame failures. One known
+case: H.264 with open GOPs (non-IDR keyframes, x264 ``open-gop=1``), jumped over more pictures
+than its picture order count's low bits cover, loses a frame; H.264 has no relabelling like
+HEVC's, so such a lane decodes the normal way (x264's default closed GOPs start at IDR
+pictures, which reset the count).
 """
 
 from __future__ import annotations
@@ -57,6 +64,9 @@ _SLICE_TYPES = (1, 2, 5)
 #: HEVC VCL NAL unit types 0-31; the even ones up to 14 are sub-layer non-reference pictures.
 _HEVC_VCL_TYPES = range(32)
 _HEVC_SUB_LAYER_NON_REF = (0, 2, 4, 6, 8, 10, 12, 14)
+#: HEVC NAL unit types of a clean random access picture and of a broken link access picture
+#: that may have leading pictures.
+_HEVC_CRA, _HEVC_BLA_W_LP = 21, 16
 
 
 def nal_length_size(extradata: bytes | None) -> int:
@@ -75,8 +85,8 @@ def hvcc_layout(extradata: bytes | None) -> tuple[int, int] | None:
     return ((extradata[21] & 3) + 1, layers) if layers else None
 
 
-def _nal_headers(data: bytes, length_size: int, header_bytes: int = 1):
-    """The first ``header_bytes`` bytes of every NAL unit in one packet."""
+def _nal_starts(data: bytes, length_size: int, header_bytes: int = 1):
+    """The offset of every NAL unit's header in one packet (at least ``header_bytes`` long)."""
     n = len(data)
     if length_size:
         i = 0
@@ -85,13 +95,19 @@ def _nal_headers(data: bytes, length_size: int, header_bytes: int = 1):
             i += length_size
             if size < header_bytes or i + header_bytes > n:
                 return
-            yield data[i : i + header_bytes]
+            yield i
             i += size
         return
     i = data.find(b"\x00\x00\x01")
     while 0 <= i < n - 2 - header_bytes:
-        yield data[i + 3 : i + 3 + header_bytes]
+        yield i + 3
         i = data.find(b"\x00\x00\x01", i + 3)
+
+
+def _nal_headers(data: bytes, length_size: int, header_bytes: int = 1):
+    """The first ``header_bytes`` bytes of every NAL unit in one packet."""
+    for i in _nal_starts(data, length_size, header_bytes):
+        yield data[i : i + header_bytes]
 
 
 def is_disposable(data: bytes, length_size: int) -> bool:
@@ -116,6 +132,40 @@ def hevc_is_disposable(data: bytes, length_size: int, top_temporal_id: int) -> b
             if nal_type not in _HEVC_SUB_LAYER_NON_REF or temporal_id != top_temporal_id:
                 return False
     return saw_vcl
+
+
+def hevc_cra_as_bla(data: bytes, length_size: int) -> bytes:
+    """The packet with every CRA slice (NAL unit type 21) relabelled BLA_W_LP (16).
+
+    Why: a CRA picture keeps counting picture order from the reference picture decoded before it,
+    and HEVC codes only the low bits of that count (x265: 8 bits, so 256 pictures). Reached after
+    a jump over more than half of that (a keyframe overview of 5 s GOPs: 150 pictures), the
+    decoder infers the wrong high bits and outputs the frames out of order. A BLA picture starts
+    the count afresh and makes the decoder output every picture before it first; relabelling a
+    CRA as BLA is the splice the standard provides for (its slices' syntax is the same). Its
+    leading pictures, which a BLA cannot use, are never in a jumped-to GOP's stream here. (A
+    CRA whose header asks not to output the pictures before it would lose them: their pts do not
+    come back and the lane decodes the normal way.)
+    """
+    out = None
+    for i in _nal_starts(data, length_size, header_bytes=2):
+        if (data[i] >> 1) & 0x3F == _HEVC_CRA:
+            if out is None:
+                out = bytearray(data)
+            out[i] = (data[i] & 0x81) | (_HEVC_BLA_W_LP << 1)
+    return data if out is None else bytes(out)
+
+
+def splice_rewrite(codec: str, extradata: bytes | None) -> Callable[[bytes], bytes] | None:
+    """How to rewrite a keyframe packet that follows a jump in the filtered stream, or ``None``
+    where the codec needs nothing (H.264 keyframes here are IDR pictures, which reset the
+    picture order count: an open-GOP H.264 keyframe is checked by its pts coming back)."""
+    if codec == "hevc":
+        layout = hvcc_layout(extradata)
+        if layout is not None:
+            size = layout[0]
+            return lambda data: hevc_cra_as_bla(data, size)
+    return None
 
 
 def disposable_test(codec: str, extradata: bytes | None) -> Callable[[bytes], bool] | None:
@@ -166,9 +216,11 @@ def _filtered_stream(
         stream = inp.streams.video[0] if len(inp.streams.video) == 1 else inp.streams.best("video")
         if stream is None:
             return None
-        disposable = disposable_test(stream.codec_context.name, stream.codec_context.extradata)
+        codec, extradata = stream.codec_context.name, stream.codec_context.extradata
+        disposable = disposable_test(codec, extradata)
         if disposable is None:
             return None
+        splice = splice_rewrite(codec, extradata)
         tb = stream.time_base
         buf = io.BytesIO()
         kept_pts: list[int] = []
@@ -195,6 +247,8 @@ def _filtered_stream(
                         if pkt.pts != key_pts or not pkt.is_keyframe:
                             return None
                         first = False
+                        if splice is not None and kept_pts and pkt.pts not in muxed:
+                            pkt = _with_data(pkt, splice(bytes(pkt)))  # after a jump
                     if pkt.pts in want:
                         target_pts[want[pkt.pts]] = pkt.pts
                         seen += 1
@@ -225,6 +279,18 @@ def _filtered_stream(
         return None
     positions = {i: order[p] for i, p in target_pts.items()}
     return buf.getvalue(), positions, tb, dropped
+
+
+def _with_data(pkt: Any, data: bytes) -> Any:
+    """``pkt`` with its payload replaced (timestamps and keyframe flag kept)."""
+    import av
+
+    if data == bytes(pkt):
+        return pkt
+    new = av.Packet(data)
+    new.pts, new.dts, new.time_base = pkt.pts, pkt.dts, pkt.time_base
+    new.is_keyframe = pkt.is_keyframe
+    return new
 
 
 def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeOutcome | None:
