@@ -11,10 +11,12 @@ from paravt.tools.crop_video import CropConfig, WindowRequest, execute_windows
 from paravt.video import VideoSource
 from paravt.video.disposable import (
     decode_skipping,
+    h264_has_idr,
     hevc_cra_as_bla,
     hevc_is_disposable,
     hvcc_layout,
     is_disposable,
+    splice_rewrite,
     worth_skipping,
 )
 
@@ -336,11 +338,10 @@ def test_hevc_jumps_past_half_the_picture_order_range_keep_the_fast_path(media_d
             assert torch.equal(out.frames[i][0], data[j]), f"frame {i} differs"
 
 
-def test_open_gop_h264_jumps_past_the_picture_order_range_still_give_a_full_decodes_frames(
-    media_dir,
-):
-    # x264 open GOPs: keyframes are non-IDR I pictures, which a long jump leaves with the wrong
-    # picture order count and nothing in H.264 relabels; such a lane decodes the normal way
+def test_open_gop_h264_jumps_start_a_stream_of_their_own_with_a_full_decodes_frames(media_dir):
+    # x264 open GOPs: keyframes are non-IDR I pictures, which a long jump left with the wrong
+    # picture order count (a frame went missing and the lane decoded the normal way); H.264 has
+    # nothing to relabel them with, so the filtered stream starts anew at such a keyframe
     path = _long_gop_clip(
         media_dir,
         "x264_open_gop300",
@@ -352,8 +353,19 @@ def test_open_gop_h264_jumps_past_the_picture_order_range_still_give_a_full_deco
     keys = src.table.keyframes
     assert keys == [0, 300, 600, 900]
     for indices in (keys, keys[::2], sorted({*range(5, 40, 7), *range(903, 960, 9)})):
-        out = src._decode_indices(indices)
+        out = decode_skipping(src.path, src.table, indices)
+        assert out is not None, f"{indices}: the skipping path fell back"
         data, _ = _full_decode(path, indices)
         assert sorted(out.frames) == indices and not out.failed
         for j, i in enumerate(indices):
             assert torch.equal(out.frames[i][0], data[j]), f"frame {i} differs"
+
+
+@pytest.mark.parametrize("pack,size", [(_avcc, 4), (_annexb, 0)])
+def test_an_h264_keyframe_is_spliced_in_only_when_it_is_an_idr_picture(pack, size):
+    splice = splice_rewrite("h264", None if size == 0 else b"\x01\x64\x00\x1f\xff\xe1\x00")
+    idr = pack(_nal(3, 7), _nal(3, 8), _nal(3, 5))  # SPS, PPS, IDR slice
+    assert h264_has_idr(idr, size) and splice(idr) == idr
+    i_slice = pack(_nal(0, 6), _nal(3, 1))  # SEI (recovery point), non-IDR slice
+    assert not h264_has_idr(i_slice, size) and splice(i_slice) is None
+    assert splice_rewrite("vp9", None) is None

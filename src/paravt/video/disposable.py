@@ -29,18 +29,17 @@ torchcodec has no skip option, so the skipping happens on the packets instead:
 2. the rest is muxed, timestamps untouched, into an in-memory Matroska stream; an HEVC CRA
    keyframe that starts a GOP after an earlier GOP's packets (whatever lay between was left
    out) is relabelled BLA, so the decoder restarts its picture order count there
-   (``hevc_cra_as_bla`` says why);
+   (``hevc_cra_as_bla`` says why); H.264 cannot relabel an open-GOP keyframe (a non-IDR I
+   picture, x264 ``open-gop=1``) and the count can go wrong the same way, so the stream starts
+   anew there, on a decoder of its own (~7 ms); x264's default closed GOPs start at IDR
+   pictures, which reset the count, and stay in one stream;
 3. torchcodec decodes that stream, so colour conversion and pixels are exactly a full decode's
    (tested frame for frame on the shared files, full-range BT.709 included, and on generated
    x264/x265 clips).
 
 Anything unexpected — another codec, a rotated stream, a seek that does not land on the keyframe,
 a timestamp that does not come back, a decode error (corrupt region), PyAV missing — returns
-``None`` and the caller decodes the normal way, which also reports per-frame failures. One known
-case: H.264 with open GOPs (non-IDR keyframes, x264 ``open-gop=1``), jumped over more pictures
-than its picture order count's low bits cover, loses a frame; H.264 has no relabelling like
-HEVC's, so such a lane decodes the normal way (x264's default closed GOPs start at IDR
-pictures, which reset the count).
+``None`` and the caller decodes the normal way, which also reports per-frame failures.
 """
 
 from __future__ import annotations
@@ -135,7 +134,8 @@ def hevc_is_disposable(data: bytes, length_size: int, top_temporal_id: int) -> b
 
 
 def hevc_cra_as_bla(data: bytes, length_size: int) -> bytes:
-    """The packet with every CRA slice (NAL unit type 21) relabelled BLA_W_LP (16).
+    """The packet with every CRA slice (NAL unit type 21) relabelled BLA_W_LP (16); ``data``
+    itself when it has none.
 
     Why: a CRA picture keeps counting picture order from the reference picture decoded before it,
     and HEVC codes only the low bits of that count (x265: 8 bits, so 256 pictures). Reached after
@@ -156,15 +156,25 @@ def hevc_cra_as_bla(data: bytes, length_size: int) -> bytes:
     return data if out is None else bytes(out)
 
 
-def splice_rewrite(codec: str, extradata: bytes | None) -> Callable[[bytes], bytes] | None:
-    """How to rewrite a keyframe packet that follows a jump in the filtered stream, or ``None``
-    where the codec needs nothing (H.264 keyframes here are IDR pictures, which reset the
-    picture order count: an open-GOP H.264 keyframe is checked by its pts coming back)."""
+def h264_has_idr(data: bytes, length_size: int) -> bool:
+    """Whether the packet holds an IDR slice (NAL unit type 5)."""
+    return any(h[0] & 0x1F == 5 for h in _nal_headers(data, length_size))
+
+
+def splice_rewrite(codec: str, extradata: bytes | None) -> Callable[[bytes], bytes | None] | None:
+    """How a keyframe packet that follows an earlier GOP's packets in the filtered stream is
+    spliced in: rewritten (HEVC CRA as BLA), kept as it is (an H.264 IDR, which resets the
+    picture order count), or ``None`` from the callable where it cannot be (an open-GOP H.264
+    keyframe, a non-IDR I picture: H.264 has no relabelling, so the filtered stream starts anew
+    there and that part is decoded on a decoder of its own)."""
     if codec == "hevc":
         layout = hvcc_layout(extradata)
         if layout is not None:
             size = layout[0]
             return lambda data: hevc_cra_as_bla(data, size)
+    if codec == "h264":
+        size = nal_length_size(extradata)
+        return lambda data: data if h264_has_idr(data, size) else None
     return None
 
 
@@ -202,34 +212,64 @@ def worth_skipping(path: str) -> bool:
         return False
 
 
+class _Segment:
+    """One in-memory Matroska stream of filtered packets, decoded on a decoder of its own."""
+
+    def __init__(self, template: Any):
+        import av
+
+        self.buf = io.BytesIO()
+        self.out = av.open(self.buf, "w", format="matroska")
+        self.ost = self.out.add_stream_from_template(template)
+        self.kept_pts: list[int] = []
+        self.last_dts: int | None = None
+
+    def mux(self, pkt: Any) -> bool:
+        """Append ``pkt`` (its timestamps are rescaled to the segment's time base in place);
+        ``False``, nothing appended, if decode order would go backwards."""
+        if pkt.dts is not None and self.last_dts is not None and pkt.dts <= self.last_dts:
+            return False
+        self.last_dts = pkt.dts if pkt.dts is not None else self.last_dts
+        self.kept_pts.append(pkt.pts)
+        pkt.stream = self.ost
+        self.out.mux(pkt)
+        return True
+
+    def close(self) -> bytes:
+        self.out.close()
+        return self.buf.getvalue()
+
+
 def _filtered_stream(
     path: str, table: FrameTable, indices: list[int]
-) -> tuple[bytes, dict[int, int], Any, int] | None:
-    """The lane's packets minus unneeded disposable ones, as Matroska bytes; ``None`` if unsafe.
+) -> tuple[list[tuple[bytes, dict[int, int]]], Any, int] | None:
+    """The lane's packets minus unneeded disposable ones, as Matroska streams; ``None`` if unsafe.
 
-    Also returns, per frame index asked for, its position in the filtered stream's display order,
-    the stream's time base and how many pictures were left out.
+    Usually one stream; a new one starts where a keyframe cannot be spliced in
+    (``splice_rewrite``). Each comes with, per frame index asked for that it holds, the frame's
+    position in that stream's display order. Also returns the stream's time base and how many
+    pictures were left out.
     """
     import av
 
-    with av.open(path) as inp:
-        stream = inp.streams.video[0] if len(inp.streams.video) == 1 else inp.streams.best("video")
-        if stream is None:
-            return None
-        codec, extradata = stream.codec_context.name, stream.codec_context.extradata
-        disposable = disposable_test(codec, extradata)
-        if disposable is None:
-            return None
-        splice = splice_rewrite(codec, extradata)
-        tb = stream.time_base
-        buf = io.BytesIO()
-        kept_pts: list[int] = []
-        target_pts: dict[int, int] = {}
-        dropped = 0
-        muxed: set[int] = set()
-        last_dts: int | None = None
-        with av.open(buf, "w", format="matroska") as out:
-            ost = out.add_stream_from_template(stream)
+    segments: list[_Segment] = []
+    try:
+        with av.open(path) as inp:
+            stream = (
+                inp.streams.video[0] if len(inp.streams.video) == 1 else inp.streams.best("video")
+            )
+            if stream is None:
+                return None
+            codec, extradata = stream.codec_context.name, stream.codec_context.extradata
+            disposable = disposable_test(codec, extradata)
+            if disposable is None:
+                return None
+            splice = splice_rewrite(codec, extradata)
+            tb = stream.time_base
+            segments.append(_Segment(stream))
+            target_pts: dict[int, int] = {}
+            dropped = 0
+            muxed: dict[int, int] = {}  # pts -> the segment it went to
             for _, members in gop_groups(table, indices):
                 key = table.keyframe_before(members[0])
                 want = {round(table.pts[i] / tb): i for i in members}
@@ -247,8 +287,13 @@ def _filtered_stream(
                         if pkt.pts != key_pts or not pkt.is_keyframe:
                             return None
                         first = False
-                        if splice is not None and kept_pts and pkt.pts not in muxed:
-                            pkt = _with_data(pkt, splice(bytes(pkt)))  # after a jump
+                        if splice is not None and muxed and pkt.pts not in muxed:
+                            raw = bytes(pkt)
+                            spliced = splice(raw)  # after an earlier GOP's packets
+                            if spliced is None:
+                                segments.append(_Segment(stream))
+                            elif spliced is not raw:
+                                pkt = _with_data(pkt, spliced)
                     if pkt.pts in want:
                         target_pts[want[pkt.pts]] = pkt.pts
                         seen += 1
@@ -263,30 +308,28 @@ def _filtered_stream(
                         if seen == len(want):
                             break
                         continue
-                    if pkt.dts is not None and last_dts is not None and pkt.dts <= last_dts:
+                    muxed[pkt.pts] = len(segments) - 1  # before muxing rescales pkt.pts
+                    if not segments[-1].mux(pkt):
                         return None  # decode order would go backwards: not a plain subset
-                    last_dts = pkt.dts if pkt.dts is not None else last_dts
-                    muxed.add(pkt.pts)
-                    kept_pts.append(pkt.pts)
-                    pkt.stream = ost
-                    out.mux(pkt)
                     if seen == len(want):
                         break
                 if seen != len(want):
                     return None
-    order = {p: r for r, p in enumerate(sorted(kept_pts))}
-    if len(order) != len(kept_pts):
-        return None
-    positions = {i: order[p] for i, p in target_pts.items()}
-    return buf.getvalue(), positions, tb, dropped
+    finally:
+        streams = [seg.close() for seg in segments]
+    out = []
+    for n, (seg, data) in enumerate(zip(segments, streams, strict=True)):
+        order = {p: r for r, p in enumerate(sorted(seg.kept_pts))}
+        if len(order) != len(seg.kept_pts):
+            return None
+        out.append((data, {i: order[p] for i, p in target_pts.items() if muxed[p] == n}))
+    return out, tb, dropped
 
 
 def _with_data(pkt: Any, data: bytes) -> Any:
     """``pkt`` with its payload replaced (timestamps and keyframe flag kept)."""
     import av
 
-    if data == bytes(pkt):
-        return pkt
     new = av.Packet(data)
     new.pts, new.dts, new.time_base = pkt.pts, pkt.dts, pkt.time_base
     new.is_keyframe = pkt.is_keyframe
@@ -302,11 +345,19 @@ def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeO
         built = _filtered_stream(path, table, indices)
         if built is None:
             return None
-        data, positions, tb, dropped = built
+        segments, tb, dropped = built
         from torchcodec.decoders import VideoDecoder
 
-        decoder = VideoDecoder(data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu")
-        batch = decoder.get_frames_at([positions[i] for i in indices])
+        decoded = {}
+        for data, positions in segments:
+            held = [i for i in indices if i in positions]
+            if not held:
+                continue
+            decoder = VideoDecoder(data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu")
+            batch = decoder.get_frames_at([positions[i] for i in held])
+            decoded.update(
+                (i, (batch.data[j], float(batch.pts_seconds[j]))) for j, i in enumerate(held)
+            )
     except Exception:  # noqa: BLE001 - PyAV missing, a corrupt region, a muxer refusal: the normal decode reports it properly
         logger.warning(
             "decoding %d frames of %s without disposable pictures failed; decoding them the "
@@ -319,8 +370,8 @@ def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeO
     out = DecodeOutcome(pictures_skipped=dropped)
     # Matroska keeps milliseconds: each frame must come back within half a tick of its pts
     tolerance = 0.0005 + float(tb) / 2
-    for j, i in enumerate(indices):
-        if abs(float(batch.pts_seconds[j]) - table.pts[i]) > tolerance:
+    for i in indices:
+        if i not in decoded or abs(decoded[i][1] - table.pts[i]) > tolerance:
             return None
-        out.frames[i] = (batch.data[j], table.pts[i])
+        out.frames[i] = (decoded[i][0], table.pts[i])
     return out
