@@ -3,8 +3,8 @@
 Same process, same video, per codec. Each row is a long video built at benchmark time from the
 real clips in ``../shared/videos`` (concatenated, scaled to 1280x720 @ 30, looped): a 30 s unit
 is encoded with the row's encoder settings (``CODECS``: x264 ``medium`` and ``veryfast`` with
-B-frames and 10 s / 5 s GOPs, x264 ``veryfast`` with an exact 2 s GOP, HEVC with libx265, VP9
-with libvpx-vp9) and stream-copied end to
+B-frames and 10 s / 5 s GOPs, x264 ``veryfast`` with an exact 2 s GOP and with open GOPs, HEVC
+with libx265, VP9 with libvpx-vp9) and stream-copied end to
 end to ``--minutes`` (the unit is a whole number of GOPs, so the long file has the GOP structure
 of one long encode, without encoding for ten minutes). ``testsrc2`` (synthetic, unusually cheap
 to decode) is kept as one row. A row whose encoder this machine lacks, whose video does not
@@ -87,6 +87,11 @@ CODECS: dict[str, dict] = {
         "note": "-sc_threshold 0: no scene-cut keyframes, so every GOP is exactly gop_s (the "
                 "other x264 rows keep x264's scene-cut keyframes, as their committed results "
                 "were encoded: 160 keyframes in 600 s at a 5 s GOP, not 120)",
+    },
+    "x264_veryfast_open_gop": {
+        "encoder": "libx264", "args": ["-preset", "veryfast", "-x264-params", "open-gop=1"],
+        "gop_s": 5, "source": "footage", "ext": "mp4",
+        "note": "open GOPs: keyframes are non-IDR I pictures (x264's default is closed GOPs)",
     },
     "x265": {
         "encoder": "libx265", "args": ["-preset", "veryfast", "-x265-params", "log-level=error"],

@@ -155,6 +155,16 @@ CODEC_CLIPS = {
         "-sc_threshold",
         "0",
     ],
+    "x264_veryfast_open_gop": [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-g",
+        "30",
+        "-x264-params",
+        "open-gop=1",
+    ],
     "x265": ["-c:v", "libx265", "-preset", "veryfast", "-x265-params", "keyint=30:log-level=error"],
     "vp9": [
         "-c:v",
