@@ -182,27 +182,32 @@ CODEC_CLIPS = {
 }
 
 
-def _codec_clip(folder, name: str):
+def _encoded_clip(out, lavfi_source: str, seconds: int, args: list[str]):
+    """``out`` encoded once from a lavfi source with ``args`` (``-c:v ENCODER ...``); the test
+    skips when this ffmpeg lacks the encoder."""
     from media import MissingEncoder, ffmpeg_exe, has_encoder
 
-    args = CODEC_CLIPS[name]
     try:
         if not has_encoder(args[1]):
             pytest.skip(f"this ffmpeg has no {args[1]} encoder")
         exe = ffmpeg_exe()
     except MissingEncoder as e:
         pytest.skip(str(e))
-    source = "testsrc2" if name.startswith("testsrc2") else "mandelbrot"  # moving detail
-    out = folder / f"{name}.{'webm' if name == 'vp9' else 'mp4'}"
     if not out.exists():
         import subprocess
 
         subprocess.run(
-            [exe, "-y", "-loglevel", "error", "-f", "lavfi", "-i",
-             f"{source}=size=256x144:rate=30", "-t", "4", *args, "-pix_fmt", "yuv420p", str(out)],
+            [exe, "-y", "-loglevel", "error", "-f", "lavfi", "-i", lavfi_source,
+             "-t", str(seconds), *args, "-pix_fmt", "yuv420p", str(out)],
             check=True,
         )  # fmt: skip
     return out
+
+
+def _codec_clip(folder, name: str):
+    source = "testsrc2" if name.startswith("testsrc2") else "mandelbrot"  # moving detail
+    out = folder / f"{name}.{'webm' if name == 'vp9' else 'mp4'}"
+    return _encoded_clip(out, f"{source}=size=256x144:rate=30", 4, CODEC_CLIPS[name])
 
 
 def test_the_clips_cover_every_codec_of_the_benchmark():
@@ -303,25 +308,7 @@ def test_a_cra_slice_is_relabelled_bla_and_nothing_else_changes(pack, size):
 def _long_gop_clip(folder, name: str, seconds: int, args: list[str]):
     """128x72 @ 30 with keyframes exactly every ``-g`` frames, long enough that reaching one GOP
     from another jumps over more pictures than the picture order count's low bits cover."""
-    from media import MissingEncoder, ffmpeg_exe, has_encoder
-
-    try:
-        if not has_encoder(args[1]):
-            pytest.skip(f"this ffmpeg has no {args[1]} encoder")
-        exe = ffmpeg_exe()
-    except MissingEncoder as e:
-        pytest.skip(str(e))
-    out = folder / f"{name}.mp4"
-    if not out.exists():
-        import subprocess
-
-        subprocess.run(
-            [exe, "-y", "-loglevel", "error", "-f", "lavfi", "-i",
-             "mandelbrot=size=128x72:rate=30", "-t", str(seconds), *args, "-pix_fmt", "yuv420p",
-             str(out)],
-            check=True,
-        )  # fmt: skip
-    return out
+    return _encoded_clip(folder / f"{name}.mp4", "mandelbrot=size=128x72:rate=30", seconds, args)
 
 
 def test_hevc_jumps_past_half_the_picture_order_range_keep_the_fast_path(media_dir):

@@ -221,7 +221,6 @@ class _Segment:
         self.buf = io.BytesIO()
         self.out = av.open(self.buf, "w", format="matroska")
         self.ost = self.out.add_stream_from_template(template)
-        self.kept_pts: list[int] = []
         self.last_dts: int | None = None
 
     def mux(self, pkt: Any) -> bool:
@@ -230,7 +229,6 @@ class _Segment:
         if pkt.dts is not None and self.last_dts is not None and pkt.dts <= self.last_dts:
             return False
         self.last_dts = pkt.dts if pkt.dts is not None else self.last_dts
-        self.kept_pts.append(pkt.pts)
         pkt.stream = self.ost
         self.out.mux(pkt)
         return True
@@ -269,7 +267,7 @@ def _filtered_stream(
             segments.append(_Segment(stream))
             target_pts: dict[int, int] = {}
             dropped = 0
-            muxed: dict[int, int] = {}  # pts -> the segment it went to
+            muxed: dict[int, int] = {}  # pts -> the segment it went to (each pts muxed once)
             for _, members in gop_groups(table, indices):
                 key = table.keyframe_before(members[0])
                 want = {round(table.pts[i] / tb): i for i in members}
@@ -318,10 +316,8 @@ def _filtered_stream(
     finally:
         streams = [seg.close() for seg in segments]
     out = []
-    for n, (seg, data) in enumerate(zip(segments, streams, strict=True)):
-        order = {p: r for r, p in enumerate(sorted(seg.kept_pts))}
-        if len(order) != len(seg.kept_pts):
-            return None
+    for n, data in enumerate(streams):
+        order = {p: r for r, p in enumerate(sorted(p for p, m in muxed.items() if m == n))}
         out.append((data, {i: order[p] for i, p in target_pts.items() if muxed[p] == n}))
     return out, tb, dropped
 
