@@ -21,6 +21,7 @@ old checkpoints would be mistaken for this run's by a later resume.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -33,6 +34,9 @@ from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.testing.tiny import make_tiny_model
 from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
+from paravt.train.plan import ddp_warning, model_shape, plan_for_command
+
+logger = logging.getLogger(__name__)
 
 RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
@@ -277,6 +281,29 @@ def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any =
     return rows, report
 
 
+def warn_if_plain_ddp_too_big(cfg: TrainCommandConfig, args: Any, model_path: str) -> str | None:
+    """Main process, plain DDP (no DeepSpeed, no FSDP), a model of 7 B parameters or more: log
+    the memory plan's numbers and the sharded strategies (``paravt.train.plan.ddp_warning``).
+    Counted on the meta device from the folder's config.json (a Hub id is skipped)."""
+    kind = str(getattr(getattr(args, "distributed_state", None), "distributed_type", ""))
+    if (
+        args.process_index != 0
+        or args.deepspeed
+        or args.fsdp
+        or kind.endswith(("FSDP", "DEEPSPEED"))
+    ):
+        return None
+    if not (Path(model_path) / "config.json").is_file():
+        return None
+    plan = plan_for_command(
+        cfg, world_size=args.world_size, strategy="ddp", shape=model_shape(model_path)
+    )
+    message = ddp_warning(plan)
+    if message:
+        logger.warning(message)
+    return message
+
+
 def load_model(model_path: str, args: Any):
     """``(model, processor)`` in the trainer's precision (bf16 / fp16 / fp32), left padding."""
     import torch
@@ -339,6 +366,7 @@ def run_training(
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
     model_path = shared_model_path(cfg.model, run_dir, args)
+    warn_if_plain_ddp_too_big(cfg, args, model_path)
     rows, report = training_rows(cfg.data, run_dir, is_main, console)
 
     model, processor = load_model(model_path, args)
@@ -364,11 +392,21 @@ def run_training(
     )
 
 
-def load_command_config(config: str | None, overrides: tuple[str, ...]) -> TrainCommandConfig:
+def load_command_config(
+    config: str | None, overrides: tuple[str, ...], check_trainer: bool = True
+) -> TrainCommandConfig:
+    """The command's config from a recipe and ``--set`` overrides. ``check_trainer`` builds the
+    ``ParaGRPOConfig`` too (bad keys fail fast); the memory plan skips it, since HF refuses
+    ``bf16`` on a machine without a GPU, where a plan is made before a launch."""
     data: dict = {}
     if config:
         data = read_yaml(recipe_path(config))
     data = _merge(data, parse_overrides(overrides))
     cfg = build(TrainCommandConfig, data)
-    para_config(cfg)  # fail fast on bad trainer keys
+    if check_trainer:
+        para_config(cfg)  # fail fast on bad trainer keys
+    else:
+        moved = moved_trainer_keys(dict(cfg.trainer))
+        if moved:
+            raise ConfigError(moved)
     return cfg
