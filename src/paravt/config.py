@@ -174,11 +174,13 @@ def parse_overrides(pairs: typing.Iterable[str]) -> dict:
     return tree
 
 
-def _merge(base: dict, extra: Mapping) -> dict:
+def merge(base: dict, extra: Mapping) -> dict:
+    """``extra`` laid over ``base``: nested mappings merge key by key, anything else replaces
+    (how a YAML file lands on flags, and ``--set`` on both)."""
     out = dict(base)
     for k, v in extra.items():
         if isinstance(v, Mapping) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
+            out[k] = merge(out[k], v)
         else:
             out[k] = v
     return out
@@ -207,8 +209,8 @@ def load_config(
     """Defaults ← ``base`` (e.g. flags) ← YAML file ← ``--set`` overrides → a validated ``cls``."""
     data: dict = dict(base or {})
     if path is not None:
-        data = _merge(data, read_yaml(path))
-    data = _merge(data, parse_overrides(overrides))
+        data = merge(data, read_yaml(path))
+    data = merge(data, parse_overrides(overrides))
     return build(cls, data)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from paravt.config import _merge, build, parse_overrides, read_yaml, to_dict
+from paravt.config import build, merge, parse_overrides, read_yaml, to_dict
 from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.testing.tiny import make_tiny_model
@@ -401,7 +401,7 @@ def load_command_config(
     data: dict = {}
     if config:
         data = read_yaml(recipe_path(config))
-    data = _merge(data, parse_overrides(overrides))
+    data = merge(data, parse_overrides(overrides))
     cfg = build(TrainCommandConfig, data)
     if check_trainer:
         para_config(cfg)  # fail fast on bad trainer keys
