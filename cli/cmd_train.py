@@ -7,9 +7,13 @@ TrainingArguments keys, e.g. ``--set trainer.deepspeed=ds.json``).
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from paravt.cli.common import emit_json, json_option, stderr_console
+from paravt.errors import ConfigError
+from paravt.train.plan import fix_for, format_plan, plan_for_command
 
 
 @click.command("train")
@@ -104,11 +108,6 @@ def command(
 
 def _print_plan(cfg, world_size, strategy, accelerate_config, gpu_gb, as_json) -> None:
     """The memory plan on stdout; a plan that cannot fit ends with its fix (exit 2)."""
-    import os
-
-    from paravt.errors import ConfigError
-    from paravt.train.plan import fix_for, format_plan, plan_for_command
-
     plan = plan_for_command(
         cfg,
         world_size=world_size,

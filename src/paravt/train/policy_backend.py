@@ -148,6 +148,21 @@ class TokenSampler:
         )
 
 
+def _request_rows(reqs: list[GenRequest]) -> Any:
+    """Every request's pixel rows in order as one tensor (None without any): a request's own
+    ``pixel_values`` where it has them, else its images' rows, joined once for the batch."""
+    parts: list = []
+    for r in reqs:
+        if r.pixel_values is not None:
+            if len(r.pixel_values):
+                parts.append(r.pixel_values)
+        else:
+            parts.extend(it.pixels for it in (r.images or []) if it.pixels is not None)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
+
+
 class PolicyBackend(TokenSampler):
     """Batched sampling from the (unwrapped) policy model; see the module docstring."""
 
@@ -183,6 +198,9 @@ class PolicyBackend(TokenSampler):
         self.top_k = top_k
         self.batch_size = batch_size
         self.with_logprobs = with_logprobs
+        # the engine leaves each image's rows on its ImageItem: a batch's pixel_values is joined
+        # here once, from the requests' images, instead of once per episode and again per batch
+        self.reads_image_pixels = True
 
     def _device(self):
         try:
@@ -217,9 +235,9 @@ class PolicyBackend(TokenSampler):
             "input_ids": input_ids.to(device),
             "attention_mask": attention.to(device),
         }
-        pix = [r.pixel_values for r in reqs if r.pixel_values is not None and len(r.pixel_values)]
-        if pix:
-            kwargs["pixel_values"] = torch.cat([p.to(device) for p in pix], dim=0)
+        pix = _request_rows(reqs)
+        if pix is not None:
+            kwargs["pixel_values"] = pix.to(device)
             kwargs["image_grid_thw"] = torch.cat(
                 [
                     torch.as_tensor(r.image_grid_thw).to(device)
