@@ -11,6 +11,7 @@ import logging
 
 import pytest
 
+from paravt.agent.backends.base import BackendBase
 from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.records import Generation
 from paravt.config import load_config
@@ -212,10 +213,8 @@ def test_charades_iou_metrics(charades, tmp_path):
     ]
 
 
-class _ExplodingBackend:
+class _ExplodingBackend(BackendBase):
     """Raises (instead of returning an error Generation) whenever one episode is in the batch."""
-
-    codec = None
 
     def __init__(self, inner, bad_id):
         self.inner, self.bad_id = inner, bad_id

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from paravt.errors import ConfigError
-from paravt.video.config import CropConfig
+from paravt.rewards.answers import QuestionType
+from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS, CropConfig
 
 #: The released ParaVT checkpoint on the Hugging Face Hub (Qwen3-VL-8B fine-tuned with PARA-GRPO).
 DEFAULT_MODEL_ID = "ParaVT/ParaVT-8B"
@@ -23,8 +24,8 @@ class CropSettings(CropConfig):
     docs/PROTOCOL.md §3; defined once in ``paravt.video.config``) plus the pixel budget the window frames
     are resized to for the model. The engine hands it to the tool as it is."""
 
-    min_pixels: int = 784
-    max_pixels: int = 50176
+    min_pixels: int = WINDOW_MIN_PIXELS
+    max_pixels: int = WINDOW_MAX_PIXELS
 
 
 @dataclass
@@ -195,7 +196,7 @@ class InferConfig:
 
     backend: BackendConfig = field(default_factory=BackendConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
-    question_type: Literal["auto", "mcq", "tvg", "oe"] = "auto"
+    question_type: Literal["auto", QuestionType] = "auto"
     batch_size: int = 8
 
     def __post_init__(self) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from paravt.agent.backends.base import BackendBase
 from paravt.agent.backends.hf import cut_at_stop, left_pad
 from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
@@ -34,7 +35,7 @@ def vision_token_ids(tokenizer) -> list[int]:
     return ids
 
 
-class TokenSampler:
+class TokenSampler(BackendBase):
     """What every token-in/token-out training backend shares, whatever samples the tokens.
 
     The policy itself (``PolicyBackend``) and a vLLM engine (``paravt.train.vllm_backend``) must
