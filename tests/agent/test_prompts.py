@@ -85,7 +85,7 @@ def test_a_system_prompt_file_is_verbatim_under_native_tool_prompt(tmp_path, ren
     assert renders_tools or "<tools>" in default_text
 
 
-# -- option letters: one definition for prompts, extraction and scoring (issue 14 item 10) -------
+# -- option letters: one definition for prompts, extraction and scoring -------------------------
 
 
 def test_prompt_letters_are_the_letters_extraction_reads():

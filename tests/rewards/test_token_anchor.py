@@ -74,7 +74,7 @@ def test_no_tags_and_empty_input(tokenizer):
 
 
 def test_repetition_earns_nothing_more(tokenizer):
-    """Issue 14.4: the first occurrence of each tag per turn is credited, repeats are not."""
+    """The first occurrence of each tag per turn is credited, repeats are not."""
     once = tokenizer.encode("I see it.</think><answer>B</answer>", add_special_tokens=False)
     many = tokenizer.encode(
         "I see it.</think></think></think></think><answer>B</answer></answer>",

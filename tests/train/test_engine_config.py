@@ -1,4 +1,4 @@
-"""The episode engine's config inside the training config (issue 15.1): one home per knob.
+"""The episode engine's config inside the training config: one home per knob.
 
 Every ``EngineConfig`` key is set from a recipe's ``engine`` section (``--set engine.X=...``) and
 reaches the engine the trainer runs; an engine knob left under ``trainer`` names its new home; the

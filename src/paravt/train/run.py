@@ -39,7 +39,8 @@ RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
 @dataclass
 class DataConfig:
-    """``path``: .parquet / .jsonl file (``builtin:smoke`` = the packaged smoke questions);
+    """``path``: .parquet / .jsonl file, or a built-in set (``builtin:toy``, generated into the
+    run folder; ``builtin:smoke``, questions over ../shared/videos: ``BUILTIN_DATA``);
     ``video_root``: relative video paths are resolved against it; ``limit``: the first N rows of
     the file, usable or not (the skip report covers exactly those)."""
 
@@ -82,10 +83,47 @@ def recipe_path(name_or_path: str) -> Path:
     return Path(str(res))
 
 
-def builtin_data(name: str) -> Path:
-    if name != "smoke":
-        raise UserError(f"data.path=builtin:{name}: the only built-in data set is builtin:smoke")
-    return Path(str(resources.files("paravt.train") / "recipes" / "smoke_data.jsonl"))
+#: Built-in data sets: ``toy`` is generated into the run folder when a run starts (4 short toy
+#: videos, an mcq and a tvg question each: ``paravt.toy``), so the smoke recipes run on a clean
+#: clone; ``smoke`` is six packaged questions over the real test videos of ``../shared/videos``
+#: (give ``data.video_root``), which the test suite trains on.
+BUILTIN_DATA = ("toy", "smoke")
+#: the folder of the run that ``builtin:toy`` is generated into
+BUILTIN_TOY_DIR = "builtin-toy"
+
+
+def builtin_data(name: str, run_dir: Path | None = None) -> tuple[Path, Path | None]:
+    """``(rows file, video root or None for data.video_root)`` of ``builtin:name``; ``toy``
+    reads what ``make_builtin_data`` wrote into ``run_dir``."""
+    if name == "smoke":
+        return Path(str(resources.files("paravt.train") / "recipes" / "smoke_data.jsonl")), None
+    if name == "toy" and run_dir is not None:
+        folder = run_dir / BUILTIN_TOY_DIR
+        return folder / "train.jsonl", folder
+    raise UserError(
+        f"data.path=builtin:{name}: the built-in data sets are "
+        f"{', '.join('builtin:' + n for n in BUILTIN_DATA)}"
+    )
+
+
+def make_builtin_data(data: DataConfig, run_dir: Path, args: Any) -> None:
+    """Generate ``builtin:toy`` into the run folder on the main process (about a second; again
+    only if it is missing), every rank waiting for it."""
+    if data.path != "builtin:toy":
+        return
+    if args.process_index == 0:
+        folder = run_dir / BUILTIN_TOY_DIR
+        if not (folder / "train.jsonl").is_file():
+            from paravt.toy.generate import make_toy_task
+            from paravt.toy.task import ToyTaskConfig
+
+            make_toy_task(
+                ToyTaskConfig(out=str(folder), n=4, seed=0, durations=[20], visibility_videos=0)
+            )
+    if args.world_size > 1:
+        from accelerate.utils import broadcast_object_list
+
+        broadcast_object_list([None], from_process=0)  # the other ranks wait for the files
 
 
 _NESTED_HF_KEYS = ("fsdp_config", "deepspeed", "accelerator_config")
@@ -259,12 +297,13 @@ def shared_model_path(spec: str, run_dir: Path, args: Any) -> str:
 
 def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any = None):
     """``(rows, SkipReport)`` of the data section; the report goes to the run folder (main)."""
-    data_path = data.path
+    data_path, video_root = data.path, data.video_root
     if data_path.startswith("builtin:"):
-        data_path = str(builtin_data(data_path.split(":", 1)[1]))
+        rows_file, root = builtin_data(data_path.split(":", 1)[1], run_dir)
+        data_path, video_root = str(rows_file), str(root) if root is not None else video_root
     rows, report = load_training_rows(
         data_path,
-        data.video_root,
+        video_root,
         data.format,
         data.limit,
         report_dir=run_dir if is_main else None,  # written even when no row is usable
@@ -339,6 +378,7 @@ def run_training(
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
     model_path = shared_model_path(cfg.model, run_dir, args)
+    make_builtin_data(cfg.data, run_dir, args)
     rows, report = training_rows(cfg.data, run_dir, is_main, console)
 
     model, processor = load_model(model_path, args)

@@ -26,6 +26,7 @@ from paravt.errors import ConfigError
 from paravt.train.run import (
     checkpoint_to_resume,
     load_model,
+    make_builtin_data,
     recipe_path,
     shared_model_path,
     start_run_folder,
@@ -118,6 +119,7 @@ def run_sft(
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path)
     model_path = shared_model_path(cfg.model, run_dir, args)
+    make_builtin_data(cfg.data, run_dir, args)
     rows, data_report = training_rows(cfg.data, run_dir, is_main, console)
     model, processor = load_model(model_path, args)
 
