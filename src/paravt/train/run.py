@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from paravt.config import _merge, build, parse_overrides, read_yaml, to_dict
-from paravt.data import load_training_rows, to_dataset
+from paravt.data import Split, load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.testing.tiny import make_tiny_model
 from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
@@ -257,8 +257,21 @@ def shared_model_path(spec: str, run_dir: Path, args: Any) -> str:
     return str(model_path)
 
 
-def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any = None):
-    """``(rows, SkipReport)`` of the data section; the report goes to the run folder (main)."""
+def rank_split(args: Any) -> Split:
+    """This process's share of the start-up checks (``args``: the trainer's process index and
+    world size)."""
+    world = int(args.world_size)
+    if world <= 1:
+        return Split()
+    from accelerate.utils import gather_object
+
+    return Split(rank=int(args.process_index), world=world, gather=gather_object)
+
+
+def training_rows(data: DataConfig, run_dir: Path, args: Any, console: Any = None):
+    """``(rows, SkipReport)`` of the data section, the same rows on every rank (the videos are
+    probed once, split across the ranks); the report goes to the run folder (main)."""
+    is_main = args.process_index == 0
     data_path = data.path
     if data_path.startswith("builtin:"):
         data_path = str(builtin_data(data_path.split(":", 1)[1]))
@@ -268,6 +281,7 @@ def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any =
         data.format,
         data.limit,
         report_dir=run_dir if is_main else None,  # written even when no row is usable
+        split=rank_split(args),
     )
     if is_main and console is not None and report.skipped:
         console.print(
@@ -339,7 +353,7 @@ def run_training(
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
     model_path = shared_model_path(cfg.model, run_dir, args)
-    rows, report = training_rows(cfg.data, run_dir, is_main, console)
+    rows, report = training_rows(cfg.data, run_dir, args, console)
 
     model, processor = load_model(model_path, args)
     trainer = ParaGRPOTrainer(

@@ -118,7 +118,7 @@ def run_sft(
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path)
     model_path = shared_model_path(cfg.model, run_dir, args)
-    rows, data_report = training_rows(cfg.data, run_dir, is_main, console)
+    rows, data_report = training_rows(cfg.data, run_dir, args, console)
     model, processor = load_model(model_path, args)
 
     folder = run_dir / traj.CACHE_DIR
