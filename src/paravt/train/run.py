@@ -33,6 +33,7 @@ from paravt.data import Split, load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.testing.tiny import make_tiny_model
 from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
+from paravt.train.shared_folder import check_same_checkpoints, check_same_folder
 
 RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
@@ -207,6 +208,19 @@ def checkpoint_to_resume(run_dir: Path, resume: bool) -> Path | None:
     return None
 
 
+def agreed_checkpoint(run_dir: Path, resume: bool, args: Any) -> Path | None:
+    """``checkpoint_to_resume`` once every rank is known to see the same run folder and the same
+    checkpoints (``paravt.train.shared_folder``); a mismatch stops every rank alike."""
+    world = int(args.world_size)
+    if world > 1:
+        from accelerate.utils import gather_object
+
+        rank = int(args.process_index)
+        check_same_folder(run_dir, rank, world, gather_object)
+        check_same_checkpoints(run_dir, last_checkpoint(run_dir), gather_object)
+    return checkpoint_to_resume(run_dir, resume)
+
+
 def start_run_folder(
     run_dir: Path,
     cfg: Any,
@@ -348,7 +362,7 @@ def run_training(
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
 
-    ckpt = checkpoint_to_resume(run_dir, resume)
+    ckpt = agreed_checkpoint(run_dir, resume, args)
     metrics_path = run_dir / args.metrics_file
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))

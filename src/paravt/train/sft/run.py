@@ -24,7 +24,7 @@ from paravt.agent.engine import EpisodeEngine
 from paravt.config import _merge, build, parse_overrides, read_yaml
 from paravt.errors import ConfigError
 from paravt.train.run import (
-    checkpoint_to_resume,
+    agreed_checkpoint,
     load_model,
     recipe_path,
     shared_model_path,
@@ -113,7 +113,7 @@ def run_sft(
     args = sft_args(cfg)
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
-    ckpt = checkpoint_to_resume(run_dir, resume)
+    ckpt = agreed_checkpoint(run_dir, resume, args)
     metrics_path = run_dir / METRICS_FILE
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path)
