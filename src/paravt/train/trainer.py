@@ -172,6 +172,12 @@ class ParaGRPOTrainer(GRPOTrainer):
         zero3 = getattr(self, "is_deepspeed_enabled", False) and _zero_stage(self) == 3
         fsdp = bool(getattr(self, "is_fsdp_enabled", False))
         several = self.accelerator.num_processes > 1
+        if args.fsdp and not fsdp and several:  # accelerate forms FSDP only on accelerators
+            logger.warning(
+                "trainer.fsdp is set but accelerate prepared the model as %s (on CPU it drops "
+                "FSDP): every rank holds the full model",
+                self.accelerator.distributed_type,
+            )
         # collective loss forwards: every rank the same rows, every row an image (module doc)
         self._lockstep_rows = several and (fsdp or zero3)
         if args.use_vllm:
