@@ -32,11 +32,12 @@ from typing import Any
 import yaml
 
 from paravt.config import build, merge, parse_overrides, read_yaml, to_dict
-from paravt.data import load_training_rows, to_dataset
+from paravt.data import Split, load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
 from paravt.testing.tiny import make_tiny_model
 from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
+from paravt.train.shared_folder import check_same_checkpoints, check_same_folder
 
 logger = logging.getLogger(__name__)
 
@@ -296,6 +297,19 @@ def checkpoint_to_resume(run_dir: Path, resume: bool) -> Path | None:
     return None
 
 
+def agreed_checkpoint(run_dir: Path, resume: bool, args: Any) -> Path | None:
+    """``checkpoint_to_resume`` once every rank is known to see the same run folder and the same
+    checkpoints (``paravt.train.shared_folder``); a mismatch stops every rank alike."""
+    world = int(args.world_size)
+    if world > 1:
+        from accelerate.utils import gather_object
+
+        rank = int(args.process_index)
+        check_same_folder(run_dir, rank, world, gather_object)
+        check_same_checkpoints(run_dir, last_checkpoint(run_dir), gather_object)
+    return checkpoint_to_resume(run_dir, resume)
+
+
 def start_run_folder(
     run_dir: Path,
     cfg: Any,
@@ -346,8 +360,21 @@ def shared_model_path(spec: str, run_dir: Path, args: Any) -> str:
     return str(model_path)
 
 
-def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any = None):
-    """``(rows, SkipReport)`` of the data section; the report goes to the run folder (main)."""
+def rank_split(args: Any) -> Split:
+    """This process's share of the start-up checks (``args``: the trainer's process index and
+    world size)."""
+    world = int(args.world_size)
+    if world <= 1:
+        return Split()
+    from accelerate.utils import gather_object
+
+    return Split(rank=int(args.process_index), world=world, gather=gather_object)
+
+
+def training_rows(data: DataConfig, run_dir: Path, args: Any, console: Any = None):
+    """``(rows, SkipReport)`` of the data section, the same rows on every rank (the videos are
+    probed once, split across the ranks); the report goes to the run folder (main)."""
+    is_main = args.process_index == 0
     data_path, video_root = data.path, data.video_root
     if data_path.startswith("builtin:"):
         rows_file, root = builtin_data(data_path.split(":", 1)[1], run_dir)
@@ -358,6 +385,7 @@ def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any =
         data.format,
         data.limit,
         report_dir=run_dir if is_main else None,  # written even when no row is usable
+        split=rank_split(args),
     )
     if is_main and console is not None and report.skipped:
         console.print(
@@ -424,13 +452,13 @@ def run_training(
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
 
-    ckpt = checkpoint_to_resume(run_dir, resume)
+    ckpt = agreed_checkpoint(run_dir, resume, args)
     metrics_path = run_dir / args.metrics_file
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
     model_path = shared_model_path(cfg.model, run_dir, args)
     make_builtin_data(cfg.data, run_dir, args)
-    rows, report = training_rows(cfg.data, run_dir, is_main, console)
+    rows, report = training_rows(cfg.data, run_dir, args, console)
 
     model, processor = load_model(model_path, args)
     trainer = ParaGRPOTrainer(

@@ -26,7 +26,11 @@ DDP/FSDP/DeepSpeed, checkpointing, resume — is TRL's and HF Trainer's own code
 
 Distributed use: launch with ``torchrun``/``accelerate launch`` (DDP, FSDP or DeepSpeed configs pass
 through ``TrainingArguments``); generation unwraps the model with TRL's
-``unwrap_model_for_generation`` (gathers ZeRO-3 parameters, summons FSDP full parameters).
+``unwrap_model_for_generation``, which gathers ZeRO-3 parameters once per rollout
+(``ds3_gather_for_generation``) but leaves FSDP's sharded: there (and under ZeRO-3 without the
+gather) every forward of the rollout is a collective, and the policy backend samples in lockstep
+with the other ranks (``paravt.train.lockstep``). Under FSDP and ZeRO-3 the loss forwards are
+collective too, so every rank holds the same number of loss rows and every row an image.
 
 vLLM (``use_vllm=true``, ``vllm_mode`` server or colocate, every ``vllm_*`` key TRL's own): TRL
 builds its ``VLLMGeneration`` and the engine samples through it (``paravt.train.vllm_backend``:
@@ -66,6 +70,7 @@ from paravt.train.advantages import GroupAdvantages, group_advantages
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_errors import warn_if_every_episode_failed
 from paravt.train.gating import gated_frames
+from paravt.train.lockstep import Lockstep, filler_image
 from paravt.train.metrics import episode_stats, step_metrics
 from paravt.train.policy_backend import PolicyBackend
 from paravt.train.streams import FeatureMismatchError, mm_token_type_ids, record_row
@@ -92,6 +97,27 @@ def generation_sync(fsdp: bool, zero3: bool, gather_for_generation: bool) -> boo
     if fsdp or (zero3 and not gather_for_generation):
         return None
     return False
+
+
+def check_strategy(args: Any) -> None:
+    """Refuse a parallelism whose collectives the rollout's lockstep does not cover: tensor,
+    context or sequence parallelism (accelerate's ``parallelism_config``) makes every forward a
+    collective over a group the lockstep does not know."""
+    pc = getattr(args, "parallelism_config", None)
+    if pc is None:
+        return
+    split = {
+        name: int(getattr(pc, name, 1) or 1)
+        for name in ("tp_size", "cp_size", "sp_size")
+        if int(getattr(pc, name, 1) or 1) > 1
+    }
+    if split:
+        sizes = ", ".join(f"{k}={v}" for k, v in split.items())
+        raise ConfigError(
+            f"trainer.parallelism_config with {sizes}: the episode rollout keeps ranks in step "
+            "only under DDP, FSDP and DeepSpeed ZeRO, and would hang here; shard the model with "
+            "FSDP2 (trainer.fsdp=true, trainer.fsdp_config.version=2) or DeepSpeed ZeRO-3 instead"
+        )
 
 
 def _zero_stage(trainer) -> int:
@@ -127,6 +153,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             raise TypeError("ParaGRPOTrainer needs a ParaGRPOConfig")
         if args.use_vllm:
             self._check_vllm(args, processing_class)
+        check_strategy(args)
         try:
             super().__init__(
                 model=model,
@@ -142,9 +169,21 @@ class ParaGRPOTrainer(GRPOTrainer):
                 raise ConfigError(f"{missing_vllm_message(args.vllm_mode)} ({e})") from e
             raise
         self.para_args = args
+        zero3 = getattr(self, "is_deepspeed_enabled", False) and _zero_stage(self) == 3
+        fsdp = bool(getattr(self, "is_fsdp_enabled", False))
+        several = self.accelerator.num_processes > 1
+        if args.fsdp and not fsdp and several:  # accelerate forms FSDP only on accelerators
+            logger.warning(
+                "trainer.fsdp is set but accelerate prepared the model as %s (on CPU it drops "
+                "FSDP): every rank holds the full model",
+                self.accelerator.distributed_type,
+            )
+        # collective loss forwards: every rank the same rows, every row an image (module doc)
+        self._lockstep_rows = several and (fsdp or zero3)
         if args.use_vllm:
             self._backend = self._vllm_backend()
         else:
+            synced = generation_sync(fsdp, zero3, args.ds3_gather_for_generation)
             self._backend = PolicyBackend(
                 self.model,
                 self.processing_class,
@@ -156,11 +195,8 @@ class ParaGRPOTrainer(GRPOTrainer):
                 first_turn_text=args.first_turn_text,
                 with_logprobs=args.sampling_logprobs,
                 batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
-                synced_gpus=generation_sync(
-                    getattr(self, "is_fsdp_enabled", False),
-                    getattr(self, "is_deepspeed_enabled", False) and _zero_stage(self) == 3,
-                    args.ds3_gather_for_generation,
-                ),
+                synced_gpus=synced,
+                lockstep=Lockstep(gather_object) if synced is None and several else None,
             )
         ip = getattr(self.processing_class, "image_processor", None)
         self._merge = int(getattr(ip, "merge_size", 2)) ** 2
@@ -268,7 +304,9 @@ class ParaGRPOTrainer(GRPOTrainer):
             was_training = unwrapped.training
             unwrapped.eval()
             try:
-                return self._make_engine(mode).run(episode_inputs)
+                records = self._make_engine(mode).run(episode_inputs)
+                self._backend.drain()  # join the other ranks' sampling until every rank is done
+                return records
             finally:
                 if was_training:
                     unwrapped.train()
@@ -334,9 +372,11 @@ class ParaGRPOTrainer(GRPOTrainer):
 
     # -- the rollout -------------------------------------------------------------------------
     def _no_loss_row(self) -> dict:
-        """A one-pad-token row that contributes nothing to the loss (failed episode, filler)."""
+        """A one-pad-token row that contributes nothing to the loss (failed episode, filler);
+        with collective loss forwards it also carries the filler image, so that every chunk runs
+        the vision tower on every rank."""
         filler = [self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0]
-        return {
+        row = {
             "prompt": filler,
             "completion": filler,
             "mask": [0],
@@ -345,6 +385,10 @@ class ParaGRPOTrainer(GRPOTrainer):
             "grid": None,
             "ok": False,
         }
+        if self._lockstep_rows:
+            ids, pixels, grid = filler_image(self._backend.codec, self._tokenizer)
+            row.update(prompt=ids + filler, pixel_values=pixels, grid=grid)
+        return row
 
     def _row_from_record(self, record) -> dict:
         """The record's row (``paravt.train.streams.record_row``), or a no-loss row; with, per
@@ -464,7 +508,9 @@ class ParaGRPOTrainer(GRPOTrainer):
                     rows.append(dict(self._row_from_record(sub), flat=flat))
                     row_adv.append(adv)
         spg = self.args.steps_per_generation if mode == "train" else 1
-        while len(rows) % spg:
+        # as many rows (log-prob chunks, loss forwards) on every rank when forwards are collective
+        n = max(gather_object([len(rows)])) if self._lockstep_rows else len(rows)
+        while len(rows) < n or len(rows) % spg:
             rows.append(self._no_loss_row())
             row_adv.append(0.0)
         return rows, row_adv
@@ -598,7 +644,9 @@ class ParaGRPOTrainer(GRPOTrainer):
             self.accelerator.gather(torch.tensor(anchor_bonus_total, device=device)).sum().item()
         )
         num_images = batch["num_images"]
-        m["images/per_episode"] = sum(num_images[: len(records)]) / max(1, len(records))
+        # a failed episode's row may carry the lockstep's filler image: not the episode's
+        shown = [n for n, row in zip(num_images, episode_rows, strict=False) if row["ok"]]
+        m["images/per_episode"] = sum(shown) / max(1, len(records))
         if mode == "train":
             self.state.num_input_tokens_seen += int(
                 self.accelerator.gather(batch["attention_mask"].sum()).sum().item()
