@@ -124,8 +124,9 @@ def test_the_smoke_recipes_find_their_data_on_a_fresh_clone(name, tmp_path, monk
     cfg = load(name, (f"output_dir={tmp_path / 'run'}",))
     run_dir = Path(cfg.output_dir)
     run_dir.mkdir(parents=True)
-    make_builtin_data(cfg.data, run_dir, SimpleNamespace(process_index=0, world_size=1))
-    rows, report = training_rows(cfg.data, run_dir, is_main=True)
+    one_process = SimpleNamespace(process_index=0, world_size=1)
+    make_builtin_data(cfg.data, run_dir, one_process)
+    rows, report = training_rows(cfg.data, run_dir, one_process)
     assert len(rows) == 8 and not report.skipped
     assert {r.question_type for r in rows} == {"mcq", "tvg"}
     assert all(Path(r.video).is_file() for r in rows)

@@ -31,7 +31,11 @@ def main() -> None:
     result: dict = {}
     rank = 0
     for scenario in sorted(p for p in scenarios.iterdir() if p.is_dir()):
-        overrides = (f"data.video_root={videos}", "trainer.ddp_timeout=60")  # a hang: 1 min
+        overrides = (
+            "data.path=builtin:smoke",  # rows over the videos folder, the same path on every rank
+            f"data.video_root={videos}",
+            "trainer.ddp_timeout=60",  # a hang: 1 min
+        )
         cfg = load_command_config("cpu-smoke", overrides)
         rank = para_config(cfg).process_index
         cfg.output_dir = str(scenario / f"rank{rank}")  # this node's view of the run folder
