@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from paravt.config import _merge, build, parse_overrides, read_yaml, to_dict
+from paravt.config import build, merge, parse_overrides, read_yaml, to_dict
 from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
@@ -419,7 +419,7 @@ def load_command_config(config: str | None, overrides: tuple[str, ...]) -> Train
     data: dict = {}
     if config:
         data = read_yaml(recipe_path(config))
-    data = _merge(data, parse_overrides(overrides))
+    data = merge(data, parse_overrides(overrides))
     cfg = build(TrainCommandConfig, data)
     para_config(cfg)  # fail fast on bad trainer keys
     return cfg
