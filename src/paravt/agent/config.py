@@ -43,7 +43,12 @@ class EngineConfig:
     - ``timestamps``: precede each overview frame with ``<t seconds>`` (off = paper-compat eval).
     - ``min_pixels``/``max_pixels``: overview pixel budget; window frames use ``crop``'s budget.
     - ``think_prefix``: text pre-filled after the main agent's generation prompt (prompt tokens,
-      not completion); ``system_prompt``: a file that replaces the system prompt verbatim.
+      not completion); ``system_prompt``: a file that replaces the system prompt verbatim;
+      ``user_template``: a file that replaces the first user turn's text, a ``string.Template``
+      with named fields (``paravt.agent.prompts.USER_TEMPLATE_FIELDS``: ``${question}``,
+      ``${options}``, ``${instruction}``, ``${video_path}``, ``${video_name}``,
+      ``${question_type}``), e.g. to evaluate a released checkpoint with the user prompt it was
+      trained on (docs/INFER.md, "Prompts").
     - ``temperature`` 0 means greedy.
     - ``tool_prompt``: how the crop_video schema reaches the model (exactly once). ``native``: the
       chat template's own ``tools=`` section, or a Hermes-style ``<tools>`` block in the system
@@ -75,6 +80,7 @@ class EngineConfig:
     max_pixels: int = 602112
     think_prefix: str = ""
     system_prompt: str | None = None
+    user_template: str | None = None
     keep_images: bool = True
     crop: CropSettings = field(default_factory=CropSettings)
     tool_prompt: Literal["auto", "native", "paravt"] = "auto"

@@ -144,7 +144,7 @@ class EpisodeEngine:
         #: their loss forward; infer and eval do not, and pass False (``EpisodeRecord.drop_pixels``)
         self.keep_pixels = keep_pixels
         self.config = config or EngineConfig()
-        self.prompts = prompts or load_prompts(self.config.system_prompt)
+        self.prompts = prompts or load_prompts(self.config.system_prompt, self.config.user_template)
         self.codec = backend.codec
         #: ``tools.execute_windows`` BatchResult.stats of every tool round of the last ``run``.
         self.tool_stats: list[Any] = []
@@ -187,6 +187,7 @@ class EpisodeEngine:
                 raise UserError(
                     f"EpisodeEngine.run takes EpisodeInput items, got {type(inp).__name__}"
                 )
+        self.prompts.check_questions(inputs)  # a user template that cannot show them: now
         # One open VideoSource per video for the whole run: the overview and every tool round
         # share it, so metadata and the frame table are read once per video (docs/PROTOCOL.md §3).
         self._sources = {}
@@ -321,7 +322,12 @@ class EpisodeEngine:
                 ]
             items = list(shared[key])
             content = self.prompts.user_content(
-                rec.overview_times, inp.question, inp.options, inp.question_type, cfg.timestamps
+                rec.overview_times,
+                inp.question,
+                inp.options,
+                inp.question_type,
+                cfg.timestamps,
+                video=inp.video,
             )
             ep.ctx.messages = [
                 {"role": "system", "content": system},

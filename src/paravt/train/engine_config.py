@@ -79,6 +79,11 @@ class TrainEngineConfig(EngineConfig):
                 f"engine.system_prompt={self.system_prompt!r} is not a file: give a text file, or "
                 "null for the packaged prompt"
             )
+        if self.user_template is not None and not Path(self.user_template).is_file():
+            raise ConfigError(
+                f"engine.user_template={self.user_template!r} is not a file: give a template "
+                "file, or null for the packaged user prompt"
+            )
         for name in CAPPED_BY_TURN_BUDGET:
             setattr(self, name, min(getattr(self, name), self.max_new_tokens))
 

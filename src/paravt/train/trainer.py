@@ -65,6 +65,7 @@ from paravt.rewards import (
     anchor_token_bonus,
     compose,
     open_think_turns,
+    substantive_close_turns,
 )
 from paravt.train.advantages import GroupAdvantages, group_advantages
 from paravt.train.config import ParaGRPOConfig
@@ -341,6 +342,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         completion_ids: list[int],
         turns: list[tuple[int, int]] | None = None,
         open_think: list[bool] | tuple = (),
+        think_closed: list[bool] | None = None,
     ) -> list[float]:
         return list(
             anchor_token_bonus(
@@ -349,6 +351,7 @@ class ParaGRPOTrainer(GRPOTrainer):
                 dict(self.para_args.rewards.token_anchor_values),
                 turns=turns,
                 open_think=open_think,
+                think_closed=think_closed,
             )
         )
 
@@ -365,7 +368,9 @@ class ParaGRPOTrainer(GRPOTrainer):
         for i, r in enumerate(rows):
             if not r["ok"] or r.get("flat"):
                 continue
-            b = self._token_bonus(r["completion"], r.get("turns"), r.get("open_think", ()))
+            b = self._token_bonus(
+                r["completion"], r.get("turns"), r.get("open_think", ()), r.get("think_closed")
+            )
             b = b[: completion_ids.size(1)]
             bonus[i, : len(b)] = torch.tensor(b, dtype=torch.float32)
         return bonus * loss_mask.float()
@@ -398,7 +403,11 @@ class ParaGRPOTrainer(GRPOTrainer):
         if row is None:
             return self._no_loss_row()
         row["turns"] = _turn_spans(record)
-        row["open_think"] = open_think_turns([t.text for t in record.turns], record.prefix or "")
+        texts, prefix = [t.text for t in record.turns], record.prefix or ""
+        row["open_think"] = open_think_turns(texts, prefix)
+        row["think_closed"] = substantive_close_turns(
+            texts, prefix, self.para_args.rewards.think_min_chars
+        )
         return row
 
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
