@@ -181,7 +181,9 @@ def test_engine_keeps_frames_at_budget_and_drops_subagent_frames(q3_processor, p
     after = run(frames_at_budget=True, keep_subagent_frames=False)
     assert after.token_ids == before.token_ids
     assert torch.equal(after.pixel_values, before.pixel_values)
-    assert all(a.data.numel() < b.data.numel() for a, b in zip(after.images, before.images))
+    assert all(
+        a.data.numel() < b.data.numel() for a, b in zip(after.images, before.images, strict=True)
+    )
     assert all(a.data.shape[1] * a.data.shape[2] <= 4096 for a in after.images)
     assert len(after.subagents) == len(before.subagents) == 2
     assert all(s.images for s in before.subagents)
