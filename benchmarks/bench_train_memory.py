@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -128,6 +129,7 @@ def video_recipe(data: Path, video_root: Path, run_dir: Path) -> dict:
 
 
 def measure(recipe: dict, work: Path, pythonpath: str | None) -> dict:
+    shutil.rmtree(recipe["output_dir"], ignore_errors=True)  # a fresh run folder each time
     work.mkdir(parents=True, exist_ok=True)
     cfg, out = work / "recipe.yaml", work / "measured.json"
     cfg.write_text(yaml.safe_dump(recipe, sort_keys=False))
