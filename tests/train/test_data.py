@@ -182,3 +182,21 @@ def test_a_row_with_more_options_than_letters_is_skipped_with_its_reason(tmp_pat
     assert [(s.id, s.reason.split(";")[0]) for s in res.skipped] == [
         ("eleven", "row 'eleven' has 11 options")
     ]
+
+
+def test_a_data_file_one_rank_cannot_parse_stops_every_rank_after_the_gather(tmp_path):
+    """A truncated parquet file raises pyarrow's own error, not a UserError; it must still reach
+    the gather, or the ranks that read the file wait there for this one forever."""
+    from paravt.data import Split
+
+    bad = tmp_path / "train.parquet"
+    bad.write_bytes(b"PAR1 truncated")
+    gathered = []
+
+    def gather(objs):  # this rank (0) and a rank 1 that read its copy of the file fine
+        gathered.append(objs[0])
+        return [objs[0], None]
+
+    with pytest.raises(UserError, match="rank 0: cannot read .*train.parquet"):
+        load_training_rows(bad, split=Split(rank=0, world=2, gather=gather))
+    assert len(gathered) == 1 and gathered[0]

@@ -115,7 +115,9 @@ def check_videos(
 
 def _read_everywhere(path, video_root, fmt: str, split: Split | None):
     """``read_rows`` on every rank; a file one rank cannot read stops every rank (the others
-    would wait for it forever in the probes' gather)."""
+    would wait for it forever in the probes' gather). Any failure counts, not only a
+    ``UserError``: a truncated parquet file or an I/O error on one node must not leave that rank
+    raising alone."""
     if split is None or split.world <= 1 or split.gather is None:
         return read_rows(path, video_root, fmt)
     result, failure = None, None
@@ -123,6 +125,9 @@ def _read_everywhere(path, video_root, fmt: str, split: Split | None):
         result = read_rows(path, video_root, fmt)
     except UserError as e:
         failure = str(e)
+    except Exception as e:  # noqa: BLE001 - reported to every rank as a UserError just below
+        logger.warning("reading training data %s failed on this rank", path, exc_info=True)
+        failure = f"cannot read {path}: {type(e).__name__}: {e}"
     failures = [(r, f) for r, f in enumerate(split.gather([failure])) if f]
     if failures:
         rank, why = failures[0]
