@@ -76,17 +76,26 @@ def load_user_template(path: str | Path) -> str:
     text = p.read_text(encoding="utf-8").strip()
     if not text:
         raise UserTemplateError(f"user template file {p} is empty; write the template into it")
-    unknown = sorted(template_fields(text) - set(USER_TEMPLATE_FIELDS))
+    fields = template_fields(text)
+    unknown = sorted(fields - set(USER_TEMPLATE_FIELDS))
     if unknown:
         raise UserTemplateError(
             f"user template {p} uses the unknown field ${{{unknown[0]}}}; the fields are "
             + _field_list()
         )
-    if "question" not in template_fields(text):
+    if "question" not in fields:
         raise UserTemplateError(
             f"user template {p} has no ${{question}} field: every question needs it"
         )
     return text
+
+
+def check_user_template(path: str | Path | None, questions) -> None:
+    """Refuse a user template file (``engine.user_template``; None: the packaged one, nothing to
+    check) that cannot show ``questions`` (``EpisodeInput``-like: ``id``, ``options``), when a
+    run starts rather than at the first episode that needs the missing field."""
+    if path is not None:
+        load_prompts(user_template_file=path).check_questions(questions)
 
 
 def _read(name: str) -> str:
