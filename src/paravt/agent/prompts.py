@@ -69,13 +69,7 @@ def template_fields(text: str) -> set[str]:
 def load_user_template(path: str | Path) -> str:
     """Read a user template file and check its fields (unknown → ``UserTemplateError``)."""
     p = Path(path)
-    if not p.is_file():
-        raise UserTemplateError(
-            f"user template file not found: {p} (pass an existing text file to --user-template)"
-        )
-    text = p.read_text(encoding="utf-8").strip()
-    if not text:
-        raise UserTemplateError(f"user template file {p} is empty; write the template into it")
+    text = _read_file(p, "user template", "--user-template", UserTemplateError)
     fields = template_fields(text)
     unknown = sorted(fields - set(USER_TEMPLATE_FIELDS))
     if unknown:
@@ -87,6 +81,16 @@ def load_user_template(path: str | Path) -> str:
         raise UserTemplateError(
             f"user template {p} has no ${{question}} field: every question needs it"
         )
+    return text
+
+
+def _read_file(p: Path, what: str, flag: str, error: type[UserError]) -> str:
+    """A prompt file's text, stripped; a missing or empty file is ``error`` naming ``flag``."""
+    if not p.is_file():
+        raise error(f"{what} file not found: {p} (pass an existing text file to {flag})")
+    text = p.read_text(encoding="utf-8").strip()
+    if not text:
+        raise error(f"{what} file {p} is empty; write the {what.split()[-1]} into it")
     return text
 
 
@@ -307,14 +311,9 @@ def load_prompts(
     ``user_template_file`` the first user turn's text (see the module docstring)."""
     override = None
     if system_prompt_file is not None:
-        p = Path(system_prompt_file)
-        if not p.is_file():
-            raise UserError(
-                f"system prompt file not found: {p} (pass an existing text file to --system-prompt)"
-            )
-        override = p.read_text(encoding="utf-8").strip()
-        if not override:
-            raise UserError(f"system prompt file {p} is empty; write the prompt into it")
+        override = _read_file(
+            Path(system_prompt_file), "system prompt", "--system-prompt", UserError
+        )
     return Prompts(
         system_by_mode={
             m: _read(f"system_{m}.txt").strip() for m in ("parallel", "sequential", "direct")
