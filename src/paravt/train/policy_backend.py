@@ -261,11 +261,11 @@ class PolicyBackend(TokenSampler):
         and one with an image when the batch has none but another rank's has (the vision tower)."""
         if self.lockstep is None or (reqs and (not images or any(map(_has_images, reqs)))):
             return []
-        if not images:
-            return [GenRequest("filler", 0, "main", [], [], 1, prompt_ids=[self.pad_token_id])]
-        if self._filler is None:
-            self._filler = filler_image(self.codec, self.tokenizer)
-        ids, pixels, grid = self._filler
+        ids, pixels, grid = [self.pad_token_id], None, None
+        if images:
+            if self._filler is None:
+                self._filler = filler_image(self.codec, self.tokenizer)
+            ids, pixels, grid = self._filler
         return [
             GenRequest(
                 "filler",

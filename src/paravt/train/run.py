@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from paravt.agent.prompts import check_user_template
 from paravt.config import build, merge, parse_overrides, read_yaml, to_dict
 from paravt.data import Split, load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
@@ -484,6 +485,7 @@ def run_training(
     warn_if_plain_ddp_too_big(cfg, args, model_path)
     make_builtin_data(cfg.data, run_dir, args)
     rows, report = training_rows(cfg.data, run_dir, args, console)
+    check_user_template(cfg.engine.user_template, rows)  # every row now, not at its first step
 
     model, processor = load_model(model_path, args)
     trainer = ParaGRPOTrainer(
