@@ -263,3 +263,20 @@ def load_config(
 
 def dumps(cfg: Any) -> str:
     return json.dumps(to_dict(cfg), indent=2, sort_keys=True)
+
+
+def typed_leaves(tree: dict) -> dict:
+    """YAML-typed copy of a nested settings dict (``"2"`` → 2, ``"false"`` → False), for the HF
+    keys that take a dict HF reads without coercing (``trainer.fsdp_config.version=2``)."""
+    out = {}
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            out[k] = typed_leaves(v)
+        elif isinstance(v, str):
+            try:
+                out[k] = yaml.safe_load(v) if v.strip() else v
+            except yaml.YAMLError:
+                out[k] = v
+        else:
+            out[k] = v
+    return out

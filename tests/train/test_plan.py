@@ -238,6 +238,20 @@ def test_context_and_token_rules():
     assert framed.tool_turn_tokens == 5 * (16 * 57 + 32)
 
 
+def test_set_overrides_reach_the_plan_typed():
+    """``--set`` leaves arrive as text; the plan reads them as YAML, as the trainer does."""
+    from paravt.train.plan import plan_for_command
+    from paravt.train.run import load_command_config
+
+    shape = model_shape(str(QWEN3_VL_8B))
+    cfg = load_command_config(
+        "cpu-smoke",
+        ("trainer.frames_gating=true", "trainer.gating_choices=[4, 8]"),
+    )
+    plan = plan_for_command(cfg, world_size=8, strategy="zero3", shape=shape)
+    assert plan.context.frames == 8
+
+
 def test_strategy_and_world_size_come_from_the_launch(tmp_path):
     ds = tmp_path / "ds.json"
     ds.write_text(json.dumps({"zero_optimization": {"stage": 3}}))

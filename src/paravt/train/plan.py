@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paravt.config import typed_leaves
 from paravt.errors import ConfigError
 
 GB = 1e9
@@ -650,7 +651,7 @@ def plan_for_command(
 ) -> MemoryPlan:
     """The plan of a ``TrainCommandConfig`` under a launch (flags first, then the launcher's
     ``WORLD_SIZE``, then the accelerate config)."""
-    trainer = dict(cfg.trainer)
+    trainer = typed_leaves(dict(cfg.trainer))  # --set leaves arrive as text ("[2]", "true")
     acc = _read_accelerate(accelerate_config)
     if acc.get("mixed_precision") == "bf16":
         trainer.setdefault("bf16", True)

@@ -29,10 +29,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from paravt.agent.prompts import check_user_template
-from paravt.config import build, merge, parse_overrides, read_yaml, to_dict
+from paravt.config import build, merge, parse_overrides, read_yaml, to_dict, typed_leaves
 from paravt.data import Split, load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
@@ -174,23 +172,6 @@ def make_builtin_data(data: DataConfig, run_dir: Path, args: Any) -> None:
 
 
 _NESTED_HF_KEYS = ("fsdp_config", "deepspeed", "accelerator_config")
-
-
-def typed_leaves(tree: dict) -> dict:
-    """YAML-typed copy of a nested settings dict (``"2"`` → 2, ``"false"`` → False), for the HF
-    keys that take a dict HF reads without coercing (``trainer.fsdp_config.version=2``)."""
-    out = {}
-    for k, v in tree.items():
-        if isinstance(v, dict):
-            out[k] = typed_leaves(v)
-        elif isinstance(v, str):
-            try:
-                out[k] = yaml.safe_load(v) if v.strip() else v
-            except yaml.YAMLError:
-                out[k] = v
-        else:
-            out[k] = v
-    return out
 
 
 def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.config import build, merge, parse_overrides, read_yaml
+from paravt.config import build, merge, parse_overrides, read_yaml, typed_leaves
 from paravt.errors import ConfigError
 from paravt.train.run import (
     agreed_checkpoint,
@@ -32,7 +32,6 @@ from paravt.train.run import (
     start_run_folder,
     train_and_save,
     training_rows,
-    typed_leaves,
 )
 from paravt.train.sft.config import SFTConfig
 
