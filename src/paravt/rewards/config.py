@@ -40,11 +40,11 @@ class RewardConfig:
     anchor_flow: float = 0.3  # <think> → </think> → <answer> non-empty </answer>
     anchor_unclosed: float = -0.3  # a <think> opened and never closed
     # tool reward (from execution, not text)
-    tool_parseable: float = 0.1
-    tool_executed: float = 0.3
+    tool_parseable: float = 0.1  # parse credit: calls read but none executed (0 = none for them)
+    tool_executed: float = 0.3  # at least one call executed (a window decoded)
     tool_correct_bonus: float = 0.5
     tool_correct_threshold: float = 0.5  # R_acc at or above this counts as correct
-    tool_bonus_requires_call: bool = True  # the +0.5 needs at least one parseable call
+    tool_bonus_requires_call: bool = True  # the +0.5 needs at least one executed call
     # accuracy
     oe_metric: str = "f1"  # f1 | exact
     # token-level anchoring (off in the paper-compatible recipe)
