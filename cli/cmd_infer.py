@@ -42,6 +42,7 @@ def _flags(kw: dict) -> dict:
         "max_parallel": kw.get("max_parallel"),
         "timestamps": kw.get("timestamps"),
         "system_prompt": kw.get("system_prompt"),
+        "user_template": kw.get("user_template"),
     }
     flags = {
         "question_type": kw.get("question_type"),
@@ -190,6 +191,11 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
 @click.option("--max-parallel", type=int, help="Calls executed per turn (default 5).")
 @click.option(
     "--system-prompt", type=click.Path(dir_okay=False), help="Replace the system prompt verbatim."
+)
+@click.option(
+    "--user-template",
+    type=click.Path(dir_okay=False),
+    help="Replace the user turn's text: a template file with ${question}, ${options}, ... fields.",
 )
 @click.option(
     "--timestamps/--no-timestamps",

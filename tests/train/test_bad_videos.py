@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 
 def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
@@ -70,3 +75,44 @@ def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
     ok = [e for e in episodes if e["status"] == "ok"]
     assert ok and all(e["images"] > 2 for e in ok)  # K=2 overview frames + the tool windows' frames
     assert all(e["reward"] is not None for e in ok)
+
+
+def test_start_up_probes_once_and_every_rank_keeps_the_same_rows(tmp_path, shared_videos):
+    """2 gloo ranks; rank 1 gets a read error on one video. Each video is probed on one rank, and
+    both ranks keep the same rows (before: every rank probed every video, and rank 1 kept 4 rows
+    where rank 0 kept 6)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    worker = Path(__file__).with_name("data_split_worker.py")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(port),
+            str(worker),
+            str(shared_videos),
+            str(tmp_path / "run"),
+            str(tmp_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert ranks[0]["rows"] == ranks[1]["rows"]
+    assert ranks[0]["skipped"] == ranks[1]["skipped"]
+    probed = ranks[0]["probed"] + ranks[1]["probed"]
+    assert sorted(probed) == sorted(set(probed)) and len(probed) == 4  # each video once, in all
+    # the videos are dealt out in order of first use: the flaky one is rank 1's, and its read
+    # error is that video's verdict on rank 0 too
+    assert "mediabunny__trim-buck-bunny.webm" in ranks[1]["probed"]
+    assert ranks[0]["skipped"] == ["mediabunny__trim-buck-bunny.webm"] * 2

@@ -100,7 +100,7 @@ def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
     m = torch.tensor(mask, dtype=torch.bool)
     assert full[~m].abs().sum() == 0  # turn spans hold only generated ids
     assert torch.equal(bonus[0, : len(ids)][m], full[m]) and full[m].abs().sum() > 0
-    v = trainer.para_args.token_anchor_values
+    v = trainer.para_args.rewards.token_anchor_values
     assert float(bonus[0].sum()) == pytest.approx(v["</think>"] + v["<answer>"] + v["</answer>"])
     assert not bonus[0, : len(ids)][~m].any() and not bonus[0, len(ids) :].any()
     assert not bonus[1].any()
@@ -256,7 +256,7 @@ def test_workers_that_did_not_form_a_process_group_are_refused(
 
 
 def test_score_episode_passes_the_turns_so_only_the_final_turn_answers():
-    """Issue 14.2, end to end from the engine's record: turn 0 answered and called a tool, the
+    """End to end from the engine's record: turn 0 answered and called a tool, the
     final turn did not answer; the answer terms must not read turn 0's answer."""
     from paravt.agent.records import EpisodeRecord, TurnRecord
     from paravt.rewards import RewardConfig

@@ -23,6 +23,7 @@ import logging
 import time
 from typing import Any
 
+from paravt.agent.backends.base import Backend, check_backend
 from paravt.agent.config import EngineConfig
 from paravt.agent.prompts import Prompts, load_prompts
 from paravt.agent.records import (
@@ -132,19 +133,19 @@ class EpisodeEngine:
 
     def __init__(
         self,
-        backend: Any,
+        backend: Backend,
         config: EngineConfig | None = None,
         prompts: Prompts | None = None,
         *,
         keep_pixels: bool = True,
     ):
-        self.backend = backend
+        self.backend = check_backend(backend)
         #: do the records of ``run`` keep their preprocessed rows? Training and SFT read them in
         #: their loss forward; infer and eval do not, and pass False (``EpisodeRecord.drop_pixels``)
         self.keep_pixels = keep_pixels
         self.config = config or EngineConfig()
-        self.prompts = prompts or load_prompts(self.config.system_prompt)
-        self.codec = getattr(backend, "codec", None)
+        self.prompts = prompts or load_prompts(self.config.system_prompt, self.config.user_template)
+        self.codec = backend.codec
         #: ``tools.execute_windows`` BatchResult.stats of every tool round of the last ``run``.
         self.tool_stats: list[Any] = []
         #: how many times each video was opened during the last ``run`` (1 per readable video)
@@ -152,13 +153,13 @@ class EpisodeEngine:
         self._sources: dict[str, Any] = {}
         self._round_items: dict[tuple, list[ImageItem]] = {}
         # token-space backends may ask for pixel_values in their model's dtype / on its device
-        self.pixel_dtype = getattr(backend, "pixel_dtype", None)
-        self.pixel_device = getattr(backend, "pixel_device", None)
-        self.reads_image_pixels = bool(getattr(backend, "reads_image_pixels", False))
+        self.pixel_dtype = backend.pixel_dtype
+        self.pixel_device = backend.pixel_device
+        self.reads_image_pixels = bool(backend.reads_image_pixels)
         # the tool schema's one place (engine.tool_prompt, per family); a message-only backend
         # is told the family by the size rule its frames are resized under
         cfg = self.config
-        arch = self.codec.arch if self.codec is not None else getattr(backend, "resize_arch", None)
+        arch = self.codec.arch if self.codec is not None else backend.resize_arch
         self.tool_prompt = cfg.resolved_tool_prompt(arch)
         renders_tools = self.codec.renders_tools if self.codec is not None else arch != "qwen2.5-vl"
         self.system_text, self.tools = self.prompts.system_and_tools(
@@ -186,6 +187,7 @@ class EpisodeEngine:
                 raise UserError(
                     f"EpisodeEngine.run takes EpisodeInput items, got {type(inp).__name__}"
                 )
+        self.prompts.check_questions(inputs)  # a user template that cannot show them: now
         # One open VideoSource per video for the whole run: the overview and every tool round
         # share it, so metadata and the frame table are read once per video (docs/PROTOCOL.md §3).
         self._sources = {}
@@ -320,7 +322,12 @@ class EpisodeEngine:
                 ]
             items = list(shared[key])
             content = self.prompts.user_content(
-                rec.overview_times, inp.question, inp.options, inp.question_type, cfg.timestamps
+                rec.overview_times,
+                inp.question,
+                inp.options,
+                inp.question_type,
+                cfg.timestamps,
+                video=inp.video,
             )
             ep.ctx.messages = [
                 {"role": "system", "content": system},

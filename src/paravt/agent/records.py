@@ -20,10 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from paravt.errors import UserError
-from paravt.rewards.answers import QUESTION_TYPES, require_letterable
-
-# spelled out for type checkers; the same values as QUESTION_TYPES (tests/agent/test_engine.py)
-QuestionType = Literal["mcq", "tvg", "oe"]
+from paravt.rewards.answers import QUESTION_TYPES, QuestionType, require_letterable
 
 
 @dataclass

@@ -24,6 +24,7 @@ from typing import Any
 
 from paravt.agent.backends import make_backend
 from paravt.agent.engine import EpisodeEngine
+from paravt.agent.prompts import load_prompts
 from paravt.errors import UserError
 from paravt.eval import subtitles as subs
 from paravt.eval.adapters import canonical_split, load_split
@@ -247,6 +248,7 @@ class Runner:
     def run(self) -> dict:
         started = time.time()
         loaded, assigned, index = self.load()
+        _check_user_template(self.cfg.engine.user_template, assigned)
         _check_resume(self.cfg, self.paths)
         self.paths.results.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(
@@ -428,6 +430,23 @@ def build_summary(
         "sources": loaded.sources,
         "protocol": describe(cfg, judge.describe(), backend_label),
     }
+
+
+def _check_user_template(path: str | None, samples: list[EvalSample]) -> None:
+    """A user template that cannot show a sample's question is refused before the first episode
+    (``UserTemplateError`` naming the missing field), not after the first batch."""
+    if path is None:
+        return
+    shown = [_Shown(s.id, list(s.options) if s.question_type == "mcq" else None) for s in samples]
+    load_prompts(user_template_file=path).check_questions(shown)
+
+
+@dataclass
+class _Shown:
+    """What a user template check needs of a sample: its id and the options it shows."""
+
+    id: str
+    options: list[str] | None
 
 
 def run_eval(cfg: EvalConfig, backend: Any = None, progress: Callable | None = None) -> dict:

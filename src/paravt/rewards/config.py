@@ -2,8 +2,9 @@
 
 Why a dataclass and not module constants: the paper recipe, the vanilla-GRPO baseline and any
 ablation differ only in these numbers, and the resolved values must be recorded with every run.
-The defaults are the paper's. Field names that the trainer's config also has (``format_weight``,
-``anchor_lambda``, ``token_anchor``, ``token_anchor_values``, ``oe_metric``) mean the same thing.
+The defaults are the paper's. Training nests the whole of it as ``ParaGRPOConfig.rewards`` (a
+recipe's top-level ``rewards`` section, ``--set rewards.KEY=VALUE``), so every field is a knob of a
+run and is recorded in its ``config.json``.
 """
 
 from __future__ import annotations

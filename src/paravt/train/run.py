@@ -6,7 +6,9 @@ for a tiny random model built into the run folder), the data section, the run fo
 the same keys as in ``infer``/``eval``/``sft`` — and ``trainer`` — the keys of ``ParaGRPOConfig``
 (TRL's GRPOConfig + paravt's training knobs), checked and coerced against that dataclass so a typo
 fails before any model loads. The engine section becomes ``ParaGRPOConfig.engine``; an engine
-knob left under ``trainer`` is a ``ConfigError`` that names its new home.
+knob left under ``trainer`` is a ``ConfigError`` that names its new home. ``rewards`` — every
+reward constant, a ``RewardConfig`` — becomes ``ParaGRPOConfig.rewards``; the five reward keys
+that used to be flat ``trainer`` keys are still read there, as deprecated aliases.
 
 The run folder holds ``config.json`` (the resolved config), ``data_report.json`` +
 ``skipped_rows.jsonl`` (rows dropped for missing/unreadable videos), ``metrics.jsonl`` (one row per
@@ -21,6 +23,7 @@ old checkpoints would be mistaken for this run's by a later resume.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -28,18 +31,23 @@ from typing import Any
 
 import yaml
 
-from paravt.config import _merge, build, parse_overrides, read_yaml, to_dict
-from paravt.data import load_training_rows, to_dataset
+from paravt.config import build, merge, parse_overrides, read_yaml, to_dict
+from paravt.data import Split, load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
+from paravt.rewards.config import RewardConfig
 from paravt.testing.tiny import make_tiny_model
 from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
+from paravt.train.shared_folder import check_same_checkpoints, check_same_folder
+
+logger = logging.getLogger(__name__)
 
 RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
 
 @dataclass
 class DataConfig:
-    """``path``: .parquet / .jsonl file (``builtin:smoke`` = the packaged smoke questions);
+    """``path``: .parquet / .jsonl file, or a built-in set (``builtin:toy``, generated into the
+    run folder; ``builtin:smoke``, questions over ../shared/videos: ``BUILTIN_DATA``);
     ``video_root``: relative video paths are resolved against it; ``limit``: the first N rows of
     the file, usable or not (the skip report covers exactly those)."""
 
@@ -52,14 +60,52 @@ class DataConfig:
 @dataclass
 class TrainCommandConfig:
     """``engine``: the episode engine's config (every ``EngineConfig`` key, training defaults);
-    ``trainer``: the ``ParaGRPOConfig`` keys (TRL's, sampling, gating, rewards), checked when the
-    command starts (``para_config``)."""
+    ``rewards``: every reward constant (``RewardConfig``); ``trainer``: the ``ParaGRPOConfig``
+    keys (TRL's, sampling, gating), checked when the command starts (``para_config``)."""
 
     model: str = "tiny:qwen3-vl"
     output_dir: str = "runs/paravt"
     data: DataConfig = field(default_factory=DataConfig)
     engine: TrainEngineConfig = field(default_factory=TrainEngineConfig)
+    rewards: RewardConfig = field(default_factory=RewardConfig)
     trainer: dict = field(default_factory=dict)
+
+
+#: The reward keys that used to be flat ``trainer`` keys. Still read there, as deprecated aliases
+#: of ``rewards.<key>`` (recipes written before the move, e.g. the toy experiment's saved ones).
+FLAT_REWARD_KEYS = (
+    "format_weight",
+    "anchor_lambda",
+    "token_anchor",
+    "token_anchor_values",
+    "oe_metric",
+)
+
+
+def move_flat_reward_keys(cfg: TrainCommandConfig) -> None:
+    """Move deprecated ``trainer.<reward key>`` values into ``cfg.rewards`` (with a warning), so
+    the run and its ``config.json`` see one ``rewards`` section. A key set both ways to different
+    values is a ``ConfigError``: which one was meant cannot be guessed."""
+    flat = {k: cfg.trainer[k] for k in FLAT_REWARD_KEYS if k in cfg.trainer}
+    if not flat:
+        return
+    defaults, current = to_dict(RewardConfig()), to_dict(cfg.rewards)
+    moved = build(RewardConfig, {**current, **flat}, prefix="rewards.")
+    moved_values = to_dict(moved)
+    for key in flat:
+        if current[key] != defaults[key] and current[key] != moved_values[key]:
+            raise ConfigError(
+                f"trainer.{key}={flat[key]!r} and rewards.{key}={current[key]!r} disagree: set "
+                f"it once, as rewards.{key}"
+            )
+    logger.warning(
+        "deprecated reward keys under trainer: %s; they now live in the top-level rewards section "
+        "(rewards: in the YAML, --set rewards.KEY=VALUE) and were read as %s",
+        ", ".join(f"trainer.{k}" for k in flat),
+        ", ".join(f"rewards.{k}" for k in flat),
+    )
+    cfg.rewards = moved
+    cfg.trainer = {k: v for k, v in cfg.trainer.items() if k not in flat}
 
 
 def recipe_path(name_or_path: str) -> Path:
@@ -82,10 +128,47 @@ def recipe_path(name_or_path: str) -> Path:
     return Path(str(res))
 
 
-def builtin_data(name: str) -> Path:
-    if name != "smoke":
-        raise UserError(f"data.path=builtin:{name}: the only built-in data set is builtin:smoke")
-    return Path(str(resources.files("paravt.train") / "recipes" / "smoke_data.jsonl"))
+#: Built-in data sets: ``toy`` is generated into the run folder when a run starts (4 short toy
+#: videos, an mcq and a tvg question each: ``paravt.toy``), so the smoke recipes run on a clean
+#: clone; ``smoke`` is six packaged questions over the real test videos of ``../shared/videos``
+#: (give ``data.video_root``), which the test suite trains on.
+BUILTIN_DATA = ("toy", "smoke")
+#: the folder of the run that ``builtin:toy`` is generated into
+BUILTIN_TOY_DIR = "builtin-toy"
+
+
+def builtin_data(name: str, run_dir: Path | None = None) -> tuple[Path, Path | None]:
+    """``(rows file, video root or None for data.video_root)`` of ``builtin:name``; ``toy``
+    reads what ``make_builtin_data`` wrote into ``run_dir``."""
+    if name == "smoke":
+        return Path(str(resources.files("paravt.train") / "recipes" / "smoke_data.jsonl")), None
+    if name == "toy" and run_dir is not None:
+        folder = run_dir / BUILTIN_TOY_DIR
+        return folder / "train.jsonl", folder
+    raise UserError(
+        f"data.path=builtin:{name}: the built-in data sets are "
+        f"{', '.join('builtin:' + n for n in BUILTIN_DATA)}"
+    )
+
+
+def make_builtin_data(data: DataConfig, run_dir: Path, args: Any) -> None:
+    """Generate ``builtin:toy`` into the run folder on the main process (about a second; again
+    only if it is missing), every rank waiting for it."""
+    if data.path != "builtin:toy":
+        return
+    if args.process_index == 0:
+        folder = run_dir / BUILTIN_TOY_DIR
+        if not (folder / "train.jsonl").is_file():
+            from paravt.toy.generate import make_toy_task
+            from paravt.toy.task import ToyTaskConfig
+
+            make_toy_task(
+                ToyTaskConfig(out=str(folder), n=4, seed=0, durations=[20], visibility_videos=0)
+            )
+    if args.world_size > 1:
+        from accelerate.utils import broadcast_object_list
+
+        broadcast_object_list([None], from_process=0)  # the other ranks wait for the files
 
 
 _NESTED_HF_KEYS = ("fsdp_config", "deepspeed", "accelerator_config")
@@ -112,7 +195,13 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
     """Build ParaGRPOConfig from the ``trainer`` section (unknown keys → ConfigError)."""
     from paravt.train.config import ParaGRPOConfig  # loads trl (run.py stays light)
 
+    move_flat_reward_keys(cfg)
     data = dict(cfg.trainer)
+    if "rewards" in data:
+        raise ConfigError(
+            "trainer.rewards: the reward constants live in the recipe's top-level rewards section "
+            "(rewards: in the YAML, --set rewards.KEY=VALUE), not under trainer"
+        )
     moved = moved_trainer_keys(data)
     if moved:
         raise ConfigError(moved)
@@ -122,6 +211,7 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
         )
     data["output_dir"] = world_output_dir or cfg.output_dir
     data["engine"] = cfg.engine
+    data["rewards"] = cfg.rewards
     data.setdefault("save_only_model", False)
     for key in _NESTED_HF_KEYS:  # --set leaves arrive as text: "false" must not read as truthy
         if isinstance(data.get(key), dict):
@@ -207,6 +297,19 @@ def checkpoint_to_resume(run_dir: Path, resume: bool) -> Path | None:
     return None
 
 
+def agreed_checkpoint(run_dir: Path, resume: bool, args: Any) -> Path | None:
+    """``checkpoint_to_resume`` once every rank is known to see the same run folder and the same
+    checkpoints (``paravt.train.shared_folder``); a mismatch stops every rank alike."""
+    world = int(args.world_size)
+    if world > 1:
+        from accelerate.utils import gather_object
+
+        rank = int(args.process_index)
+        check_same_folder(run_dir, rank, world, gather_object)
+        check_same_checkpoints(run_dir, last_checkpoint(run_dir), gather_object)
+    return checkpoint_to_resume(run_dir, resume)
+
+
 def start_run_folder(
     run_dir: Path,
     cfg: Any,
@@ -257,17 +360,32 @@ def shared_model_path(spec: str, run_dir: Path, args: Any) -> str:
     return str(model_path)
 
 
-def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any = None):
-    """``(rows, SkipReport)`` of the data section; the report goes to the run folder (main)."""
-    data_path = data.path
+def rank_split(args: Any) -> Split:
+    """This process's share of the start-up checks (``args``: the trainer's process index and
+    world size)."""
+    world = int(args.world_size)
+    if world <= 1:
+        return Split()
+    from accelerate.utils import gather_object
+
+    return Split(rank=int(args.process_index), world=world, gather=gather_object)
+
+
+def training_rows(data: DataConfig, run_dir: Path, args: Any, console: Any = None):
+    """``(rows, SkipReport)`` of the data section, the same rows on every rank (the videos are
+    probed once, split across the ranks); the report goes to the run folder (main)."""
+    is_main = args.process_index == 0
+    data_path, video_root = data.path, data.video_root
     if data_path.startswith("builtin:"):
-        data_path = str(builtin_data(data_path.split(":", 1)[1]))
+        rows_file, root = builtin_data(data_path.split(":", 1)[1], run_dir)
+        data_path, video_root = str(rows_file), str(root) if root is not None else video_root
     rows, report = load_training_rows(
         data_path,
-        data.video_root,
+        video_root,
         data.format,
         data.limit,
         report_dir=run_dir if is_main else None,  # written even when no row is usable
+        split=rank_split(args),
     )
     if is_main and console is not None and report.skipped:
         console.print(
@@ -334,12 +452,13 @@ def run_training(
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
 
-    ckpt = checkpoint_to_resume(run_dir, resume)
+    ckpt = agreed_checkpoint(run_dir, resume, args)
     metrics_path = run_dir / args.metrics_file
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
     model_path = shared_model_path(cfg.model, run_dir, args)
-    rows, report = training_rows(cfg.data, run_dir, is_main, console)
+    make_builtin_data(cfg.data, run_dir, args)
+    rows, report = training_rows(cfg.data, run_dir, args, console)
 
     model, processor = load_model(model_path, args)
     trainer = ParaGRPOTrainer(
@@ -368,7 +487,7 @@ def load_command_config(config: str | None, overrides: tuple[str, ...]) -> Train
     data: dict = {}
     if config:
         data = read_yaml(recipe_path(config))
-    data = _merge(data, parse_overrides(overrides))
+    data = merge(data, parse_overrides(overrides))
     cfg = build(TrainCommandConfig, data)
     para_config(cfg)  # fail fast on bad trainer keys
     return cfg

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.config import _merge, build, parse_overrides, read_yaml
+from paravt.config import build, merge, parse_overrides, read_yaml
 from paravt.errors import ConfigError
 from paravt.train.run import (
-    checkpoint_to_resume,
+    agreed_checkpoint,
     load_model,
+    make_builtin_data,
     recipe_path,
     shared_model_path,
     start_run_folder,
@@ -77,7 +78,7 @@ def load_sft_config(config: str | None, overrides: tuple[str, ...]) -> SFTConfig
     options = extra.get("trajectories", {}).get("options")
     if isinstance(options, dict):
         extra["trajectories"]["options"] = typed_leaves(options)
-    cfg = build(SFTConfig, _merge(data, extra))
+    cfg = build(SFTConfig, merge(data, extra))
     sft_args(cfg)  # fail fast on bad trainer keys
     return cfg
 
@@ -113,17 +114,18 @@ def run_sft(
     args = sft_args(cfg)
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
-    ckpt = checkpoint_to_resume(run_dir, resume)
+    ckpt = agreed_checkpoint(run_dir, resume, args)
     metrics_path = run_dir / METRICS_FILE
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path)
     model_path = shared_model_path(cfg.model, run_dir, args)
-    rows, data_report = training_rows(cfg.data, run_dir, is_main, console)
+    make_builtin_data(cfg.data, run_dir, args)
+    rows, data_report = training_rows(cfg.data, run_dir, args, console)
     model, processor = load_model(model_path, args)
 
     folder = run_dir / traj.CACHE_DIR
     image_pad = processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
-    merge = int(getattr(processor.image_processor, "merge_size", 2)) ** 2
+    merge_area = int(getattr(processor.image_processor, "merge_size", 2)) ** 2
     with args.main_process_first(desc="trajectories"):
         report = traj.read_report(folder) if (resume or not is_main) else None
         if report is None:
@@ -140,7 +142,7 @@ def run_sft(
                 inputs,
                 folder,
                 image_pad,
-                merge,
+                merge_area,
                 cfg.trajectories.batch_size,
                 args.max_length,
                 console,
