@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
-import subprocess
-import sys
 from pathlib import Path
+
+from gloo_ranks import run_two_ranks
 
 
 def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
@@ -81,30 +79,9 @@ def test_start_up_probes_once_and_every_rank_keeps_the_same_rows(tmp_path, share
     """2 gloo ranks; rank 1 gets a read error on one video. Each video is probed on one rank, and
     both ranks keep the same rows (before: every rank probed every video, and rank 1 kept 4 rows
     where rank 0 kept 6)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     worker = Path(__file__).with_name("data_split_worker.py")
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--nproc_per_node",
-            "2",
-            "--master_port",
-            str(port),
-            str(worker),
-            str(shared_videos),
-            str(tmp_path / "run"),
-            str(tmp_path),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    done = run_two_ranks(
+        worker, str(shared_videos), str(tmp_path / "run"), str(tmp_path), timeout=180
     )
     assert done.returncode == 0, done.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]

@@ -5,18 +5,10 @@ cannot see the run folder, or the checkpoint ``--resume`` continues, stops every
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from gloo_ranks import run_two_ranks
 
 
 def _checkpoint(run_dir: Path, step: int) -> None:
@@ -46,27 +38,7 @@ def test_multi_node_start_up(tmp_path, shared_videos):
         (shared / f"rank{r}").symlink_to(shared / "folder")
 
     worker = Path(__file__).with_name("shared_folder_worker.py")
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--nproc_per_node",
-            "2",
-            "--master_port",
-            str(_free_port()),
-            str(worker),
-            str(scenarios),
-            str(shared_videos),
-            str(tmp_path),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_two_ranks(worker, str(scenarios), str(shared_videos), str(tmp_path), timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
     for rank in ranks:

@@ -4,22 +4,13 @@ calls and loss rows: the in-process rollout and the loss forwards stay in lockst
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from gloo_ranks import run_two_ranks
 
 from paravt.errors import ConfigError
 from paravt.train.trainer import check_strategy
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_fsdp2_ranks_with_different_episodes_stay_in_lockstep(tmp_path, shared_videos):
@@ -27,28 +18,14 @@ def test_fsdp2_ranks_with_different_episodes_stay_in_lockstep(tmp_path, shared_v
     doesn't match expected size", an FSDP all-gather met a metrics gather); on GPUs they hang.
     ``trainer.ddp_timeout=60`` and the subprocess timeout bound a hang here."""
     worker = Path(__file__).with_name("sharded_lockstep_worker.py")
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--nproc_per_node",
-            "2",
-            "--master_port",
-            str(_free_port()),
-            str(worker),
-            str(tmp_path / "run"),
-            str(shared_videos),
-            str(tmp_path),
-            "trainer.fsdp=true",
-            "trainer.fsdp_config.version=2",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
+    done = run_two_ranks(
+        worker,
+        str(tmp_path / "run"),
+        str(shared_videos),
+        str(tmp_path),
+        "trainer.fsdp=true",
+        "trainer.fsdp_config.version=2",
         timeout=300,
-        check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]

@@ -41,7 +41,7 @@ from paravt.agent.tool_turns import (
     tool_message,
     truncate_summary,
 )
-from paravt.agent.vision import preprocess
+from paravt.agent.vision import at_budget, preprocess
 from paravt.errors import UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
@@ -138,8 +138,17 @@ class EpisodeEngine:
         prompts: Prompts | None = None,
         *,
         keep_pixels: bool = True,
+        frames_at_budget: bool = False,
+        keep_subagent_frames: bool = True,
     ):
         self.backend = check_backend(backend)
+        #: resize decoded frames to their pixel budget as soon as they become images, and keep
+        #: only those (``agent.vision.at_budget``: the same rows, a fraction of the memory);
+        #: training turns it on, where every frame of a step stays in its records until the loss
+        self.frames_at_budget = frames_at_budget
+        #: do sub-agent records keep their window frames after their summary is made? Only a
+        #: loss over the sub-agent trajectories reads them (``subagent_in_loss``)
+        self.keep_subagent_frames = keep_subagent_frames
         #: do the records of ``run`` keep their preprocessed rows? Training and SFT read them in
         #: their loss forward; infer and eval do not, and pass False (``EpisodeRecord.drop_pixels``)
         self.keep_pixels = keep_pixels
@@ -316,9 +325,10 @@ class EpisodeEngine:
             rec.overview_times = [float(t) for t in frames.times]
             key = (str(inp.video), rec.frames_k)
             if key not in shared:  # one set of overview images per video and budget
+                parts = self._budget([frames.frame(i) for i in range(len(frames.times))], cfg)
                 shared[key] = [
-                    ImageItem(frames.frame(i), float(t), "overview", cfg.min_pixels, cfg.max_pixels)
-                    for i, t in enumerate(frames.times)
+                    ImageItem(part, float(t), "overview", cfg.min_pixels, cfg.max_pixels)
+                    for part, t in zip(parts, frames.times, strict=True)
                 ]
             items = list(shared[key])
             content = self.prompts.user_content(
@@ -549,12 +559,27 @@ class EpisodeEngine:
         items = self._round_items.get(key)
         if items is None:
             c = self.config.crop
+            parts = self._budget([frames.frame(i) for i in range(len(times))], c)
             items = [
-                ImageItem(frames.frame(i), float(t), "tool", c.min_pixels, c.max_pixels)
-                for i, t in enumerate(times)
+                ImageItem(part, float(t), "tool", c.min_pixels, c.max_pixels)
+                for part, t in zip(parts, times, strict=True)
             ]
             self._round_items[key] = items
         return list(items)
+
+    def _budget(self, parts: list[Any], budget: Any) -> list[Any]:
+        """``parts`` at ``budget``'s pixel budget with ``frames_at_budget`` (token space only),
+        else as decoded."""
+        if not self.frames_at_budget or self.codec is None:
+            return parts
+        return at_budget(
+            parts,
+            self.codec.arch,
+            budget.min_pixels,
+            budget.max_pixels,
+            self.pixel_device,
+            self.config.crop.workers,
+        )
 
     def _summarise(self, owners: list, frames_of: dict) -> None:
         """One batched generate of sub-agent summaries for every successful window of the round."""
@@ -626,6 +651,8 @@ class EpisodeEngine:
                 sub.prediction = call.summary
                 ctx.messages = ctx.messages + [{"role": "assistant", "content": text}]
             self._close(sub, ctx)
+            if not self.keep_subagent_frames:  # the summary is made: nothing reads them again
+                sub.images = []
             ep.record.subagents.append(sub)
 
     def _tool_turn(self, ep: _Episode, planned: list, frames_of: dict) -> None:

@@ -69,24 +69,37 @@ def template_fields(text: str) -> set[str]:
 def load_user_template(path: str | Path) -> str:
     """Read a user template file and check its fields (unknown → ``UserTemplateError``)."""
     p = Path(path)
-    if not p.is_file():
-        raise UserTemplateError(
-            f"user template file not found: {p} (pass an existing text file to --user-template)"
-        )
-    text = p.read_text(encoding="utf-8").strip()
-    if not text:
-        raise UserTemplateError(f"user template file {p} is empty; write the template into it")
-    unknown = sorted(template_fields(text) - set(USER_TEMPLATE_FIELDS))
+    text = _read_file(p, "user template", "--user-template", UserTemplateError)
+    fields = template_fields(text)
+    unknown = sorted(fields - set(USER_TEMPLATE_FIELDS))
     if unknown:
         raise UserTemplateError(
             f"user template {p} uses the unknown field ${{{unknown[0]}}}; the fields are "
             + _field_list()
         )
-    if "question" not in template_fields(text):
+    if "question" not in fields:
         raise UserTemplateError(
             f"user template {p} has no ${{question}} field: every question needs it"
         )
     return text
+
+
+def _read_file(p: Path, what: str, flag: str, error: type[UserError]) -> str:
+    """A prompt file's text, stripped; a missing or empty file is ``error`` naming ``flag``."""
+    if not p.is_file():
+        raise error(f"{what} file not found: {p} (pass an existing text file to {flag})")
+    text = p.read_text(encoding="utf-8").strip()
+    if not text:
+        raise error(f"{what} file {p} is empty; write the {what.split()[-1]} into it")
+    return text
+
+
+def check_user_template(path: str | Path | None, questions) -> None:
+    """Refuse a user template file (``engine.user_template``; None: the packaged one, nothing to
+    check) that cannot show ``questions`` (``EpisodeInput``-like: ``id``, ``options``), when a
+    run starts rather than at the first episode that needs the missing field."""
+    if path is not None:
+        load_prompts(user_template_file=path).check_questions(questions)
 
 
 def _read(name: str) -> str:
@@ -298,14 +311,9 @@ def load_prompts(
     ``user_template_file`` the first user turn's text (see the module docstring)."""
     override = None
     if system_prompt_file is not None:
-        p = Path(system_prompt_file)
-        if not p.is_file():
-            raise UserError(
-                f"system prompt file not found: {p} (pass an existing text file to --system-prompt)"
-            )
-        override = p.read_text(encoding="utf-8").strip()
-        if not override:
-            raise UserError(f"system prompt file {p} is empty; write the prompt into it")
+        override = _read_file(
+            Path(system_prompt_file), "system prompt", "--system-prompt", UserError
+        )
     return Prompts(
         system_by_mode={
             m: _read(f"system_{m}.txt").strip() for m in ("parallel", "sequential", "direct")

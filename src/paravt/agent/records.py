@@ -298,6 +298,16 @@ class EpisodeRecord:
     def pixel_values(self, value: Any) -> None:
         self._pixel_values = value
 
+    def pixel_parts(self) -> list:
+        """The preprocessed rows as pieces in stream order, not joined (``[]`` without them):
+        the rows set on the record, else each image's own. A batch of records then joins its
+        rows once (the trainer's collation) instead of once per record and again per batch."""
+        if self._pixel_values is not None:
+            return [self._pixel_values]
+        if not self.images or any(it.pixels is None for it in self.images):
+            return []
+        return [it.pixels for it in self.images]
+
     def drop_pixels(self) -> None:
         """Let go of the preprocessed rows (``pixel_values``); the frames and the grid stay.
 

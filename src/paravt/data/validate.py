@@ -83,13 +83,20 @@ class Split:
     world: int = 1
     gather: Callable[[list], list] | None = None
 
+    def __post_init__(self) -> None:
+        if self.world > 1 and self.gather is None:
+            raise ValueError("Split: several ranks need a gather")
 
-def _verdicts(videos: list[str], split: Split | None) -> dict[str, str | None]:
+    @property
+    def several(self) -> bool:
+        """Whether the work is spread over several ranks (else this process does all of it)."""
+        return self.world > 1
+
+
+def _verdicts(videos: list[str], split: Split) -> dict[str, str | None]:
     """Every video's verdict (None = usable); each rank probes every ``world``-th video."""
-    if split is None or split.world <= 1:
+    if not split.several:
         return {v: _probe(v) for v in videos}
-    if split.gather is None:
-        raise ValueError("Split: several ranks need a gather")
     mine = {v: _probe(v) for v in videos[split.rank :: split.world]}
     merged: dict[str, str | None] = {}
     for theirs in split.gather([mine]):
@@ -102,7 +109,7 @@ def check_videos(
 ) -> tuple[list[TrainRow], list[SkippedRow]]:
     """``(usable rows, skipped rows)``; each distinct video probed once (on one rank of
     ``split``)."""
-    verdicts = _verdicts(list(dict.fromkeys(row.video for row in rows)), split)
+    verdicts = _verdicts(list(dict.fromkeys(row.video for row in rows)), split or Split())
     good, bad = [], []
     for row in rows:
         why = verdicts[row.video]
@@ -113,16 +120,21 @@ def check_videos(
     return good, bad
 
 
-def _read_everywhere(path, video_root, fmt: str, split: Split | None):
+def _read_everywhere(path, video_root, fmt: str, split: Split):
     """``read_rows`` on every rank; a file one rank cannot read stops every rank (the others
-    would wait for it forever in the probes' gather)."""
-    if split is None or split.world <= 1 or split.gather is None:
+    would wait for it forever in the probes' gather). Any failure counts, not only a
+    ``UserError``: a truncated parquet file or an I/O error on one node must not leave that rank
+    raising alone."""
+    if not split.several:
         return read_rows(path, video_root, fmt)
     result, failure = None, None
     try:
         result = read_rows(path, video_root, fmt)
     except UserError as e:
         failure = str(e)
+    except Exception as e:  # noqa: BLE001 - reported to every rank as a UserError just below
+        logger.warning("reading training data %s failed on this rank", path, exc_info=True)
+        failure = f"cannot read {path}: {type(e).__name__}: {e}"
     failures = [(r, f) for r, f in enumerate(split.gather([failure])) if f]
     if failures:
         rank, why = failures[0]
@@ -130,10 +142,10 @@ def _read_everywhere(path, video_root, fmt: str, split: Split | None):
     return result
 
 
-def _same_rows_everywhere(path, good: list[TrainRow], split: Split | None) -> None:
+def _same_rows_everywhere(path, good: list[TrainRow], split: Split) -> None:
     """ConfigError on every rank when the ranks kept different rows: their data files differ
     (another copy of ``data.path`` on another node)."""
-    if split is None or split.world <= 1 or split.gather is None:
+    if not split.several:
         return
     digest = hashlib.sha1(
         json.dumps([(r.source_index, r.id, r.video) for r in good]).encode()
@@ -162,6 +174,7 @@ def load_training_rows(
 
     ``limit`` keeps the first N rows of the file, usable or not, and the report covers exactly
     those N (a row the parser rejected further down is not counted against a short run)."""
+    split = split or Split()
     result = _read_everywhere(path, video_root, fmt, split)
     rows, parse_skipped = result.rows, result.skipped
     if limit:

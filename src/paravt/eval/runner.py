@@ -24,7 +24,7 @@ from typing import Any
 
 from paravt.agent.backends import make_backend
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.prompts import load_prompts
+from paravt.agent.prompts import check_user_template
 from paravt.errors import UserError
 from paravt.eval import subtitles as subs
 from paravt.eval.adapters import canonical_split, load_split
@@ -435,10 +435,11 @@ def build_summary(
 def _check_user_template(path: str | None, samples: list[EvalSample]) -> None:
     """A user template that cannot show a sample's question is refused before the first episode
     (``UserTemplateError`` naming the missing field), not after the first batch."""
-    if path is None:
-        return
-    shown = [_Shown(s.id, list(s.options) if s.question_type == "mcq" else None) for s in samples]
-    load_prompts(user_template_file=path).check_questions(shown)
+    if path is not None:
+        shown = [
+            _Shown(s.id, list(s.options) if s.question_type == "mcq" else None) for s in samples
+        ]
+        check_user_template(path, shown)
 
 
 @dataclass

@@ -53,10 +53,6 @@ class Lockstep:
                 merged[key] = (max(had_n, int(n)), had_images or bool(images))
         return merged, any_running
 
-    def most(self, n: int) -> int:
-        """The largest ``n`` of any rank."""
-        return max(int(x) for x in self._gather([n]))
-
 
 def filler_image(codec: Any, tokenizer: Any) -> tuple[list[int], torch.Tensor, torch.Tensor]:
     """``(ids, pixel_values, image_grid_thw)`` of the smallest image the model takes: one merge

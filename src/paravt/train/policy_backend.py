@@ -154,6 +154,21 @@ class TokenSampler(BackendBase):
         )
 
 
+def _request_rows(reqs: list[GenRequest]) -> Any:
+    """Every request's pixel rows in order as one tensor (None without any): a request's own
+    ``pixel_values`` where it has them, else its images' rows, joined once for the batch."""
+    parts: list = []
+    for r in reqs:
+        if r.pixel_values is not None:
+            if len(r.pixel_values):
+                parts.append(r.pixel_values)
+        else:
+            parts.extend(it.pixels for it in (r.images or []) if it.pixels is not None)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
+
+
 class PolicyBackend(TokenSampler):
     """Batched sampling from the (unwrapped) policy model; see the module docstring."""
 
@@ -190,6 +205,9 @@ class PolicyBackend(TokenSampler):
         self.top_k = top_k
         self.batch_size = batch_size
         self.with_logprobs = with_logprobs
+        # the engine leaves each image's rows on its ImageItem: a batch's pixel_values is joined
+        # here once, from the requests' images, instead of once per episode and again per batch
+        self.reads_image_pixels = True
         # collective forwards: every rank samples the same groups, batches and images (module doc)
         self.lockstep = lockstep
         self.filler_batches = 0  # batches or rows sampled only to keep in step, for tests
@@ -243,11 +261,11 @@ class PolicyBackend(TokenSampler):
         and one with an image when the batch has none but another rank's has (the vision tower)."""
         if self.lockstep is None or (reqs and (not images or any(map(_has_images, reqs)))):
             return []
-        if not images:
-            return [GenRequest("filler", 0, "main", [], [], 1, prompt_ids=[self.pad_token_id])]
-        if self._filler is None:
-            self._filler = filler_image(self.codec, self.tokenizer)
-        ids, pixels, grid = self._filler
+        ids, pixels, grid = [self.pad_token_id], None, None
+        if images:
+            if self._filler is None:
+                self._filler = filler_image(self.codec, self.tokenizer)
+            ids, pixels, grid = self._filler
         return [
             GenRequest(
                 "filler",
@@ -285,9 +303,9 @@ class PolicyBackend(TokenSampler):
             "input_ids": input_ids.to(device),
             "attention_mask": attention.to(device),
         }
-        pix = [r.pixel_values for r in reqs if r.pixel_values is not None and len(r.pixel_values)]
-        if pix:
-            kwargs["pixel_values"] = torch.cat([p.to(device) for p in pix], dim=0)
+        pix = _request_rows(reqs)
+        if pix is not None:
+            kwargs["pixel_values"] = pix.to(device)
             kwargs["image_grid_thw"] = torch.cat(
                 [
                     torch.as_tensor(r.image_grid_thw).to(device)
@@ -328,4 +346,8 @@ class PolicyBackend(TokenSampler):
 
 
 def _has_images(req: GenRequest) -> bool:
-    return req.pixel_values is not None and len(req.pixel_values) > 0
+    """Whether ``req`` brings pixel rows: its own ``pixel_values``, or its images' rows (the
+    engine leaves them there for this backend: ``reads_image_pixels``)."""
+    if req.pixel_values is not None:
+        return len(req.pixel_values) > 0
+    return any(it.pixels is not None for it in (req.images or []))

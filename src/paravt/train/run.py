@@ -31,12 +31,14 @@ from typing import Any
 
 import yaml
 
+from paravt.agent.prompts import check_user_template
 from paravt.config import build, merge, parse_overrides, read_yaml, to_dict
 from paravt.data import Split, load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
 from paravt.testing.tiny import make_tiny_model
 from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
+from paravt.train.plan import ddp_warning, model_shape, plan_for_command
 from paravt.train.shared_folder import check_same_checkpoints, check_same_folder
 
 logger = logging.getLogger(__name__)
@@ -395,6 +397,29 @@ def training_rows(data: DataConfig, run_dir: Path, args: Any, console: Any = Non
     return rows, report
 
 
+def warn_if_plain_ddp_too_big(cfg: TrainCommandConfig, args: Any, model_path: str) -> str | None:
+    """Main process, plain DDP (no DeepSpeed, no FSDP), a model of 7 B parameters or more: log
+    the memory plan's numbers and the sharded strategies (``paravt.train.plan.ddp_warning``).
+    Counted on the meta device from the folder's config.json (a Hub id is skipped)."""
+    kind = str(getattr(getattr(args, "distributed_state", None), "distributed_type", ""))
+    if (
+        args.process_index != 0
+        or args.deepspeed
+        or args.fsdp
+        or kind.endswith(("FSDP", "DEEPSPEED"))
+    ):
+        return None
+    if not (Path(model_path) / "config.json").is_file():
+        return None
+    plan = plan_for_command(
+        cfg, world_size=args.world_size, strategy="ddp", shape=model_shape(model_path)
+    )
+    message = ddp_warning(plan)
+    if message:
+        logger.warning(message)
+    return message
+
+
 def load_model(model_path: str, args: Any):
     """``(model, processor)`` in the trainer's precision (bf16 / fp16 / fp32), left padding."""
     import torch
@@ -457,8 +482,10 @@ def run_training(
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
     model_path = shared_model_path(cfg.model, run_dir, args)
+    warn_if_plain_ddp_too_big(cfg, args, model_path)
     make_builtin_data(cfg.data, run_dir, args)
     rows, report = training_rows(cfg.data, run_dir, args, console)
+    check_user_template(cfg.engine.user_template, rows)  # every row now, not at its first step
 
     model, processor = load_model(model_path, args)
     trainer = ParaGRPOTrainer(
@@ -483,11 +510,21 @@ def run_training(
     )
 
 
-def load_command_config(config: str | None, overrides: tuple[str, ...]) -> TrainCommandConfig:
+def load_command_config(
+    config: str | None, overrides: tuple[str, ...], check_trainer: bool = True
+) -> TrainCommandConfig:
+    """The command's config from a recipe and ``--set`` overrides. ``check_trainer`` builds the
+    ``ParaGRPOConfig`` too (bad keys fail fast); the memory plan skips it, since HF refuses
+    ``bf16`` on a machine without a GPU, where a plan is made before a launch."""
     data: dict = {}
     if config:
         data = read_yaml(recipe_path(config))
     data = merge(data, parse_overrides(overrides))
     cfg = build(TrainCommandConfig, data)
-    para_config(cfg)  # fail fast on bad trainer keys
+    if check_trainer:
+        para_config(cfg)  # fail fast on bad trainer keys
+    else:
+        moved = moved_trainer_keys(dict(cfg.trainer))
+        if moved:
+            raise ConfigError(moved)
     return cfg

@@ -136,6 +136,26 @@ def _turn_spans(record) -> list[tuple[int, int]]:
     return spans
 
 
+def _pieces(pixel_values: Any) -> list:
+    """A row's pixel rows as a list of tensors (``record_row(join_pixels=False)`` gives a list)."""
+    if isinstance(pixel_values, list | tuple):
+        return [torch.as_tensor(p) for p in pixel_values]
+    return [torch.as_tensor(pixel_values)]
+
+
+def _joined(parts: list, dtype: torch.dtype, device) -> torch.Tensor:
+    """``parts`` as one tensor in ``dtype`` (bf16 / fp16 models; else as they are) on
+    ``device``, written once: no float32 copy next to the cast one."""
+    want = dtype if dtype in (torch.bfloat16, torch.float16) else parts[0].dtype
+    rows = sum(int(p.shape[0]) for p in parts)
+    out = torch.empty((rows, int(parts[0].shape[1])), dtype=want, device=device)
+    at = 0
+    for p in parts:
+        out[at : at + p.shape[0]].copy_(p)
+        at += int(p.shape[0])
+    return out
+
+
 class ParaGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose rollout is the paravt episode engine (see the module docstring)."""
 
@@ -259,7 +279,14 @@ class ParaGRPOTrainer(GRPOTrainer):
         )
 
     def _make_engine(self, mode: str):
-        return EpisodeEngine(self._backend, self._engine_config(mode))
+        # host memory: frames kept at their pixel budget only, and a sub-agent's window frames
+        # let go once its summary is made unless the loss trains on sub-agent trajectories
+        return EpisodeEngine(
+            self._backend,
+            self._engine_config(mode),
+            frames_at_budget=True,
+            keep_subagent_frames=self.para_args.subagent_in_loss,
+        )
 
     def episode_inputs(self, inputs: list[dict], epoch: int, mode: str) -> list:
         """One EpisodeInput per row; K from gating (train) or the fixed budget (eval)."""
@@ -399,7 +426,8 @@ class ParaGRPOTrainer(GRPOTrainer):
         """The record's row (``paravt.train.streams.record_row``), or a no-loss row; with, per
         turn, where its generated ids sit in the completion and whether it leaves ``<think>`` open
         (the token-level anchor's first-occurrence rule and penalty)."""
-        row = record_row(record, self._image_pad, self._merge)
+        # the rows stay pieces here: ``_collate`` joins the whole batch's once
+        row = record_row(record, self._image_pad, self._merge, join_pixels=False)
         if row is None:
             return self._no_loss_row()
         row["turns"] = _turn_spans(record)
@@ -551,9 +579,11 @@ class ParaGRPOTrainer(GRPOTrainer):
         num_images = [0 if r["grid"] is None else int(r["grid"].shape[0]) for r in rows]
         forward_kwargs: dict[str, Any] = {}
         if sum(num_images):
-            forward_kwargs["pixel_values"] = torch.cat(
-                [torch.as_tensor(r["pixel_values"]) for r in rows if r["grid"] is not None]
-            ).to(device)
+            parts = [p for r in rows if r["grid"] is not None for p in _pieces(r["pixel_values"])]
+            if not parts:
+                raise FeatureMismatchError("the rows have image grids but no pixel rows")
+            # one copy of the batch's rows, cast on the way when the model is bf16 / fp16
+            forward_kwargs["pixel_values"] = _joined(parts, self.model.dtype, device)
             forward_kwargs["image_grid_thw"] = torch.cat(
                 [r["grid"] for r in rows if r["grid"] is not None]
             ).to(device)
@@ -565,8 +595,6 @@ class ParaGRPOTrainer(GRPOTrainer):
                 raise FeatureMismatchError(
                     f"pixel_values has {forward_kwargs['pixel_values'].shape[0]} patch rows, grids need {rows_needed}"
                 )
-            if self.model.dtype in (torch.bfloat16, torch.float16):
-                forward_kwargs["pixel_values"] = forward_kwargs["pixel_values"].to(self.model.dtype)
         b["num_images"] = num_images
         b["forward_kwargs"] = forward_kwargs
         return b
