@@ -30,6 +30,7 @@ from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 from paravt.eval.report import REPORT_FORMATS, format_comparison, summary_table
 from paravt.eval.rescore import rescore
 from paravt.eval.results import write_json_atomic
+from paravt.toy.demo import with_demo_defaults
 
 _SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades, jsonl"
 
@@ -44,7 +45,11 @@ def _run_options(fn):
         click.option(
             "--out", type=click.Path(), help="Output folder (results JSONL, summary JSON)."
         ),
-        click.option("--model", help="Hub id or local folder (hf), or served model name (openai)."),
+        click.option(
+            "--model",
+            help="Hub id or local folder (hf), or served model name (openai); toy-demo: the "
+            "shipped toy model with the engine settings it was trained under.",
+        ),
         click.option(
             "--backend",
             type=click.Choice(["hf", "openai", "scripted"]),
@@ -193,7 +198,7 @@ def _do_run(config_path, overrides, as_json, **kw) -> None:
         run_eval,  # the run's engine (models, video) waits for the command
     )
 
-    cfg = resolve_config(EvalConfig, config_path, overrides, _flags(kw))
+    cfg = resolve_config(EvalConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
     if kw.get("backend") == "scripted" and not cfg.script:
         raise UserError("--backend scripted needs --script FILE (the completions to replay)")
     if kw.get("backend") in ("hf", "openai") and cfg.script:

@@ -29,6 +29,7 @@ from paravt.cli.common import (
 from paravt.config import to_dict
 from paravt.errors import UserError
 from paravt.rewards.answers import QUESTION_TYPES
+from paravt.toy.demo import with_demo_defaults
 
 
 def _flags(kw: dict) -> dict:
@@ -162,7 +163,9 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
     help="Question type (default: mcq with options, else oe).",
 )
 @click.option(
-    "--model", help="Hub id or local model folder (hf), or the served model name (openai)."
+    "--model",
+    help="Hub id or local model folder (hf), or the served model name (openai); toy-demo: the "
+    "shipped toy model with the engine settings it was trained under.",
 )
 @click.option(
     "--backend",
@@ -231,7 +234,7 @@ def command(
     from paravt.agent.engine import EpisodeEngine
 
     kw["question_type"] = question_type
-    cfg = resolve_config(InferConfig, config_path, overrides, _flags(kw))
+    cfg = resolve_config(InferConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
     if question != "-" and not Path(video).is_file():
         raise UserError(f"video not found: {video} (pass the path of a video file)")
     if cfg.backend.kind == "openai" and cfg.backend.model == "":

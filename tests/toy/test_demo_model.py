@@ -1,0 +1,64 @@
+"""The shipped demo model (``--model toy-demo``) on generated toy videos: with nothing written
+into its turns but ``<think>\\n``, it decides its own ``crop_video`` calls, the engine runs them
+in parallel, and the answers are right. The same settings ``paravt infer`` resolves."""
+
+from __future__ import annotations
+
+import pytest
+
+from paravt.agent.backends import make_backend
+from paravt.agent.config import InferConfig
+from paravt.agent.engine import EpisodeEngine
+from paravt.agent.records import EpisodeInput
+from paravt.config import load_config
+from paravt.data.rows import read_rows
+from paravt.toy.demo import DEMO_MODEL, demo_card, demo_model_dir, with_demo_defaults
+from paravt.toy.generate import make_toy_task
+from paravt.toy.oracle import episode_reward
+from paravt.toy.prompts import toy_system_prompt
+from paravt.toy.task import ToyTaskConfig
+
+
+def _demo_config(**engine) -> InferConfig:
+    flags = {"backend": {"model": DEMO_MODEL}, **({"engine": engine} if engine else {})}
+    return load_config(InferConfig, base=with_demo_defaults(flags))
+
+
+def test_the_alias_names_the_packaged_folder_and_its_training_settings():
+    cfg = _demo_config()
+    assert cfg.backend.model == str(demo_model_dir())
+    assert cfg.engine.system_prompt == str(toy_system_prompt("parallel"))
+    assert cfg.engine.think_prefix == "<think>\n"  # no calls pre-filled: the model writes them
+    assert cfg.engine.frames == 4 and cfg.engine.max_pixels == 1024
+    assert demo_card()["engine"]["crop"]["max_frames"] == 16
+    # what the flags give wins over the card; other models are left alone
+    direct = _demo_config(mode="direct", frames=8)
+    assert direct.engine.frames == 8
+    assert direct.engine.system_prompt == str(toy_system_prompt("direct"))
+    other = {"backend": {"model": "some/model"}}
+    assert with_demo_defaults(other) is other
+
+
+#: one video each of `make-toy-task --n 1 --seed S` (150, 180, 120 and 180 s; blue, green, red,
+#: blue), seed 4 being the README's main command. The model is right on 40 of the 60 eval-split
+#: questions at K = 4 (docs/TOY_TASK.md), not all: of seeds 1-8 it misses seed 3 (red, named blue)
+SEEDS = (1, 2, 4, 5)
+
+
+def test_the_demo_model_sweeps_in_parallel_and_answers_right(tmp_path):
+    inputs = []
+    for seed in SEEDS:
+        out = tmp_path / f"s{seed}"
+        make_toy_task(ToyTaskConfig(out=str(out), n=1, seed=seed, visibility_videos=0))
+        [r] = [r for r in read_rows(out / "train.jsonl", out).rows if r.question_type == "mcq"]
+        inputs.append(
+            EpisodeInput(f"s{seed}", r.video, r.question, r.options, "mcq", None, r.answer)
+        )
+    cfg = _demo_config()
+    records = EpisodeEngine(make_backend(cfg.backend), cfg.engine).run(inputs)
+    for rec in records:
+        assert rec.status == "ok", rec.error
+        first = [c for c in rec.calls if c.turn == 0 and c.status == "ok"]
+        assert len(first) >= 2, (rec.id, rec.turns[0].text)  # one turn, several windows
+        assert rec.answer_source == "answer_tag"
+        assert episode_reward(rec).acc == pytest.approx(1.0), (rec.id, rec.prediction, rec.gold)
