@@ -9,6 +9,7 @@ as if ``../shared`` were missing; with ``CI=true`` a missing ``../shared`` fails
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 from dataclasses import dataclass
@@ -52,7 +53,16 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip ``gpu`` tests cleanly when no CUDA device is present."""
+    """Skip ``gpu`` tests cleanly when no CUDA device is present, and ``vllm`` tests when vLLM is
+    not installed (it lives in an environment of its own: scripts/vllm-env.sh)."""
+    if importlib.util.find_spec("vllm") is None:
+        skip_vllm = pytest.mark.skip(
+            reason="needs vLLM: build its environment with scripts/vllm-env.sh VENV and run "
+            "VENV/bin/python -m pytest -m vllm"
+        )
+        for item in items:
+            if item.get_closest_marker("vllm") is not None:
+                item.add_marker(skip_vllm)
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if not gpu_items:  # nothing to decide: torch need not be imported for it
         return

@@ -288,7 +288,7 @@ def test_use_vllm_without_vllm_is_a_config_error_before_any_model_loads(
     run_dir = tmp_path / "run"
     overrides = ("trainer.use_vllm=true", "trainer.vllm_mode=server")
     cfg = load_command_config("cpu-smoke", smoke_args(run_dir, shared_videos, *overrides))
-    with pytest.raises(ConfigError, match=r"trl\[vllm\].*vllm-serve.*use_vllm=false"):
+    with pytest.raises(ConfigError, match=r"vllm-env.sh.*vllm-serve.*use_vllm=false"):
         run_training(cfg)
     assert not run_dir.exists()
     with pytest.raises(ConfigError, match="use_vllm=false"):
@@ -305,6 +305,7 @@ def test_colocated_vllm_refuses_a_budget_its_processor_would_resize(tiny, monkey
 
     _, processor = tiny  # its image processor: [1024, 65536] pixels
     monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)
+    monkeypatch.setattr(vb, "vllm_stack_problem", lambda: None)  # a known stack, as if installed
     small = ("trainer.use_vllm=true", "engine.min_pixels=64", "engine.max_pixels=512")
     args = para_config(load_command_config("cpu-smoke", small))
     with pytest.raises(ConfigError, match="shortest_edge.*min_pixels/max_pixels"):
@@ -326,6 +327,7 @@ def test_training_steps_through_trl_vllm_generation(
 
     servers: list = []
     monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)
+    monkeypatch.setattr(vb, "vllm_stack_problem", lambda: None)  # a known stack, as if installed
     monkeypatch.setattr(grpo, "VLLMGeneration", serverless_factory(servers))
     run_dir = tmp_path / "run"
     cfg = load_command_config(

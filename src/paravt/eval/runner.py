@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paravt.agent.backends import make_backend
+from paravt.agent.backends import check_backend, make_backend
 from paravt.agent.engine import EpisodeEngine
 from paravt.errors import UserError
 from paravt.eval import subtitles as subs
@@ -148,6 +148,7 @@ class Runner:
         if self._engine is None:
             if self._backend is None:
                 self._backend = make_backend(self.cfg.backend, script=self.cfg.script)
+                check_backend(self._backend, self.cfg.engine)
             self._engine = EpisodeEngine(self._backend, self.cfg.engine, keep_pixels=False)
         return self._engine
 

@@ -42,6 +42,7 @@ from paravt.agent.backends.openai import budget_frame
 from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.errors import ConfigError, ParavtError
 from paravt.train.policy_backend import TokenSampler
+from paravt.train.vllm_stack import stack_problem as vllm_stack_problem
 
 Key = tuple[int, float, float]
 
@@ -49,8 +50,9 @@ Key = tuple[int, float, float]
 def missing_vllm_message(mode: str) -> str:
     fix = (
         "trainer.use_vllm=true needs vLLM, which is not installed in this environment. vLLM pins "
-        "its own torch/CUDA build, so give it its own environment: install paravt there with "
-        '`pip install "trl[vllm]"`'
+        "its own torch build, so give it its own environment: build it with "
+        "`scripts/vllm-env.sh VENV` (the stack in constraints-vllm.txt), or install paravt, vLLM "
+        "and TRL there at the versions that file names"
     )
     if mode == "server":
         fix += (
@@ -63,10 +65,17 @@ def missing_vllm_message(mode: str) -> str:
 
 
 def require_vllm(args: Any) -> None:
-    """ConfigError naming the fix when ``use_vllm`` is on and vLLM cannot be imported — checked
-    before a model is loaded (TRL would only find out deep inside the trainer's construction)."""
-    if getattr(args, "use_vllm", False) and not is_vllm_available():
+    """ConfigError naming the fix when ``use_vllm`` is on and vLLM cannot be imported, or when the
+    installed vLLM / TRL / transformers are not a stack paravt was put together with
+    (``paravt.train.vllm_stack``) — checked before a model is loaded (TRL would only find out deep
+    inside the trainer's construction)."""
+    if not getattr(args, "use_vllm", False):
+        return
+    if not is_vllm_available():
         raise ConfigError(missing_vllm_message(getattr(args, "vllm_mode", "colocate")))
+    problem = vllm_stack_problem()
+    if problem is not None:
+        raise ConfigError(problem)
 
 
 def processor_pixel_range(processing_class: Any) -> tuple[int, int] | None:
