@@ -133,6 +133,7 @@ def bench_step(model_dir, tmp, steps):
     from trl import GRPOConfig, GRPOTrainer
 
     from paravt.agent.config import CropSettings
+    from paravt.rewards import RewardConfig
     from paravt.train.config import ParaGRPOConfig
     from paravt.train.engine_config import TrainEngineConfig
     from paravt.train.trainer import ParaGRPOTrainer
@@ -152,7 +153,7 @@ def bench_step(model_dir, tmp, steps):
             crop=CropSettings(min_pixels=MIN_PX, max_pixels=MAX_PX),
         ),
         frames_gating=False,
-        token_anchor=False,
+        rewards=RewardConfig(token_anchor=False),
         episode_log=False,
     )
     timer_p = StepTimer()
@@ -286,6 +287,7 @@ def bench_rollout(model_dir, tmp):
     from trl.chat_template_utils import qwen3_template
 
     from paravt.agent.config import CropSettings
+    from paravt.rewards import RewardConfig
     from paravt.train.config import ParaGRPOConfig
     from paravt.train.engine_config import TrainEngineConfig
     from paravt.train.trainer import ParaGRPOTrainer
@@ -305,7 +307,7 @@ def bench_rollout(model_dir, tmp):
         ),
         frames_gating=False,
         first_turn_text=FIRST_TURN,
-        token_anchor=False,
+        rewards=RewardConfig(token_anchor=False),
         episode_log=False,
     )
     para = ParaGRPOTrainer(

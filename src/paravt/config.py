@@ -52,82 +52,129 @@ def _type_hints(cls: type) -> dict[str, Any]:
 
 
 def _coerce(value: Any, tp: Any, key: str) -> Any:
-    """Convert ``value`` (from YAML or a ``--set`` string) to the annotated type ``tp``."""
+    """Convert ``value`` (from YAML or a ``--set`` string) to the annotated type ``tp``: one
+    converter per kind of annotation; an annotation none of them knows takes the value as is."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if tp is Any:
         return value
     if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        if isinstance(value, str) and value.lower() in ("none", "null") and type(None) in args:
-            return None
-        errors = []
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return _coerce(value, a, key)
-            except ConfigError as e:
-                errors.append(str(e))
-        raise ConfigError(errors[0] if errors else f"config key '{key}': cannot take {value!r}")
+        return _coerce_union(value, args, key)
     if origin is typing.Literal:
-        if value in args:
-            return value
-        raise ConfigError(f"config key '{key}': {value!r} is not one of {list(args)}")
+        return _coerce_literal(value, args, key)
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if isinstance(value, tp):
-            return value
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"config key '{key}': expected a mapping, got {value!r}")
-        return build(tp, value, prefix=f"{key}.")
+        return _coerce_dataclass(value, tp, key)
     if origin in (list, tuple, typing.Sequence) or tp in (list, tuple):
-        if isinstance(value, str):
-            text = value.strip()
-            if text.startswith("["):
-                value = yaml.safe_load(text)
-            else:
-                value = [v for v in text.split(",") if v.strip()] if text else []
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"config key '{key}': expected a list, got {value!r}")
-        item = args[0] if args else Any
-        out = [_coerce(v, item, f"{key}[{i}]") for i, v in enumerate(value)]
-        return tuple(out) if (origin is tuple or tp is tuple) else out
+        return _coerce_sequence(
+            value, args[0] if args else Any, origin is tuple or tp is tuple, key
+        )
     if origin is dict or tp is dict:
-        if isinstance(value, str):
-            value = yaml.safe_load(value)
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"config key '{key}': expected a mapping, got {value!r}")
-        return dict(value)
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
-            return True
-        if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
-            return False
-        raise ConfigError(f"config key '{key}': {value!r} is not a boolean (use true/false)")
-    if tp in (int, float):
-        if isinstance(value, bool):
-            raise ConfigError(f"config key '{key}': {value!r} is not a number")
+        return _coerce_mapping(value, key)
+    scalar = _SCALARS.get(tp)
+    return scalar(value, key) if scalar is not None else value
+
+
+def _coerce_union(value: Any, args: tuple, key: str) -> Any:
+    """``X | None`` and other unions: ``None`` (or the strings none / null) where allowed, else
+    the first member type that takes the value; its error when none does."""
+    if type(None) in args and (
+        value is None or (isinstance(value, str) and value.lower() in ("none", "null"))
+    ):
+        return None
+    errors = []
+    for a in args:
+        if a is type(None):
+            continue
         try:
-            if tp is int:
-                f = float(value)
-                if not f.is_integer():
-                    raise ValueError
-                return int(f)
+            return _coerce(value, a, key)
+        except ConfigError as e:
+            errors.append(str(e))
+    raise ConfigError(errors[0] if errors else f"config key '{key}': cannot take {value!r}")
+
+
+def _coerce_literal(value: Any, args: tuple, key: str) -> Any:
+    if value in args:
+        return value
+    raise ConfigError(f"config key '{key}': {value!r} is not one of {list(args)}")
+
+
+def _coerce_dataclass(value: Any, tp: type, key: str) -> Any:
+    if isinstance(value, tp):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"config key '{key}': expected a mapping, got {value!r}")
+    return build(tp, value, prefix=f"{key}.")
+
+
+def _coerce_sequence(value: Any, item: Any, as_tuple: bool, key: str) -> list | tuple:
+    """A list (or tuple) of ``item``: from YAML, from ``--set`` as ``[a, b]`` YAML or as
+    ``a,b``."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            value = yaml.safe_load(text)
+        else:
+            value = [v for v in text.split(",") if v.strip()] if text else []
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"config key '{key}': expected a list, got {value!r}")
+    out = [_coerce(v, item, f"{key}[{i}]") for i, v in enumerate(value)]
+    return tuple(out) if as_tuple else out
+
+
+def _coerce_mapping(value: Any, key: str) -> dict:
+    if isinstance(value, str):
+        value = yaml.safe_load(value)
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"config key '{key}': expected a mapping, got {value!r}")
+    return dict(value)
+
+
+def _coerce_bool(value: Any, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
+        return False
+    raise ConfigError(f"config key '{key}': {value!r} is not a boolean (use true/false)")
+
+
+def _coerce_int(value: Any, key: str) -> int:
+    """An integer, also from ``4.0`` or ``"4"``; ``4.5`` and booleans are errors."""
+    if isinstance(value, bool):
+        raise ConfigError(f"config key '{key}': {value!r} is not a number")
+    try:
+        f = float(value)
+        if f.is_integer():
+            return int(f)
+    except (TypeError, ValueError):
+        pass
+    raise ConfigError(f"config key '{key}': {value!r} is not an integer")
+
+
+def _coerce_float(value: Any, key: str) -> float:
+    if not isinstance(value, bool):
+        try:
             return float(value)
         except (TypeError, ValueError):
-            raise ConfigError(
-                f"config key '{key}': {value!r} is not a{'n integer' if tp is int else ' number'}"
-            ) from None
-    if tp is str:
-        if isinstance(value, (dict, list)):
-            raise ConfigError(f"config key '{key}': expected a string, got {value!r}")
-        return str(value)
-    if tp is Path:
-        return Path(value)
-    return value
+            pass
+    raise ConfigError(f"config key '{key}': {value!r} is not a number")
+
+
+def _coerce_str(value: Any, key: str) -> str:
+    if isinstance(value, (dict, list)):
+        raise ConfigError(f"config key '{key}': expected a string, got {value!r}")
+    return str(value)
+
+
+#: converters for plain annotations, by type
+_SCALARS: dict[Any, typing.Callable[[Any, str], Any]] = {
+    bool: _coerce_bool,
+    int: _coerce_int,
+    float: _coerce_float,
+    str: _coerce_str,
+    Path: lambda value, key: Path(value),
+}
 
 
 def build(cls: type[T], data: Mapping[str, Any], prefix: str = "") -> T:
@@ -174,11 +221,13 @@ def parse_overrides(pairs: typing.Iterable[str]) -> dict:
     return tree
 
 
-def _merge(base: dict, extra: Mapping) -> dict:
+def merge(base: dict, extra: Mapping) -> dict:
+    """``extra`` laid over ``base``: nested mappings merge key by key, anything else replaces
+    (how a YAML file lands on flags, and ``--set`` on both)."""
     out = dict(base)
     for k, v in extra.items():
         if isinstance(v, Mapping) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
+            out[k] = merge(out[k], v)
         else:
             out[k] = v
     return out
@@ -207,8 +256,8 @@ def load_config(
     """Defaults ← ``base`` (e.g. flags) ← YAML file ← ``--set`` overrides → a validated ``cls``."""
     data: dict = dict(base or {})
     if path is not None:
-        data = _merge(data, read_yaml(path))
-    data = _merge(data, parse_overrides(overrides))
+        data = merge(data, read_yaml(path))
+    data = merge(data, parse_overrides(overrides))
     return build(cls, data)
 
 

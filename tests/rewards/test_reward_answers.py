@@ -286,3 +286,90 @@ def test_eval_scoring_reads_an_untagged_answer_with_an_explanation():
     tvg = {"question_type": "tvg", "answer": [6.6, 15.21]}
     scored = score_sample(tvg, "Start time: 6.60s\nEnd time: 15.21s", None, None)
     assert scored["iou"] == pytest.approx(1.0)
+
+
+# -- two answers are no answer (docs/ANSWERS.md rule 7, in every form) -------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "B or C",
+        "A B C D",
+        "(B) or (C)",
+        "B/C",
+        "B, C",
+        "A and B",
+        "The answer is B or C",
+        "answer: b or c",
+        "<answer>B or C</answer>",
+        "Option B or option C",
+    ],
+)
+def test_two_different_letters_are_no_answer(text):
+    assert extract_mcq_letter(text) is None
+    assert extract_mcq_letter(text, OPTIONS) is None
+    assert accuracy(text, "B", "mcq", OPTIONS) == 0.0
+
+
+@pytest.mark.parametrize(
+    "text, letter",
+    [
+        ("The answer is C, not B", "C"),  # a rejected letter is no alternative
+        ("B and I think that is right", "B"),  # "I think" is a pronoun
+        ("B and a dog runs", "B"),  # "a dog" is an article
+        ("B or b", "B"),  # the same letter twice
+        ("B because the dog leaves", "B"),
+    ],
+)
+def test_one_letter_with_other_words_still_reads(text, letter):
+    assert extract_mcq_letter(text) == letter
+
+
+# -- which span is the answer -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, span",
+    [
+        ("Video 3 shows it 12 times", None),  # two bare numbers are no span
+        ("<answer>Video 3 shows it 12 times</answer>", None),
+        ("There are 2 people and 5 cars", None),
+        ("The event starts at 6.6 and ends at 15.2", (6.6, 15.2)),  # labelled times
+        ('The question asks about "0 - 30 s"; the answer is 12.5 - 18', (12.5, 18.0)),
+        ('You asked about "0 - 30 s". It happens at 12.5 - 18', (12.5, 18.0)),  # quoted dropped
+        ("In the 0-30 s window, the answer is 12.5 - 18", (12.5, 18.0)),  # marked by the phrase
+        ("12.5 - 18. The window 0 - 30 was cropped first.", (12.5, 18.0)),  # opens the answer
+        ("12.5-18 s (0:12.5-0:18)", (12.5, 18.0)),  # one span, written twice
+        ("I looked at 0-30, then at 12-18", None),  # two spans, neither marked: no answer
+        ("12-18 or 20-25", None),  # alternatives
+        ("The answer is 12-18 or 20-25", None),
+        ("[1.2,3]", (1.2, 3.0)),  # the decimal point stays: not (12, 3)
+        ("[12,3]", (3.0, 12.0)),
+    ],
+)
+def test_the_span_that_is_the_answer(text, span):
+    assert parse_span(text) == span
+
+
+def test_bracketed_decimals_score_against_their_own_gold():
+    """Reference defect: ``[1.2,3]`` read as ``[12,3]``; here each is its own span."""
+    assert accuracy("[1.2,3]", [1.2, 3.0], "tvg") == 1.0
+    assert accuracy("[1.2,3]", [3.0, 12.0], "tvg") == 0.0
+    assert accuracy("[12,3]", [3.0, 12.0], "tvg") == 1.0
+    assert accuracy("[12,3]", [1.2, 3.0], "tvg") == 0.0
+
+
+def test_a_lone_period_is_no_answer_to_gold_a():
+    """Reference defect: the reference's last rule reads the first character, so ``.`` was
+    compared with the gold; here a reply without a letter scores 0 whatever the gold."""
+    for text in (".", "<answer>.</answer>", " . ", "..."):
+        assert extract_mcq_letter(text) is None
+        assert accuracy(text, "A", "mcq", OPTIONS) == 0.0
+        assert accuracy(text, 0, "mcq", OPTIONS) == 0.0
+
+
+def test_a_span_right_after_chinese_text():
+    assert parse_span("答案是3-9") == (3.0, 9.0)
+    assert parse_span("答案是3-9秒") == (3.0, 9.0)
+    assert parse_span("我看了0-30，答案是3-9") == (3.0, 9.0)

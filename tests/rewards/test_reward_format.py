@@ -52,8 +52,8 @@ TABLE = [
         "think of 9 characters is not",
         "",
         "<think> 012345678 </think><answer>B</answer>",
-        dict(answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4, anchor_flow=0.3),
-        0.95,  # 0.6 + 0.35
+        dict(answer=0.3, answer_close=0.2, balanced=0.1),
+        0.6,  # no think term: the close and the flow need a substantive think too
     ),
     (
         "tool turn: think before the call",
@@ -115,15 +115,50 @@ TABLE = [
         "empty-tag exploit",
         "",
         "<think></think><answer></answer>",
-        dict(balanced=0.1, anchor_close=0.4),
-        0.3,  # no answer credit: only the closed think and the balance
+        dict(balanced=0.1),
+        0.1,  # no answer credit, no credit for closing an empty think: only the balance
     ),
     (
         "exploit with whitespace and punctuation",
         "",
         "<think>   </think><answer> . </answer>",
-        dict(balanced=0.1, anchor_close=0.4),
-        0.3,
+        dict(balanced=0.1),
+        0.1,
+    ),
+    (
+        "pre-filled think, straight to a call: no think term",
+        "<think>\n",
+        CALL,
+        dict(anchor_unclosed=-0.3),
+        0.0,
+    ),
+    (
+        "pre-filled think closed at once, then a call: no think term",
+        "<think>\n",
+        "</think>\n" + CALL,
+        dict(balanced=0.1),
+        0.1,
+    ),
+    (
+        "pre-filled think closed at once, then an answer: no close, no flow",
+        "<think>\n",
+        "</think>\n<answer>B</answer>",
+        dict(answer=0.3, answer_close=0.2, balanced=0.1),
+        0.6,
+    ),
+    (
+        "a short think before the call earns no think-before-call",
+        "<think>\n",
+        "Crop it.</think>" + CALL,
+        dict(balanced=0.1),
+        0.1,
+    ),
+    (
+        "tags inside a think are not reasoning",
+        "",
+        "<think><answer></answer><answer></answer></think><answer>B</answer>",
+        dict(answer=0.3, answer_close=0.2, balanced=0.1),
+        0.6,
     ),
     (
         "plain text earns nothing",

@@ -29,7 +29,8 @@ CALL = (
         (1, 0, 1, 0.0, 0.1),  # parseable, failed to execute
         (2, 1, 1, 0.0, 0.3),  # at least one executed
         (5, 5, 0, 0.49, 0.3),  # below the correctness threshold
-        (1, 0, 1, 0.5, 0.6),  # parseable + correct (R_acc >= 0.5)
+        (1, 0, 1, 0.5, 0.1),  # parsed, none ran, correct: the parse credit only, no bonus
+        (4, 0, 4, 1.0, 0.1),  # many calls that cannot run: still only the parse credit
         (3, 2, 1, 1.0, 0.8),  # executed + correct
         (0, 1, 0, 1.0, 0.8),  # executed implies a call even if the count says otherwise
     ],
@@ -47,7 +48,10 @@ def test_tool_reward_config_and_inputs():
     # the engine's counts object, a dict, or nothing
     counts = SimpleNamespace(parseable_calls=2, executed_ok=1, errors=0, parse_errors=3)
     assert tool_reward(counts, 0.0) == pytest.approx(0.3)
-    assert tool_reward({"parseable_calls": 1}, 1.0) == pytest.approx(0.6)
+    assert tool_reward({"parseable_calls": 1}, 1.0) == pytest.approx(0.1)
+    assert tool_reward({"parseable_calls": 1, "executed_ok": 1}, 1.0) == pytest.approx(0.8)
+    # the strict reading: a call that did not run earns nothing at all
+    assert tool_reward({"parseable_calls": 1}, 1.0, RewardConfig(tool_parseable=0.0)) == 0.0
     assert tool_reward(None, 1.0) == 0.0
     assert ToolExecutionSummary.of({"parseable_calls": "x", "executed_ok": -4}) == (
         ToolExecutionSummary(0, 0, 0)
@@ -87,14 +91,15 @@ def test_compose_breakdown():
 
 
 def test_compose_weight_and_vanilla():
-    args = ("", "<think>short</think><answer>A</answer>", ToolExecutionSummary(), "B", "mcq")
+    # a substantive think left open before the answer: base 0.2 + 0.3 + 0.2, anchor -0.3
+    args = ("", "<think>I look twice <answer>A</answer>", ToolExecutionSummary(), "B", "mcq")
     paper = compose(*args)
     assert paper.acc == 0.0 and paper.tool == 0.0
-    assert paper.fmt == pytest.approx(0.6 + 0.5 * 0.7)
+    assert paper.fmt == pytest.approx(0.7 - 0.5 * 0.3)
     half = compose(*args, cfg=RewardConfig(format_weight=0.5))
     assert half.total == pytest.approx(0.5 * paper.fmt)
     vanilla = compose(*args, cfg=RewardConfig.vanilla())
-    assert vanilla.fmt == pytest.approx(0.6) and vanilla.anchor == pytest.approx(0.7)
+    assert vanilla.fmt == pytest.approx(0.7) and vanilla.anchor == pytest.approx(-0.3)
 
 
 def test_prefilled_think_changes_the_reward():
@@ -109,7 +114,8 @@ def test_empty_tag_exploit_earns_no_answer_credit():
     r = compose("", "<think></think><answer></answer>", None, "A", "mcq", ["x", "y"])
     assert r.acc == 0.0 and r.tool == 0.0
     assert r.fmt_base == pytest.approx(0.1)  # balanced only; no answer terms
-    assert r.fmt == pytest.approx(0.1 + 0.5 * 0.4)
+    assert r.anchor == 0.0  # closing an empty think is no close
+    assert r.fmt == pytest.approx(0.1)
 
 
 def test_final_answer_is_the_last_turns():

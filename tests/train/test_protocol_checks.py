@@ -100,7 +100,7 @@ def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
     m = torch.tensor(mask, dtype=torch.bool)
     assert full[~m].abs().sum() == 0  # turn spans hold only generated ids
     assert torch.equal(bonus[0, : len(ids)][m], full[m]) and full[m].abs().sum() > 0
-    v = trainer.para_args.token_anchor_values
+    v = trainer.para_args.rewards.token_anchor_values
     assert float(bonus[0].sum()) == pytest.approx(v["</think>"] + v["<answer>"] + v["</answer>"])
     assert not bonus[0, : len(ids)][~m].any() and not bonus[0, len(ids) :].any()
     assert not bonus[1].any()

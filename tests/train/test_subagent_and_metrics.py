@@ -179,7 +179,7 @@ def test_bad_config_is_a_user_error_with_exit_2(tmp_path):
     for name in ("paragrpo", "vanilla_grpo", "cpu-smoke"):
         assert load_command_config(name, one_proc).trainer
     paper = para_config(load_command_config("paragrpo", one_proc))
-    assert paper.anchor_lambda == 0.5 and paper.frames_gating
+    assert paper.rewards.anchor_lambda == 0.5 and paper.frames_gating
     assert paper.engine.think_prefix == "<think>\n"
     assert (
         paper.gating_choices == [4, 8, 16, 32, 64]
@@ -187,7 +187,7 @@ def test_bad_config_is_a_user_error_with_exit_2(tmp_path):
         and paper.temperature == 0.7
     )
     vanilla = para_config(load_command_config("vanilla_grpo", one_proc))
-    assert vanilla.anchor_lambda == 0 and not vanilla.frames_gating
+    assert vanilla.rewards.anchor_lambda == 0 and not vanilla.frames_gating
     assert vanilla.engine.think_prefix == ""
     from paravt.train.vllm_backend import is_vllm_available
 

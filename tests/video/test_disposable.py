@@ -73,7 +73,7 @@ def test_frames_equal_a_full_decode_across_several_gops(bframes_video):
 def test_frames_equal_a_full_decode_on_an_open_gop_stream(open_gop_video):
     src = VideoSource(open_gop_video)
     indices = [0, 44, 88, 89, 90, 91, 179, 180, 300, 599]
-    out = src._decode_indices(indices)
+    out = src.decoders.decode(indices)
     data, _ = _full_decode(open_gop_video, indices)
     assert not out.failed
     for j, i in enumerate(indices):
@@ -98,7 +98,7 @@ def test_corrupt_file_gives_the_same_outcome_with_and_without_skipping(video_pat
     fast, slow = VideoSource(path), VideoSource(path, skip_disposable=False)
     n = fast.meta.num_frames
     indices = list(range(0, n, max(1, n // 12)))
-    a, b = fast._decode_indices(indices), slow._decode_indices(indices)
+    a, b = fast.decoders.decode(indices), slow.decoders.decode(indices)
     assert sorted(a.frames) == sorted(b.frames) and a.failed.keys() == b.failed.keys()
     for i in a.frames:
         assert torch.equal(a.frames[i][0], b.frames[i][0])
@@ -288,7 +288,7 @@ def test_keyframes_alone_decode_from_their_own_packets_with_a_full_decodes_pixel
     frames = src.overview(len(keys), "keyframe", workers=2)
     assert set(frames.indices) <= set(keys)
     # the keyframe lanes take this path: no decoder of the file is built
-    assert src._built_decoder() is None and src._decoders_created == 0
+    assert src.decoders.built() is None and src.decoders.created == 0
     assert torch.equal(frames.data, torch.stack(frames.parts))  # data: the parts, stacked
 
 

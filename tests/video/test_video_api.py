@@ -1,5 +1,6 @@
 """The public surface of ``paravt.video`` stays small, in torchcodec's style: one positional
-argument, keyword-only options, pool internals private, no fields that nobody reads."""
+argument, keyword-only options, the decoder pool behind one documented seam
+(``VideoSource.decoders``, a ``SourceDecoders``), no fields that nobody reads."""
 
 from __future__ import annotations
 
@@ -12,9 +13,16 @@ from paravt.video import VideoSource
 from paravt.video.decode import DecodeOutcome
 
 #: What a user of ``VideoSource`` may call; everything else has a leading underscore.
+#: ``decoders`` and ``assemble`` are the seam for batch decoding (video.parallel, tools.batch).
 PUBLIC = {
     "path", "device", "num_threads", "skip_disposable", "table", "meta", "open_warnings",
     "close", "index_at", "time_of", "overview_plan", "overview_times", "overview", "frames_at",
+    "decoders", "assemble",
+}  # fmt: skip
+#: The seam's own surface (``paravt.video.decoders.SourceDecoders``), held to a list the same way.
+DECODERS_PUBLIC = {
+    "path", "table", "device", "num_threads", "skip_disposable", "codec", "rotation", "created",
+    "own", "built", "new", "decode_skipping", "decode", "close",
 }  # fmt: skip
 
 
@@ -30,7 +38,9 @@ def test_options_after_path_are_keyword_only(gop_video):
 def test_decoder_pool_internals_are_private(gop_video):
     with VideoSource(gop_video) as src:
         public = {n for n in dir(src) if not n.startswith("_")}
+        seam = {n for n in dir(src.decoders) if not n.startswith("_")}
     assert public == PUBLIC, f"new public names: {public - PUBLIC}; gone: {PUBLIC - public}"
+    assert seam == DECODERS_PUBLIC, f"new: {seam - DECODERS_PUBLIC}; gone: {DECODERS_PUBLIC - seam}"
 
 
 def test_decode_outcome_holds_only_what_is_read():

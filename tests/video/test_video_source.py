@@ -184,7 +184,7 @@ def test_parallel_overview_gives_the_same_frames(gop_video, mode):
     one = src.overview(10, mode)
     two = src.overview(10, mode, workers=2)
     assert one.times == two.times and torch.equal(one.data, two.data)
-    assert src._decoders_created <= 2  # never more decoders than workers
+    assert src.decoders.created <= 2  # never more decoders than workers
 
 
 @pytest.mark.parametrize("name", REAL + ["decord__corrupted.mp4"])
@@ -193,7 +193,7 @@ def test_pool_decoders_built_from_the_frame_table_decode_the_same_frames(video_p
 
     src = VideoSource(video_path(name))
     assert src.table.frame_mappings() is not None  # torchcodec's scan exposes the raw ticks
-    pooled, exact = src._new_decoder(), VideoDecoder(str(src.path), seek_mode="exact")
+    pooled, exact = src.decoders.new(), VideoDecoder(str(src.path), seek_mode="exact")
     n = len(src.table)
     picks = sorted({0, n // 3, n // 2, n - 1} | set(range(0, n, max(1, n // 9))))
 

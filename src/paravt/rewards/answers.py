@@ -5,7 +5,8 @@ letters at A–D and normalised the letter ``A`` away; a naive "first capital le
 ``A man opens the door`` as option A. Here a letter counts only when it is written as a choice —
 alone (``B``, ``(B)``, ``B.``), as a label (``B. the dog``), after "answer"/"option"/"choice" or
 the Chinese 答案是/答案为/选, or as the option's own text — and ``A``/``I`` followed by an ordinary
-lower-case word are read as the article/pronoun they are. Those marked forms read a letter in
+lower-case word are read as the article/pronoun they are. Two different letters are no answer in
+every form (``B or C``, ``A B C D``): a hedge must not score as its first letter. Those marked forms read a letter in
 either case (``the answer is b`` → B); a letter in running text must be a capital.
 
 The text read is :func:`answer_text`, the parser's docs/PROTOCOL.md §4 extraction — the same text
@@ -14,7 +15,9 @@ the engine records and evaluation scores: without an ``<answer>`` tag that is al
 
 Spans accept ``s - e``, ``s to e``, ``between s and e``, ``[s, e]``, ``m:ss``/``h:mm:ss`` and
 numbers with units (``12.5s``, ``2 minutes``); a reversed pair is swapped; anything else is
-``None`` (scored 0).
+``None`` (scored 0). Which span is the answer follows the letters' rule: marked by an answer
+phrase or opening the text, else the one span written; two different ones are no answer, and so
+are two bare numbers (``Video 3 shows it 12 times``).
 
 Two overlap measures are exported under their own names: ``temporal_iou`` (intersection over
 union, the training reward) and ``temporal_iou_hull`` (intersection over the hull of both spans,
@@ -127,6 +130,11 @@ _OPTION_LABEL = re.compile(
     rf"^\s*[\(\[]?\s*({_CAP})\s*[\)\]]?\s*[.:)]\s*|^\s*[\(\[]\s*({_CAP})\s*[\)\]]\s*"
 )
 _PUNCT_TABLE = str.maketrans({c: " " for c in string.punctuation})
+# A chosen letter offered with another as alternatives: "B or C", "(B)/(C)", "B, C", "A B C D".
+_HEDGE_NEXT = re.compile(
+    rf"\s*[\)\]]?\s*(?:,|/|&|\bor\b|\band\b)?\s*(?:(?i:option|choice)\s*)?[\(\[]?\s*"
+    rf"({_ANY_CASE})(?![A-Za-z0-9])"
+)
 
 
 def _reads_as_word(text: str, letter_end: int, letter: str) -> bool:
@@ -139,6 +147,20 @@ def _reads_as_word(text: str, letter_end: int, letter: str) -> bool:
         return False
     word = m.group(1)
     return word[0].islower() and word.lower() not in _CONNECTORS
+
+
+def _hedged(text: str, letter_end: int, letter: str, valid: str) -> bool:
+    """Whether the letter ending at ``letter_end`` is followed by a different option letter as an
+    alternative (``B or C``, ``B/C``, ``(B), (C)``, ``A B C D``): two different letters are no
+    answer (docs/ANSWERS.md rule 7), whichever form found the first one."""
+    m = _HEDGE_NEXT.match(text, letter_end)
+    if not m:
+        return False
+    other = m.group(1)
+    if _reads_as_word(text, m.end(1), other):
+        return False
+    other = other.upper()
+    return other != letter.upper() and other in valid
 
 
 def _norm_words(text: str) -> str:
@@ -197,22 +219,26 @@ def extract_mcq_letter(text: Any, options: Sequence[Any] | None = None) -> str |
         return ok(m.group(1).upper())
     m = _LABEL.match(s)
     if m:
-        return ok(next(g for g in m.groups() if g).upper())
+        group = next(g for g in range(1, 4) if m.group(g))
+        if _hedged(s, m.end(group), m.group(group), valid):
+            return None
+        return ok(m.group(group).upper())
     phrases = [
-        (m.group(1).lower() not in ("answer", "答案"), m.start(), m.group(2).upper())
+        (m.group(1).lower() not in ("answer", "答案"), m.start(), m.group(2).upper(), m.end(2))
         for pattern in (_PHRASE, _ZH_PHRASE)
         for m in pattern.finditer(s)
         if not _reads_as_word(s, m.end(2), m.group(2))
     ]
     if phrases:
-        return ok(min(phrases)[2])
+        _, _, letter, end = min(phrases)
+        return None if _hedged(s, end, letter, valid) else ok(letter)
     if options:
         hit = _by_option_text(s, options, contained=False)
         if hit:
             return ok(hit)
     m = _LEADING_BARE.match(s)
     if m and not _reads_as_word(s, m.end(1), m.group(1)):
-        return ok(m.group(1))
+        return None if _hedged(s, m.end(1), m.group(1), valid) else ok(m.group(1))
     if options:
         hit = _by_option_text(s, options, contained=True)
         if hit:
@@ -241,8 +267,9 @@ def mcq_gold_letter(gold: Any, options: Sequence[Any] | None = None) -> str | No
 
 _TIME = r"\d+(?::\d{1,2}){1,2}(?:\.\d+)?|\d*\.\d+|\d+"
 _UNIT = r"(?:\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b)?"
-_T1 = rf"(?<![\w.:])({_TIME}){_UNIT}"
-_T2 = rf"({_TIME}){_UNIT}(?![\w:])"
+# ASCII word characters only around a time: "答案是3-9秒" holds the span 3-9
+_T1 = rf"(?<![A-Za-z0-9_.:])({_TIME}){_UNIT}"
+_T2 = rf"({_TIME}){_UNIT}(?![A-Za-z0-9_:])"
 _STRONG = re.compile(rf"{_T1}\s*(?:-|–|—|~|\bto\b|\buntil\b|\btill\b|\band\b)\s*{_T2}", re.I)
 _BRACKETED = re.compile(rf"[\(\[]\s*{_T1}\s*,\s*{_T2}\s*[\)\]]", re.I)
 _COMMA = re.compile(rf"{_T1}\s*,\s*{_T2}", re.I)
@@ -274,8 +301,67 @@ def _pair(t1: str, u1: str | None, t2: str, u2: str | None) -> tuple[float, floa
     return (s, e) if s <= e else (e, s)
 
 
+# Regions whose spans are quoted, not answered: double quotes, curly quotes, back-ticks, 「」.
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|`[^`\n]*`|「[^」\n]*」')
+# What may come before a span that the answer marks as its own: "the answer is", "答案是" ...
+_SPAN_LEAD = re.compile(
+    r"(?:(?i:\banswer\b)|答案)(?:\s*(?i:is|was|would\s+be|should\s+be|will\s+be|:|=|：|是|为))*"
+    r"\s*(?i:from|between)?\s*$"
+)
+# Before a span that opens the answer: only punctuation and "from"/"between".
+_SPAN_OPENS = re.compile(r"^[\s\W]*(?i:from|between)?\s*$")
+# Two spans offered as alternatives: "12-18 or 20-25".
+_SPAN_OR = re.compile(r"^\s*(?:,|/|\bor\b)\s*$", re.I)
+# A lone number is a time only with a unit, a clock form, or a start/end label just before it.
+_TIME_LABEL = re.compile(
+    r"(?i:\b(?:start\w*|begin\w*|end\w*|from|until|till|to|finish\w*|stop\w*|at)\b)\W{0,3}"
+    r"(?:\w+\W{1,3})?$"
+)
+
+
+def _span_matches(s: str) -> list[tuple[int, int, tuple[float, float] | None]]:
+    """Every span written in ``s`` as ``(start, end, span)``, in text order. A dash/"to" span wins
+    over a comma pair that overlaps it (``At 1, 12 to 20``); spans inside quotes are dropped."""
+    quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(s)]
+    taken: list[tuple[int, int, tuple[float, float] | None]] = []
+    for pattern in (_STRONG, _BRACKETED, _COMMA):
+        for m in pattern.finditer(s):
+            a, b = m.span()
+            if any(a < e and b > st for st, e, _ in taken):
+                continue
+            if any(q0 <= a and b <= q1 for q0, q1 in quoted):
+                continue
+            taken.append((a, b, _pair(*m.groups())))
+    return sorted(taken, key=lambda t: t[0])
+
+
+def _two_times(s: str) -> tuple[float, float] | None:
+    """Exactly two times in the text, each marked as a time (a unit, ``m:ss``, or a start/end
+    label just before it): ``Start time: 6.60s\nEnd time: 15.21s``. Two bare numbers are not a
+    span: ``Video 3 shows it 12 times`` is none."""
+    quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(s)]
+    times = [
+        m
+        for m in _ANY_TIME.finditer(s)
+        if not any(q0 <= m.start() and m.end() <= q1 for q0, q1 in quoted)
+    ]
+    if len(times) != 2:
+        return None
+    for m in times:
+        marked = bool(m.group(2)) or ":" in m.group(1)
+        if not (marked or _TIME_LABEL.search(s[max(0, m.start() - 40) : m.start()])):
+            return None
+    return _pair(*times[0].groups(), *times[1].groups())
+
+
 def parse_span(text: Any) -> tuple[float, float] | None:
-    """A predicted ``(start, end)`` in seconds (start ≤ end), or ``None`` if there is none."""
+    """A predicted ``(start, end)`` in seconds (start ≤ end), or ``None`` if there is none.
+
+    Which span is the answer (docs/ANSWERS.md, "Reading a span"), first hit wins: the first span
+    after an answer phrase (``the answer is 12-18``); a span that opens the answer text; the one
+    span written, however often it is repeated. Quoted spans never count; two different spans with
+    nothing marking one, or two offered as alternatives (``12-18 or 20-25``), are no answer.
+    Failing any span form, exactly two times each marked as a time."""
     if text is None:
         return None
     if isinstance(text, (list, tuple)) and len(text) == 2:
@@ -289,14 +375,27 @@ def parse_span(text: Any) -> tuple[float, float] | None:
     s = answer_text(text)
     if len(s) > 20_000:
         s = s[:20_000]
-    for pattern in (_STRONG, _BRACKETED, _COMMA):
-        m = pattern.search(s)
-        if m:
-            return _pair(*m.groups())
-    times = list(_ANY_TIME.finditer(s))
-    if len(times) == 2:
-        return _pair(*times[0].groups(), *times[1].groups())
-    return None
+    spans = _span_matches(s)
+    if not spans:
+        return _two_times(s)
+    chosen = None
+    prev_end = 0
+    for a, b, span in spans:
+        if _SPAN_LEAD.search(s[prev_end:a]):
+            chosen = span
+            break
+        prev_end = b
+    if chosen is None and _SPAN_OPENS.match(s[: spans[0][0]]):
+        chosen = spans[0][2]
+    if chosen is None:
+        distinct = {span for _, _, span in spans}
+        chosen = distinct.pop() if len(distinct) == 1 else None
+    if chosen is None:
+        return None
+    for (_, b, x), (a2, _, y) in zip(spans, spans[1:], strict=False):
+        if x == chosen and y != chosen and _SPAN_OR.match(s[b:a2]):
+            return None
+    return chosen
 
 
 def _proper(span: Any) -> tuple[float, float] | None:

@@ -2,8 +2,9 @@
 
 Why a dataclass and not module constants: the paper recipe, the vanilla-GRPO baseline and any
 ablation differ only in these numbers, and the resolved values must be recorded with every run.
-The defaults are the paper's. Field names that the trainer's config also has (``format_weight``,
-``anchor_lambda``, ``token_anchor``, ``token_anchor_values``, ``oe_metric``) mean the same thing.
+The defaults are the paper's. Training nests the whole of it as ``ParaGRPOConfig.rewards`` (a
+recipe's top-level ``rewards`` section, ``--set rewards.KEY=VALUE``), so every field is a knob of a
+run and is recorded in its ``config.json``.
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ class RewardConfig:
     anchor_flow: float = 0.3  # <think> → </think> → <answer> non-empty </answer>
     anchor_unclosed: float = -0.3  # a <think> opened and never closed
     # tool reward (from execution, not text)
-    tool_parseable: float = 0.1
-    tool_executed: float = 0.3
+    tool_parseable: float = 0.1  # parse credit: calls read but none executed (0 = none for them)
+    tool_executed: float = 0.3  # at least one call executed (a window decoded)
     tool_correct_bonus: float = 0.5
     tool_correct_threshold: float = 0.5  # R_acc at or above this counts as correct
-    tool_bonus_requires_call: bool = True  # the +0.5 needs at least one parseable call
+    tool_bonus_requires_call: bool = True  # the +0.5 needs at least one executed call
     # accuracy
     oe_metric: str = "f1"  # f1 | exact
     # token-level anchoring (off in the paper-compatible recipe)

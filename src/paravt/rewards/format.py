@@ -18,20 +18,27 @@ base: think            +0.2   a ``<think>`` with ≥ ``think_min_chars`` chars, 
                               (an unclosed one is penalised by the anchor's −0.3 instead)
 base: answer           +0.3   the final turn's last ``<answer>`` holds a letter or digit
 base: answer_close     +0.2   ... and is closed by ``</answer>``
-base: think_before     +0.3   a ``<think>`` comes before the first call the parser accepted
-                              outside ``<think>``; 0 when R_tool sees no call
+base: think_before     +0.3   a substantive ``<think>`` opens before the first call the parser
+                              accepted outside ``<think>``; 0 when R_tool sees no call
 base: balanced         +0.1   in every turn each tag opens before it closes, never nests, all
                               closed — and at least one pair exists (plain text earns nothing)
-anchor: close          +0.4   a ``</think>`` closes an open ``<think>`` (in any turn)
-anchor: flow           +0.3   final turn: ``<think>`` → ``</think>`` → non-empty closed answer
+anchor: close          +0.4   a ``</think>`` closes a substantive ``<think>`` (in any turn)
+anchor: flow           +0.3   final turn: substantive ``<think>`` → ``</think>`` → non-empty
+                              closed answer
 anchor: unclosed       −0.3   some turn leaves a ``<think>`` open
 =====================  =====  ==============================================================
 
+"Substantive" is one rule for every think term, the reference's: at least ``think_min_chars``
+(10) characters of reasoning, tags removed. Why it matters here more than in the reference: the
+pre-fill supplies a ``<think>`` opener to every turn, so a term that needed only the opener (or
+only a ``</think>`` after it) would be paid for ``<think>\\n</think>`` or ``<think>\\n<tool_call>…``
+with no reasoning at all.
+
 R_fmt = clip(base + anchor_lambda · anchor, 0, 1). The empty-tag exploit
 ``<think></think><answer></answer>`` earns no answer credit (answer, answer_close and flow need a
-non-empty answer); it keeps what its structure is worth — closing the think (+0.4·λ) and
-balanced tags (+0.1). An empty ``<tool_call></tool_call>``, or a call written inside
-``<think>``, is no call: it earns no think-before-call credit.
+non-empty answer) and no think credit (the think is empty); it keeps balanced tags (+0.1). An
+empty ``<tool_call></tool_call>``, or a call written inside ``<think>``, is no call: it earns no
+think-before-call credit.
 """
 
 from __future__ import annotations
@@ -145,32 +152,46 @@ def _turn_tags(text: str) -> _TurnTags:
     return _TurnTags(text, tags, think_pairs, open_thinks, answers)
 
 
-def _substantive(turn: _TurnTags, min_chars: int) -> bool:
-    """A think of ≥ ``min_chars`` characters, closed or not. A never-closed think's reasoning
-    runs to the next structural tag (or the end of the turn): what the model wrote after it
-    moved on to a call or an answer is not reasoning."""
+def _reasoning(turn: _TurnTags, open_end: int, close_start: int | None) -> int:
+    """Characters of reasoning in one think: a closed think's body without tags; a never-closed
+    think's body up to the next structural tag (or the end of the turn), since what the model wrote
+    after it moved on to a call or an answer is not reasoning."""
     text = turn.text
-    if any(
-        len(_TAG.sub("", text[oe:cs]).strip()) >= min_chars for _, oe, cs, _ in turn.think_pairs
-    ):
-        return True
-    for _, o_end in turn.open_thinks:
-        nxt = _TAG.search(text, o_end)
-        if len(text[o_end : nxt.start() if nxt else len(text)].strip()) >= min_chars:
-            return True
-    return False
+    if close_start is not None:
+        return len(_TAG.sub("", text[open_end:close_start]).strip())
+    nxt = _TAG.search(text, open_end)
+    return len(text[open_end : nxt.start() if nxt else len(text)].strip())
 
 
-def _think_before_first_call(turns: list[_TurnTags]) -> bool:
-    """A ``<think>`` opener precedes the first call the parser accepted (outside ``<think>``,
-    well-formed, known tool): in an earlier turn or earlier in the same turn."""
+def _substantive_pairs(turn: _TurnTags, min_chars: int) -> list[tuple[int, int, int, int]]:
+    """The closed thinks of a turn that hold at least ``min_chars`` characters of reasoning."""
+    return [p for p in turn.think_pairs if _reasoning(turn, p[1], p[2]) >= min_chars]
+
+
+def _substantive_opens(turn: _TurnTags, min_chars: int) -> list[tuple[int, int]]:
+    """The never-closed thinks of a turn that hold at least ``min_chars`` characters."""
+    return [o for o in turn.open_thinks if _reasoning(turn, o[1], None) >= min_chars]
+
+
+def _substantive(turn: _TurnTags, min_chars: int) -> bool:
+    """A think of ≥ ``min_chars`` characters, closed or not."""
+    return bool(_substantive_pairs(turn, min_chars) or _substantive_opens(turn, min_chars))
+
+
+def _think_before_first_call(turns: list[_TurnTags], min_chars: int) -> bool:
+    """A substantive ``<think>`` (≥ ``min_chars`` characters of reasoning) opens before the first
+    call the parser accepted (outside ``<think>``, well-formed, known tool): in an earlier turn or
+    earlier in the same turn. A bare opener earns nothing: the pre-fill supplies one to every turn,
+    and ``<think>\\n<tool_call>…`` holds no reasoning."""
     thought = False
     for turn in turns:
+        opens = [o[0] for o in _substantive_pairs(turn, min_chars)]
+        opens += [o[0] for o in _substantive_opens(turn, min_chars)]
         calls = parse_turn(turn.text).calls
         if calls:
             first = min(c.span[0] for c in calls)
-            return thought or any(s < first for s, _, n, c in turn.tags if n == "think" and not c)
-        thought = thought or any(n == "think" and not c for _, _, n, c in turn.tags)
+            return thought or any(s < first for s in opens)
+        thought = thought or bool(opens)
     return False
 
 
@@ -197,21 +218,24 @@ def format_terms(
     last = final.answers[-1] if final.answers else None
     answer_ok = bool(last and last[3])
     answer_closed = bool(answer_ok and last[2])
+    min_chars = cfg.think_min_chars
     flow = any(
         a_start > cs and a_ok and closed
-        for (_, _, cs, _) in final.think_pairs
+        for (_, _, cs, _) in _substantive_pairs(final, min_chars)
         for (a_start, _, closed, a_ok) in final.answers
     )
-    think_before = calls_made is not False and _think_before_first_call(turns)
+    think_before = calls_made is not False and _think_before_first_call(turns, min_chars)
     balanced = any(t.tags for t in turns) and all(_balanced(t.tags) for t in turns)
 
     return FormatTerms(
-        think=cfg.think_bonus if any(_substantive(t, cfg.think_min_chars) for t in turns) else 0.0,
+        think=cfg.think_bonus if any(_substantive(t, min_chars) for t in turns) else 0.0,
         answer=cfg.answer_bonus if answer_ok else 0.0,
         answer_close=cfg.answer_close_bonus if answer_closed else 0.0,
         think_before_call=cfg.think_before_call_bonus if think_before else 0.0,
         balanced=cfg.balanced_bonus if balanced else 0.0,
-        anchor_close=cfg.anchor_close if any(t.think_pairs for t in turns) else 0.0,
+        anchor_close=(
+            cfg.anchor_close if any(_substantive_pairs(t, min_chars) for t in turns) else 0.0
+        ),
         anchor_flow=cfg.anchor_flow if flow else 0.0,
         anchor_unclosed=cfg.anchor_unclosed if any(t.open_thinks for t in turns) else 0.0,
     )

@@ -4,12 +4,23 @@ Why from execution: the reference decided "executed" by looking for ``<tool_resp
 completion, which only a model hallucinating tool output can produce. The engine knows how many
 calls parsed and how many returned frames; that is what is rewarded.
 
-Levels (docs/PROTOCOL.md §5.4): 0 with no parseable call; ``tool_parseable`` (0.1) with one;
-``tool_executed`` (0.3) when at least one call executed successfully; plus ``tool_correct_bonus``
-(0.5) when the answer is correct (R_acc ≥ ``tool_correct_threshold``). *Choice*: the correct-answer
-bonus needs at least one parseable call (``tool_bonus_requires_call=True``): without a call it would
-be a second accuracy reward that pays for *not* using the tool, which is the collapse PARA-GRPO
-fights. The result is clipped to [0, 1].
+Levels (docs/PROTOCOL.md §5.4; docs/TRAIN.md "Reward rules"):
+
+* 0 with no call the parser read;
+* ``tool_parseable`` (0.1, the parse credit) when calls were read (a known tool name with an
+  arguments object) but none executed: arguments that fail validation (``{}``, a start past the
+  video's end), a call over the ``max_parallel`` cap, a window that failed to decode. That is all
+  a call that cannot run ever earns;
+* ``tool_executed`` (0.3) when at least one call executed: its window decoded and went back to
+  the model;
+* plus ``tool_correct_bonus`` (0.5) when the answer is correct (R_acc ≥
+  ``tool_correct_threshold``) **and a call executed**.
+
+*Choice*: the correct-answer bonus needs an executed call (``tool_bonus_requires_call=True``).
+Without any call it would be a second accuracy reward that pays for *not* using the tool, which is
+the collapse PARA-GRPO fights; with a call that merely parsed it paid +0.5 for
+``crop_video`` with ``"arguments": {}`` — a call that never shows a frame. The result is clipped to
+[0, 1].
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ __all__ = ["ToolExecutionSummary", "tool_reward"]
 class ToolExecutionSummary:
     """An episode's tool execution counts (the engine's ``ToolCounts`` has the same fields)."""
 
-    parseable_calls: int = 0  # calls the parser accepted as well-formed
+    parseable_calls: int = 0  # calls the parser read (known tool, arguments object), run or not
     executed_ok: int = 0  # calls whose window decoded and came back to the model
     errors: int = 0  # calls that ended in a tool error (parse, argument or decode)
 
@@ -69,11 +80,11 @@ def tool_reward(execution: Any, acc: float, cfg: RewardConfig | None = None) -> 
         level = cfg.tool_parseable
     else:
         level = 0.0
-    called = ex.called
     try:
         correct = float(acc) >= cfg.tool_correct_threshold
     except (TypeError, ValueError):
         correct = False
-    if correct and (called or not cfg.tool_bonus_requires_call):
+    # the bonus needs a call that ran: a refused or failed call never saw the video
+    if correct and (ex.executed_ok > 0 or not cfg.tool_bonus_requires_call):
         level += cfg.tool_correct_bonus
     return min(1.0, max(0.0, level))

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from dataclasses import dataclass, field
 
 from paravt.tools.arguments import clamp_window, read_window
 from paravt.tools.results import BatchResult, BatchStats, CropConfig, ToolResult, WindowRequest
+from paravt.video.decode import DecodeOutcome
 from paravt.video.errors import InvalidWindowError, VideoError
+from paravt.video.frames import Frames
 from paravt.video.parallel import decode_parallel, resolve_workers
 from paravt.video.sampling import uniform_times, window_frame_count
 from paravt.video.source import VideoSource
@@ -49,6 +51,27 @@ def window_plan(
     return [(t, source.index_at(t)) for t in uniform_times(start, end, n)]
 
 
+@dataclass
+class PlannedWindow:
+    """One call whose window is known: its (time, frame index) plan, the clamped window and the
+    warnings so far (argument and clamping notes)."""
+
+    plan: list[tuple[float, int]]
+    start: float
+    end: float
+    warnings: list[str]
+
+
+@dataclass
+class OpenVideos:
+    """The batch's videos: the open sources by path, the videos that failed to open (their
+    error), and how many decoders each source had already used before this batch."""
+
+    sources: dict[str, VideoSource] = field(default_factory=dict)
+    errors: dict[str, VideoError | Exception] = field(default_factory=dict)
+    decoders_before: dict[str, int] = field(default_factory=dict)
+
+
 def execute_windows(
     requests: list[WindowRequest],
     config: CropConfig | None = None,
@@ -64,77 +87,114 @@ def execute_windows(
     stats = BatchStats(calls=len(requests), workers=resolve_workers(config.workers))
     results: list[ToolResult | None] = [None] * len(requests)
     given = dict(sources or {})
+    windows = _read_arguments(requests, results)
+    videos = _open_videos(requests, windows, given, config, stats)
+    planned = _plan_windows(requests, windows, videos, config, results)
+    outcomes = _decode_union(requests, planned, videos.sources, stats)
+    _hand_out(requests, planned, videos.sources, outcomes, results)
+    _close_and_count(videos, given, results, stats)
+    stats.seconds = time.perf_counter() - t0
+    return BatchResult(results=[r for r in results if r is not None], stats=stats)
 
-    # 1. arguments, before touching any file
-    parsed: dict[int, tuple[float, float, list[str]]] = {}
+
+def _read_arguments(
+    requests: list[WindowRequest], results: list[ToolResult | None]
+) -> dict[int, tuple[float, float, list[str]]]:
+    """Step 1: each call's (start, end, warnings), before touching any file; a bad call gets its
+    error in ``results``."""
+    windows: dict[int, tuple[float, float, list[str]]] = {}
     for n, req in enumerate(requests):
         try:
-            parsed[n] = read_window(req.arguments)
+            windows[n] = read_window(req.arguments)
         except InvalidWindowError as e:
             results[n] = _error(req, e.kind, str(e))
+    return windows
 
-    # 2. each distinct video opened once
-    opened: dict[str, VideoSource] = {}
-    open_errors: dict[str, VideoError | Exception] = {}
-    created_before: dict[str, int] = {}
-    for n in parsed:
+
+def _open_videos(
+    requests: list[WindowRequest],
+    windows: dict[int, tuple[float, float, list[str]]],
+    given: dict[str, VideoSource],
+    config: CropConfig,
+    stats: BatchStats,
+) -> OpenVideos:
+    """Step 2: each distinct video of a well-formed call opened once (or taken from ``given``)."""
+    videos = OpenVideos()
+    for n in windows:
         video = requests[n].video
-        if video in opened or video in open_errors:
+        if video in videos.sources or video in videos.errors:
             continue
         if video in given:
-            opened[video] = given[video]
+            videos.sources[video] = given[video]
             stats.opens[video] = 0
         else:
+            stats.opens[video] = 1
             try:
-                opened[video] = VideoSource(
+                videos.sources[video] = VideoSource(
                     video,
                     device=config.device,
                     num_threads=config.decoder_threads,
                     skip_disposable=config.skip_disposable,
                 )
-                stats.opens[video] = 1
             except VideoError as e:
-                open_errors[video] = e
-                stats.opens[video] = 1
+                videos.errors[video] = e
                 continue
             except Exception as e:  # pragma: no cover - unexpected decoder failure
                 logger.exception("internal error opening %s for crop_video", video)
-                open_errors[video] = e
-                stats.opens[video] = 1
+                videos.errors[video] = e
                 continue
         # a decoder the source already had (a source passed in) counts as used by this batch
-        src = opened[video]
-        created_before[video] = src._decoders_created - (src._built_decoder() is not None)
+        decoders = videos.sources[video].decoders
+        videos.decoders_before[video] = decoders.created - (decoders.built() is not None)
+    return videos
 
-    # 3. windows -> frame indices
-    plans: dict[int, tuple[list[tuple[float, int]], float, float, list[str]]] = {}
-    for n, (start, end, warns) in parsed.items():
+
+def _plan_windows(
+    requests: list[WindowRequest],
+    windows: dict[int, tuple[float, float, list[str]]],
+    videos: OpenVideos,
+    config: CropConfig,
+    results: list[ToolResult | None],
+) -> dict[int, PlannedWindow]:
+    """Step 3: each window clamped into its video and turned into frame indices; a call whose
+    video did not open or whose window is empty gets its error in ``results``."""
+    planned: dict[int, PlannedWindow] = {}
+    for n, (start, end, warns) in windows.items():
         req = requests[n]
-        if req.video in open_errors:
-            e = open_errors[req.video]
-            kind = getattr(e, "kind", "internal")
-            text = (
-                str(e) if isinstance(e, VideoError) else f"internal error opening {req.video}: {e}"
-            )
-            results[n] = _error(req, kind, f"crop_video: {text}", warnings=warns)
+        if req.video in videos.errors:
+            results[n] = _open_error(req, videos.errors[req.video], warns)
             continue
-        src = opened[req.video]
+        src = videos.sources[req.video]
         try:
-            s, e_, clamp_warns = clamp_window(
+            s, e, clamp_warns = clamp_window(
                 start, end, src.meta.duration, src.table.frame_interval()
             )
         except InvalidWindowError as err:
             results[n] = _error(req, err.kind, str(err), warnings=warns)
             continue
-        plans[n] = (window_plan(src, s, e_, config), s, e_, warns + clamp_warns)
+        planned[n] = PlannedWindow(window_plan(src, s, e, config), s, e, warns + clamp_warns)
+    return planned
 
-    # 4. union of frames per video, decoded once in GOP-aligned lanes
+
+def _open_error(req: WindowRequest, err: VideoError | Exception, warnings: list[str]) -> ToolResult:
+    kind = getattr(err, "kind", "internal")
+    text = str(err) if isinstance(err, VideoError) else f"internal error opening {req.video}: {err}"
+    return _error(req, kind, f"crop_video: {text}", warnings=warnings)
+
+
+def _decode_union(
+    requests: list[WindowRequest],
+    planned: dict[int, PlannedWindow],
+    sources: dict[str, VideoSource],
+    stats: BatchStats,
+) -> dict[str, DecodeOutcome]:
+    """Step 4: the union of frames per video, sorted, decoded once in GOP-aligned lanes."""
     needed: dict[str, set[int]] = {}
-    for n, (plan, *_rest) in plans.items():
-        needed.setdefault(requests[n].video, set()).update(i for _, i in plan)
+    for n, window in planned.items():
+        needed.setdefault(requests[n].video, set()).update(i for _, i in window.plan)
     needed_sorted = {v: sorted(ix) for v, ix in needed.items()}
     stats.distinct_frames = sum(len(ix) for ix in needed_sorted.values())
-    decoded = decode_parallel({v: opened[v] for v in needed_sorted}, needed_sorted, stats.workers)
+    decoded = decode_parallel({v: sources[v] for v in needed_sorted}, needed_sorted, stats.workers)
     outcomes = decoded.outcomes
     stats.lanes = len(decoded.lanes)
     stats.lane_gop_frames = [lane.cost for lane in decoded.lanes]
@@ -142,38 +202,54 @@ def execute_windows(
     stats.frames_decoded = sum(len(o.frames) for o in outcomes.values())
     stats.frames_failed = sum(len(o.failed) for o in outcomes.values())
     stats.pictures_skipped = sum(o.pictures_skipped for o in outcomes.values())
+    return outcomes
 
-    # 5. per call, in call order; identical windows share one tensor
-    shared: dict[tuple[str, tuple[int, ...]], Any] = {}
-    for n, (plan, s, e_, warns) in plans.items():
+
+def _hand_out(
+    requests: list[WindowRequest],
+    planned: dict[int, PlannedWindow],
+    sources: dict[str, VideoSource],
+    outcomes: dict[str, DecodeOutcome],
+    results: list[ToolResult | None],
+) -> None:
+    """Step 5: each call's frames, in call order; identical windows share one tensor."""
+    shared: dict[tuple[str, tuple[int, ...]], Frames] = {}
+    for n, window in planned.items():
         req = requests[n]
-        src = opened[req.video]
-        key = (req.video, tuple(i for _, i in plan))
+        key = (req.video, tuple(i for _, i in window.plan))
         try:
             frames = shared.get(key)
             if frames is None:
-                frames = src._assemble(plan, outcomes[req.video])
+                frames = sources[req.video].assemble(window.plan, outcomes[req.video])
                 shared[key] = frames
         except VideoError as err:
-            results[n] = _error(req, err.kind, f"crop_video: {err}", s, e_, warns)
+            results[n] = _error(
+                req, err.kind, f"crop_video: {err}", window.start, window.end, window.warnings
+            )
             continue
         results[n] = ToolResult(
             ok=True,
             clip=frames,
             times=list(frames.times),
-            start=s,
-            end=e_,
-            warnings=warns + list(frames.warnings),
+            start=window.start,
+            end=window.end,
+            warnings=window.warnings + list(frames.warnings),
             failed=list(frames.failed),
             key=req.key,
             video=req.video,
         )
 
-    for video, src in opened.items():
-        stats.decoders[video] = src._decoders_created - created_before.get(video, 0)
+
+def _close_and_count(
+    videos: OpenVideos,
+    given: dict[str, VideoSource],
+    results: list[ToolResult | None],
+    stats: BatchStats,
+) -> None:
+    """Step 6: decoders used per video, the sources this batch opened closed, totals counted."""
+    for video, src in videos.sources.items():
+        stats.decoders[video] = src.decoders.created - videos.decoders_before.get(video, 0)
         if video not in given:
             src.close()
     stats.calls_ok = sum(1 for r in results if r is not None and r.ok)
     stats.frames_returned = sum(len(r.times) for r in results if r is not None and r.ok)
-    stats.seconds = time.perf_counter() - t0
-    return BatchResult(results=[r for r in results if r is not None], stats=stats)

@@ -7,7 +7,8 @@ vLLM keys (``use_vllm``, ``vllm_mode``, ``vllm_server_*``, ``vllm_importance_sam
 the episode engine samples through TRL's vLLM generator, see ``paravt.train.vllm_backend``). The
 added fields below are the ones the paper's recipe needs and TRL does not have; the episode
 engine's own knobs are one nested field, ``engine`` (the ``EngineConfig`` that ``infer``, ``eval``
-and ``sft`` use, with training defaults), set from a recipe's top-level ``engine`` section.
+and ``sft`` use, with training defaults), set from a recipe's top-level ``engine`` section; every
+reward constant is another, ``rewards`` (``RewardConfig``), set from its ``rewards`` section.
 Sampling (``temperature``, ``top_p``, ``top_k``: TRL's keys; evaluation is greedy) and nFrames
 Gating stay here, since they are the trainer's and not the engine's.
 """
@@ -21,14 +22,14 @@ from trl import GRPOConfig
 from paravt.agent.config import EngineConfig
 from paravt.config import build, to_dict
 from paravt.errors import ConfigError
-from paravt.rewards.config import DEFAULT_TOKEN_ANCHOR_VALUES
+from paravt.rewards.config import RewardConfig
 from paravt.train.engine_config import TrainEngineConfig, sampling_set_on_engine
 from paravt.train.gating import PAPER_CHOICES
 
 
 @dataclass
 class ParaGRPOConfig(GRPOConfig):
-    """GRPOConfig + the episode engine's config (``engine``), gating, rewards and anchoring."""
+    """GRPOConfig + the episode engine's config (``engine``), the reward's (``rewards``), gating."""
 
     # HF declares ``fsdp: str | None`` but wants ``True`` (its string form is deprecated); widened so
     # that ``--set trainer.fsdp=true`` reaches it as a boolean.
@@ -48,20 +49,13 @@ class ParaGRPOConfig(GRPOConfig):
     gating_choices: list[int] = field(
         default_factory=lambda: list(PAPER_CHOICES), metadata={"help": "Values K is drawn from."}
     )
-    format_weight: float = field(
-        default=1.0, metadata={"help": "w_fmt in R = R_acc + w_fmt R_fmt + R_tool."}
+    rewards: RewardConfig = field(
+        default_factory=RewardConfig,
+        metadata={
+            "help": "Every reward constant (paravt.rewards.config.RewardConfig); a recipe sets it "
+            "in its top-level rewards section (--set rewards.KEY=VALUE)."
+        },
     )
-    anchor_lambda: float = field(
-        default=0.5, metadata={"help": "λ_anchor on the anchor format term."}
-    )
-    token_anchor: bool = field(
-        default=False, metadata={"help": "Add the per-token anchor bonus to the advantages."}
-    )
-    token_anchor_values: dict = field(
-        default_factory=lambda: dict(DEFAULT_TOKEN_ANCHOR_VALUES),
-        metadata={"help": "Structural token text → advantage bonus."},
-    )
-    oe_metric: str = field(default="f1", metadata={"help": "Open-ended accuracy: f1 | exact."})
     subagent_in_loss: bool = field(
         default=False,
         metadata={"help": "Train on sub-agent trajectories with the episode's advantage."},
@@ -106,8 +100,12 @@ class ParaGRPOConfig(GRPOConfig):
             raise ConfigError("gating_choices is empty: give the K values, e.g. [4, 8, 16, 32, 64]")
         if any(int(k) < 1 for k in self.gating_choices):
             raise ConfigError("gating_choices must be ≥ 1 (frame budgets K)")
-        if self.oe_metric not in ("f1", "exact"):
-            raise ConfigError(f"oe_metric={self.oe_metric!r}: use f1 or exact")
+        if isinstance(self.rewards, dict):
+            self.rewards = build(RewardConfig, self.rewards, prefix="rewards.")
+        elif not isinstance(self.rewards, RewardConfig):
+            raise ConfigError(
+                f"rewards={self.rewards!r}: give a RewardConfig or a mapping of its keys"
+            )
         if self.use_vllm:
             self._check_vllm_keys()
 
@@ -116,6 +114,7 @@ class ParaGRPOConfig(GRPOConfig):
         engine config as plain data."""
         out = super().to_dict()
         out["engine"] = to_dict(self.engine)
+        out["rewards"] = to_dict(self.rewards)
         return out
 
     def _check_vllm_keys(self) -> None:

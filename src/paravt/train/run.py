@@ -6,7 +6,9 @@ for a tiny random model built into the run folder), the data section, the run fo
 the same keys as in ``infer``/``eval``/``sft`` — and ``trainer`` — the keys of ``ParaGRPOConfig``
 (TRL's GRPOConfig + paravt's training knobs), checked and coerced against that dataclass so a typo
 fails before any model loads. The engine section becomes ``ParaGRPOConfig.engine``; an engine
-knob left under ``trainer`` is a ``ConfigError`` that names its new home.
+knob left under ``trainer`` is a ``ConfigError`` that names its new home. ``rewards`` — every
+reward constant, a ``RewardConfig`` — becomes ``ParaGRPOConfig.rewards``; the five reward keys
+that used to be flat ``trainer`` keys are still read there, as deprecated aliases.
 
 The run folder holds ``config.json`` (the resolved config), ``data_report.json`` +
 ``skipped_rows.jsonl`` (rows dropped for missing/unreadable videos), ``metrics.jsonl`` (one row per
@@ -21,6 +23,7 @@ old checkpoints would be mistaken for this run's by a later resume.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -28,11 +31,14 @@ from typing import Any
 
 import yaml
 
-from paravt.config import _merge, build, parse_overrides, read_yaml, to_dict
+from paravt.config import build, merge, parse_overrides, read_yaml, to_dict
 from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
+from paravt.rewards.config import RewardConfig
 from paravt.testing.tiny import make_tiny_model
 from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
+
+logger = logging.getLogger(__name__)
 
 RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
@@ -52,14 +58,52 @@ class DataConfig:
 @dataclass
 class TrainCommandConfig:
     """``engine``: the episode engine's config (every ``EngineConfig`` key, training defaults);
-    ``trainer``: the ``ParaGRPOConfig`` keys (TRL's, sampling, gating, rewards), checked when the
-    command starts (``para_config``)."""
+    ``rewards``: every reward constant (``RewardConfig``); ``trainer``: the ``ParaGRPOConfig``
+    keys (TRL's, sampling, gating), checked when the command starts (``para_config``)."""
 
     model: str = "tiny:qwen3-vl"
     output_dir: str = "runs/paravt"
     data: DataConfig = field(default_factory=DataConfig)
     engine: TrainEngineConfig = field(default_factory=TrainEngineConfig)
+    rewards: RewardConfig = field(default_factory=RewardConfig)
     trainer: dict = field(default_factory=dict)
+
+
+#: The reward keys that used to be flat ``trainer`` keys. Still read there, as deprecated aliases
+#: of ``rewards.<key>`` (recipes written before the move, e.g. the toy experiment's saved ones).
+FLAT_REWARD_KEYS = (
+    "format_weight",
+    "anchor_lambda",
+    "token_anchor",
+    "token_anchor_values",
+    "oe_metric",
+)
+
+
+def move_flat_reward_keys(cfg: TrainCommandConfig) -> None:
+    """Move deprecated ``trainer.<reward key>`` values into ``cfg.rewards`` (with a warning), so
+    the run and its ``config.json`` see one ``rewards`` section. A key set both ways to different
+    values is a ``ConfigError``: which one was meant cannot be guessed."""
+    flat = {k: cfg.trainer[k] for k in FLAT_REWARD_KEYS if k in cfg.trainer}
+    if not flat:
+        return
+    defaults, current = to_dict(RewardConfig()), to_dict(cfg.rewards)
+    moved = build(RewardConfig, {**current, **flat}, prefix="rewards.")
+    moved_values = to_dict(moved)
+    for key in flat:
+        if current[key] != defaults[key] and current[key] != moved_values[key]:
+            raise ConfigError(
+                f"trainer.{key}={flat[key]!r} and rewards.{key}={current[key]!r} disagree: set "
+                f"it once, as rewards.{key}"
+            )
+    logger.warning(
+        "deprecated reward keys under trainer: %s; they now live in the top-level rewards section "
+        "(rewards: in the YAML, --set rewards.KEY=VALUE) and were read as %s",
+        ", ".join(f"trainer.{k}" for k in flat),
+        ", ".join(f"rewards.{k}" for k in flat),
+    )
+    cfg.rewards = moved
+    cfg.trainer = {k: v for k, v in cfg.trainer.items() if k not in flat}
 
 
 def recipe_path(name_or_path: str) -> Path:
@@ -112,7 +156,13 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
     """Build ParaGRPOConfig from the ``trainer`` section (unknown keys → ConfigError)."""
     from paravt.train.config import ParaGRPOConfig  # loads trl (run.py stays light)
 
+    move_flat_reward_keys(cfg)
     data = dict(cfg.trainer)
+    if "rewards" in data:
+        raise ConfigError(
+            "trainer.rewards: the reward constants live in the recipe's top-level rewards section "
+            "(rewards: in the YAML, --set rewards.KEY=VALUE), not under trainer"
+        )
     moved = moved_trainer_keys(data)
     if moved:
         raise ConfigError(moved)
@@ -122,6 +172,7 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
         )
     data["output_dir"] = world_output_dir or cfg.output_dir
     data["engine"] = cfg.engine
+    data["rewards"] = cfg.rewards
     data.setdefault("save_only_model", False)
     for key in _NESTED_HF_KEYS:  # --set leaves arrive as text: "false" must not read as truthy
         if isinstance(data.get(key), dict):
@@ -368,7 +419,7 @@ def load_command_config(config: str | None, overrides: tuple[str, ...]) -> Train
     data: dict = {}
     if config:
         data = read_yaml(recipe_path(config))
-    data = _merge(data, parse_overrides(overrides))
+    data = merge(data, parse_overrides(overrides))
     cfg = build(TrainCommandConfig, data)
     para_config(cfg)  # fail fast on bad trainer keys
     return cfg

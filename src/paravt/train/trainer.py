@@ -274,15 +274,9 @@ class ParaGRPOTrainer(GRPOTrainer):
                     unwrapped.train()
 
     # -- rewards -----------------------------------------------------------------------------
-    def _reward_config(self):
-        a = self.para_args
-        return RewardConfig(
-            format_weight=a.format_weight,
-            anchor_lambda=a.anchor_lambda,
-            oe_metric=a.oe_metric,
-            token_anchor=a.token_anchor,
-            token_anchor_values=dict(a.token_anchor_values),
-        )
+    def _reward_config(self) -> RewardConfig:
+        """The run's reward constants (``rewards`` section of the recipe), every field."""
+        return self.para_args.rewards
 
     def score_episode(self, record, cfg):
         """RewardBreakdown of one episode, or None when the episode failed (unscorable)."""
@@ -314,7 +308,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             anchor_token_bonus(
                 completion_ids,
                 self._tokenizer,
-                dict(self.para_args.token_anchor_values),
+                dict(self.para_args.rewards.token_anchor_values),
                 turns=turns,
                 open_think=open_think,
             )
@@ -528,7 +522,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         """``(advantages, |anchor bonus| sum)``: one per row, or ``(B, T)`` with the token-level
         anchor bonus at the structural tokens (``token_anchor``)."""
         adv = torch.tensor(row_adv, dtype=torch.float32, device=device)
-        if not self.para_args.token_anchor:
+        if not self.para_args.rewards.token_anchor:
             return adv, 0.0
         bonus = self.token_anchor_bonus(rows, batch["completion_ids"], batch["loss_mask"])
         return adv.unsqueeze(1) + bonus, float(bonus.abs().sum())

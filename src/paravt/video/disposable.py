@@ -47,6 +47,7 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from paravt.video.decode import DecodeOutcome
@@ -238,88 +239,147 @@ class _Segment:
         return self.buf.getvalue()
 
 
-def _filtered_stream(
-    path: str, table: FrameTable, indices: list[int]
-) -> tuple[list[tuple[bytes, dict[int, int]]], Any, int] | None:
-    """The lane's packets minus unneeded disposable ones, as Matroska streams; ``None`` if unsafe.
+@dataclass
+class FilteredSegment:
+    """One filtered Matroska stream and, per frame index asked for that it holds, the frame's
+    position in that stream's display order."""
 
-    Usually one stream; a new one starts where a keyframe cannot be spliced in
-    (``splice_rewrite``). Each comes with, per frame index asked for that it holds, the frame's
-    position in that stream's display order. Also returns the stream's time base and how many
-    pictures were left out.
-    """
+    data: bytes
+    positions: dict[int, int]
+
+
+@dataclass
+class FilteredStream:
+    """A lane's packets minus the unneeded disposable ones: usually one segment, more where a
+    keyframe could not be spliced in (``splice_rewrite``); the file's time base; how many
+    pictures were left out."""
+
+    segments: list[FilteredSegment]
+    time_base: Any
+    pictures_skipped: int
+
+
+class _Unsafe(Exception):
+    """The filtered packets would not be a plain subset of the file's: decode the normal way."""
+
+
+class _StreamFilter:
+    """Builds a lane's filtered segments GOP by GOP, from one demuxer of the file."""
+
+    def __init__(self, inp: Any, stream: Any, table: FrameTable, disposable: Callable, splice):
+        self.inp, self.stream, self.table = inp, stream, table
+        self.disposable = disposable
+        self.splice = splice
+        self.tb = stream.time_base
+        self.segments = [_Segment(stream)]
+        self.target_pts: dict[int, int] = {}  # frame index asked for -> its pts in ticks
+        self.muxed: dict[int, int] = {}  # pts -> the segment it went to (each pts muxed once)
+        self.dropped = 0
+        self.closed: list[bytes] = []
+
+    @classmethod
+    def open(cls, inp: Any, table: FrameTable) -> _StreamFilter | None:
+        """A filter for the file's video stream, or ``None`` where nothing can be skipped safely."""
+        videos = inp.streams.video
+        stream = videos[0] if len(videos) == 1 else inp.streams.best("video")
+        if stream is None:
+            return None
+        codec, extradata = stream.codec_context.name, stream.codec_context.extradata
+        disposable = disposable_test(codec, extradata)
+        if disposable is None:
+            return None
+        return cls(inp, stream, table, disposable, splice_rewrite(codec, extradata))
+
+    def add_gop(self, members: list[int]) -> None:
+        """Demux one GOP from its keyframe to its last member, keeping every packet but the
+        disposable ones not asked for."""
+        want = {round(self.table.pts[i] / self.tb): i for i in members}
+        if len(want) != len(members):
+            raise _Unsafe
+        key_pts = round(self.table.pts[self.table.keyframe_before(members[0])] / self.tb)
+        self.inp.seek(key_pts, stream=self.stream, backward=True, any_frame=False)
+        seen = 0
+        packets = (p for p in self.inp.demux(self.stream) if p.size != 0)
+        for n, pkt in enumerate(packets):
+            if pkt.pts is None:
+                raise _Unsafe
+            if n == 0:
+                pkt = self._start_gop(pkt, key_pts)
+            seen += pkt.pts in want
+            if not self._keep(pkt, want, key_pts):
+                continue
+            # a pts already muxed: an open GOP, whose previous GOP's pass went past this keyframe
+            # to reach a leading picture asked for there and muxed these packets
+            if pkt.pts not in self.muxed:
+                self._mux(pkt)
+            if seen == len(want):
+                break
+        if seen != len(want):
+            raise _Unsafe
+
+    def _keep(self, pkt: Any, want: dict[int, int], key_pts: int) -> bool:
+        """Whether ``pkt`` goes into the stream: a frame asked for (recorded), or a picture that
+        one may reference; not a leading picture of the previous GOP, never asked for here, nor
+        a disposable one (counted)."""
+        if pkt.pts in want:
+            self.target_pts[want[pkt.pts]] = pkt.pts
+            return True
+        if pkt.pts < key_pts:
+            return False
+        if self.disposable(bytes(pkt)):
+            self.dropped += 1
+            return False
+        return True
+
+    def _start_gop(self, pkt: Any, key_pts: int) -> Any:
+        """The GOP's keyframe, spliced in after an earlier GOP's packets (or a new segment)."""
+        if pkt.pts != key_pts or not pkt.is_keyframe:
+            raise _Unsafe
+        if self.splice is None or not self.muxed or pkt.pts in self.muxed:
+            return pkt
+        raw = bytes(pkt)
+        spliced = self.splice(raw)
+        if spliced is None:
+            self.segments.append(_Segment(self.stream))
+            return pkt
+        return pkt if spliced is raw else _with_data(pkt, spliced)
+
+    def _mux(self, pkt: Any) -> None:
+        self.muxed[pkt.pts] = len(self.segments) - 1  # before muxing rescales pkt.pts
+        if not self.segments[-1].mux(pkt):
+            raise _Unsafe  # decode order would go backwards: not a plain subset
+
+    def close(self) -> None:
+        self.closed = [seg.close() for seg in self.segments]
+
+    def result(self) -> FilteredStream:
+        """The closed segments with each asked-for frame's display position."""
+        out = []
+        for n, data in enumerate(self.closed):
+            order = {p: r for r, p in enumerate(sorted(p for p, m in self.muxed.items() if m == n))}
+            held = {i: order[p] for i, p in self.target_pts.items() if self.muxed[p] == n}
+            out.append(FilteredSegment(data, held))
+        return FilteredStream(out, self.tb, self.dropped)
+
+
+def _filtered_stream(path: str, table: FrameTable, indices: list[int]) -> FilteredStream | None:
+    """The lane's packets minus unneeded disposable ones, as Matroska streams; ``None`` if unsafe."""
     import av
 
-    segments: list[_Segment] = []
+    filt = None
     try:
         with av.open(path) as inp:
-            stream = (
-                inp.streams.video[0] if len(inp.streams.video) == 1 else inp.streams.best("video")
-            )
-            if stream is None:
+            filt = _StreamFilter.open(inp, table)
+            if filt is None:
                 return None
-            codec, extradata = stream.codec_context.name, stream.codec_context.extradata
-            disposable = disposable_test(codec, extradata)
-            if disposable is None:
-                return None
-            splice = splice_rewrite(codec, extradata)
-            tb = stream.time_base
-            segments.append(_Segment(stream))
-            target_pts: dict[int, int] = {}
-            dropped = 0
-            muxed: dict[int, int] = {}  # pts -> the segment it went to (each pts muxed once)
             for _, members in gop_groups(table, indices):
-                key = table.keyframe_before(members[0])
-                want = {round(table.pts[i] / tb): i for i in members}
-                if len(want) != len(members):
-                    return None
-                key_pts = round(table.pts[key] / tb)
-                inp.seek(key_pts, stream=stream, backward=True, any_frame=False)
-                first, seen = True, 0
-                for pkt in inp.demux(stream):
-                    if pkt.size == 0:
-                        continue
-                    if pkt.pts is None:
-                        return None
-                    if first:
-                        if pkt.pts != key_pts or not pkt.is_keyframe:
-                            return None
-                        first = False
-                        if splice is not None and muxed and pkt.pts not in muxed:
-                            raw = bytes(pkt)
-                            spliced = splice(raw)  # after an earlier GOP's packets
-                            if spliced is None:
-                                segments.append(_Segment(stream))
-                            elif spliced is not raw:
-                                pkt = _with_data(pkt, spliced)
-                    if pkt.pts in want:
-                        target_pts[want[pkt.pts]] = pkt.pts
-                        seen += 1
-                    elif pkt.pts < key_pts:
-                        continue  # a leading picture of the previous GOP: never asked for here
-                    elif disposable(bytes(pkt)):
-                        dropped += 1
-                        continue
-                    if pkt.pts in muxed:
-                        # an open GOP: the previous GOP's pass already went past this keyframe
-                        # to reach a leading picture asked for there, and muxed these packets
-                        if seen == len(want):
-                            break
-                        continue
-                    muxed[pkt.pts] = len(segments) - 1  # before muxing rescales pkt.pts
-                    if not segments[-1].mux(pkt):
-                        return None  # decode order would go backwards: not a plain subset
-                    if seen == len(want):
-                        break
-                if seen != len(want):
-                    return None
+                filt.add_gop(members)
+    except _Unsafe:
+        return None
     finally:
-        streams = [seg.close() for seg in segments]
-    out = []
-    for n, data in enumerate(streams):
-        order = {p: r for r, p in enumerate(sorted(p for p, m in muxed.items() if m == n))}
-        out.append((data, {i: order[p] for i, p in target_pts.items() if muxed[p] == n}))
-    return out, tb, dropped
+        if filt is not None:
+            filt.close()
+    return filt.result()
 
 
 def _with_data(pkt: Any, data: bytes) -> Any:
@@ -341,16 +401,17 @@ def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeO
         built = _filtered_stream(path, table, indices)
         if built is None:
             return None
-        segments, tb, dropped = built
         from torchcodec.decoders import VideoDecoder
 
         decoded = {}
-        for data, positions in segments:
-            held = [i for i in indices if i in positions]
+        for segment in built.segments:
+            held = [i for i in indices if i in segment.positions]
             if not held:
                 continue
-            decoder = VideoDecoder(data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu")
-            batch = decoder.get_frames_at([positions[i] for i in held])
+            decoder = VideoDecoder(
+                segment.data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu"
+            )
+            batch = decoder.get_frames_at([segment.positions[i] for i in held])
             decoded.update(
                 (i, (batch.data[j], float(batch.pts_seconds[j]))) for j, i in enumerate(held)
             )
@@ -363,9 +424,9 @@ def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeO
             exc_info=True,
         )
         return None
-    out = DecodeOutcome(pictures_skipped=dropped)
+    out = DecodeOutcome(pictures_skipped=built.pictures_skipped)
     # Matroska keeps milliseconds: each frame must come back within half a tick of its pts
-    tolerance = 0.0005 + float(tb) / 2
+    tolerance = 0.0005 + float(built.time_base) / 2
     for i in indices:
         if i not in decoded or abs(decoded[i][1] - table.pts[i]) > tolerance:
             return None

@@ -7,7 +7,8 @@ A lane borrows an idle decoder of its video or makes a new one, so a video never
 ``workers`` decoders. Failures stay inside their lane's frames.
 
 This module sits below ``video.source`` (which calls ``decode_parallel``): it knows a source
-only through the ``PooledSource`` protocol, so the two never import each other.
+only through the ``PooledSource`` protocol (its frame table and its ``SourceDecoders``), so the
+two never import each other.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from paravt.video.decode import DecodeOutcome
+from paravt.video.decoders import SourceDecoders
 from paravt.video.errors import VideoError
 from paravt.video.lanes import Lane, plan_lanes
 from paravt.video.meta import FrameTable
@@ -28,19 +30,11 @@ logger = logging.getLogger(__name__)
 
 
 class PooledSource(Protocol):
-    """What a lane needs of an open video (``VideoSource`` provides it; package-private)."""
+    """What a lane needs of an open video (``VideoSource`` provides it): the frame table, to
+    split the plan into GOP-aligned lanes, and the video's decoders."""
 
     table: FrameTable
-
-    def _built_decoder(self): ...
-
-    def _new_decoder(self): ...
-
-    def _decode_skipping(self, indices: list[int]) -> DecodeOutcome | None: ...
-
-    def _decode_indices(
-        self, indices: list[int], decoder=None, try_skipping: bool = True
-    ) -> DecodeOutcome: ...
+    decoders: SourceDecoders
 
 
 class _DecoderPool:
@@ -53,7 +47,7 @@ class _DecoderPool:
     def __init__(self, sources: dict[str, PooledSource]):
         self._sources = sources
         self._idle: dict[str, list] = {
-            v: [d] if (d := s._built_decoder()) is not None else [] for v, s in sources.items()
+            v: [d] if (d := s.decoders.built()) is not None else [] for v, s in sources.items()
         }
         self._lock = threading.Lock()
 
@@ -61,7 +55,7 @@ class _DecoderPool:
         with self._lock:
             if self._idle[video]:
                 return self._idle[video].pop()
-        return self._sources[video]._new_decoder()
+        return self._sources[video].decoders.new()
 
     def release(self, video: str, decoder) -> None:
         with self._lock:
@@ -75,7 +69,8 @@ class ParallelDecode:
 
 
 def _run_lane(lane: Lane, sources: dict[str, PooledSource], pool: _DecoderPool) -> DecodeOutcome:
-    skipped = sources[lane.video]._decode_skipping(lane.indices)  # never raises: None = not here
+    decoders = sources[lane.video].decoders
+    skipped = decoders.decode_skipping(lane.indices)  # never raises: None = not here
     if skipped is not None:  # no pooled decoder needed: the lane decoded its own filtered stream
         return skipped
     try:
@@ -83,7 +78,7 @@ def _run_lane(lane: Lane, sources: dict[str, PooledSource], pool: _DecoderPool) 
     except VideoError as e:
         return DecodeOutcome(failed={i: str(e) for i in lane.indices})
     try:
-        return sources[lane.video]._decode_indices(lane.indices, decoder, try_skipping=False)
+        return decoders.decode(lane.indices, decoder, try_skipping=False)
     except Exception as e:  # a decoder bug must not take the batch down
         logger.exception(
             "lane %s of %s failed; its frames are reported failed", lane.indices, lane.video

@@ -9,18 +9,17 @@ requested frames are ever decoded into memory.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import torch
 
 from paravt.video.config import OVERVIEW_MODES, OverviewMode
-from paravt.video.decode import DecodeOutcome, decode_indices
-from paravt.video.disposable import SKIPPABLE_CODECS, decode_skipping, worth_skipping
+from paravt.video.decode import DecodeOutcome
+from paravt.video.decoders import SourceDecoders
 from paravt.video.errors import VideoDecodeError
 from paravt.video.frames import Frames
 from paravt.video.meta import FrameTable, VideoMeta
-from paravt.video.opening import check_file, make_decoder, normalise_path, scan_frames
+from paravt.video.opening import check_file, normalise_path, scan_frames
 from paravt.video.parallel import decode_parallel
 from paravt.video.sampling import qwen_overview_indices, uniform_times
 
@@ -46,16 +45,9 @@ class VideoSource:
         self.device = str(device)
         self.num_threads = int(num_threads)
         self.skip_disposable = bool(skip_disposable)
-        self._skip_worth: bool | None = None  # H.264 with B-frames? asked once, on first decode
         check_file(self.path)
         table, header = scan_frames(self.path)
         self.table: FrameTable = table
-        # the source's own decoder is built on first need (``_own_decoder``): a keyframe overview
-        # or a window batch decoded from the filtered packets (video.disposable) never needs it,
-        # and building one scans the whole file again (0.04 s of a 10-minute video)
-        self._decoder = None
-        self._lock = threading.Lock()
-        self._decoders_created = 0  # read by tools.batch for its per-batch decoder count
         begin, end = self.table.begin, self.table.end
         self.meta = VideoMeta(
             path=self.path,
@@ -72,6 +64,17 @@ class VideoSource:
             codec=header.codec,
             num_keyframes=len(self.table.keyframes),
         )
+        #: the decoding seam for batch callers (``paravt.video.parallel``, ``paravt.tools.batch``):
+        #: the own decoder (built on first need), more for parallel lanes, the filtered-packet path
+        self.decoders = SourceDecoders(
+            self.path,
+            self.table,
+            device=self.device,
+            num_threads=self.num_threads,
+            skip_disposable=self.skip_disposable,
+            codec=self.meta.codec,
+            rotation=self.meta.rotation,
+        )
         self.open_warnings: list[str] = []
         declared = header.duration_seconds_from_header
         if declared and declared - self.meta.duration > max(1.0, 0.05 * declared):
@@ -82,32 +85,13 @@ class VideoSource:
 
     # -- lifecycle --------------------------------------------------------------------------
     def close(self) -> None:
-        self._decoder = None
+        self.decoders.close()
 
     def __enter__(self) -> VideoSource:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    # -- decoder pool (package-private: video.parallel and tools.batch) ------------------------
-    def _new_decoder(self):
-        """Another decoder on the same file, for decoding a second GOP range in parallel; built
-        from the frame table (no second scan of the file: only frame positions matter here)."""
-        self._decoders_created += 1
-        return make_decoder(self.path, self.device, self.num_threads, self.table)
-
-    def _built_decoder(self):
-        """The source's own decoder if it has been built, else ``None`` (nothing is built)."""
-        return self._decoder
-
-    def _own_decoder(self):
-        """The source's own decoder (exact mode, so its metadata is what qwen-vl-utils reads),
-        built on first use and again if ``close()`` dropped it."""
-        if self._decoder is None:
-            self._decoder = make_decoder(self.path, self.device, self.num_threads)
-            self._decoders_created += 1
-        return self._decoder
 
     # -- time <-> index ---------------------------------------------------------------------
     def index_at(self, t: float) -> int:
@@ -132,8 +116,7 @@ class VideoSource:
         if mode == "qwen-vl-utils":
             # qwen-vl-utils samples from the frame count of an exact-mode decoder, which can differ
             # from the packet scan's (one frame more on a Matroska file here)
-            with self._lock:
-                counted = int(self._own_decoder().metadata.num_frames or len(self.table))
+            counted = int(self.decoders.own().metadata.num_frames or len(self.table))
             idx, warnings = qwen_overview_indices(counted, k)
             if counted != len(self.table):
                 warnings.append(f"decoder counts {counted} frames, packet scan {len(self.table)}")
@@ -170,32 +153,6 @@ class VideoSource:
         return sorted({self.time_of(i) for _, i in plan})
 
     # -- decoding ---------------------------------------------------------------------------
-    def _decode_skipping(self, indices: list[int]) -> DecodeOutcome | None:
-        """The frames decoded without disposable pictures, or ``None`` where that does not apply
-        (not H.264/HEVC, GPU decoding, a rotated stream, turned off, or any surprise on the way)."""
-        if not (self.skip_disposable and self.device == "cpu"):
-            return None
-        if self.meta.codec not in SKIPPABLE_CODECS or self.meta.rotation not in (None, 0.0):
-            return None
-        if self._skip_worth is None:
-            self._skip_worth = worth_skipping(self.path)
-        if not self._skip_worth:
-            return None
-        return decode_skipping(self.path, self.table, indices)
-
-    def _decode_indices(
-        self, indices: list[int], decoder=None, try_skipping: bool = True
-    ) -> DecodeOutcome:
-        """Decode sorted unique ``indices``: without disposable pictures where possible, else with
-        ``decoder`` (or the source's own, serialised)."""
-        skipped = self._decode_skipping(indices) if try_skipping else None
-        if skipped is not None:
-            return skipped
-        if decoder is not None:
-            return decode_indices(decoder, indices)
-        with self._lock:
-            return decode_indices(self._own_decoder(), indices)
-
     def overview(self, k: int, mode: OverviewMode = "exact", workers: int = 1) -> Frames:
         """``k`` frames over the whole video: time-uniform (``exact``), snapped to keyframes where
         one is near (``keyframe``, one decode per frame), or qwen-vl-utils' index-uniform choice.
@@ -209,8 +166,8 @@ class VideoSource:
                 self.path
             ]
         else:
-            outcome = self._decode_indices(needed)
-        frames = self._assemble(plan, outcome)
+            outcome = self.decoders.decode(needed)
+        frames = self.assemble(plan, outcome)
         frames.warnings[:0] = warnings
         return frames
 
@@ -221,14 +178,18 @@ class VideoSource:
         if any(abs(a - float(b)) > 0 for a, b in zip(clamped, times, strict=True)):
             warnings.append(f"times clamped to [0, {self.meta.duration:.3f}] s")
         plan = [(t, self.index_at(t)) for t in clamped]
-        frames = self._assemble(plan, self._decode_indices(sorted({i for _, i in plan})))
+        frames = self.assemble(plan, self.decoders.decode(sorted({i for _, i in plan})))
         frames.warnings[:0] = warnings
         return frames
 
-    def _assemble(self, plan: list[tuple[float, int]], outcome: DecodeOutcome) -> Frames:
-        """Frames in time order from a plan and a decode outcome; raises only if nothing decoded.
+    def assemble(self, plan: list[tuple[float, int]], outcome: DecodeOutcome) -> Frames:
+        """Frames in time order from a plan (``[(requested time, frame index)]``, as
+        ``overview_plan`` gives) and a decode outcome that holds its indices (from
+        ``decoders.decode`` or ``paravt.video.parallel.decode_parallel``); raises
+        ``VideoDecodeError`` only if nothing decoded.
 
-        Warnings are about this plan only (a batch shares one outcome among many calls).
+        Warnings are about this plan only, so a batch decodes the union of many plans once and
+        assembles each from the one outcome (``paravt.tools.batch``).
         """
         by_pts: dict[float, tuple[int, torch.Tensor, float]] = {}
         failed: list[float] = []

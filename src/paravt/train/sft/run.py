@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.config import _merge, build, parse_overrides, read_yaml
+from paravt.config import build, merge, parse_overrides, read_yaml
 from paravt.errors import ConfigError
 from paravt.train.run import (
     checkpoint_to_resume,
@@ -77,7 +77,7 @@ def load_sft_config(config: str | None, overrides: tuple[str, ...]) -> SFTConfig
     options = extra.get("trajectories", {}).get("options")
     if isinstance(options, dict):
         extra["trajectories"]["options"] = typed_leaves(options)
-    cfg = build(SFTConfig, _merge(data, extra))
+    cfg = build(SFTConfig, merge(data, extra))
     sft_args(cfg)  # fail fast on bad trainer keys
     return cfg
 
@@ -123,7 +123,7 @@ def run_sft(
 
     folder = run_dir / traj.CACHE_DIR
     image_pad = processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
-    merge = int(getattr(processor.image_processor, "merge_size", 2)) ** 2
+    merge_area = int(getattr(processor.image_processor, "merge_size", 2)) ** 2
     with args.main_process_first(desc="trajectories"):
         report = traj.read_report(folder) if (resume or not is_main) else None
         if report is None:
@@ -140,7 +140,7 @@ def run_sft(
                 inputs,
                 folder,
                 image_pad,
-                merge,
+                merge_area,
                 cfg.trajectories.batch_size,
                 args.max_length,
                 console,

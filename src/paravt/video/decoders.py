@@ -1,0 +1,106 @@
+"""``SourceDecoders``: the decoders of one open video, the seam that batch decoding goes through.
+
+Why a class of its own: ``VideoSource`` is what a user holds (times in, frames out), while the
+callers that decode many requests at once (``paravt.video.parallel`` splitting a plan into
+lanes, ``paravt.tools.batch`` counting decoders per batch) need the machinery underneath: the
+source's own decoder, more decoders on the same file for parallel lanes, and the filtered-packet
+path of ``paravt.video.disposable``. They reach it through ``VideoSource.decoders``, an instance
+of this class, and nothing else, so the source's private state stays private (torchcodec's shape:
+a small public class over the private core).
+
+Thread safety: ``decode(indices)`` without a decoder uses the source's own decoder under a lock;
+a decoder from ``new()`` belongs to the caller, which must not share it between threads.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from paravt.video.decode import DecodeOutcome, decode_indices
+from paravt.video.disposable import SKIPPABLE_CODECS, decode_skipping, worth_skipping
+from paravt.video.meta import FrameTable
+from paravt.video.opening import make_decoder
+
+
+class SourceDecoders:
+    """The decoders of one video: its own (built on first use), more on demand, and the decode
+    without disposable pictures where it applies. ``created`` counts every decoder built."""
+
+    def __init__(
+        self,
+        path: str,
+        table: FrameTable,
+        *,
+        device: str,
+        num_threads: int,
+        skip_disposable: bool,
+        codec: str | None,
+        rotation: float | None,
+    ):
+        self.path = path
+        self.table = table
+        self.device = device
+        self.num_threads = num_threads
+        self.skip_disposable = skip_disposable
+        self.codec = codec
+        self.rotation = rotation
+        #: decoders built so far (the own one and every ``new()``); tools.batch reports it per batch
+        self.created = 0
+        # built on first need: a keyframe overview or a window batch decoded from the filtered
+        # packets (video.disposable) never needs it, and building one scans the whole file again
+        # (0.04 s of a 10-minute video)
+        self._own = None
+        self._lock = threading.Lock()
+        self._skip_worth: bool | None = None  # H.264 with B-frames? asked once, on first decode
+
+    def own(self):
+        """The source's own decoder (exact mode, so its metadata is what qwen-vl-utils reads),
+        built on first use and again after ``close()``."""
+        with self._lock:
+            return self._own_locked()
+
+    def _own_locked(self):
+        if self._own is None:
+            self._own = make_decoder(self.path, self.device, self.num_threads)
+            self.created += 1
+        return self._own
+
+    def built(self):
+        """The own decoder if it has been built, else ``None`` (nothing is built): a batch lends
+        it to a lane rather than build another."""
+        return self._own
+
+    def new(self):
+        """Another decoder on the same file, for decoding a second GOP range in parallel; built
+        from the frame table (no second scan of the file: only frame positions matter here)."""
+        self.created += 1
+        return make_decoder(self.path, self.device, self.num_threads, self.table)
+
+    def decode_skipping(self, indices: list[int]) -> DecodeOutcome | None:
+        """The frames decoded without disposable pictures, or ``None`` where that does not apply
+        (not H.264/HEVC, GPU decoding, a rotated stream, turned off, or any surprise on the way).
+        Never raises; needs no decoder."""
+        if not (self.skip_disposable and self.device == "cpu"):
+            return None
+        if self.codec not in SKIPPABLE_CODECS or self.rotation not in (None, 0.0):
+            return None
+        if self._skip_worth is None:
+            self._skip_worth = worth_skipping(self.path)
+        if not self._skip_worth:
+            return None
+        return decode_skipping(self.path, self.table, indices)
+
+    def decode(self, indices: list[int], decoder=None, try_skipping: bool = True) -> DecodeOutcome:
+        """Decode sorted unique ``indices``: without disposable pictures where possible (unless
+        ``try_skipping`` is off), else with ``decoder`` (or the own one, serialised)."""
+        skipped = self.decode_skipping(indices) if try_skipping else None
+        if skipped is not None:
+            return skipped
+        if decoder is not None:
+            return decode_indices(decoder, indices)
+        with self._lock:
+            return decode_indices(self._own_locked(), indices)
+
+    def close(self) -> None:
+        """Drop the own decoder (a later decode builds it again)."""
+        self._own = None
