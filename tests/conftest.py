@@ -190,6 +190,20 @@ def tiny_qwen3_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def vllm_tiny_server(tiny_qwen3_dir, tmp_path_factory):
+    """A real vLLM server of ``tiny_qwen3_dir`` on a free loopback port (CPU, float32), started
+    once per session for the ``vllm`` tests and shut down at the end. It serves what TRL's
+    client calls too (``ServeSettings.trl``), so the eval and the training tests share it."""
+    from paravt.eval.agreement import ServeSettings, VLLMServe
+
+    settings = ServeSettings(server="vllm", threads=1, startup_timeout_s=900, trl=True)
+    log = tmp_path_factory.mktemp("vllm-tiny") / "serve.log"
+    with VLLMServe(str(tiny_qwen3_dir), settings, str(log)) as server:
+        yield server
+    assert server.proc.poll() is not None  # shut down
+
+
+@pytest.fixture(scope="session")
 def tiny_qwen25_dir(tmp_path_factory) -> Path:
     """A tiny random Qwen2.5-VL model folder (model + processor + chat template)."""
     return _tiny(tmp_path_factory, "qwen2.5-vl")

@@ -305,7 +305,9 @@ def test_colocated_vllm_refuses_a_budget_its_processor_would_resize(tiny, monkey
 
     _, processor = tiny  # its image processor: [1024, 65536] pixels
     monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)
-    monkeypatch.setattr(vb, "vllm_stack_problem", lambda: None)  # a known stack, as if installed
+    monkeypatch.setattr(
+        vb, "vllm_stack_problem", lambda **_: None
+    )  # a known stack, as if installed
     small = ("trainer.use_vllm=true", "engine.min_pixels=64", "engine.max_pixels=512")
     args = para_config(load_command_config("cpu-smoke", small))
     with pytest.raises(ConfigError, match="shortest_edge.*min_pixels/max_pixels"):
@@ -327,7 +329,9 @@ def test_training_steps_through_trl_vllm_generation(
 
     servers: list = []
     monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)
-    monkeypatch.setattr(vb, "vllm_stack_problem", lambda: None)  # a known stack, as if installed
+    monkeypatch.setattr(
+        vb, "vllm_stack_problem", lambda **_: None
+    )  # a known stack, as if installed
     monkeypatch.setattr(grpo, "VLLMGeneration", serverless_factory(servers))
     run_dir = tmp_path / "run"
     cfg = load_command_config(

@@ -12,6 +12,9 @@ from paravt.train.vllm_stack import CONSTRAINTS_FILE, STACKS, series, stack_prob
 
 def test_the_stacks_in_the_constraints_file_pass_and_others_are_named():
     assert stack_problem({"vllm": "0.32.0", "trl": "1.16.0", "transformers": "5.19.0"}) is None
+    # server mode: TRL 1.16's client cannot read vLLM 0.32's generate replies
+    server = stack_problem({"vllm": "0.32.0", "trl": "1.16.0", "transformers": "5.19.0"}, "server")
+    assert server is not None and "KeyError: 'token'" in server and "vllm_mode=colocate" in server
     assert stack_problem({"vllm": "0.32.0+cpu", "trl": "1.16.2", "transformers": "5.19.1"}) is None
     old = stack_problem({"vllm": "0.31.0", "trl": "1.16.0", "transformers": "5.17.0"})
     assert old is not None and "vllm 0.31.0, trl 1.16.0, transformers 5.17.0" in old
@@ -44,7 +47,9 @@ def test_a_stack_outside_them_fails_before_a_model_loads(monkeypatch):
     monkeypatch.setattr(
         vb,
         "vllm_stack_problem",
-        lambda: stack_problem({"vllm": "0.34.0", "trl": "1.16.0", "transformers": "5.24.0"}),
+        lambda mode: stack_problem(
+            {"vllm": "0.34.0", "trl": "1.16.0", "transformers": "5.24.0"}, mode
+        ),
     )
     args = para_config(load_command_config("cpu-smoke", ("trainer.use_vllm=true",)))
     with pytest.raises(ConfigError, match=r"vllm 0\.34\.0.*constraints-vllm\.txt"):

@@ -73,7 +73,7 @@ def require_vllm(args: Any) -> None:
         return
     if not is_vllm_available():
         raise ConfigError(missing_vllm_message(getattr(args, "vllm_mode", "colocate")))
-    problem = vllm_stack_problem()
+    problem = vllm_stack_problem(mode=getattr(args, "vllm_mode", "colocate"))
     if problem is not None:
         raise ConfigError(problem)
 
