@@ -4,10 +4,15 @@ TRL builds ``VLLMGeneration`` from the config's ``vllm_*`` keys (server or coloc
 sync, sampling settings); this module drives it as a token-in/token-out engine backend, so an
 episode's stream is still the exact concatenation the loss trains on (docs/PROTOCOL.md §7):
 
-- the request's ``prompt_ids`` (image pads already expanded) go in as they are, with each frame as
-  a PIL image at exactly the size its pads were counted for — the openai backend's
-  ``budget_frame`` under the model's size rule — so vLLM's own resize of the frame is the identity
-  and its features fill the pads one to one (TRL finds them by their runs of ``<|image_pad|>``);
+- each frame goes as a PIL image at exactly the size its pads were counted for — the openai
+  backend's ``budget_frame`` under the model's size rule — so vLLM's own resize of the frame is the
+  identity and its features fill the pads one to one;
+- the request's ``prompt_ids`` hold the frames' image pads expanded (the learner's stream). In
+  colocate mode vLLM's processor expands each ``<|image_pad|>`` of a token prompt itself, so it is
+  sent the stream with each frame's run of pads collapsed to one (``paravt.train.vllm_prompt``); in
+  server mode TRL places the server's features on the runs of pads, so the stream goes as it is.
+  Either way the prompt ids vLLM reports back must be the stream, or the call raises
+  ``VLLMPromptMismatchError`` naming the episode (never a silently wrong sample);
 - requests are grouped by ``(max_new_tokens, temperature, top_p)`` (``TokenSampler.triage``, as the
   in-process policy backend does), one generate call per group, with ``max_completion_length``,
   ``temperature`` and ``top_p`` set on the generator for that call and one generation per request
@@ -42,6 +47,12 @@ from paravt.agent.backends.openai import budget_frame
 from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.errors import ConfigError, ParavtError
 from paravt.train.policy_backend import TokenSampler
+from paravt.train.vllm_prompt import (
+    VLLMPromptMismatchError,
+    check_reported_prompt,
+    collapse_image_pads,
+    image_pad_runs,
+)
 
 Key = tuple[int, float, float]
 
@@ -172,6 +183,8 @@ class VLLMBackend(TokenSampler):
         if self.lockstep and gather is None:
             raise ValueError("VLLMBackend: a collective generator on several ranks needs gather")
         self._gather = gather
+        # colocated vLLM expands one image pad per frame itself (module doc)
+        self.collapse_pads = getattr(generator, "mode", "server") == "colocate"
         # the turn ends at the chat's stop tokens whatever the server's generation config says
         kwargs = dict(getattr(generator, "generation_kwargs", None) or {})
         stops = list(kwargs.get("stop_token_ids") or [])
@@ -278,18 +291,33 @@ class VLLMBackend(TokenSampler):
         self._images[id(item)] = (item, image)  # the entry keeps the item alive: ids stay unique
         return image
 
+    def _vllm_prompt(self, req: GenRequest) -> list[int]:
+        """The token prompt vLLM is sent for ``req``: its stream, with each frame's image pads
+        collapsed to one when vLLM expands them itself (colocate mode)."""
+        ids = list(req.prompt_ids)
+        if not self.collapse_pads:
+            return ids
+        pad = self.codec.image_token_id
+        runs = image_pad_runs(ids, pad)
+        if len(runs) != len(req.images):
+            raise VLLMPromptMismatchError(
+                f"episode {req.episode_id} turn {req.turn}: {len(runs)} runs of image pads in the "
+                f"stream for {len(req.images)} frames; collapsed, vLLM could not place the frames"
+            )
+        return collapse_image_pads(ids, pad)
+
     def _call(self, key: Key, slots: list) -> list[Generation]:
         """One generate call for one group; ``None`` slots are fillers (their output dropped)."""
         max_new, temperature, top_p = key
         g = self.generator
-        prompts = [list(s[0].prompt_ids) if s else [self.pad_token_id] for s in slots]
+        prompts = [self._vllm_prompt(s[0]) if s else [self.pad_token_id] for s in slots]
         self.filler_prompts += sum(1 for s in slots if s is None)
         images = [s[1] if s else None for s in slots]
         saved = (g.max_completion_length, g.temperature, g.top_p)
         g.max_completion_length, g.temperature, g.top_p = max_new, temperature, top_p
         t0 = time.perf_counter()
         try:
-            _, completions, logprobs, logprob_ids = g.generate(
+            reported, completions, logprobs, logprob_ids = g.generate(
                 prompts=prompts,
                 images=images if any(im is not None for im in images) else None,
                 num_generations=1,
@@ -305,6 +333,14 @@ class VLLMBackend(TokenSampler):
         for j, slot in enumerate(slots):
             if slot is None:
                 continue
+            check_reported_prompt(
+                slot[0].prompt_ids,
+                reported[j] if reported is not None else None,
+                self.codec.image_token_id,
+                episode=slot[0].episode_id,
+                turn=slot[0].turn,
+                sent_collapsed=self.collapse_pads,
+            )
             ids = list(completions[j])
             lps = sampled_logprobs(
                 ids,
