@@ -1,6 +1,6 @@
 """Seconds per ``paravt sft`` optimizer step of the toy-preset model on a realistic toy episode.
 
-Why: issue 12's experiment (SFT cold start, then PARA-GRPO vs vanilla GRPO on 2 CPU cores) must
+Why: the toy paradox experiment (experiments/toy_paradox: SFT cold start, then PARA-GRPO vs vanilla GRPO on 2 CPU cores) must
 be sized before it is run; this measures the cost of one SFT step and the model's size.
 
 Setup: a generated 120 s, 96×96, 4 fps H.264 video (a keyframe every 2 s), like the toy task's.

@@ -1,4 +1,4 @@
-"""ParaGRPOTrainer vs plain TRL, on the same tiny model, in one process (issue 7).
+"""ParaGRPOTrainer vs plain TRL, on the same tiny model, in one process.
 
 1. ``step``: training-step time of ``ParaGRPOTrainer`` (episode engine, direct mode: no tools,
    overview frames decoded from the video each step) against ``trl.GRPOTrainer`` given the same

@@ -71,6 +71,12 @@ def _run_options(fn):
             "--system-prompt", type=click.Path(), help="Replace the system prompt verbatim."
         ),
         click.option(
+            "--user-template",
+            type=click.Path(),
+            help="Replace the user turn's text: a template file with ${question}, ${options}, "
+            "... fields.",
+        ),
+        click.option(
             "--subtitles",
             type=click.Choice(["frames", "all", "none"]),
             default=None,
@@ -125,6 +131,7 @@ def _flags(kw: dict) -> dict:
         "max_parallel": kw.get("max_parallel"),
         "timestamps": kw.get("timestamps"),
         "system_prompt": kw.get("system_prompt"),
+        "user_template": kw.get("user_template"),
     }
     flags = {
         "benchmark": kw.get("benchmark"),

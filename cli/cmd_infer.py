@@ -41,6 +41,7 @@ def _flags(kw: dict) -> dict:
         "max_parallel": kw.get("max_parallel"),
         "timestamps": kw.get("timestamps"),
         "system_prompt": kw.get("system_prompt"),
+        "user_template": kw.get("user_template"),
     }
     flags = {
         "question_type": kw.get("question_type"),
@@ -189,6 +190,11 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
     "--system-prompt", type=click.Path(dir_okay=False), help="Replace the system prompt verbatim."
 )
 @click.option(
+    "--user-template",
+    type=click.Path(dir_okay=False),
+    help="Replace the user turn's text: a template file with ${question}, ${options}, ... fields.",
+)
+@click.option(
     "--timestamps/--no-timestamps",
     default=None,
     help="Precede overview frames with their time (off = paper-compatible).",
@@ -221,7 +227,7 @@ def command(
     """Answer QUESTION about VIDEO with parallel crop_video tool calls."""
     from pathlib import Path
 
-    from paravt.agent.backends import check_backend, make_backend
+    from paravt.agent.backends import check_serving, make_backend
     from paravt.agent.engine import EpisodeEngine
 
     kw["question_type"] = question_type
@@ -240,7 +246,7 @@ def command(
     out = stdout_console(max_width=VIEW_WIDTH)
     with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
         backend = make_backend(cfg.backend)
-        check_backend(backend, cfg.engine)
+        check_serving(backend, cfg.engine)
     engine = EpisodeEngine(backend, cfg.engine, keep_pixels=False)
     config = to_dict(cfg)
     config["backend"] = redacted_backend(config["backend"])  # the record never carries the key

@@ -1,7 +1,7 @@
 """Entry point of the ``paravt`` console script.
 
 Subcommands live in ``cli/cmd_*.py`` modules, each exporting a Click object named ``command``;
-they are discovered here so each issue's command arrives with its own module. Command modules keep
+they are discovered here so each command arrives with its own module. Command modules keep
 heavy imports (torch, transformers) inside the command body so ``--help`` stays fast.
 """
 

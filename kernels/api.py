@@ -32,6 +32,7 @@ from paravt.kernels.spec import (
     check_frame_size,
     smart_resize,
 )
+from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
 _CHUNK_FRAMES = 16  # even, so video-layout temporal pairs never straddle two chunks
 
@@ -92,8 +93,8 @@ def _as_windows(frames) -> list[torch.Tensor]:
 def pixel_values(
     frames: torch.Tensor | list[torch.Tensor],
     arch: str = "qwen3-vl",
-    min_pixels: int = 784,
-    max_pixels: int = 50176,
+    min_pixels: int = WINDOW_MIN_PIXELS,
+    max_pixels: int = WINDOW_MAX_PIXELS,
     layout: str = "image",
     resize: str | None = None,
     out_dtype: torch.dtype = torch.float32,

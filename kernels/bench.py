@@ -24,6 +24,7 @@ from paravt.kernels.api import default_resize, pixel_values
 from paravt.kernels.parity import step_diff
 from paravt.kernels.reference import reference_pixel_values
 from paravt.kernels.spec import ARCHS, arch_spec
+from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
 
 @dataclass
@@ -32,8 +33,8 @@ class BenchKernelsConfig:
 
     device: str = "cpu"
     arch: str = "qwen2.5-vl"
-    min_pixels: int = 784
-    max_pixels: int = 50176
+    min_pixels: int = WINDOW_MIN_PIXELS
+    max_pixels: int = WINDOW_MAX_PIXELS
     height: int = 720
     width: int = 1280
     tool_windows: int = 5

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from paravt.kernels.spec import ArchSpec, arch_spec, smart_resize
 from paravt.kernels.weights import tap_table
+from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
 _CHUNK = 8  # frames per float32 interpolate call: bounds the float copy of 720p input
 
@@ -112,8 +113,8 @@ def resized_frames(
 def reference_pixel_values(
     frames: torch.Tensor | list[torch.Tensor],
     arch: str = "qwen3-vl",
-    min_pixels: int = 784,
-    max_pixels: int = 50176,
+    min_pixels: int = WINDOW_MIN_PIXELS,
+    max_pixels: int = WINDOW_MAX_PIXELS,
     layout: str = "image",
     resize: str = "float",
 ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from paravt.errors import UserError
+from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
 MAX_ASPECT_RATIO = 200
 LAYOUTS = ("image", "video")
@@ -66,7 +67,11 @@ def arch_spec(arch: str) -> ArchSpec:
 
 
 def smart_resize(
-    height: int, width: int, factor: int, min_pixels: int = 784, max_pixels: int = 50176
+    height: int,
+    width: int,
+    factor: int,
+    min_pixels: int = WINDOW_MIN_PIXELS,
+    max_pixels: int = WINDOW_MAX_PIXELS,
 ) -> tuple[int, int]:
     """Output (h, w) of a frame under qwen-vl-utils' size rule (docs/PREPROCESSING.md §5.2).
 
@@ -81,7 +86,8 @@ def smart_resize(
     if max_pixels <= 0 or min_pixels < 0:
         raise PixelInputError(
             f"pixel budget min_pixels={min_pixels}, max_pixels={max_pixels} is not usable; "
-            "pass 0 <= min_pixels <= max_pixels, max_pixels > 0 (ParaVT: 784 and 50176)"
+            "pass 0 <= min_pixels <= max_pixels, max_pixels > 0 "
+            f"(ParaVT: {WINDOW_MIN_PIXELS} and {WINDOW_MAX_PIXELS})"
         )
     if min_pixels > max_pixels:
         raise PixelInputError(
@@ -111,8 +117,8 @@ def resized_size(
     height: int,
     width: int,
     arch: str = "qwen3-vl",
-    min_pixels: int = 784,
-    max_pixels: int = 50176,
+    min_pixels: int = WINDOW_MIN_PIXELS,
+    max_pixels: int = WINDOW_MAX_PIXELS,
 ) -> tuple[int, int]:
     """The (h, w) ``pixel_values`` resizes a ``height`` x ``width`` frame to for ``arch``."""
     spec = arch_spec(arch)
@@ -124,8 +130,8 @@ def tokens_per_frame(
     height: int,
     width: int,
     arch: str = "qwen3-vl",
-    min_pixels: int = 784,
-    max_pixels: int = 50176,
+    min_pixels: int = WINDOW_MIN_PIXELS,
+    max_pixels: int = WINDOW_MAX_PIXELS,
     layout: str = "image",
 ) -> float:
     """LLM vision tokens one source frame costs (after the 2x2 merge).

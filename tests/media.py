@@ -171,7 +171,7 @@ def no_duration_mkv(out: Path) -> Path:
 
 
 def multi_stream_mkv(out: Path) -> Path:
-    """Audio first, then two video streams (160x90 and 96x54), 3 s: the best stream is not #0."""
+    """Audio first, then two video streams (160x90 and 96x54), 3 s: the best stream is not stream 0."""
     _run(
         "-f", "lavfi", "-i", "sine=frequency=220:duration=3",
         "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=3",

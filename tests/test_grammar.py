@@ -148,7 +148,7 @@ def test_python_call_form_in_tool_code_uses_literals_only():
     ]
     assert [e.kind for e in turn.errors] == ["bad_arguments"] * 3
     assert "start_time" in turn.errors[0].message and "expression" in turn.errors[0].message
-    # too many positionals (issue 14 item 6: a fitting number of them is a call now)
+    # too many positionals (a fitting number of them is a call)
     assert turn.errors[1].message.startswith("crop_video: takes at most 3 positional")
     assert [e.index for e in turn.errors] == [2, 3, 4]
 
@@ -245,7 +245,7 @@ def test_unclosed_think_ends_at_first_tool_block():
         ("<think>r</think>\n\nC<|im_end|>", "C"),
         ("<think>r</think>" + call(1, 2) + "\nfinal words ", "final words"),
         ("<think>r</think>" + call(1, 2), ""),
-        # no tags: all of the text, never only its last line (issue 14 item 16; was "The answer
+        # no tags: all of the text, never only its last line (was "The answer
         # is D.")
         ("line one\n\nThe answer is D.\n\n", "line one\n\nThe answer is D."),
         ("D. 1633\n\nThe video shows a clock.", "D. 1633\n\nThe video shows a clock."),
@@ -360,7 +360,7 @@ def test_pathological_blocks_become_errors(body):
     assert [c.arguments["start_time"] for c in turn.calls] == [1]
 
 
-# -- call forms the model writes (issue 14 items 6-9) -------------------------------------------
+# -- call forms the model writes -------------------------------------------
 
 
 def test_positional_arguments_take_the_schema_order():

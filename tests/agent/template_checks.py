@@ -1,4 +1,4 @@
-"""The checks every chat template must pass (issue 13), as plain functions over an episode record.
+"""The checks every chat template must pass, as plain functions over an episode record.
 
 A plain module (tests/ has no packages): the conformance tests import it by name.
 """

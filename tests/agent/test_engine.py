@@ -13,6 +13,8 @@ import logging
 import pytest
 from agent_helpers import call, small_config
 
+from paravt.agent.backends.base import Backend
+from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput, Generation
@@ -311,7 +313,7 @@ def test_bad_episode_input_is_a_typed_error_naming_it(pancake, kwargs, needle):
 
 
 def test_think_prefix_prefills_every_main_turn_as_prompt(q3_processor, pancake):
-    """Issue 14.5: the reference pre-fills ``<think>\\n`` at every main-agent turn, the forced
+    """The reference pre-fills ``<think>\\n`` at every main-agent turn, the forced
     answer included. The pre-fill is prompt (mask 0), each turn's text holds it exactly once, and
     the stream is still the template's rendering of the conversation."""
     from paravt.rewards import format_terms, scored_text
@@ -423,3 +425,16 @@ def test_the_question_type_annotations_agree_with_the_one_list():
     assert typing.get_args(QuestionType) == QUESTION_TYPES
     hint = typing.get_type_hints(InferConfig)["question_type"]
     assert typing.get_args(hint) == ("auto", *QUESTION_TYPES)
+
+
+def test_the_engine_refuses_an_object_that_is_not_a_backend():
+    class OnlyGenerate:  # what a backend was before the protocol declared its members
+        def generate(self, requests):
+            return []
+
+    with pytest.raises(TypeError, match="OnlyGenerate is not a paravt Backend: it has no codec, "
+                       "pixel_dtype, pixel_device, reads_image_pixels, resize_arch"):  # fmt: skip
+        EpisodeEngine(OnlyGenerate(), small_config())
+    for backend in (ScriptedBackend(["x"]), OpenAIBackend("http://127.0.0.1:9/v1", "m")):
+        assert isinstance(backend, Backend)
+        assert EpisodeEngine(backend, small_config()).backend is backend

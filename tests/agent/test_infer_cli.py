@@ -131,6 +131,14 @@ def test_infer_user_errors_exit_2(tiny_qwen3_dir, pancake, tmp_path, capsys, mon
     assert "mode" in capsys.readouterr().err
     assert main(["infer", pancake, "-q", "Q?", "--model", str(tmp_path / "no-model")]) == 2
     assert "model folder not found" in capsys.readouterr().err
+    no_options = tmp_path / "user.txt"
+    no_options.write_text("${question}")
+    argv = ["infer", pancake, "-q", "Q?", "--option", "a", "--option", "b"]
+    assert main([*argv, "--model", str(tiny_qwen3_dir), "--user-template", str(no_options)]) == 2
+    assert "${options}" in capsys.readouterr().err
+    no_options.write_text("${question} ${answer}")
+    assert main([*argv, "--model", str(tiny_qwen3_dir), "--user-template", str(no_options)]) == 2
+    assert "unknown field ${answer}" in capsys.readouterr().err
 
 
 def test_infer_json_never_prints_the_api_key(tiny_qwen3_dir, tmp_path, capsys, monkeypatch):

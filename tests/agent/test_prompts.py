@@ -85,7 +85,7 @@ def test_a_system_prompt_file_is_verbatim_under_native_tool_prompt(tmp_path, ren
     assert renders_tools or "<tools>" in default_text
 
 
-# -- option letters: one definition for prompts, extraction and scoring (issue 14 item 10) -------
+# -- option letters: one definition for prompts, extraction and scoring -------------------------
 
 
 def test_prompt_letters_are_the_letters_extraction_reads():
@@ -118,3 +118,84 @@ def test_one_definition_of_letters_and_question_types():
     assert samples.LETTERS is answers.LETTERS
     assert samples.QUESTION_TYPES is rows.QUESTION_TYPES is records.QUESTION_TYPES
     assert records.QUESTION_TYPES is answers.QUESTION_TYPES
+
+
+# -- the user template (engine.user_template, --user-template) ---------------------------------
+
+#: A template with the fields the reference's user turn is made of (the question with its lettered
+#: options and answer instruction, then a sentence naming the video file), in our own wording.
+REFERENCE_FIELDS = "${question}\n${options}${instruction} Video file for crop_video: ${video_name}"
+
+
+def test_a_user_template_with_the_reference_fields_renders_as_expected(
+    tmp_path, q3_processor, pancake
+):
+    template = tmp_path / "user.txt"
+    template.write_text(REFERENCE_FIELDS + "\n")
+    backend = ScriptedBackend(["<answer>A</answer>"], processor=q3_processor)
+    cfg = small_config(user_template=str(template), timestamps=False)
+    question = EpisodeInput("s", pancake, "What does the man do? ", ["He flips it", "He sits"])
+    [rec] = EpisodeEngine(backend, cfg).run([question])
+    user = rec.messages[1]["content"]
+    assert [p["type"] for p in user] == ["image"] * (len(user) - 1) + ["text"]
+    instruction = load_prompts().instruction("mcq")
+    assert user[-1]["text"] == (
+        "\nWhat does the man do?\nA. He flips it\nB. He sits\n"
+        f"{instruction} Video file for crop_video: decord__flipping_a_pancake.mkv"
+    )
+    # the other fields, and a literal dollar
+    every = tmp_path / "every.txt"
+    every.write_text("$question_type|${video_path}|${question}|$$5")
+    text = load_prompts(user_template_file=every).question_text("When?", None, "tvg", "/v/a.mp4")
+    assert text == "tvg|/v/a.mp4|When?|$5"
+    # without a template, the packaged layout is unchanged
+    assert load_prompts().question_text(
+        "Q?", None, "oe", "/v/a.mp4"
+    ) == load_prompts().question_text("Q?", None, "oe")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("${question} ${answer}", r"unknown field \$\{answer\}.*\$\{question\}, \$\{options\}"),
+        ("Look at ${video_name}.", r"no \$\{question\} field"),
+        ("${question} costs $5", r"'\$' at character 18 starts no field.*\$\{options\}"),
+        ("  \n", "empty"),
+    ],
+)
+def test_a_bad_user_template_is_a_typed_error_naming_the_field(tmp_path, text, message):
+    from paravt.agent.prompts import UserTemplateError
+
+    f = tmp_path / "user.txt"
+    f.write_text(text)
+    with pytest.raises(UserTemplateError, match=message) as info:
+        load_prompts(user_template_file=f)
+    assert isinstance(info.value, UserError)
+    with pytest.raises(UserTemplateError, match="not found"):
+        load_prompts(user_template_file=tmp_path / "nope.txt")
+
+
+def test_a_user_template_without_options_is_refused_before_any_episode(
+    tmp_path, q3_processor, pancake
+):
+    from paravt.agent.prompts import UserTemplateError
+
+    f = tmp_path / "user.txt"
+    f.write_text("${question} ${instruction}")
+    calls = []
+
+    def script(req):
+        calls.append(req)
+        return "<answer>A</answer>"
+
+    backend = ScriptedBackend(script, processor=q3_processor)
+    engine = EpisodeEngine(backend, small_config(user_template=str(f)))
+    open_q = EpisodeInput("open", pancake, "What happens?", None, "oe")
+    mcq = EpisodeInput("mc", pancake, "What happens?", ["a", "b"])
+    with pytest.raises(UserTemplateError, match=r"no \$\{options\} field.*'mc'"):
+        engine.run([open_q, mcq])
+    assert calls == []  # refused at start: nothing was generated
+    [rec] = engine.run([open_q])  # a question without options needs no ${options}
+    assert rec.status == "ok" and rec.messages[1]["content"][-1]["text"].endswith(
+        "What happens? " + load_prompts().instruction("oe")
+    )

@@ -1,4 +1,4 @@
-"""Template conformance (issue 13): the real Qwen chat templates, tested like the tiny one.
+"""Template conformance: the real Qwen chat templates, tested like the tiny one.
 
 Each real template (../shared/qwen: Qwen2.5-VL-7B-Instruct, Qwen3-VL-8B-Instruct, Qwen3-VL-8B-Thinking
 paired with the Instruct tokenizer) sits in a tiny random model built once per session by

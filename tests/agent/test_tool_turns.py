@@ -1,5 +1,5 @@
-"""Planning a turn's calls: what runs, and what the model is told about what did not (issue 14
-item 15: the over-cap error must not promise a tool turn that does not exist)."""
+"""Planning a turn's calls: what runs, and what the model is told about what did not (the
+over-cap error must not promise a tool turn that does not exist)."""
 
 from __future__ import annotations
 

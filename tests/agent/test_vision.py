@@ -130,3 +130,61 @@ def test_the_engine_resizes_on_its_crop_workers_with_the_serial_pixels(
     assert torch.equal(threaded.pixel_values, serial.pixel_values)
     assert len(threaded_rows) == len(serial_rows) == 2
     assert all(torch.equal(a, b) for a, b in zip(threaded_rows, serial_rows, strict=True))
+
+
+def test_frames_at_their_budget_give_the_same_rows_byte_for_byte(q3_processor, pancake):
+    """``at_budget`` resizes with the kernels' own CPU resize, so ``preprocess`` of the small
+    frames skips its resize and writes exactly the rows of the decoded frames (two budgets, and
+    a frame the budget leaves at its size)."""
+    codec = ChatCodec(q3_processor)
+    with VideoSource(pancake) as src:
+        frames = src.overview(5)
+    parts = [frames.frame(i) for i in range(len(frames))]
+    for lo, hi in ((784, 4096), (784, 50176)):
+        small = vision.at_budget(parts, codec.arch, lo, hi, workers=2)
+        assert all(s.shape[1] * s.shape[2] <= hi for s in small)
+        assert all(s.shape != p.shape for s, p in zip(small, parts, strict=True))
+
+        def items(data, lo=lo, hi=hi):
+            out = [ImageItem(d, 0.0, "overview", lo, hi) for d in data]
+            for it in out:
+                it.grid_thw = codec.grid_for(it.data.shape[1], it.data.shape[2], lo, hi)
+            return out
+
+        pv_full, grid_full = vision.preprocess(items(parts), codec)
+        pv_small, grid_small = vision.preprocess(items(small), codec)
+        assert grid_full.tolist() == grid_small.tolist()
+        assert torch.equal(pv_full, pv_small)
+    same = vision.at_budget(small, codec.arch, 784, 50176)
+    assert all(a is b for a, b in zip(same, small, strict=True))
+
+
+def test_engine_keeps_frames_at_budget_and_drops_subagent_frames(q3_processor, pancake):
+    """The training engine's host-memory options: the same token streams and pixel rows, frames
+    kept at the budget size, and sub-agent window frames let go once summarised."""
+    from agent_helpers import call, small_config
+
+    from paravt.agent.backends.scripted import ScriptedBackend
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.agent.records import EpisodeInput
+
+    def run(**kw):
+        script = [call(0, 3) + call(2, 5), "<answer>A</answer>"]
+        backend = ScriptedBackend(script, processor=q3_processor, subagent="a pan")
+        cfg = small_config(evidence="subagent")
+        [rec] = EpisodeEngine(backend, cfg, **kw).run(
+            [EpisodeInput("d", pancake, "Q?", ["a", "b"])]
+        )
+        return rec
+
+    before = run()
+    after = run(frames_at_budget=True, keep_subagent_frames=False)
+    assert after.token_ids == before.token_ids
+    assert torch.equal(after.pixel_values, before.pixel_values)
+    assert all(
+        a.data.numel() < b.data.numel() for a, b in zip(after.images, before.images, strict=True)
+    )
+    assert all(a.data.shape[1] * a.data.shape[2] <= 4096 for a in after.images)
+    assert len(after.subagents) == len(before.subagents) == 2
+    assert all(s.images for s in before.subagents)
+    assert all(not s.images and s.prediction for s in after.subagents)

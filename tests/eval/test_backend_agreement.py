@@ -1,4 +1,4 @@
-"""The ``hf`` and ``openai`` backends agree (issue 12, part 5).
+"""The ``hf`` and ``openai`` backends agree.
 
 - Without a server: at every turn of real toy episodes (the oracle in token space, so tool turns
   carry real decoded frames), the prompt ``transformers serve`` would build from the ``openai``
@@ -16,6 +16,7 @@ import json
 import pytest
 import torch
 
+from paravt.agent.backends.base import BackendBase
 from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.config import CropSettings, EngineConfig
 from paravt.agent.engine import EpisodeEngine
@@ -62,7 +63,7 @@ def _inputs(out) -> list[EpisodeInput]:
     ]  # fmt: skip
 
 
-class ServerView:
+class ServerView(BackendBase):
     """Wraps a token-space backend; for each request also builds the prompt that ``transformers
     serve`` renders from the ``openai`` backend's request body, and keeps both."""
 

@@ -11,6 +11,7 @@ import logging
 
 import pytest
 
+from paravt.agent.backends.base import BackendBase
 from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.records import Generation
 from paravt.config import load_config
@@ -212,10 +213,8 @@ def test_charades_iou_metrics(charades, tmp_path):
     ]
 
 
-class _ExplodingBackend:
+class _ExplodingBackend(BackendBase):
     """Raises (instead of returning an error Generation) whenever one episode is in the batch."""
-
-    codec = None
 
     def __init__(self, inner, bad_id):
         self.inner, self.bad_id = inner, bad_id
@@ -340,3 +339,38 @@ def test_tool_usage_reports_attempted_calls_next_to_executed(lvbench, tmp_path):
     t = summary["metrics"]["tools"]
     assert t["avg_calls"] == pytest.approx(1 / 3) and t["usage_rate"] == pytest.approx(1 / 3)
     assert t["avg_attempted"] == pytest.approx(4 / 3) and t["attempt_rate"] == pytest.approx(1 / 3)
+
+
+ENGINE = {"frames": 2, "max_turns": 1}
+
+
+def test_a_user_template_is_used_recorded_and_checked_at_start(videomme, tmp_path):
+    """``engine.user_template``: every episode's user text is rendered from it, the protocol
+    records its hash, and a template that cannot show the split's options stops the run before
+    the first episode, naming the missing field."""
+    from paravt.agent.prompts import UserTemplateError
+
+    good = tmp_path / "user.txt"
+    good.write_text("Q: ${question}\n${options}Letter only. File: ${video_name}")
+    script = {"001-1": A("C"), "001-2": A("B"), "002-1": A("D")}
+    summary, _, backend = run(
+        "videomme", videomme, tmp_path, script, engine={**ENGINE, "user_template": str(good)}
+    )
+    prompts = summary["protocol"]["prompts"]
+    assert prompts["user_template_file"] == str(good) and prompts["user_template_sha256"]
+    texts = [r.messages[1]["content"][-1]["text"] for batch in backend.batches for r in batch]
+    assert sorted(t.rsplit("File: ", 1)[1] for t in texts) == ["vmA.mp4", "vmA.mp4", "vmB.mkv"]
+    assert texts[0].startswith("\nQ: ") and "\nA. " in texts[0]
+
+    bad = tmp_path / "no_options.txt"
+    bad.write_text("Q: ${question}")
+    calls = []
+    with pytest.raises(UserTemplateError, match=r"no \$\{options\} field"):
+        run(
+            "videomme",
+            videomme,
+            tmp_path / "bad",
+            lambda req: calls.append(req) or "<answer>A</answer>",
+            engine={**ENGINE, "user_template": str(bad)},
+        )
+    assert calls == [] and not (tmp_path / "bad" / "out_videomme" / "results.jsonl").exists()

@@ -193,3 +193,40 @@ def test_rule_judge_normalises_like_the_training_reward(prediction, reference, m
     assert bool(exact_match(prediction, reference)) == equal
     if equal:
         assert rule_match(prediction, reference)
+
+
+# -- reference scoring defects, pinned in every variant ----------------------------------------
+
+
+@pytest.mark.parametrize("reply", [".", "<answer>.</answer>", "...", " "])
+def test_a_reply_without_a_letter_never_matches_gold_a(reply):
+    """The reference normalised the letter A to an empty string, so a reply that normalised to
+    nothing (".") scored as option A. Here it is no answer under every variant."""
+    from paravt.eval.scoring import score_variants
+
+    gold_a = dict(MCQ, answer="A")
+    robust = score_sample(gold_a, reply, reply, None)
+    assert robust == {"extracted": None, "correct": 0.0}
+    for variant, scored in score_variants(gold_a, reply, reply, None, robust).items():
+        assert scored["correct"] == 0.0, variant
+    # the letter itself still scores
+    assert score_sample(gold_a, "A", "A", None)["correct"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("reply", "gold", "iou"),
+    [
+        ("[1.2,3]", [1.2, 3.0], 1.0),
+        ("[1.2,3]", [3.0, 12.0], 0.0),  # the reference read "[1.2,3]" as [12, 3]
+        ("[12,3]", [3.0, 12.0], 1.0),
+        ("[12,3]", [1.2, 3.0], 0.0),
+    ],
+)
+def test_a_decimal_point_in_a_bracketed_span_is_kept(reply, gold, iou):
+    from paravt.eval.scoring import score_variants
+
+    sample = {"question_type": "tvg", "answer": gold}
+    robust = score_sample(sample, reply, reply, None)
+    assert robust["iou"] == pytest.approx(iou)
+    for scored in score_variants(sample, reply, reply, None, robust).values():
+        assert scored["iou"] == pytest.approx(iou)

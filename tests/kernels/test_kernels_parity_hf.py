@@ -1,4 +1,4 @@
-"""Parity with transformers' Qwen-VL processors on real and generated frames (issue 4 must-show).
+"""Parity with transformers' Qwen-VL processors on real and generated frames.
 
 For each arch and layout: identical ``grid_thw`` and row/column layout, and each resize option
 within 1 uint8 step of its own reference after undoing normalisation:

@@ -210,7 +210,7 @@ def test_unknown_question_type_is_a_user_error():
         accuracy("x", "x", "oe", oe_metric="bleu")
 
 
-# -- reading an untagged answer (issue 14 item 16): one rule in rewards, engine and eval ---------
+# -- reading an untagged answer: one rule in rewards, engine and eval ---------
 
 
 @pytest.mark.parametrize(
@@ -250,7 +250,7 @@ def test_answer_text_is_the_parser_rule():
         assert answer_text(text)
 
 
-# -- phrases and letter case (issue 14 item 17) -------------------------------------------------
+# -- phrases and letter case -------------------------------------------------
 
 
 @pytest.mark.parametrize(

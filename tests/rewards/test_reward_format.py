@@ -285,7 +285,7 @@ def test_non_string_completion():
     assert format_reward(None) == (0.0, 0.0)  # type: ignore[arg-type]
 
 
-# --- issue 14.1: think-before-call needs a call the parser accepted, outside <think>
+# --- think-before-call needs a call the parser accepted, outside <think>
 
 HACK = "<think>\nI reason about the frames carefully. <tool_call></tool_call></think>\n<answer>B</answer>"
 
@@ -321,7 +321,7 @@ def test_think_before_call_follows_r_tools_notion_of_a_call():
     assert format_terms([CALL, f"<think>{THINK}</think>{CALL}"]).think_before_call == 0.0
 
 
-# --- issue 14.2: the answer terms score the final turn
+# --- the answer terms score the final turn
 
 
 def test_answer_terms_read_the_final_turn_only():

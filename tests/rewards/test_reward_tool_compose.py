@@ -142,7 +142,7 @@ def test_compose_by_question_type(qtype, completion, gold, acc):
 
 
 def test_compose_takes_the_turns_of_an_episode():
-    """Issue 14.2: the turn boundary is explicit; an earlier tool turn's answer earns nothing."""
+    """The turn boundary is explicit; an earlier tool turn's answer earns nothing."""
     tool_turn = "<think>Look at the start first.</think><answer>A</answer>" + CALL
     final = "<think>The start shows a dog.</think>"
     ex = ToolExecutionSummary(parseable_calls=1, executed_ok=1)

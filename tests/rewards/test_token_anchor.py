@@ -74,7 +74,7 @@ def test_no_tags_and_empty_input(tokenizer):
 
 
 def test_repetition_earns_nothing_more(tokenizer):
-    """Issue 14.4: the first occurrence of each tag per turn is credited, repeats are not."""
+    """The first occurrence of each tag per turn is credited, repeats are not."""
     once = tokenizer.encode("I see it.</think><answer>B</answer>", add_special_tokens=False)
     many = tokenizer.encode(
         "I see it.</think></think></think></think><answer>B</answer></answer>",
@@ -111,3 +111,26 @@ def test_first_occurrence_per_turn_and_unclosed_penalty(tokenizer):
     # one turn over the whole sequence (the default) credits each tag once in all
     whole = anchor_token_bonus(ids, tokenizer)
     assert sum(whole) == pytest.approx(v["</think>"] + v["<answer>"] + v["</answer>"])
+
+
+def test_a_hollow_close_earns_no_think_bonus(tokenizer):
+    """Under the pre-fill a ``</think>`` straight after the opener closes no reasoning: the turn's
+    ``</think>`` bonus goes only where the turn closes a substantive think, like the anchor's
+    close term (``substantive_close_turns``)."""
+    from paravt.rewards import substantive_close_turns
+
+    calls = COMPLETION.split("</think>", 1)[1].split("<think>")[0]  # the two tool calls
+    turns_text = ["</think>" + calls, "I saw it clearly.</think><answer>B</answer>"]
+    assert substantive_close_turns(turns_text, "<think>\n") == [False, True]
+    ids0 = tokenizer.encode(turns_text[0], add_special_tokens=False)
+    ids1 = tokenizer.encode(turns_text[1], add_special_tokens=False)
+    ids = ids0 + ids1
+    spans = [(0, len(ids0)), (len(ids0), len(ids))]
+    values = {"</think>": 0.1, "<answer>": 0.0, "</answer>": 0.0, "</tool_call>": 0.0}
+    closed = substantive_close_turns(turns_text, "<think>\n")
+    bonus = anchor_token_bonus(ids, tokenizer, values, turns=spans, think_closed=closed)
+    close_id = tokenizer.convert_tokens_to_ids("</think>")
+    paid = [i for i, b in enumerate(bonus) if b]
+    assert paid == [len(ids0) + ids1.index(close_id)]  # turn 1's close only
+    # without the flags (the old rule) both turns' first </think> are paid
+    assert sum(anchor_token_bonus(ids, tokenizer, values, turns=spans)) == pytest.approx(0.2)

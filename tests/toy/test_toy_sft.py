@@ -1,5 +1,5 @@
 """A few ``paravt sft`` steps on trajectories the toy oracle plays through the real engine over
-generated toy videos lower the loss on those trajectories (issue 12's fast check), under the
+generated toy videos lower the loss on those trajectories (the toy task's fast check), under the
 short toy system prompt the experiment uses."""
 
 from __future__ import annotations

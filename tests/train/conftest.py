@@ -10,7 +10,7 @@ import torch
 
 
 def smoke_overrides(run_dir: Path, videos: Path, *extra: str) -> tuple[str, ...]:
-    return (f"output_dir={run_dir}", f"data.video_root={videos}", *extra)
+    return (f"output_dir={run_dir}", "data.path=builtin:smoke", f"data.video_root={videos}", *extra)
 
 
 def forward_views(trainer, out) -> dict:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
+
+from gloo_ranks import run_two_ranks
 
 
 def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
@@ -70,3 +73,23 @@ def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
     ok = [e for e in episodes if e["status"] == "ok"]
     assert ok and all(e["images"] > 2 for e in ok)  # K=2 overview frames + the tool windows' frames
     assert all(e["reward"] is not None for e in ok)
+
+
+def test_start_up_probes_once_and_every_rank_keeps_the_same_rows(tmp_path, shared_videos):
+    """2 gloo ranks; rank 1 gets a read error on one video. Each video is probed on one rank, and
+    both ranks keep the same rows (before: every rank probed every video, and rank 1 kept 4 rows
+    where rank 0 kept 6)."""
+    worker = Path(__file__).with_name("data_split_worker.py")
+    done = run_two_ranks(
+        worker, str(shared_videos), str(tmp_path / "run"), str(tmp_path), timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert ranks[0]["rows"] == ranks[1]["rows"]
+    assert ranks[0]["skipped"] == ranks[1]["skipped"]
+    probed = ranks[0]["probed"] + ranks[1]["probed"]
+    assert sorted(probed) == sorted(set(probed)) and len(probed) == 4  # each video once, in all
+    # the videos are dealt out in order of first use: the flaky one is rank 1's, and its read
+    # error is that video's verdict on rank 0 too
+    assert "mediabunny__trim-buck-bunny.webm" in ranks[1]["probed"]
+    assert ranks[0]["skipped"] == ["mediabunny__trim-buck-bunny.webm"] * 2

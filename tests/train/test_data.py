@@ -182,3 +182,56 @@ def test_a_row_with_more_options_than_letters_is_skipped_with_its_reason(tmp_pat
     assert [(s.id, s.reason.split(";")[0]) for s in res.skipped] == [
         ("eleven", "row 'eleven' has 11 options")
     ]
+
+
+def test_a_data_file_one_rank_cannot_parse_stops_every_rank_after_the_gather(tmp_path):
+    """A truncated parquet file raises pyarrow's own error, not a UserError; it must still reach
+    the gather, or the ranks that read the file wait there for this one forever."""
+    from paravt.data import Split
+
+    bad = tmp_path / "train.parquet"
+    bad.write_bytes(b"PAR1 truncated")
+    gathered = []
+
+    def gather(objs):  # this rank (0) and a rank 1 that read its copy of the file fine
+        gathered.append(objs[0])
+        return [objs[0], None]
+
+    with pytest.raises(UserError, match="rank 0: cannot read .*train.parquet"):
+        load_training_rows(bad, split=Split(rank=0, world=2, gather=gather))
+    assert len(gathered) == 1 and gathered[0]
+
+
+def test_a_user_template_without_options_is_refused_before_the_model_loads(tmp_path, shared_videos):
+    """Every training row is checked against ``engine.user_template`` when the run starts, not
+    when the first mcq row reaches a rollout (on one rank, steps in)."""
+    from paravt.agent.prompts import UserTemplateError
+    from paravt.train.run import load_command_config, run_training
+
+    rows = [
+        {"id": "t", "video": "torchcodec__testsrc2.mp4", "question": "When?", "answer": [1, 2]},
+        {
+            "id": "m",
+            "video": "torchcodec__testsrc2.mp4",
+            "question": "Which?",
+            "options": ["x", "y"],
+            "answer": "A",
+        },
+    ]
+    p = _jsonl(tmp_path / "d.jsonl", rows)
+    template = tmp_path / "user.txt"
+    template.write_text("${question}\n${instruction}\n")
+    run_dir = tmp_path / "run"
+    cfg = load_command_config(
+        "cpu-smoke",
+        (
+            f"output_dir={run_dir}",
+            f"data.path={p}",
+            f"data.video_root={shared_videos}",
+            f"engine.user_template={template}",
+        ),
+    )
+    built = []
+    with pytest.raises(UserTemplateError, match="'m' has options"):
+        run_training(cfg, on_trainer=built.append)
+    assert built == []  # refused before the trainer (and the policy) was built

@@ -1,4 +1,4 @@
-"""The episode engine's config inside the training config (issue 15.1): one home per knob.
+"""The episode engine's config inside the training config: one home per knob.
 
 Every ``EngineConfig`` key is set from a recipe's ``engine`` section (``--set engine.X=...``) and
 reaches the engine the trainer runs; an engine knob left under ``trainer`` names its new home; the
@@ -37,6 +37,7 @@ NEW_VALUES = {
     "max_pixels": 4096,
     "think_prefix": "",
     "system_prompt": None,
+    "user_template": None,
     "tool_prompt": "paravt",
     "tool_response_layout": "paravt",
     "crop.fps": 2.0,
@@ -71,7 +72,9 @@ def test_every_engine_key_is_covered_here():
 def test_every_engine_knob_is_set_with_set_and_reaches_the_trainers_engine(tmp_path):
     prompt = tmp_path / "system.txt"
     prompt.write_text("Answer with crop_video.\n")
-    values = dict(NEW_VALUES, system_prompt=str(prompt))
+    template = tmp_path / "user.txt"
+    template.write_text("${question}\n${options}${instruction}\n")
+    values = dict(NEW_VALUES, system_prompt=str(prompt), user_template=str(template))
     overrides = [f"engine.{k}={v}" for k, v in values.items()]
     cfg = load_command_config("cpu-smoke", tuple(overrides))
     args = para_config(cfg)

@@ -41,3 +41,39 @@ def test_top_k_zero_turns_top_k_off_even_when_the_model_config_sets_one(tiny_qwe
     torch.manual_seed(0)
     top1 = PolicyBackend(model, processor, temperature=1.0, top_k=1).generate(_requests(ids, 6))
     assert len({tuple(g.token_ids) for g in top1}) == 1  # the setting itself is honoured
+
+
+def test_lockstep_samples_what_the_other_rank_samples_and_drops_the_fillers(tiny_qwen3_dir):
+    """One rank of two, the other one scripted through the gather: this rank's call also samples
+    the other rank's budget group (a filler batch with a filler image, since that group has
+    images), pads its own group's second batch with a filler, and ``drain`` keeps joining while the
+    other rank runs. Only this rank's own requests get answers."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from paravt.train.lockstep import Lockstep
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32).eval()
+    processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)
+    ids = processor.tokenizer("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n").input_ids
+    other = [  # the other rank's (groups, running) at each tick: two generate calls, then done
+        ({(8, 1.0, 1.0): (3, False), (4, 1.0, 1.0): (1, True)}, True),
+        ({(4, 1.0, 1.0): (1, True)}, True),
+        ({}, False),
+    ]
+    lockstep = Lockstep(lambda mine: [mine[0], other.pop(0) if other else ({}, False)])
+    backend = PolicyBackend(model, processor, temperature=1.0, batch_size=2, lockstep=lockstep)
+    calls = []
+    generate = model.generate
+
+    def recorded(**kwargs):
+        calls.append((kwargs["input_ids"].shape[0], "pixel_values" in kwargs))
+        return generate(**kwargs)
+
+    model.generate = recorded
+    out = backend.generate(_requests(ids, 1))  # this rank: one text request in (8, 1.0, 1.0)
+    assert len(out) == 1 and out[0].token_ids and out[0].error is None
+    # (4,…): a filler with the filler image; (8,…): own request, then a filler batch (3 > 2)
+    assert calls == [(1, True), (1, False), (1, False)]
+    backend.drain()  # the other rank still runs one call of (4,…) with images, then stops
+    assert calls[3:] == [(1, True)]
+    assert lockstep.ticks == 3 and backend.filler_batches == 3

@@ -256,7 +256,7 @@ def test_workers_that_did_not_form_a_process_group_are_refused(
 
 
 def test_score_episode_passes_the_turns_so_only_the_final_turn_answers():
-    """Issue 14.2, end to end from the engine's record: turn 0 answered and called a tool, the
+    """End to end from the engine's record: turn 0 answered and called a tool, the
     final turn did not answer; the answer terms must not read turn 0's answer."""
     from paravt.agent.records import EpisodeRecord, TurnRecord
     from paravt.rewards import RewardConfig

@@ -1,4 +1,4 @@
-"""cpu-smoke end to end: real tool calls on real videos through ParaGRPOTrainer (issue 7)."""
+"""cpu-smoke end to end: real tool calls on real videos through ParaGRPOTrainer."""
 
 from __future__ import annotations
 

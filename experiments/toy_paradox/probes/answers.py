@@ -37,6 +37,11 @@ MATCH = re.compile(
 
 def breakdown(folder: Path) -> dict:
     rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    return {"eval": str(folder), **breakdown_rows(rows)}
+
+
+def breakdown_rows(rows: list[dict]) -> dict:
+    """The counts above over an eval's ``results.jsonl`` rows."""
     counts = dict.fromkeys(
         ("colour_right", "options_copied", "lookup_consistent", "correct", "correct_now"), 0
     )
@@ -60,7 +65,7 @@ def breakdown(folder: Path) -> dict:
         counts["correct"] += (row.get("score") or {}).get("correct") == 1.0
         letter = extract_mcq_letter(answer_text(text), sample["options"])
         counts["correct_now"] += letter == sample["answer"]
-    return {"eval": str(folder), "n": len(rows), **counts}
+    return {"n": len(rows), **counts}
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from paravt.errors import ConfigError
-from paravt.video.config import CropConfig
+from paravt.rewards.answers import QuestionType
+from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS, CropConfig
 
 #: The released ParaVT checkpoint on the Hugging Face Hub (Qwen3-VL-8B fine-tuned with PARA-GRPO).
 DEFAULT_MODEL_ID = "ParaVT/ParaVT-8B"
@@ -23,8 +24,8 @@ class CropSettings(CropConfig):
     docs/PROTOCOL.md §3; defined once in ``paravt.video.config``) plus the pixel budget the window frames
     are resized to for the model. The engine hands it to the tool as it is."""
 
-    min_pixels: int = 784
-    max_pixels: int = 50176
+    min_pixels: int = WINDOW_MIN_PIXELS
+    max_pixels: int = WINDOW_MAX_PIXELS
 
 
 @dataclass
@@ -42,7 +43,12 @@ class EngineConfig:
     - ``timestamps``: precede each overview frame with ``<t seconds>`` (off = paper-compat eval).
     - ``min_pixels``/``max_pixels``: overview pixel budget; window frames use ``crop``'s budget.
     - ``think_prefix``: text pre-filled after the main agent's generation prompt (prompt tokens,
-      not completion); ``system_prompt``: a file that replaces the system prompt verbatim.
+      not completion); ``system_prompt``: a file that replaces the system prompt verbatim;
+      ``user_template``: a file that replaces the first user turn's text, a ``string.Template``
+      with named fields (``paravt.agent.prompts.USER_TEMPLATE_FIELDS``: ``${question}``,
+      ``${options}``, ``${instruction}``, ``${video_path}``, ``${video_name}``,
+      ``${question_type}``), e.g. to evaluate a released checkpoint with the user prompt it was
+      trained on (docs/INFER.md, "Prompts").
     - ``temperature`` 0 means greedy.
     - ``tool_prompt``: how the crop_video schema reaches the model (exactly once). ``native``: the
       chat template's own ``tools=`` section, or a Hermes-style ``<tools>`` block in the system
@@ -74,6 +80,7 @@ class EngineConfig:
     max_pixels: int = 602112
     think_prefix: str = ""
     system_prompt: str | None = None
+    user_template: str | None = None
     keep_images: bool = True
     crop: CropSettings = field(default_factory=CropSettings)
     tool_prompt: Literal["auto", "native", "paravt"] = "auto"
@@ -195,7 +202,7 @@ class InferConfig:
 
     backend: BackendConfig = field(default_factory=BackendConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
-    question_type: Literal["auto", "mcq", "tvg", "oe"] = "auto"
+    question_type: Literal["auto", QuestionType] = "auto"
     batch_size: int = 8
 
     def __post_init__(self) -> None:

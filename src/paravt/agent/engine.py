@@ -23,6 +23,7 @@ import logging
 import time
 from typing import Any
 
+from paravt.agent.backends.base import Backend, check_backend
 from paravt.agent.config import EngineConfig
 from paravt.agent.prompts import Prompts, load_prompts
 from paravt.agent.records import (
@@ -40,7 +41,7 @@ from paravt.agent.tool_turns import (
     tool_message,
     truncate_summary,
 )
-from paravt.agent.vision import preprocess
+from paravt.agent.vision import at_budget, preprocess
 from paravt.errors import UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
@@ -132,19 +133,28 @@ class EpisodeEngine:
 
     def __init__(
         self,
-        backend: Any,
+        backend: Backend,
         config: EngineConfig | None = None,
         prompts: Prompts | None = None,
         *,
         keep_pixels: bool = True,
+        frames_at_budget: bool = False,
+        keep_subagent_frames: bool = True,
     ):
-        self.backend = backend
+        self.backend = check_backend(backend)
+        #: resize decoded frames to their pixel budget as soon as they become images, and keep
+        #: only those (``agent.vision.at_budget``: the same rows, a fraction of the memory);
+        #: training turns it on, where every frame of a step stays in its records until the loss
+        self.frames_at_budget = frames_at_budget
+        #: do sub-agent records keep their window frames after their summary is made? Only a
+        #: loss over the sub-agent trajectories reads them (``subagent_in_loss``)
+        self.keep_subagent_frames = keep_subagent_frames
         #: do the records of ``run`` keep their preprocessed rows? Training and SFT read them in
         #: their loss forward; infer and eval do not, and pass False (``EpisodeRecord.drop_pixels``)
         self.keep_pixels = keep_pixels
         self.config = config or EngineConfig()
-        self.prompts = prompts or load_prompts(self.config.system_prompt)
-        self.codec = getattr(backend, "codec", None)
+        self.prompts = prompts or load_prompts(self.config.system_prompt, self.config.user_template)
+        self.codec = backend.codec
         #: ``tools.execute_windows`` BatchResult.stats of every tool round of the last ``run``.
         self.tool_stats: list[Any] = []
         #: how many times each video was opened during the last ``run`` (1 per readable video)
@@ -152,13 +162,13 @@ class EpisodeEngine:
         self._sources: dict[str, Any] = {}
         self._round_items: dict[tuple, list[ImageItem]] = {}
         # token-space backends may ask for pixel_values in their model's dtype / on its device
-        self.pixel_dtype = getattr(backend, "pixel_dtype", None)
-        self.pixel_device = getattr(backend, "pixel_device", None)
-        self.reads_image_pixels = bool(getattr(backend, "reads_image_pixels", False))
+        self.pixel_dtype = backend.pixel_dtype
+        self.pixel_device = backend.pixel_device
+        self.reads_image_pixels = bool(backend.reads_image_pixels)
         # the tool schema's one place (engine.tool_prompt, per family); a message-only backend
         # is told the family by the size rule its frames are resized under
         cfg = self.config
-        arch = self.codec.arch if self.codec is not None else getattr(backend, "resize_arch", None)
+        arch = self.codec.arch if self.codec is not None else backend.resize_arch
         self.tool_prompt = cfg.resolved_tool_prompt(arch)
         renders_tools = self.codec.renders_tools if self.codec is not None else arch != "qwen2.5-vl"
         self.system_text, self.tools = self.prompts.system_and_tools(
@@ -186,6 +196,7 @@ class EpisodeEngine:
                 raise UserError(
                     f"EpisodeEngine.run takes EpisodeInput items, got {type(inp).__name__}"
                 )
+        self.prompts.check_questions(inputs)  # a user template that cannot show them: now
         # One open VideoSource per video for the whole run: the overview and every tool round
         # share it, so metadata and the frame table are read once per video (docs/PROTOCOL.md §3).
         self._sources = {}
@@ -314,13 +325,19 @@ class EpisodeEngine:
             rec.overview_times = [float(t) for t in frames.times]
             key = (str(inp.video), rec.frames_k)
             if key not in shared:  # one set of overview images per video and budget
+                parts = self._budget([frames.frame(i) for i in range(len(frames.times))], cfg)
                 shared[key] = [
-                    ImageItem(frames.frame(i), float(t), "overview", cfg.min_pixels, cfg.max_pixels)
-                    for i, t in enumerate(frames.times)
+                    ImageItem(part, float(t), "overview", cfg.min_pixels, cfg.max_pixels)
+                    for part, t in zip(parts, frames.times, strict=True)
                 ]
             items = list(shared[key])
             content = self.prompts.user_content(
-                rec.overview_times, inp.question, inp.options, inp.question_type, cfg.timestamps
+                rec.overview_times,
+                inp.question,
+                inp.options,
+                inp.question_type,
+                cfg.timestamps,
+                video=inp.video,
             )
             ep.ctx.messages = [
                 {"role": "system", "content": system},
@@ -542,12 +559,27 @@ class EpisodeEngine:
         items = self._round_items.get(key)
         if items is None:
             c = self.config.crop
+            parts = self._budget([frames.frame(i) for i in range(len(times))], c)
             items = [
-                ImageItem(frames.frame(i), float(t), "tool", c.min_pixels, c.max_pixels)
-                for i, t in enumerate(times)
+                ImageItem(part, float(t), "tool", c.min_pixels, c.max_pixels)
+                for part, t in zip(parts, times, strict=True)
             ]
             self._round_items[key] = items
         return list(items)
+
+    def _budget(self, parts: list[Any], budget: Any) -> list[Any]:
+        """``parts`` at ``budget``'s pixel budget with ``frames_at_budget`` (token space only),
+        else as decoded."""
+        if not self.frames_at_budget or self.codec is None:
+            return parts
+        return at_budget(
+            parts,
+            self.codec.arch,
+            budget.min_pixels,
+            budget.max_pixels,
+            self.pixel_device,
+            self.config.crop.workers,
+        )
 
     def _summarise(self, owners: list, frames_of: dict) -> None:
         """One batched generate of sub-agent summaries for every successful window of the round."""
@@ -619,6 +651,8 @@ class EpisodeEngine:
                 sub.prediction = call.summary
                 ctx.messages = ctx.messages + [{"role": "assistant", "content": text}]
             self._close(sub, ctx)
+            if not self.keep_subagent_frames:  # the summary is made: nothing reads them again
+                sub.images = []
             ep.record.subagents.append(sub)
 
     def _tool_turn(self, ep: _Episode, planned: list, frames_of: dict) -> None:

@@ -6,7 +6,12 @@ parts — for each overview frame an optional ``<t seconds>`` text part then an 
 by the question text, so the model's own chat template places the vision tokens.
 
 ``--system-prompt FILE`` replaces the system prompt verbatim (no placeholder filling), so a
-released checkpoint's own prompt can be used unchanged.
+released checkpoint's own prompt can be used unchanged. ``--user-template FILE``
+(``engine.user_template``) replaces the text of the first user turn — what follows the overview
+frames — with a ``string.Template`` of named fields (``USER_TEMPLATE_FIELDS``): the question, its
+lettered options, the answer instruction, the video's path or file name. A template that names an
+unknown field, or lacks a field a question needs (``question`` always, ``options`` for a question
+with options), is a ``UserTemplateError`` when the run starts, before any episode.
 
 The tool schema reaches the model exactly once, in one of two forms (``engine.tool_prompt``):
 ``paravt`` writes it into our wording (``Its definition: {json}``); ``native`` leaves it out of our
@@ -26,6 +31,75 @@ from string import Template
 from paravt.errors import UserError
 from paravt.rewards.answers import LETTERS, QUESTION_TYPES, require_letterable
 from paravt.tools.schema import TOOL_SCHEMA
+
+#: The fields a user template (``engine.user_template``) may use, and what each holds.
+USER_TEMPLATE_FIELDS = {
+    "question": "the question text",
+    "options": "the options lettered A., B., ... one a line (empty without options)",
+    "instruction": "paravt's answer instruction for the question type",
+    "video_path": "the video's path as the run was given it",
+    "video_name": "the video's file name (the reference's video-path suffix uses it)",
+    "question_type": "mcq, tvg or oe",
+}
+
+
+class UserTemplateError(UserError):
+    """A user template file that cannot render the run's questions."""
+
+
+def _field_list() -> str:
+    return ", ".join("${" + k + "}" for k in USER_TEMPLATE_FIELDS)
+
+
+def template_fields(text: str) -> set[str]:
+    """The ``${name}`` / ``$name`` fields a ``string.Template`` text uses."""
+    found = set()
+    for m in Template.pattern.finditer(text):
+        name = m.group("named") or m.group("braced")
+        if name:
+            found.add(name)
+        elif m.group("invalid") is not None:
+            raise UserTemplateError(
+                f"user template: the '$' at character {m.start()} starts no field; write $$ for "
+                "a literal dollar, or a field: " + _field_list()
+            )
+    return found
+
+
+def load_user_template(path: str | Path) -> str:
+    """Read a user template file and check its fields (unknown → ``UserTemplateError``)."""
+    p = Path(path)
+    text = _read_file(p, "user template", "--user-template", UserTemplateError)
+    fields = template_fields(text)
+    unknown = sorted(fields - set(USER_TEMPLATE_FIELDS))
+    if unknown:
+        raise UserTemplateError(
+            f"user template {p} uses the unknown field ${{{unknown[0]}}}; the fields are "
+            + _field_list()
+        )
+    if "question" not in fields:
+        raise UserTemplateError(
+            f"user template {p} has no ${{question}} field: every question needs it"
+        )
+    return text
+
+
+def _read_file(p: Path, what: str, flag: str, error: type[UserError]) -> str:
+    """A prompt file's text, stripped; a missing or empty file is ``error`` naming ``flag``."""
+    if not p.is_file():
+        raise error(f"{what} file not found: {p} (pass an existing text file to {flag})")
+    text = p.read_text(encoding="utf-8").strip()
+    if not text:
+        raise error(f"{what} file {p} is empty; write the {what.split()[-1]} into it")
+    return text
+
+
+def check_user_template(path: str | Path | None, questions) -> None:
+    """Refuse a user template file (``engine.user_template``; None: the packaged one, nothing to
+    check) that cannot show ``questions`` (``EpisodeInput``-like: ``id``, ``options``), when a
+    run starts rather than at the first episode that needs the missing field."""
+    if path is not None:
+        load_prompts(user_template_file=path).check_questions(questions)
 
 
 def _read(name: str) -> str:
@@ -100,6 +174,9 @@ class Prompts:
     forced_mcq: str
     subagent: str
     system_override: str | None = None
+    #: ``engine.user_template``'s text: replaces ``user`` and can use every field of
+    #: ``USER_TEMPLATE_FIELDS``
+    user_override: str | None = None
 
     def system(
         self, mode: str, max_turns: int, max_parallel: int, schema_in_text: bool = True
@@ -148,14 +225,44 @@ class Prompts:
     def instruction(self, question_type: str) -> str:
         return self.instructions.get(question_type, self.instructions["oe"])
 
-    def question_text(self, question: str, options: list[str] | None, question_type: str) -> str:
-        """The text that follows the overview frames: question, lettered options, instruction."""
-        return _fill(
-            self.user,
-            question=question.strip(),
-            options=format_options(options, f"question {question.strip()[:80]!r}"),
-            instruction=self.instruction(question_type),
+    def check_questions(self, questions) -> None:
+        """Refuse, before any episode runs, a user template that lacks a field one of
+        ``questions`` (``EpisodeInput``-like: ``id``, ``options``) needs. The packaged template
+        has them all."""
+        if self.user_override is None:
+            return
+        fields = template_fields(self.user_override)
+        for q in questions:
+            if getattr(q, "options", None) and "options" not in fields:
+                raise UserTemplateError(
+                    f"the user template has no ${{options}} field, and question "
+                    f"{getattr(q, 'id', '?')!r} has options the model would never see; add "
+                    "${options} to the template"
+                )
+
+    def question_text(
+        self,
+        question: str,
+        options: list[str] | None,
+        question_type: str,
+        video: str | Path | None = None,
+    ) -> str:
+        """The text that follows the overview frames: question, lettered options, instruction
+        (the packaged layout, or ``user_override`` with its named fields)."""
+        values = {
+            "question": question.strip(),
+            "options": format_options(options, f"question {question.strip()[:80]!r}"),
+            "instruction": self.instruction(question_type),
+        }
+        if self.user_override is None:
+            return _fill(self.user, **values)
+        video_path = "" if video is None else str(video)
+        values.update(
+            video_path=video_path,
+            video_name=Path(video_path).name if video_path else "",
+            question_type=question_type,
         )
+        return Template(self.user_override).substitute(**values)
 
     def user_content(
         self,
@@ -164,10 +271,11 @@ class Prompts:
         options: list[str] | None,
         question_type: str,
         timestamps: bool = True,
+        video: str | Path | None = None,
     ) -> list[dict]:
         """Chat content parts of the first user turn: ``[<t>] image`` per frame, then the text."""
         return _frames_then_text(
-            times, timestamps, self.question_text(question, options, question_type)
+            times, timestamps, self.question_text(question, options, question_type, video)
         )
 
     def forced_answer(self, question_type: str) -> str:
@@ -196,18 +304,16 @@ def _frames_then_text(times: list[float], timestamps: bool, text: str) -> list[d
     return parts
 
 
-def load_prompts(system_prompt_file: str | Path | None = None) -> Prompts:
-    """Read the packaged prompts; ``system_prompt_file`` replaces the system prompt verbatim."""
+def load_prompts(
+    system_prompt_file: str | Path | None = None, user_template_file: str | Path | None = None
+) -> Prompts:
+    """Read the packaged prompts; ``system_prompt_file`` replaces the system prompt verbatim,
+    ``user_template_file`` the first user turn's text (see the module docstring)."""
     override = None
     if system_prompt_file is not None:
-        p = Path(system_prompt_file)
-        if not p.is_file():
-            raise UserError(
-                f"system prompt file not found: {p} (pass an existing text file to --system-prompt)"
-            )
-        override = p.read_text(encoding="utf-8").strip()
-        if not override:
-            raise UserError(f"system prompt file {p} is empty; write the prompt into it")
+        override = _read_file(
+            Path(system_prompt_file), "system prompt", "--system-prompt", UserError
+        )
     return Prompts(
         system_by_mode={
             m: _read(f"system_{m}.txt").strip() for m in ("parallel", "sequential", "direct")
@@ -218,4 +324,7 @@ def load_prompts(system_prompt_file: str | Path | None = None) -> Prompts:
         forced_mcq=_read("forced_answer_mcq.txt").strip(),
         subagent=_read("subagent.txt").strip(),
         system_override=override,
+        user_override=(
+            None if user_template_file is None else load_user_template(user_template_file)
+        ),
     )

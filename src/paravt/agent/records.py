@@ -20,10 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from paravt.errors import UserError
-from paravt.rewards.answers import QUESTION_TYPES, require_letterable
-
-# spelled out for type checkers; the same values as QUESTION_TYPES (tests/agent/test_engine.py)
-QuestionType = Literal["mcq", "tvg", "oe"]
+from paravt.rewards.answers import QUESTION_TYPES, QuestionType, require_letterable
 
 
 @dataclass
@@ -300,6 +297,16 @@ class EpisodeRecord:
     @pixel_values.setter
     def pixel_values(self, value: Any) -> None:
         self._pixel_values = value
+
+    def pixel_parts(self) -> list:
+        """The preprocessed rows as pieces in stream order, not joined (``[]`` without them):
+        the rows set on the record, else each image's own. A batch of records then joins its
+        rows once (the trainer's collation) instead of once per record and again per batch."""
+        if self._pixel_values is not None:
+            return [self._pixel_values]
+        if not self.images or any(it.pixels is None for it in self.images):
+            return []
+        return [it.pixels for it in self.images]
 
     def drop_pixels(self) -> None:
         """Let go of the preprocessed rows (``pixel_values``); the frames and the grid stay.

@@ -41,7 +41,7 @@ def _runs(items: list[ImageItem]) -> list[list[ImageItem]]:
     return runs
 
 
-def _pieces(run: list[ImageItem], n: int) -> list[list[ImageItem]]:
+def _pieces(run: list, n: int) -> list[list]:
     """``run`` cut into ``min(n, len(run))`` contiguous pieces of near-equal length."""
     n = max(1, min(n, len(run)))
     size, extra = divmod(len(run), n)
@@ -64,6 +64,78 @@ def preprocess_lanes(workers: int) -> int:
     from paravt.video.parallel import resolve_workers  # paravt.video loads torch
 
     return max(1, resolve_workers(workers) // max(1, torch.get_num_threads()))
+
+
+def _kernels_resize():
+    try:
+        from paravt.kernels import resize_cpu  # the kernels load torch
+        from paravt.kernels.api import default_resize
+        from paravt.kernels.spec import arch_spec, smart_resize
+    except ImportError:
+        return None
+    return resize_cpu.resize, default_resize, arch_spec, smart_resize
+
+
+def at_budget(
+    parts: list[Any],
+    arch: str,
+    min_pixels: int,
+    max_pixels: int,
+    device: Any = None,
+    workers: int = 1,
+) -> list[Any]:
+    """Decoded ``[3, H, W]`` uint8 frames resized to their pixel budget, as uint8.
+
+    Why: a 720p frame is 2.76 MB and the model only ever sees it at the budget size (50,176 px
+    is ~150 KB), yet the frames of every image of every episode stayed in the records until the
+    training step ended. Resized here with the resize ``preprocess`` runs (the kernels'
+    ``resize_cpu.resize`` in the CPU default arithmetic, on frames stacked the same
+    channels-last way), the later ``preprocess`` finds them at their size, skips its resize (the
+    kernels return equal-size frames untouched) and gives the same rows, byte for byte.
+
+    Frames stay as they are where that would not hold: without the kernels (the processor
+    fallback resizes in its own arithmetic), when preprocessing runs on another device (the
+    Triton kernels resize from the decoded size), or when the size rule refuses the frame (the
+    later ``preprocess`` raises its typed error as before). ``workers`` spreads the resize over
+    ``preprocess_lanes(workers)`` threads like ``preprocess`` does.
+    """
+    import torch
+
+    kit = _kernels_resize()
+    if kit is None or not parts:
+        return parts
+    resize, default_resize, arch_spec, smart_resize = kit
+    where = torch.device(device) if device is not None else parts[0].device
+    if where.type != "cpu":
+        return parts
+    factor = arch_spec(arch).factor
+    out = list(parts)
+    by_size: dict[tuple[int, int], list[int]] = {}
+    for i, p in enumerate(parts):
+        by_size.setdefault((int(p.shape[1]), int(p.shape[2])), []).append(i)
+    lanes = preprocess_lanes(workers)
+    for (H, W), idx in by_size.items():
+        try:
+            h, w = smart_resize(H, W, factor, min_pixels, max_pixels)
+        except ValueError:  # PixelInputError: preprocess reports it with its context
+            continue
+        if (h, w) == (H, W):
+            continue
+
+        def one(piece: list[int], h: int = h, w: int = w) -> Any:
+            stacked = torch.stack([parts[i].permute(1, 2, 0) for i in piece]).permute(0, 3, 1, 2)
+            return resize(stacked, h, w, default_resize(where))
+
+        pieces = _pieces(idx, lanes)
+        if len(pieces) > 1:
+            with ThreadPoolExecutor(max_workers=len(pieces)) as pool:
+                resized = list(pool.map(one, pieces))
+        else:
+            resized = [one(pieces[0])]
+        for piece, frames in zip(pieces, resized, strict=True):
+            for k, i in enumerate(piece):
+                out[i] = frames[k]
+    return out
 
 
 def preprocess(

@@ -6,11 +6,18 @@ episode error inside the engine.
 """
 
 from paravt.data.rows import SkippedRow, TrainRow, read_rows
-from paravt.data.validate import SkipReport, check_videos, load_training_rows, to_dataset
+from paravt.data.validate import (
+    SkipReport,
+    Split,
+    check_videos,
+    load_training_rows,
+    to_dataset,
+)
 
 __all__ = [
     "SkipReport",
     "SkippedRow",
+    "Split",
     "TrainRow",
     "check_videos",
     "load_training_rows",

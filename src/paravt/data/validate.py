@@ -2,17 +2,24 @@
 
 A video is usable when it exists, opens, has a video stream and decodes one frame. Everything
 else is skipped with its reason and written to ``skipped_rows.jsonl`` in the run folder.
+
+On several ranks (``Split``) each rank probes its own share of the distinct videos and the
+verdicts are gathered, so the start-up decodes each video once in all, not once per rank, and
+every rank keeps exactly the same rows: a read that fails on one rank only (a transient network
+file system error) is that video's verdict everywhere, never a shorter dataset on one rank.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from paravt.data.rows import SkippedRow, TrainRow, read_rows
-from paravt.errors import UserError
+from paravt.errors import ConfigError, UserError
 
 logger = logging.getLogger(__name__)
 
@@ -67,12 +74,44 @@ def _probe(path: str) -> str | None:
     return None
 
 
-def check_videos(rows: list[TrainRow]) -> tuple[list[TrainRow], list[SkippedRow]]:
-    verdicts: dict[str, str | None] = {}
+@dataclass
+class Split:
+    """This process's share of the probing: ``rank`` of ``world`` ranks, and ``gather``, an
+    all-gather of one picklable object per rank (``accelerate.utils.gather_object``)."""
+
+    rank: int = 0
+    world: int = 1
+    gather: Callable[[list], list] | None = None
+
+    def __post_init__(self) -> None:
+        if self.world > 1 and self.gather is None:
+            raise ValueError("Split: several ranks need a gather")
+
+    @property
+    def several(self) -> bool:
+        """Whether the work is spread over several ranks (else this process does all of it)."""
+        return self.world > 1
+
+
+def _verdicts(videos: list[str], split: Split) -> dict[str, str | None]:
+    """Every video's verdict (None = usable); each rank probes every ``world``-th video."""
+    if not split.several:
+        return {v: _probe(v) for v in videos}
+    mine = {v: _probe(v) for v in videos[split.rank :: split.world]}
+    merged: dict[str, str | None] = {}
+    for theirs in split.gather([mine]):
+        merged.update(theirs)
+    return merged
+
+
+def check_videos(
+    rows: list[TrainRow], split: Split | None = None
+) -> tuple[list[TrainRow], list[SkippedRow]]:
+    """``(usable rows, skipped rows)``; each distinct video probed once (on one rank of
+    ``split``)."""
+    verdicts = _verdicts(list(dict.fromkeys(row.video for row in rows)), split or Split())
     good, bad = [], []
     for row in rows:
-        if row.video not in verdicts:
-            verdicts[row.video] = _probe(row.video)
         why = verdicts[row.video]
         if why is None:
             good.append(row)
@@ -81,22 +120,70 @@ def check_videos(rows: list[TrainRow]) -> tuple[list[TrainRow], list[SkippedRow]
     return good, bad
 
 
+def _read_everywhere(path, video_root, fmt: str, split: Split):
+    """``read_rows`` on every rank; a file one rank cannot read stops every rank (the others
+    would wait for it forever in the probes' gather). Any failure counts, not only a
+    ``UserError``: a truncated parquet file or an I/O error on one node must not leave that rank
+    raising alone."""
+    if not split.several:
+        return read_rows(path, video_root, fmt)
+    result, failure = None, None
+    try:
+        result = read_rows(path, video_root, fmt)
+    except UserError as e:
+        failure = str(e)
+    except Exception as e:  # noqa: BLE001 - reported to every rank as a UserError just below
+        logger.warning("reading training data %s failed on this rank", path, exc_info=True)
+        failure = f"cannot read {path}: {type(e).__name__}: {e}"
+    failures = [(r, f) for r, f in enumerate(split.gather([failure])) if f]
+    if failures:
+        rank, why = failures[0]
+        raise UserError(f"rank {rank}: {why}")
+    return result
+
+
+def _same_rows_everywhere(path, good: list[TrainRow], split: Split) -> None:
+    """ConfigError on every rank when the ranks kept different rows: their data files differ
+    (another copy of ``data.path`` on another node)."""
+    if not split.several:
+        return
+    digest = hashlib.sha1(
+        json.dumps([(r.source_index, r.id, r.video) for r in good]).encode()
+    ).hexdigest()
+    seen = split.gather([(len(good), digest)])
+    if len(set(seen)) > 1:
+        counts = ", ".join(f"rank {r}: {n} rows" for r, (n, _) in enumerate(seen))
+        raise ConfigError(
+            f"the ranks read different training rows from {path} ({counts}, or the same count "
+            "of other rows): every node must read the same data file; put it on the shared "
+            "file system"
+        )
+
+
 def load_training_rows(
-    path, video_root=None, fmt="auto", limit: int | None = None, report_dir=None
+    path,
+    video_root=None,
+    fmt="auto",
+    limit: int | None = None,
+    report_dir=None,
+    split: Split | None = None,
 ) -> tuple[list[TrainRow], SkipReport]:
     """Rows with a readable video, and the report of the rest. ``report_dir``: write the report
     there first — also when no row is usable, so the error's list of skipped rows exists.
+    ``split``: probe the videos across ranks, every rank getting the same rows (module doc).
 
     ``limit`` keeps the first N rows of the file, usable or not, and the report covers exactly
     those N (a row the parser rejected further down is not counted against a short run)."""
-    result = read_rows(path, video_root, fmt)
+    split = split or Split()
+    result = _read_everywhere(path, video_root, fmt, split)
     rows, parse_skipped = result.rows, result.skipped
     if limit:
         cutoff = sorted([r.source_index for r in rows] + [s.index for s in parse_skipped])[:limit]
         last = cutoff[-1] if cutoff else -1
         rows = [r for r in rows if r.source_index <= last]
         parse_skipped = [s for s in parse_skipped if s.index <= last]
-    good, bad = check_videos(rows)
+    good, bad = check_videos(rows, split)
+    _same_rows_everywhere(path, good, split)
     skipped = sorted(parse_skipped + bad, key=lambda s: s.index)
     report = SkipReport(total=len(rows) + len(parse_skipped), kept=len(good), skipped=skipped)
     if report_dir is not None:

@@ -1,4 +1,4 @@
-"""Do the ``hf`` and ``openai`` backends give the same answers? (issue 12, part 5)
+"""Do the ``hf`` and ``openai`` backends give the same answers?
 
 One checkpoint, one split, one engine config, two ways to reach the model: in process (``hf``,
 token ids in and out) and over HTTP (``openai``) against an OpenAI-compatible server —

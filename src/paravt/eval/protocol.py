@@ -21,8 +21,9 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def prompt_hashes(system_prompt: str | None) -> dict:
-    """sha256 of each packaged prompt file, of the custom system prompt, and of them all together."""
+def prompt_hashes(system_prompt: str | None, user_template: str | None = None) -> dict:
+    """sha256 of each packaged prompt file, of the custom system prompt and user template, and of
+    them all together."""
     files: dict[str, str] = {}
     try:
         folder = resources.files("paravt.agent").joinpath("prompts")
@@ -36,8 +37,14 @@ def prompt_hashes(system_prompt: str | None) -> dict:
         p = Path(system_prompt)
         out["system_prompt_file"] = str(p)
         out["system_prompt_sha256"] = _sha256(p.read_bytes()) if p.is_file() else None
+    if user_template:
+        p = Path(user_template)
+        out["user_template_file"] = str(p)
+        out["user_template_sha256"] = _sha256(p.read_bytes()) if p.is_file() else None
     combined = "\n".join(f"{k}:{v}" for k, v in sorted(files.items()))
     combined += f"\nsystem_prompt:{out.get('system_prompt_sha256')}"
+    if user_template:  # only then: the hash of a run without one stays what it was
+        combined += f"\nuser_template:{out.get('user_template_sha256')}"
     out["combined_sha256"] = _sha256(combined.encode())
     return out
 
@@ -68,7 +75,7 @@ def describe(cfg: EvalConfig, judge_description: dict, backend_label: str | None
         "backend": backend,
         "base_url": cfg.backend.base_url if backend == "openai" else None,
         "script": script,
-        "prompts": prompt_hashes(eng.system_prompt),
+        "prompts": prompt_hashes(eng.system_prompt, eng.user_template),
         "mode": eng.mode,
         "evidence": eng.evidence,
         "frames": eng.frames,

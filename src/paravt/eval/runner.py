@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paravt.agent.backends import check_backend, make_backend
+from paravt.agent.backends import check_serving, make_backend
 from paravt.agent.engine import EpisodeEngine
+from paravt.agent.prompts import check_user_template
 from paravt.errors import UserError
 from paravt.eval import subtitles as subs
 from paravt.eval.adapters import canonical_split, load_split
@@ -148,7 +149,7 @@ class Runner:
         if self._engine is None:
             if self._backend is None:
                 self._backend = make_backend(self.cfg.backend, script=self.cfg.script)
-                check_backend(self._backend, self.cfg.engine)
+                check_serving(self._backend, self.cfg.engine)
             self._engine = EpisodeEngine(self._backend, self.cfg.engine, keep_pixels=False)
         return self._engine
 
@@ -248,6 +249,7 @@ class Runner:
     def run(self) -> dict:
         started = time.time()
         loaded, assigned, index = self.load()
+        _check_user_template(self.cfg.engine.user_template, assigned)
         _check_resume(self.cfg, self.paths)
         self.paths.results.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(
@@ -429,6 +431,24 @@ def build_summary(
         "sources": loaded.sources,
         "protocol": describe(cfg, judge.describe(), backend_label),
     }
+
+
+def _check_user_template(path: str | None, samples: list[EvalSample]) -> None:
+    """A user template that cannot show a sample's question is refused before the first episode
+    (``UserTemplateError`` naming the missing field), not after the first batch."""
+    if path is not None:
+        shown = [
+            _Shown(s.id, list(s.options) if s.question_type == "mcq" else None) for s in samples
+        ]
+        check_user_template(path, shown)
+
+
+@dataclass
+class _Shown:
+    """What a user template check needs of a sample: its id and the options it shows."""
+
+    id: str
+    options: list[str] | None
 
 
 def run_eval(cfg: EvalConfig, backend: Any = None, progress: Callable | None = None) -> dict:

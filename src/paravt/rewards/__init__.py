@@ -31,6 +31,7 @@ from paravt.rewards.format import (
     format_terms,
     open_think_turns,
     scored_text,
+    substantive_close_turns,
 )
 from paravt.rewards.token_anchor import ANCHOR_TAGS, anchor_positions, anchor_token_bonus
 from paravt.rewards.tool import ToolExecutionSummary, tool_reward
@@ -61,6 +62,7 @@ __all__ = [
     "open_think_turns",
     "parse_span",
     "scored_text",
+    "substantive_close_turns",
     "temporal_iou",
     "temporal_iou_hull",
     "token_f1",

@@ -34,7 +34,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 from paravt.errors import UserError
 from paravt.grammar import extract_answer
@@ -42,6 +42,7 @@ from paravt.grammar import extract_answer
 __all__ = [
     "LETTERS",
     "QUESTION_TYPES",
+    "QuestionType",
     "TooManyOptionsError",
     "UnknownQuestionTypeError",
     "accuracy",
@@ -59,8 +60,10 @@ __all__ = [
 #: The option letters of docs/PROTOCOL.md §5.1 (A–J): prompts letter options with these, and
 #: extraction and scoring read only these. The one definition; every other room imports it.
 LETTERS = "ABCDEFGHIJ"
-#: Question types (docs/PROTOCOL.md §5.1): multiple choice, temporal grounding, open-ended.
-QUESTION_TYPES = ("mcq", "tvg", "oe")
+#: Question types (docs/PROTOCOL.md §5.1): multiple choice, temporal grounding, open-ended. The
+#: one definition: annotations use ``QuestionType``, checks read ``QUESTION_TYPES`` from it.
+QuestionType = Literal["mcq", "tvg", "oe"]
+QUESTION_TYPES: tuple[str, ...] = get_args(QuestionType)
 
 
 class UnknownQuestionTypeError(UserError):

@@ -57,6 +57,7 @@ __all__ = [
     "format_terms",
     "open_think_turns",
     "scored_text",
+    "substantive_close_turns",
 ]
 
 _TAG = re.compile(r"<(/?)(think|answer|tool_call|tool_code|tool_response)>")
@@ -239,6 +240,16 @@ def format_terms(
         anchor_flow=cfg.anchor_flow if flow else 0.0,
         anchor_unclosed=cfg.anchor_unclosed if any(t.open_thinks for t in turns) else 0.0,
     )
+
+
+def substantive_close_turns(
+    text: str | Sequence[str], prefix: str = "", min_chars: int | None = None
+) -> list[bool]:
+    """For each turn: does a ``</think>`` in it close a substantive think (≥ ``min_chars``,
+    default ``RewardConfig.think_min_chars``)? The token-level anchor pays its ``</think>`` bonus
+    only in those turns, as the anchor's close term does."""
+    n = RewardConfig().think_min_chars if min_chars is None else min_chars
+    return [bool(_substantive_pairs(_turn_tags(t), n)) for t in _turn_texts(text, prefix)]
 
 
 def open_think_turns(text: str | Sequence[str], prefix: str = "") -> list[bool]:

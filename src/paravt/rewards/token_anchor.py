@@ -92,6 +92,7 @@ def anchor_token_bonus(
     values: Mapping[str, float] | None = None,
     turns: Sequence[tuple[int, int]] | None = None,
     open_think: Sequence[bool] = (),
+    think_closed: Sequence[bool] | None = None,
 ) -> list[float]:
     """A vector as long as ``token_ids``: the anchor credit placed on the structural tokens.
 
@@ -100,6 +101,11 @@ def anchor_token_bonus(
     (``open_think[i]``, from :func:`~paravt.rewards.format.open_think_turns`) gets
     ``-values["</think>"]`` on its last token — where the close should have been — mirroring the
     anchor term's −0.3 for an unclosed think.
+
+    ``think_closed[i]`` (from :func:`~paravt.rewards.format.substantive_close_turns`) says
+    whether turn ``i`` closes a substantive think; where it is False the turn's ``</think>`` earns
+    nothing (a ``</think>`` right after the pre-filled opener closes no reasoning). ``None`` (the
+    default) pays every turn's first ``</think>``.
 
     ``turns`` are ``(start, end)`` index ranges of each turn's generated ids inside ``token_ids``
     (default: the whole sequence is one turn). Defaults to
@@ -113,7 +119,10 @@ def anchor_token_bonus(
     spans = [(0, len(bonus))] if turns is None else list(turns)
     positions = anchor_positions(token_ids, tokenizer, [t for t, v in values.items() if v])
     for tag, where in positions.items():
-        for start, end in spans:
+        for k, (start, end) in enumerate(spans):
+            hollow = think_closed is not None and (k >= len(think_closed) or not think_closed[k])
+            if tag == "</think>" and hollow:
+                continue
             first = next((i for i in where if start <= i < end), None)
             if first is not None:
                 bonus[first] += float(values[tag])

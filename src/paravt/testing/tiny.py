@@ -122,7 +122,7 @@ _CORPUS = [
 ]
 
 
-#: What the ``toy`` preset's tokenizer also learns: the words of the toy task (issue 12). A real
+#: What the ``toy`` preset's tokenizer also learns: the words of the toy task (docs/TOY_TASK.md). A real
 #: Qwen tokenizer has each colour name as one token; trained on ``_CORPUS`` alone, " magenta" is 6
 #: tokens and "red" at a line start differs from " red", which turned the colour-to-letter lookup
 #: into multi-token matching a 5 M model did not learn (experiments/toy_paradox/README.md). The
@@ -164,7 +164,7 @@ def _train_tokenizer(vocab_size: int = 800, extra: tuple[str, ...] | list[str] =
 
 
 #: Model sizes by name. ``tiny`` (the default) is for tests: it only has to run. ``toy`` is the
-#: smallest model that can *learn* the toy long-video task of issue 12 on 2 CPU cores (5.5 M
+#: smallest model that can *learn* the toy long-video task (docs/TOY_TASK.md) on 2 CPU cores (5.5 M
 #: parameters as Qwen3-VL, 5.1 M as Qwen2.5-VL, with the built-in tokenizer; docs/TRAIN.md has
 #: its measured step time).
 #: ``mrope_section`` splits half the attention head dimension over time, height and width. Head

@@ -1,4 +1,4 @@
-"""A learnable synthetic long-video task that needs ``crop_video`` (issue 12), and its oracle.
+"""A learnable synthetic long-video task that needs ``crop_video``, and its oracle.
 
 - ``task``: constants, ``ToyTaskConfig``, the seed → ``VideoSpec`` rule, question rows;
 - ``render``: pixels (numpy) and H.264 encoding (PyAV);

@@ -37,6 +37,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from paravt.agent.backends.base import BackendBase
 from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.records import Generation, GenRequest
 from paravt.errors import ConfigError
@@ -69,7 +70,7 @@ def _user_text(messages: list[dict]) -> str:
     return ""
 
 
-class ToyOracleBackend:
+class ToyOracleBackend(BackendBase):
     """A backend (``generate(list[GenRequest]) -> list[Generation]``) playing the oracle policy.
 
     ``processor`` (a processor, a ``ChatCodec`` or a model folder) turns on token space, as for

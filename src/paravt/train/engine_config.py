@@ -27,8 +27,9 @@ from pathlib import Path
 
 from paravt.agent.config import EngineConfig
 from paravt.errors import ConfigError
+from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
-#: Former ``trainer.<key>`` → its home in the ``engine`` section (issue 15.1).
+#: Former ``trainer.<key>`` → its home in the ``engine`` section (docs/TRAIN.md, "Keys that moved").
 MOVED_TO_ENGINE = {
     "dispatch_mode": "mode",
     "evidence_mode": "evidence",
@@ -59,11 +60,11 @@ _ENGINE_DEFAULTS = EngineConfig()
 @dataclass
 class TrainEngineConfig(EngineConfig):
     """``EngineConfig`` with docs/PROTOCOL.md §5's training defaults (see the module docstring): the
-    overview frames share the crop windows' budget (784–50176 pixels) and the think prefix is on.
+    overview frames share the crop windows' budget (``WINDOW_MIN_PIXELS`` to ``WINDOW_MAX_PIXELS``) and the think prefix is on.
     Every other key and default is ``EngineConfig``'s."""
 
-    min_pixels: int = 784
-    max_pixels: int = 50176
+    min_pixels: int = WINDOW_MIN_PIXELS
+    max_pixels: int = WINDOW_MAX_PIXELS
     think_prefix: str = "<think>\n"
 
     def __post_init__(self) -> None:
@@ -77,6 +78,11 @@ class TrainEngineConfig(EngineConfig):
             raise ConfigError(
                 f"engine.system_prompt={self.system_prompt!r} is not a file: give a text file, or "
                 "null for the packaged prompt"
+            )
+        if self.user_template is not None and not Path(self.user_template).is_file():
+            raise ConfigError(
+                f"engine.user_template={self.user_template!r} is not a file: give a template "
+                "file, or null for the packaged user prompt"
             )
         for name in CAPPED_BY_TURN_BUDGET:
             setattr(self, name, min(getattr(self, name), self.max_new_tokens))

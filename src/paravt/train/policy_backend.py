@@ -8,6 +8,10 @@ episode's stream exactly as sampled — no re-rendering, no re-tokenizing (docs/
 
 ``first_turn_text`` forces the main agent's first turn (a completion prefix for smoke tests with
 random weights: the forced text carries real ``crop_video`` calls, later turns are sampled).
+
+With sharded weights (FSDP, ZeRO-3 without the rollout's gather) each forward is a collective, so
+the backend samples in lockstep with the other ranks (``lockstep``: ``paravt.train.lockstep``) and
+the trainer calls ``drain`` once its own episodes are done.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from typing import Any
 
 import torch
 
+from paravt.agent.backends.base import BackendBase
 from paravt.agent.backends.hf import cut_at_stop, left_pad
 from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
+from paravt.train.lockstep import Lockstep, filler_image
 from paravt.train.streams import mm_token_type_ids
 
 VISION_TOKENS = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
@@ -34,7 +40,7 @@ def vision_token_ids(tokenizer) -> list[int]:
     return ids
 
 
-class TokenSampler:
+class TokenSampler(BackendBase):
     """What every token-in/token-out training backend shares, whatever samples the tokens.
 
     The policy itself (``PolicyBackend``) and a vLLM engine (``paravt.train.vllm_backend``) must
@@ -148,6 +154,21 @@ class TokenSampler:
         )
 
 
+def _request_rows(reqs: list[GenRequest]) -> Any:
+    """Every request's pixel rows in order as one tensor (None without any): a request's own
+    ``pixel_values`` where it has them, else its images' rows, joined once for the batch."""
+    parts: list = []
+    for r in reqs:
+        if r.pixel_values is not None:
+            if len(r.pixel_values):
+                parts.append(r.pixel_values)
+        else:
+            parts.extend(it.pixels for it in (r.images or []) if it.pixels is not None)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
+
+
 class PolicyBackend(TokenSampler):
     """Batched sampling from the (unwrapped) policy model; see the module docstring."""
 
@@ -165,6 +186,7 @@ class PolicyBackend(TokenSampler):
         batch_size: int = 64,
         with_logprobs: bool = False,
         synced_gpus: bool | None = False,
+        lockstep: Lockstep | None = None,
     ):
         super().__init__(
             processing_class,
@@ -183,6 +205,13 @@ class PolicyBackend(TokenSampler):
         self.top_k = top_k
         self.batch_size = batch_size
         self.with_logprobs = with_logprobs
+        # the engine leaves each image's rows on its ImageItem: a batch's pixel_values is joined
+        # here once, from the requests' images, instead of once per episode and again per batch
+        self.reads_image_pixels = True
+        # collective forwards: every rank samples the same groups, batches and images (module doc)
+        self.lockstep = lockstep
+        self.filler_batches = 0  # batches or rows sampled only to keep in step, for tests
+        self._filler: tuple | None = None
 
     def _device(self):
         try:
@@ -194,21 +223,78 @@ class PolicyBackend(TokenSampler):
     def generate(self, requests: list[GenRequest]) -> list[Generation]:
         self.calls += 1
         out, groups = self.triage(requests)
-        for (max_new, temperature, top_p), idx in groups.items():
-            for s in range(0, len(idx), self.batch_size):
+        if self.lockstep is not None:
+            shares = {
+                key: (len(idx), any(_has_images(requests[i]) for i in idx))
+                for key, idx in groups.items()
+            }
+            plan, _ = self.lockstep.tick(shares, running=True)
+        else:
+            plan = {key: (len(idx), False) for key, idx in groups.items()}
+        for key in sorted(plan):
+            most, images = plan[key]
+            idx = groups.get(key, [])
+            # under lockstep ``most`` is the largest group of any rank: as many batches everywhere
+            for s in range(0, most, self.batch_size):
                 chunk = idx[s : s + self.batch_size]
-                for i, gen in zip(
-                    chunk,
-                    self._sample([requests[i] for i in chunk], max_new, temperature, top_p),
-                    strict=True,
-                ):
+                gens = self._sample([requests[i] for i in chunk], *key, images=images)
+                for i, gen in zip(chunk, gens, strict=True):
                     out[i] = gen
         return out  # type: ignore[return-value]
 
+    def drain(self) -> None:
+        """Join every sampling batch the other ranks still run, with fillers only, until no rank
+        has a running episode (a no-op without lockstep)."""
+        if self.lockstep is None:
+            return
+        while True:
+            plan, running = self.lockstep.tick({}, running=False)
+            for key in sorted(plan):
+                most, images = plan[key]
+                for _ in range(0, most, self.batch_size):
+                    self._sample([], *key, images=images)
+            if not running:
+                return
+
+    def _fillers(self, reqs: list[GenRequest], images: bool) -> list[GenRequest]:
+        """Rows sampled only so this rank runs what the others run: one when the batch is empty,
+        and one with an image when the batch has none but another rank's has (the vision tower)."""
+        if self.lockstep is None or (reqs and (not images or any(map(_has_images, reqs)))):
+            return []
+        ids, pixels, grid = [self.pad_token_id], None, None
+        if images:
+            if self._filler is None:
+                self._filler = filler_image(self.codec, self.tokenizer)
+            ids, pixels, grid = self._filler
+        return [
+            GenRequest(
+                "filler",
+                0,
+                "main",
+                [],
+                [],
+                1,
+                prompt_ids=ids,
+                pixel_values=pixels,
+                image_grid_thw=grid,
+            )
+        ]
+
     @torch.no_grad()
     def _sample(
-        self, reqs: list[GenRequest], max_new: int, temperature: float, top_p: float
+        self,
+        reqs: list[GenRequest],
+        max_new: int,
+        temperature: float,
+        top_p: float,
+        images: bool = False,
     ) -> list[Generation]:
+        """One ``generate`` call for ``reqs`` (plus the lockstep's fillers, whose rows are
+        dropped); ``images``: whether another rank's batch of this call holds images."""
+        real = len(reqs)
+        fillers = self._fillers(reqs, images)
+        self.filler_batches += len(fillers)
+        reqs = [*reqs, *fillers]
         device = self._device()
         t0 = time.perf_counter()
         input_ids, attention = left_pad([list(r.prompt_ids) for r in reqs], self.pad_token_id)
@@ -217,9 +303,9 @@ class PolicyBackend(TokenSampler):
             "input_ids": input_ids.to(device),
             "attention_mask": attention.to(device),
         }
-        pix = [r.pixel_values for r in reqs if r.pixel_values is not None and len(r.pixel_values)]
-        if pix:
-            kwargs["pixel_values"] = torch.cat([p.to(device) for p in pix], dim=0)
+        pix = _request_rows(reqs)
+        if pix is not None:
+            kwargs["pixel_values"] = pix.to(device)
             kwargs["image_grid_thw"] = torch.cat(
                 [
                     torch.as_tensor(r.image_grid_thw).to(device)
@@ -253,7 +339,15 @@ class PolicyBackend(TokenSampler):
             logps = scores.gather(-1, seqs[:, : scores.size(1)].unsqueeze(-1)).squeeze(-1)
         dt = (time.perf_counter() - t0) / len(reqs)
         gens = []
-        for b, r in enumerate(reqs):
+        for b, r in enumerate(reqs[:real]):
             lp = logps[b].tolist() if logps is not None else None
             gens.append(self.turn_of(r, seqs[b].tolist(), lp, max_new, dt))
         return gens
+
+
+def _has_images(req: GenRequest) -> bool:
+    """Whether ``req`` brings pixel rows: its own ``pixel_values``, or its images' rows (the
+    engine leaves them there for this backend: ``reads_image_pixels``)."""
+    if req.pixel_values is not None:
+        return len(req.pixel_values) > 0
+    return any(it.pixels is not None for it in (req.images or []))

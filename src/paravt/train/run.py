@@ -31,12 +31,15 @@ from typing import Any
 
 import yaml
 
+from paravt.agent.prompts import check_user_template
 from paravt.config import build, merge, parse_overrides, read_yaml, to_dict
-from paravt.data import load_training_rows, to_dataset
+from paravt.data import Split, load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
 from paravt.testing.tiny import make_tiny_model
 from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
+from paravt.train.plan import ddp_warning, model_shape, plan_for_command
+from paravt.train.shared_folder import check_same_checkpoints, check_same_folder
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +48,8 @@ RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
 @dataclass
 class DataConfig:
-    """``path``: .parquet / .jsonl file (``builtin:smoke`` = the packaged smoke questions);
+    """``path``: .parquet / .jsonl file, or a built-in set (``builtin:toy``, generated into the
+    run folder; ``builtin:smoke``, questions over ../shared/videos: ``BUILTIN_DATA``);
     ``video_root``: relative video paths are resolved against it; ``limit``: the first N rows of
     the file, usable or not (the skip report covers exactly those)."""
 
@@ -126,10 +130,47 @@ def recipe_path(name_or_path: str) -> Path:
     return Path(str(res))
 
 
-def builtin_data(name: str) -> Path:
-    if name != "smoke":
-        raise UserError(f"data.path=builtin:{name}: the only built-in data set is builtin:smoke")
-    return Path(str(resources.files("paravt.train") / "recipes" / "smoke_data.jsonl"))
+#: Built-in data sets: ``toy`` is generated into the run folder when a run starts (4 short toy
+#: videos, an mcq and a tvg question each: ``paravt.toy``), so the smoke recipes run on a clean
+#: clone; ``smoke`` is six packaged questions over the real test videos of ``../shared/videos``
+#: (give ``data.video_root``), which the test suite trains on.
+BUILTIN_DATA = ("toy", "smoke")
+#: the folder of the run that ``builtin:toy`` is generated into
+BUILTIN_TOY_DIR = "builtin-toy"
+
+
+def builtin_data(name: str, run_dir: Path | None = None) -> tuple[Path, Path | None]:
+    """``(rows file, video root or None for data.video_root)`` of ``builtin:name``; ``toy``
+    reads what ``make_builtin_data`` wrote into ``run_dir``."""
+    if name == "smoke":
+        return Path(str(resources.files("paravt.train") / "recipes" / "smoke_data.jsonl")), None
+    if name == "toy" and run_dir is not None:
+        folder = run_dir / BUILTIN_TOY_DIR
+        return folder / "train.jsonl", folder
+    raise UserError(
+        f"data.path=builtin:{name}: the built-in data sets are "
+        f"{', '.join('builtin:' + n for n in BUILTIN_DATA)}"
+    )
+
+
+def make_builtin_data(data: DataConfig, run_dir: Path, args: Any) -> None:
+    """Generate ``builtin:toy`` into the run folder on the main process (about a second; again
+    only if it is missing), every rank waiting for it."""
+    if data.path != "builtin:toy":
+        return
+    if args.process_index == 0:
+        folder = run_dir / BUILTIN_TOY_DIR
+        if not (folder / "train.jsonl").is_file():
+            from paravt.toy.generate import make_toy_task
+            from paravt.toy.task import ToyTaskConfig
+
+            make_toy_task(
+                ToyTaskConfig(out=str(folder), n=4, seed=0, durations=[20], visibility_videos=0)
+            )
+    if args.world_size > 1:
+        from accelerate.utils import broadcast_object_list
+
+        broadcast_object_list([None], from_process=0)  # the other ranks wait for the files
 
 
 _NESTED_HF_KEYS = ("fsdp_config", "deepspeed", "accelerator_config")
@@ -258,6 +299,19 @@ def checkpoint_to_resume(run_dir: Path, resume: bool) -> Path | None:
     return None
 
 
+def agreed_checkpoint(run_dir: Path, resume: bool, args: Any) -> Path | None:
+    """``checkpoint_to_resume`` once every rank is known to see the same run folder and the same
+    checkpoints (``paravt.train.shared_folder``); a mismatch stops every rank alike."""
+    world = int(args.world_size)
+    if world > 1:
+        from accelerate.utils import gather_object
+
+        rank = int(args.process_index)
+        check_same_folder(run_dir, rank, world, gather_object)
+        check_same_checkpoints(run_dir, last_checkpoint(run_dir), gather_object)
+    return checkpoint_to_resume(run_dir, resume)
+
+
 def start_run_folder(
     run_dir: Path,
     cfg: Any,
@@ -308,17 +362,32 @@ def shared_model_path(spec: str, run_dir: Path, args: Any) -> str:
     return str(model_path)
 
 
-def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any = None):
-    """``(rows, SkipReport)`` of the data section; the report goes to the run folder (main)."""
-    data_path = data.path
+def rank_split(args: Any) -> Split:
+    """This process's share of the start-up checks (``args``: the trainer's process index and
+    world size)."""
+    world = int(args.world_size)
+    if world <= 1:
+        return Split()
+    from accelerate.utils import gather_object
+
+    return Split(rank=int(args.process_index), world=world, gather=gather_object)
+
+
+def training_rows(data: DataConfig, run_dir: Path, args: Any, console: Any = None):
+    """``(rows, SkipReport)`` of the data section, the same rows on every rank (the videos are
+    probed once, split across the ranks); the report goes to the run folder (main)."""
+    is_main = args.process_index == 0
+    data_path, video_root = data.path, data.video_root
     if data_path.startswith("builtin:"):
-        data_path = str(builtin_data(data_path.split(":", 1)[1]))
+        rows_file, root = builtin_data(data_path.split(":", 1)[1], run_dir)
+        data_path, video_root = str(rows_file), str(root) if root is not None else video_root
     rows, report = load_training_rows(
         data_path,
-        data.video_root,
+        video_root,
         data.format,
         data.limit,
         report_dir=run_dir if is_main else None,  # written even when no row is usable
+        split=rank_split(args),
     )
     if is_main and console is not None and report.skipped:
         console.print(
@@ -326,6 +395,29 @@ def training_rows(data: DataConfig, run_dir: Path, is_main: bool, console: Any =
             f"(see {run_dir / 'skipped_rows.jsonl'})[/yellow]"
         )
     return rows, report
+
+
+def warn_if_plain_ddp_too_big(cfg: TrainCommandConfig, args: Any, model_path: str) -> str | None:
+    """Main process, plain DDP (no DeepSpeed, no FSDP), a model of 7 B parameters or more: log
+    the memory plan's numbers and the sharded strategies (``paravt.train.plan.ddp_warning``).
+    Counted on the meta device from the folder's config.json (a Hub id is skipped)."""
+    kind = str(getattr(getattr(args, "distributed_state", None), "distributed_type", ""))
+    if (
+        args.process_index != 0
+        or args.deepspeed
+        or args.fsdp
+        or kind.endswith(("FSDP", "DEEPSPEED"))
+    ):
+        return None
+    if not (Path(model_path) / "config.json").is_file():
+        return None
+    plan = plan_for_command(
+        cfg, world_size=args.world_size, strategy="ddp", shape=model_shape(model_path)
+    )
+    message = ddp_warning(plan)
+    if message:
+        logger.warning(message)
+    return message
 
 
 def load_model(model_path: str, args: Any):
@@ -385,12 +477,15 @@ def run_training(
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
 
-    ckpt = checkpoint_to_resume(run_dir, resume)
+    ckpt = agreed_checkpoint(run_dir, resume, args)
     metrics_path = run_dir / args.metrics_file
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
     model_path = shared_model_path(cfg.model, run_dir, args)
-    rows, report = training_rows(cfg.data, run_dir, is_main, console)
+    warn_if_plain_ddp_too_big(cfg, args, model_path)
+    make_builtin_data(cfg.data, run_dir, args)
+    rows, report = training_rows(cfg.data, run_dir, args, console)
+    check_user_template(cfg.engine.user_template, rows)  # every row now, not at its first step
 
     model, processor = load_model(model_path, args)
     trainer = ParaGRPOTrainer(
@@ -415,11 +510,21 @@ def run_training(
     )
 
 
-def load_command_config(config: str | None, overrides: tuple[str, ...]) -> TrainCommandConfig:
+def load_command_config(
+    config: str | None, overrides: tuple[str, ...], check_trainer: bool = True
+) -> TrainCommandConfig:
+    """The command's config from a recipe and ``--set`` overrides. ``check_trainer`` builds the
+    ``ParaGRPOConfig`` too (bad keys fail fast); the memory plan skips it, since HF refuses
+    ``bf16`` on a machine without a GPU, where a plan is made before a launch."""
     data: dict = {}
     if config:
         data = read_yaml(recipe_path(config))
     data = merge(data, parse_overrides(overrides))
     cfg = build(TrainCommandConfig, data)
-    para_config(cfg)  # fail fast on bad trainer keys
+    if check_trainer:
+        para_config(cfg)  # fail fast on bad trainer keys
+    else:
+        moved = moved_trainer_keys(dict(cfg.trainer))
+        if moved:
+            raise ConfigError(moved)
     return cfg

@@ -34,11 +34,13 @@ def mm_token_type_ids(input_ids: torch.Tensor, image_pad_id: int) -> torch.Tenso
     return (input_ids == image_pad_id).long()
 
 
-def record_row(record: Any, image_pad_id: int, merge: int) -> dict | None:
+def record_row(record: Any, image_pad_id: int, merge: int, join_pixels: bool = True) -> dict | None:
     """``{"prompt", "completion", "mask", "logps", "pixel_values", "grid", "ok"}`` of one record,
     or None when the record has nothing to learn from (an errored episode, no generated token).
 
     ``merge`` is the processor's ``merge_size ** 2`` (image-pad tokens per vision feature row).
+    ``join_pixels=False`` leaves ``pixel_values`` as the record's row pieces (a list,
+    ``EpisodeRecord.pixel_parts``) for a caller that joins a whole batch at once.
     Raises ``FeatureMismatchError`` when the stream's image pads and the grids disagree.
     """
     ok = getattr(record, "status", "ok") == "ok" and len(record.token_ids) > record.prompt_len > 0
@@ -48,7 +50,7 @@ def record_row(record: Any, image_pad_id: int, merge: int) -> dict | None:
     mask = [int(m) for m in record.loss_mask[p:]]
     logps = list(record.logprobs[p:]) if record.logprobs else [0.0] * len(mask)
     grid = record.image_grid_thw
-    pv = record.pixel_values
+    pv = record.pixel_values if join_pixels else record.pixel_parts()
     if grid is not None:
         grid = torch.as_tensor(grid).reshape(-1, 3).long()
         features = int(grid.prod(-1).sum()) // merge

@@ -26,7 +26,11 @@ DDP/FSDP/DeepSpeed, checkpointing, resume — is TRL's and HF Trainer's own code
 
 Distributed use: launch with ``torchrun``/``accelerate launch`` (DDP, FSDP or DeepSpeed configs pass
 through ``TrainingArguments``); generation unwraps the model with TRL's
-``unwrap_model_for_generation`` (gathers ZeRO-3 parameters, summons FSDP full parameters).
+``unwrap_model_for_generation``, which gathers ZeRO-3 parameters once per rollout
+(``ds3_gather_for_generation``) but leaves FSDP's sharded: there (and under ZeRO-3 without the
+gather) every forward of the rollout is a collective, and the policy backend samples in lockstep
+with the other ranks (``paravt.train.lockstep``). Under FSDP and ZeRO-3 the loss forwards are
+collective too, so every rank holds the same number of loss rows and every row an image.
 
 vLLM (``use_vllm=true``, ``vllm_mode`` server or colocate, every ``vllm_*`` key TRL's own): TRL
 builds its ``VLLMGeneration`` and the engine samples through it (``paravt.train.vllm_backend``:
@@ -61,11 +65,13 @@ from paravt.rewards import (
     anchor_token_bonus,
     compose,
     open_think_turns,
+    substantive_close_turns,
 )
 from paravt.train.advantages import GroupAdvantages, group_advantages
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_errors import warn_if_every_episode_failed
 from paravt.train.gating import gated_frames
+from paravt.train.lockstep import Lockstep, filler_image
 from paravt.train.metrics import episode_stats, step_metrics
 from paravt.train.policy_backend import PolicyBackend
 from paravt.train.streams import FeatureMismatchError, mm_token_type_ids, record_row
@@ -94,6 +100,27 @@ def generation_sync(fsdp: bool, zero3: bool, gather_for_generation: bool) -> boo
     return False
 
 
+def check_strategy(args: Any) -> None:
+    """Refuse a parallelism whose collectives the rollout's lockstep does not cover: tensor,
+    context or sequence parallelism (accelerate's ``parallelism_config``) makes every forward a
+    collective over a group the lockstep does not know."""
+    pc = getattr(args, "parallelism_config", None)
+    if pc is None:
+        return
+    split = {
+        name: int(getattr(pc, name, 1) or 1)
+        for name in ("tp_size", "cp_size", "sp_size")
+        if int(getattr(pc, name, 1) or 1) > 1
+    }
+    if split:
+        sizes = ", ".join(f"{k}={v}" for k, v in split.items())
+        raise ConfigError(
+            f"trainer.parallelism_config with {sizes}: the episode rollout keeps ranks in step "
+            "only under DDP, FSDP and DeepSpeed ZeRO, and would hang here; shard the model with "
+            "FSDP2 (trainer.fsdp=true, trainer.fsdp_config.version=2) or DeepSpeed ZeRO-3 instead"
+        )
+
+
 def _zero_stage(trainer) -> int:
     plugin = getattr(getattr(trainer.accelerator, "state", None), "deepspeed_plugin", None)
     return int(getattr(plugin, "zero_stage", 0) or 0) if plugin is not None else 0
@@ -107,6 +134,26 @@ def _turn_spans(record) -> list[tuple[int, int]]:
         spans.append((at, at + int(t.generated_tokens)))
         at += int(t.generated_tokens) + int(t.tool_tokens)
     return spans
+
+
+def _pieces(pixel_values: Any) -> list:
+    """A row's pixel rows as a list of tensors (``record_row(join_pixels=False)`` gives a list)."""
+    if isinstance(pixel_values, list | tuple):
+        return [torch.as_tensor(p) for p in pixel_values]
+    return [torch.as_tensor(pixel_values)]
+
+
+def _joined(parts: list, dtype: torch.dtype, device) -> torch.Tensor:
+    """``parts`` as one tensor in ``dtype`` (bf16 / fp16 models; else as they are) on
+    ``device``, written once: no float32 copy next to the cast one."""
+    want = dtype if dtype in (torch.bfloat16, torch.float16) else parts[0].dtype
+    rows = sum(int(p.shape[0]) for p in parts)
+    out = torch.empty((rows, int(parts[0].shape[1])), dtype=want, device=device)
+    at = 0
+    for p in parts:
+        out[at : at + p.shape[0]].copy_(p)
+        at += int(p.shape[0])
+    return out
 
 
 class ParaGRPOTrainer(GRPOTrainer):
@@ -127,6 +174,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             raise TypeError("ParaGRPOTrainer needs a ParaGRPOConfig")
         if args.use_vllm:
             self._check_vllm(args, processing_class)
+        check_strategy(args)
         try:
             super().__init__(
                 model=model,
@@ -142,9 +190,21 @@ class ParaGRPOTrainer(GRPOTrainer):
                 raise ConfigError(f"{missing_vllm_message(args.vllm_mode)} ({e})") from e
             raise
         self.para_args = args
+        zero3 = getattr(self, "is_deepspeed_enabled", False) and _zero_stage(self) == 3
+        fsdp = bool(getattr(self, "is_fsdp_enabled", False))
+        several = self.accelerator.num_processes > 1
+        if args.fsdp and not fsdp and several:  # accelerate forms FSDP only on accelerators
+            logger.warning(
+                "trainer.fsdp is set but accelerate prepared the model as %s (on CPU it drops "
+                "FSDP): every rank holds the full model",
+                self.accelerator.distributed_type,
+            )
+        # collective loss forwards: every rank the same rows, every row an image (module doc)
+        self._lockstep_rows = several and (fsdp or zero3)
         if args.use_vllm:
             self._backend = self._vllm_backend()
         else:
+            synced = generation_sync(fsdp, zero3, args.ds3_gather_for_generation)
             self._backend = PolicyBackend(
                 self.model,
                 self.processing_class,
@@ -156,11 +216,8 @@ class ParaGRPOTrainer(GRPOTrainer):
                 first_turn_text=args.first_turn_text,
                 with_logprobs=args.sampling_logprobs,
                 batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
-                synced_gpus=generation_sync(
-                    getattr(self, "is_fsdp_enabled", False),
-                    getattr(self, "is_deepspeed_enabled", False) and _zero_stage(self) == 3,
-                    args.ds3_gather_for_generation,
-                ),
+                synced_gpus=synced,
+                lockstep=Lockstep(gather_object) if synced is None and several else None,
             )
         ip = getattr(self.processing_class, "image_processor", None)
         self._merge = int(getattr(ip, "merge_size", 2)) ** 2
@@ -222,7 +279,14 @@ class ParaGRPOTrainer(GRPOTrainer):
         )
 
     def _make_engine(self, mode: str):
-        return EpisodeEngine(self._backend, self._engine_config(mode))
+        # host memory: frames kept at their pixel budget only, and a sub-agent's window frames
+        # let go once its summary is made unless the loss trains on sub-agent trajectories
+        return EpisodeEngine(
+            self._backend,
+            self._engine_config(mode),
+            frames_at_budget=True,
+            keep_subagent_frames=self.para_args.subagent_in_loss,
+        )
 
     def episode_inputs(self, inputs: list[dict], epoch: int, mode: str) -> list:
         """One EpisodeInput per row; K from gating (train) or the fixed budget (eval)."""
@@ -268,7 +332,9 @@ class ParaGRPOTrainer(GRPOTrainer):
             was_training = unwrapped.training
             unwrapped.eval()
             try:
-                return self._make_engine(mode).run(episode_inputs)
+                records = self._make_engine(mode).run(episode_inputs)
+                self._backend.drain()  # join the other ranks' sampling until every rank is done
+                return records
             finally:
                 if was_training:
                     unwrapped.train()
@@ -303,6 +369,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         completion_ids: list[int],
         turns: list[tuple[int, int]] | None = None,
         open_think: list[bool] | tuple = (),
+        think_closed: list[bool] | None = None,
     ) -> list[float]:
         return list(
             anchor_token_bonus(
@@ -311,6 +378,7 @@ class ParaGRPOTrainer(GRPOTrainer):
                 dict(self.para_args.rewards.token_anchor_values),
                 turns=turns,
                 open_think=open_think,
+                think_closed=think_closed,
             )
         )
 
@@ -327,16 +395,20 @@ class ParaGRPOTrainer(GRPOTrainer):
         for i, r in enumerate(rows):
             if not r["ok"] or r.get("flat"):
                 continue
-            b = self._token_bonus(r["completion"], r.get("turns"), r.get("open_think", ()))
+            b = self._token_bonus(
+                r["completion"], r.get("turns"), r.get("open_think", ()), r.get("think_closed")
+            )
             b = b[: completion_ids.size(1)]
             bonus[i, : len(b)] = torch.tensor(b, dtype=torch.float32)
         return bonus * loss_mask.float()
 
     # -- the rollout -------------------------------------------------------------------------
     def _no_loss_row(self) -> dict:
-        """A one-pad-token row that contributes nothing to the loss (failed episode, filler)."""
+        """A one-pad-token row that contributes nothing to the loss (failed episode, filler);
+        with collective loss forwards it also carries the filler image, so that every chunk runs
+        the vision tower on every rank."""
         filler = [self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0]
-        return {
+        row = {
             "prompt": filler,
             "completion": filler,
             "mask": [0],
@@ -345,16 +417,25 @@ class ParaGRPOTrainer(GRPOTrainer):
             "grid": None,
             "ok": False,
         }
+        if self._lockstep_rows:
+            ids, pixels, grid = filler_image(self._backend.codec, self._tokenizer)
+            row.update(prompt=ids + filler, pixel_values=pixels, grid=grid)
+        return row
 
     def _row_from_record(self, record) -> dict:
         """The record's row (``paravt.train.streams.record_row``), or a no-loss row; with, per
         turn, where its generated ids sit in the completion and whether it leaves ``<think>`` open
         (the token-level anchor's first-occurrence rule and penalty)."""
-        row = record_row(record, self._image_pad, self._merge)
+        # the rows stay pieces here: ``_collate`` joins the whole batch's once
+        row = record_row(record, self._image_pad, self._merge, join_pixels=False)
         if row is None:
             return self._no_loss_row()
         row["turns"] = _turn_spans(record)
-        row["open_think"] = open_think_turns([t.text for t in record.turns], record.prefix or "")
+        texts, prefix = [t.text for t in record.turns], record.prefix or ""
+        row["open_think"] = open_think_turns(texts, prefix)
+        row["think_closed"] = substantive_close_turns(
+            texts, prefix, self.para_args.rewards.think_min_chars
+        )
         return row
 
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
@@ -464,7 +545,9 @@ class ParaGRPOTrainer(GRPOTrainer):
                     rows.append(dict(self._row_from_record(sub), flat=flat))
                     row_adv.append(adv)
         spg = self.args.steps_per_generation if mode == "train" else 1
-        while len(rows) % spg:
+        # as many rows (log-prob chunks, loss forwards) on every rank when forwards are collective
+        n = max(gather_object([len(rows)])) if self._lockstep_rows else len(rows)
+        while len(rows) < n or len(rows) % spg:
             rows.append(self._no_loss_row())
             row_adv.append(0.0)
         return rows, row_adv
@@ -496,9 +579,11 @@ class ParaGRPOTrainer(GRPOTrainer):
         num_images = [0 if r["grid"] is None else int(r["grid"].shape[0]) for r in rows]
         forward_kwargs: dict[str, Any] = {}
         if sum(num_images):
-            forward_kwargs["pixel_values"] = torch.cat(
-                [torch.as_tensor(r["pixel_values"]) for r in rows if r["grid"] is not None]
-            ).to(device)
+            parts = [p for r in rows if r["grid"] is not None for p in _pieces(r["pixel_values"])]
+            if not parts:
+                raise FeatureMismatchError("the rows have image grids but no pixel rows")
+            # one copy of the batch's rows, cast on the way when the model is bf16 / fp16
+            forward_kwargs["pixel_values"] = _joined(parts, self.model.dtype, device)
             forward_kwargs["image_grid_thw"] = torch.cat(
                 [r["grid"] for r in rows if r["grid"] is not None]
             ).to(device)
@@ -510,8 +595,6 @@ class ParaGRPOTrainer(GRPOTrainer):
                 raise FeatureMismatchError(
                     f"pixel_values has {forward_kwargs['pixel_values'].shape[0]} patch rows, grids need {rows_needed}"
                 )
-            if self.model.dtype in (torch.bfloat16, torch.float16):
-                forward_kwargs["pixel_values"] = forward_kwargs["pixel_values"].to(self.model.dtype)
         b["num_images"] = num_images
         b["forward_kwargs"] = forward_kwargs
         return b
@@ -598,7 +681,9 @@ class ParaGRPOTrainer(GRPOTrainer):
             self.accelerator.gather(torch.tensor(anchor_bonus_total, device=device)).sum().item()
         )
         num_images = batch["num_images"]
-        m["images/per_episode"] = sum(num_images[: len(records)]) / max(1, len(records))
+        # a failed episode's row may carry the lockstep's filler image: not the episode's
+        shown = [n for n, row in zip(num_images, episode_rows, strict=False) if row["ok"]]
+        m["images/per_episode"] = sum(shown) / max(1, len(records))
         if mode == "train":
             self.state.num_input_tokens_seen += int(
                 self.accelerator.gather(batch["attention_mask"].sum()).sum().item()

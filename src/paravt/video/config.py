@@ -13,6 +13,13 @@ from typing import Literal, get_args
 OverviewMode = Literal["exact", "keyframe", "qwen-vl-utils"]
 OVERVIEW_MODES: tuple[str, ...] = get_args(OverviewMode)
 
+#: The reference's pixel budget for a crop_video window frame (and, in training, an overview
+#: frame) once resized for the model: 784 (28 x 28) to 50176 (28 x 28 x 64) pixels
+#: (docs/PROTOCOL.md §2). The one definition: ``paravt.agent.config.CropSettings``, the training
+#: engine's defaults and the resize kernels' defaults read it.
+WINDOW_MIN_PIXELS = 784
+WINDOW_MAX_PIXELS = 50176
+
 
 @dataclass
 class CropConfig:

@@ -1,12 +1,7 @@
-"""Backends: the model behind the episode engine, all behind one small protocol.
+"""Backends: the model behind the episode engine, all behind one protocol.
 
-A backend is any object with
-
-- ``generate(requests: list[GenRequest]) -> list[Generation]`` — one generation per request, in
-  order; a failure is a ``Generation(error=...)``, never an exception for one bad request;
-- ``codec``: a ``paravt.agent.chat.ChatCodec`` when the backend works in token space (it reads
-  ``GenRequest.prompt_ids`` + ``pixel_values`` and returns generated ``token_ids``), or ``None``
-  when it only takes chat messages (HTTP servers apply the template themselves).
+A backend satisfies ``paravt.agent.backends.base.Backend`` (``generate`` and the members the
+engine reads; ``BackendBase`` holds their defaults).
 
 ``hf`` (local transformers model), ``openai`` (OpenAI-compatible HTTP server) and ``scripted``
 (``ScriptedBackend``: replays given completions) live here; the trainer's policy backend wraps
@@ -16,20 +11,12 @@ the model being trained.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
 
+from paravt.agent.backends.base import Backend, BackendBase
 from paravt.agent.backends.hf import HFBackend
 from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.backends.scripted import from_script_file
 from paravt.agent.config import BackendConfig, EngineConfig
-from paravt.agent.records import Generation, GenRequest
-
-
-@runtime_checkable
-class Backend(Protocol):
-    codec: Any
-
-    def generate(self, requests: list[GenRequest]) -> list[Generation]: ...
 
 
 def make_backend(cfg: BackendConfig, script: str | Path | None = None) -> Backend:
@@ -43,7 +30,7 @@ def make_backend(cfg: BackendConfig, script: str | Path | None = None) -> Backen
     return OpenAIBackend.from_config(cfg)
 
 
-def check_backend(backend: Backend, engine: EngineConfig) -> None:
+def check_serving(backend: Backend, engine: EngineConfig) -> None:
     """Before the first episode: an ``openai`` backend's server answers, serves the configured
     model and leaves frames of the engine's pixel budgets at their size
     (``OpenAIBackend.check_server``); a UserError of one line says which of them fails."""
@@ -56,4 +43,4 @@ def check_backend(backend: Backend, engine: EngineConfig) -> None:
     backend.check_server(budgets)
 
 
-__all__ = ["Backend", "check_backend", "make_backend"]
+__all__ = ["Backend", "BackendBase", "check_serving", "make_backend"]

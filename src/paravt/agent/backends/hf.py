@@ -14,6 +14,7 @@ import logging
 import time
 from typing import Any
 
+from paravt.agent.backends.base import BackendBase
 from paravt.agent.backends.shared_vision import shared_image_inputs, supports_shared_features
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
@@ -87,7 +88,7 @@ def cut_at_stop(row: list[int], stop_ids: set[int]) -> tuple[list[int], str]:
     return row, "length"
 
 
-class HFBackend:
+class HFBackend(BackendBase):
     """Generate with a loaded ``(model, processor)`` pair."""
 
     name = "hf"

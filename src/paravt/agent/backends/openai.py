@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.backends.base import BackendBase
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.errors import ConfigError, UserError
@@ -178,7 +179,7 @@ def encode_image(item: ImageItem, fmt: str = "jpeg", arch: str | None = None) ->
     return f"data:image/{fmt};base64,{b64}"
 
 
-class OpenAIBackend:
+class OpenAIBackend(BackendBase):
     """Chat completions against ``base_url`` (e.g. ``http://127.0.0.1:8000/v1``)."""
 
     name = "openai"

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.backends.base import BackendBase
 from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
 from paravt.errors import UserError
@@ -37,7 +38,7 @@ from paravt.errors import UserError
 Script = "list[str] | dict[str, list[str]] | Callable[[GenRequest], Any]"
 
 
-class ScriptedBackend:
+class ScriptedBackend(BackendBase):
     """Replays scripted completions. ``processor`` (or a model folder) turns on token space.
 
     ``tokenize="pieces"`` encodes each completion in 3-character pieces — a tokenization no
@@ -143,12 +144,12 @@ class ScriptedBackend:
         return out
 
 
-class _Paced:
+class _Paced(BackendBase):
     """Wraps a backend so each ``generate`` call takes at least ``delay_s`` (a slow model)."""
 
     def __init__(self, inner: Any, delay_s: float):
         self.inner, self.delay_s = inner, delay_s
-        self.codec = getattr(inner, "codec", None)
+        self.codec = inner.codec
         self.name = getattr(inner, "name", type(inner).__name__)
 
     def generate(self, requests: list) -> list:

@@ -24,8 +24,9 @@ from paravt.agent.engine import EpisodeEngine
 from paravt.config import build, merge, parse_overrides, read_yaml
 from paravt.errors import ConfigError
 from paravt.train.run import (
-    checkpoint_to_resume,
+    agreed_checkpoint,
     load_model,
+    make_builtin_data,
     recipe_path,
     shared_model_path,
     start_run_folder,
@@ -113,12 +114,13 @@ def run_sft(
     args = sft_args(cfg)
     is_main = args.process_index == 0
     run_dir.mkdir(parents=True, exist_ok=True)
-    ckpt = checkpoint_to_resume(run_dir, resume)
+    ckpt = agreed_checkpoint(run_dir, resume, args)
     metrics_path = run_dir / METRICS_FILE
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path)
     model_path = shared_model_path(cfg.model, run_dir, args)
-    rows, data_report = training_rows(cfg.data, run_dir, is_main, console)
+    make_builtin_data(cfg.data, run_dir, args)
+    rows, data_report = training_rows(cfg.data, run_dir, args, console)
     model, processor = load_model(model_path, args)
 
     folder = run_dir / traj.CACHE_DIR

@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from paravt.agent.backends import make_backend
+from paravt.agent.backends.base import BACKEND_MEMBERS, Backend
 from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import EpisodeInput, ImageItem
@@ -101,7 +102,7 @@ def _imported(spec: str, options: dict, processor: Any):
         raise ConfigError(f"trajectories.backend={spec}: bad trajectories.options ({e})") from e
 
 
-def make_trajectory_backend(spec: str, options: dict, processor: Any):
+def make_trajectory_backend(spec: str, options: dict, processor: Any) -> Backend:
     """The backend ``trajectories.backend`` names, in token space over ``processor``."""
     if spec == "scripted":
         backend = _scripted(options, processor)
@@ -116,7 +117,13 @@ def make_trajectory_backend(spec: str, options: dict, processor: Any):
             f"trajectories.backend={spec!r}: use {' or '.join(BUILTIN_BACKENDS)}, or an import "
             "path module:Attr (e.g. paravt.toy.oracle:ToyOracleBackend)"
         )
-    if getattr(backend, "codec", None) is None:
+    if backend is not None and not isinstance(backend, Backend):
+        missing = [name for name in BACKEND_MEMBERS if not hasattr(backend, name)]
+        raise ConfigError(
+            f"trajectories.backend={spec}: {type(backend).__name__} is not a backend (it has no "
+            f"{', '.join(missing)}); subclass paravt.agent.backends.base.BackendBase"
+        )
+    if backend is None or backend.codec is None:
         raise ConfigError(
             f"trajectories.backend={spec}: the backend works on chat messages only (no codec); "
             "SFT trains on the engine's token ids, so give it the processor (processor=...)"

@@ -1,0 +1,268 @@
+"""Peak resident memory of ``paravt train`` (one RL step on CPU), before and after, in one run.
+
+Two settings, each run once with this checkout's library and once with ``--before`` (a checkout
+of the code to compare with, e.g. the merge base: ``git worktree add --detach /tmp/base SHA``),
+imported through ``PYTHONPATH`` as earlier benchmarks did (``paravt.kernels`` stays this
+checkout's: the kernels are the same). Each run is a fresh process; its peak is the kernel's
+``ru_maxrss`` of that process. The machine is shared: resident memory is fair to compare, wall
+time is not (recorded, not claimed).
+
+- ``toy``: the toy experiment's RL step (docs/TOY_TASK.md, ``experiments/toy_paradox/run``):
+  4 prompts × 4 generations, 4 loss micro-batches of 4, frames evidence, 32×32 frames, 384 new
+  tokens a turn, the 5.5 M toy Qwen3-VL (random: its first turn is forced to five
+  ``crop_video`` calls, so every episode runs windows of 16 frames), at each K of ``--toy-ks``.
+- ``720p``: one group of 8 episodes on a 10-minute 720p video (the ``x264_veryfast`` row of
+  ``bench_tool_exec.py``, encoded by ffmpeg at run time and cached, never committed) at K = 64
+  with sub-agent evidence, the paper's pixel budgets (784-50,176 px) and the tiny random Qwen3-VL;
+  the first turn forced to five 16 s windows (16 frames each at 1 fps). The image tokens of the
+  episodes and of their sub-agents are recorded.
+
+    python benchmarks/bench_train_memory.py --before /tmp/28b-base
+    python benchmarks/bench_train_memory.py --toy-ks 4 --cases toy --out /tmp/x.json   # smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from bench_tool_exec import RESULTS, ensure_video
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def calls_text(windows: list[tuple[float, float]]) -> str:
+    """A first turn that closes its thought and calls crop_video on each window."""
+    blocks = "".join(
+        '<tool_call>\n{"name": "crop_video", "arguments": {"video_path": "video", '
+        f'"start_time": {a}, "end_time": {b}}}}}\n</tool_call>\n'
+        for a, b in windows
+    )
+    return "I will look at five windows.</think>\n" + blocks.rstrip("\n")
+
+
+#: measured in the child process: runs the recipe, writes peak RSS and the episodes' sizes
+DRIVER = r"""
+import json, resource, sys, time
+from paravt.train.run import load_command_config, run_training
+cfg = load_command_config(sys.argv[1], ())
+seen = []
+def attach(trainer):
+    trainer.keep_last_rollout = True
+    original = trainer._generate_and_score_completions
+    def wrapped(inputs):
+        out = original(inputs)
+        for r in trainer.last_rollout.get("records", []):
+            subs = getattr(r, "subagents", []) or []
+            seen.append({
+                "k": r.frames_k, "status": r.status, "images": len(r.images),
+                "image_tokens": r.tokens.image, "tokens": r.tokens.total,
+                "calls_ok": sum(c.status == "ok" for c in r.calls),
+                "subagents": len(subs),
+                "subagent_image_tokens": sum(s.tokens.image for s in subs),
+            })
+        trainer.last_rollout = {}
+        return out
+    trainer._generate_and_score_completions = wrapped
+t0 = time.perf_counter()
+summary = run_training(cfg, on_trainer=attach)
+out = {"peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+       "wall_s": time.perf_counter() - t0, "steps": summary["global_step"], "episodes": seen}
+open(sys.argv[2], "w").write(json.dumps(out))
+"""
+
+
+def toy_recipe(toy: Path, k: int, run_dir: Path) -> dict:
+    pixels = 1024  # 32x32: one vision token a frame, as the toy experiment
+    windows = [(i * 24.0, i * 24.0 + 16.0) for i in range(5)]
+    return {
+        "model": "tiny:qwen3-vl:toy",
+        "output_dir": str(run_dir),
+        "data": {"path": str(toy / "train.jsonl"), "video_root": str(toy), "limit": 4},
+        "engine": {
+            "mode": "parallel", "evidence": "frames", "frames": k, "max_turns": 3,
+            "max_parallel": 5, "max_new_tokens": 384, "min_pixels": pixels,
+            "max_pixels": pixels, "think_prefix": "<think>\n",
+            "crop": {"max_frames": 16, "min_pixels": pixels, "max_pixels": pixels},
+        },
+        "trainer": {
+            "use_cpu": True, "bf16": False, "gradient_checkpointing": False,
+            "learning_rate": 3.0e-5, "beta": 0.01, "num_generations": 4,
+            "per_device_train_batch_size": 4, "gradient_accumulation_steps": 4,
+            "max_steps": 1, "max_completion_length": 1536, "save_steps": 1000,
+            "logging_steps": 1, "report_to": [], "seed": 0, "dataloader_num_workers": 0,
+            "frames_gating": False, "temperature": 1.0,
+            "first_turn_text": calls_text(windows),
+        },
+    }  # fmt: skip
+
+
+def video_recipe(data: Path, video_root: Path, run_dir: Path) -> dict:
+    windows = [(60.0 + i * 100.0, 76.0 + i * 100.0) for i in range(5)]
+    return {
+        "model": "tiny:qwen3-vl",
+        "output_dir": str(run_dir),
+        "data": {"path": str(data), "video_root": str(video_root)},
+        "engine": {
+            "mode": "parallel", "evidence": "subagent", "frames": 64, "max_turns": 3,
+            "max_parallel": 5, "max_new_tokens": 32, "min_pixels": 784, "max_pixels": 50176,
+            "think_prefix": "<think>\n",
+            "crop": {"max_frames": 16, "min_pixels": 784, "max_pixels": 50176},
+        },
+        "trainer": {
+            "use_cpu": True, "bf16": False, "gradient_checkpointing": False,
+            "learning_rate": 1.0e-5, "beta": 0.0, "num_generations": 8,
+            "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1,
+            "max_steps": 1, "max_completion_length": 256, "save_steps": 1000,
+            "logging_steps": 1, "report_to": [], "seed": 0, "dataloader_num_workers": 0,
+            "frames_gating": False, "temperature": 1.0, "subagent_in_loss": False,
+            "first_turn_text": calls_text(windows),
+        },
+    }  # fmt: skip
+
+
+def measure(recipe: dict, work: Path, pythonpath: str | None) -> dict:
+    shutil.rmtree(recipe["output_dir"], ignore_errors=True)  # a fresh run folder each time
+    work.mkdir(parents=True, exist_ok=True)
+    cfg, out = work / "recipe.yaml", work / "measured.json"
+    cfg.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    out.unlink(missing_ok=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    else:
+        env.pop("PYTHONPATH", None)
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(cfg), str(out)],
+        env=env,
+        cwd="/tmp",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    result: dict = {
+        "exit_code": done.returncode,
+        "process_wall_s": round(time.perf_counter() - t0, 1),
+    }
+    if done.returncode != 0 or not out.is_file():
+        result["stderr_tail"] = done.stderr.strip()[-1500:]
+        return result
+    got = json.loads(out.read_text())
+    eps = got.pop("episodes")
+    result.update({k: (round(v, 3) if isinstance(v, float) else v) for k, v in got.items()})
+    result["episodes"] = len(eps)
+    result["status"] = sorted({e["status"] for e in eps})
+    for key in (
+        "images",
+        "image_tokens",
+        "tokens",
+        "calls_ok",
+        "subagents",
+        "subagent_image_tokens",
+    ):
+        values = [e[key] for e in eps]
+        result[key] = (
+            {"min": min(values), "max": max(values), "sum": sum(values)} if values else None
+        )
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--before", type=Path, default=None, help="Checkout of the code to compare with."
+    )
+    ap.add_argument("--before-label", default="before")
+    ap.add_argument("--cases", default="toy,720p")
+    ap.add_argument("--toy-ks", default="4,16,64")
+    ap.add_argument("--minutes", type=float, default=10.0)
+    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/paravt-bench"))
+    ap.add_argument("--work", type=Path, default=Path("/tmp/paravt-bench/train-memory"))
+    ap.add_argument("--out", type=Path, default=RESULTS / "bench_train_memory.json")
+    args = ap.parse_args(argv)
+
+    variants = [("after", None)]
+    if args.before is not None:
+        variants.insert(0, (args.before_label, str(args.before.resolve() / "src")))
+    cases = args.cases.split(",")
+    rows = []
+    if "toy" in cases:
+        toy = args.cache_dir / "toy-task"
+        if not (toy / "train.jsonl").is_file():
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "paravt.cli.main",
+                    "make-toy-task",
+                    str(toy),
+                    "--n",
+                    "4",
+                    "--seed",
+                    "0",
+                    "--set",
+                    'question_types=["mcq"]',
+                    "--set",
+                    "visibility_videos=0",
+                ],  # fmt: skip
+                check=True,
+                cwd="/tmp",
+            )
+        for k in (int(x) for x in args.toy_ks.split(",")):
+            for label, path in variants:
+                print(f"toy K={k} {label} ...", file=sys.stderr, flush=True)
+                run_dir = args.work / f"toy-k{k}-{label}"
+                m = measure(toy_recipe(toy, k, run_dir / "run"), run_dir, path)
+                rows.append({"case": "toy", "k": k, "code": label, **m})
+                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    video_info = None
+    if "720p" in cases:
+        video, video_info = ensure_video(args.cache_dir, "x264_veryfast", args.minutes)
+        data = args.work / "720p.jsonl"
+        data.parent.mkdir(parents=True, exist_ok=True)
+        data.write_text(
+            json.dumps(
+                {
+                    "id": "long",
+                    "video": video.name,
+                    "question": "What happens?",
+                    "options": ["A pan", "A rabbit", "A car"],
+                    "answer": "A",
+                    "question_type": "mcq",
+                }
+            )
+            + "\n"  # fmt: skip
+        )
+        for label, path in variants:
+            print(f"720p K=64 group of 8 {label} ...", file=sys.stderr, flush=True)
+            run_dir = args.work / f"720p-{label}"
+            m = measure(video_recipe(data, video.parent, run_dir / "run"), run_dir, path)
+            rows.append({"case": "720p_group8", "k": 64, "code": label, **m})
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    result = {
+        "benchmark": "train_memory",
+        "before": str(args.before) if args.before else None,
+        "video": video_info,
+        "note": "peak RSS per fresh process (ru_maxrss); the host is shared, so wall times are "
+        "recorded but not comparable",
+        "rows": rows,
+        "command": " ".join(
+            [Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])
+        ),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

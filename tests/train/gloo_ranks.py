@@ -1,0 +1,39 @@
+"""Start a test worker script on 2 gloo ranks (torchrun, CPU only), for the tests that check what
+ranks agree on: the start-up data probes, the multi-node checks, the sharded lockstep."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_two_ranks(worker: Path, *argv: str, timeout: float) -> subprocess.CompletedProcess:
+    """``worker argv...`` on 2 ranks; the finished process, its output captured (not checked)."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(free_port()),
+            str(worker),
+            *argv,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
