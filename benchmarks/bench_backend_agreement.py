@@ -1,4 +1,4 @@
-"""hf vs openai (``transformers serve``): do the two backends give the same answers?
+"""hf vs openai (``transformers serve`` or vLLM): do the two backends give the same answers?
 
 Claim (docs/INFER.md, "hf and openai backends"): at temperature 0, one checkpoint answers a toy
 eval split the same way through the ``hf`` backend (in process) and through the ``openai`` backend
@@ -12,6 +12,9 @@ two eval folders and the server log beside it) and a copy in
     paravt make-toy-task /tmp/toy --n 40 --seed 0 --split eval --set 'question_types=[mcq]'
     python benchmarks/bench_backend_agreement.py --model RUN/sft --data /tmp/toy \\
         --config RUN/configs/eval-4-parallel.yaml --out /tmp/agree
+
+``--server vllm`` (from the vLLM environment, ``scripts/vllm-env.sh``) serves the model with vLLM
+instead; its results go to ``benchmarks/results/bench_backend_agreement_vllm.json``.
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ def main() -> None:
     ap.add_argument("--config", help="an eval config YAML (its engine section is used as is)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--threads", type=int, default=1, help="CPU threads of the server and of hf")
-    ap.add_argument("--results", default=str(RESULTS / "bench_backend_agreement.json"))
+    ap.add_argument("--server", choices=("transformers", "vllm"), default="transformers")
+    ap.add_argument(
+        "--results", help="default: benchmarks/results/bench_backend_agreement[_vllm].json"
+    )
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     # a kill (SIGTERM) unwinds like Ctrl-C, so the server subprocess is shut down too
@@ -50,7 +56,11 @@ def main() -> None:
             "backend": {"model": args.model}}  # fmt: skip
     cfg = load_config(EvalConfig, args.config, args.overrides, base=base)
     t0 = time.perf_counter()
-    report = run_agreement(cfg, ServeSettings(threads=args.threads))
+    if args.results is None:
+        tail = "_vllm" if args.server == "vllm" else ""
+        args.results = str(RESULTS / f"bench_backend_agreement{tail}.json")
+    serve = ServeSettings(threads=args.threads, server=args.server, startup_timeout_s=900)
+    report = run_agreement(cfg, serve)
     report["total_s"] = round(time.perf_counter() - t0, 1)
     report["command"] = " ".join(["python", "benchmarks/bench_backend_agreement.py",
                                   *sys.argv[1:]])  # fmt: skip

@@ -230,7 +230,7 @@ def command(
     """Answer QUESTION about VIDEO with parallel crop_video tool calls."""
     from pathlib import Path
 
-    from paravt.agent.backends import make_backend
+    from paravt.agent.backends import check_serving, make_backend
     from paravt.agent.engine import EpisodeEngine
 
     kw["question_type"] = question_type
@@ -249,6 +249,7 @@ def command(
     out = stdout_console(max_width=VIEW_WIDTH)
     with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
         backend = make_backend(cfg.backend)
+        check_serving(backend, cfg.engine)
     engine = EpisodeEngine(backend, cfg.engine, keep_pixels=False)
     config = to_dict(cfg)
     config["backend"] = redacted_backend(config["backend"])  # the record never carries the key

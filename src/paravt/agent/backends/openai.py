@@ -41,7 +41,7 @@ from typing import Any
 from paravt.agent.backends.base import BackendBase
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, ImageItem
-from paravt.errors import ConfigError
+from paravt.errors import ConfigError, UserError
 
 logger = logging.getLogger(__name__)
 
@@ -376,6 +376,98 @@ class OpenAIBackend(BackendBase):
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
         )
+
+    # -- before the first episode -------------------------------------------------------------
+    def check_server(self, budgets: list[tuple[int, int, str]]) -> None:
+        """UserError (one line) when the server cannot run these episodes as configured: nothing
+        answers at ``base_url``, it does not serve ``model``, or its processor would re-size the
+        frames of a pixel budget (``(min_pixels, max_pixels, config keys)``) — each frame would
+        then cost another number of vision tokens than the budget gives it (docs/PROTOCOL.md §2).
+
+        The budget is measured, not read from a config the server may not share: for a frame
+        near each end of the budget, sized as ``encode_image`` sends it, the prompt tokens of one
+        message with the frame and one without differ by its vision tokens and the two markers a
+        Qwen template puts around them. Skipped with ``resize_arch`` none (no size rule to hold).
+        """
+        base = self.url.removesuffix("/chat/completions")
+        try:
+            listed = self._get(base + "/models")
+        except urllib.error.HTTPError as e:
+            raise UserError(
+                f"backend.base_url {base}: GET /models answered HTTP {e.code}; point "
+                "backend.base_url at an OpenAI-compatible server's /v1"
+            ) from e
+        except (urllib.error.URLError, TimeoutError, ConnectionError, ValueError) as e:
+            raise UserError(
+                f"backend.base_url {base}: no server answers ({getattr(e, 'reason', e)}); start "
+                "the OpenAI-compatible server first (e.g. vllm serve MODEL) or fix backend.base_url"
+            ) from e
+        served = [m.get("id") for m in listed.get("data") or [] if isinstance(m, dict)]
+        if self.model not in served:
+            raise UserError(
+                f"backend.model {self.model!r} is not served at {base} (it serves "
+                f"{', '.join(map(str, served)) or 'nothing'}): set backend.model to that name"
+            )
+        if self.resize_arch is None:
+            return
+        for min_pixels, max_pixels, keys in budgets:
+            for source in ((720, 1280), (8, 8)):  # lands near the budget's top, then its bottom
+                self._check_frame(base, source, min_pixels, max_pixels, keys)
+
+    def _check_frame(
+        self, base: str, source: tuple[int, int], min_pixels: int, max_pixels: int, keys: str
+    ) -> None:
+        import torch
+
+        from paravt.kernels.spec import arch_spec
+
+        item = ImageItem(
+            data=torch.zeros(3, *source, dtype=torch.uint8),
+            time=0.0,
+            source="overview",
+            min_pixels=min_pixels,
+            max_pixels=max_pixels,
+        )
+        frame = budget_frame(item, self.resize_arch)
+        h, w = int(frame.shape[-2]), int(frame.shape[-1])
+        factor = arch_spec(self.resize_arch).factor
+        want = (h // factor) * (w // factor)
+        url = encode_image(item, "png", self.resize_arch)
+        with_image = [
+            {"type": "image_url", "image_url": {"url": url}},
+            {"type": "text", "text": "."},
+        ]
+        counts = []
+        for content in (with_image, [{"type": "text", "text": "."}]):
+            body = {"model": self.model, "messages": [{"role": "user", "content": content}],
+                    "max_tokens": 1, "temperature": 0}  # fmt: skip
+            try:
+                usage = self._post(body).get("usage") or {}
+            except urllib.error.HTTPError as e:
+                detail = e.read().decode("utf-8", "replace")[:200] if e.fp is not None else ""
+                raise UserError(
+                    f"backend.base_url {base}: a {h}x{w} frame ({keys} [{min_pixels}, "
+                    f"{max_pixels}]) was refused, HTTP {e.code}: {' '.join(detail.split())}"
+                ) from e
+            if not isinstance(usage.get("prompt_tokens"), int):
+                return  # a server that does not count tokens: nothing to compare
+            counts.append(usage["prompt_tokens"])
+        got = counts[0] - counts[1] - 2
+        if got != want:
+            raise UserError(
+                f"the server at {base} turns a {h}x{w} frame ({keys} [{min_pixels}, "
+                f"{max_pixels}]) into {got} vision tokens, not {want}: its image processor "
+                f"re-sizes this budget; start it with --mm-processor-kwargs "
+                f'\'{{"size": {{"shortest_edge": {min_pixels}, "longest_edge": {max_pixels}}}}}\' '
+                f"or set {keys} inside its range"
+            )
+
+    def _get(self, url: str) -> dict:
+        request = urllib.request.Request(
+            url, headers={"Authorization": f"Bearer {self.api_key}"}, method="GET"
+        )
+        with urllib.request.urlopen(request, timeout=min(self.timeout_s, 30.0)) as resp:
+            return json.loads(resp.read().decode("utf-8"))
 
     def generate(self, requests: list[GenRequest]) -> list[Generation]:
         if not requests:
