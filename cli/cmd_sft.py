@@ -32,6 +32,7 @@ from paravt.cli.common import emit_json, json_option, stderr_console
 @json_option
 def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json: bool) -> None:
     """Fine-tune a video LMM on engine-played trajectories (loss on generated tokens only)."""
+    from paravt.train.run import leave_process_group
     from paravt.train.sft.run import load_sft_config, run_sft
 
     cfg = load_sft_config(config_path, overrides)
@@ -39,9 +40,7 @@ def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json:
     console.print(f"[bold]paravt sft[/bold] → {cfg.output_dir} (model {cfg.model})")
     with contextlib.redirect_stdout(sys.stderr):  # HF Trainer prints logs: stdout is the result
         summary = run_sft(cfg, resume=resume, console=console)
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized() and dist.get_rank() != 0:
+    if not leave_process_group():
         return
     if as_json:
         emit_json(summary)

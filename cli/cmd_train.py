@@ -71,7 +71,7 @@ def command(
     as_json: bool,
 ) -> None:
     """Train a video LMM with PARA-GRPO (multi-turn crop_video episodes, TRL loss)."""
-    from paravt.train.run import load_command_config, run_training
+    from paravt.train.run import leave_process_group, load_command_config, run_training
 
     if plan:
         _print_plan(
@@ -93,9 +93,7 @@ def command(
         sys.stderr
     ):  # HF Trainer prints logs: stdout is for the result only
         summary = run_training(cfg, resume=resume, console=console)
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized() and dist.get_rank() != 0:
+    if not leave_process_group():
         return
     if as_json:
         emit_json(summary)

@@ -401,6 +401,23 @@ def warn_if_plain_ddp_too_big(cfg: TrainCommandConfig, args: Any, model_path: st
     return message
 
 
+def leave_process_group() -> bool:
+    """Whether this process prints the command's result (rank 0, or no process group).
+
+    The process group is destroyed here, after a last barrier, once training is over: a rank
+    that exits with gloo's threads still running can abort at exit ("terminate called without
+    an active exception", exit -6) after its work is done, and the launcher then reports the
+    whole run as failed."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return True
+    rank = dist.get_rank()
+    dist.barrier()
+    dist.destroy_process_group()
+    return rank == 0
+
+
 def load_model(model_path: str, args: Any):
     """``(model, processor)`` in the trainer's precision (bf16 / fp16 / fp32), left padding."""
     import torch
