@@ -51,13 +51,16 @@ def test_engine_builds_pixel_values_in_the_backends_dtype(q3_processor, pancake)
     assert all(r.pixel_values.dtype == torch.bfloat16 for b in backend.batches for r in b)
 
 
+_REAL_KERNELS = vision._kernels_pixel_values  # unwatched, however many spies a test sets
+
+
 def _spy_threads(monkeypatch) -> set[int]:
     """The threads the kernels run on from now on (the real kernels, watched).
 
     The first two calls meet at a barrier before they run, so two of them must be in flight at
     once: on a busy machine one pool thread could otherwise take every piece in turn, and a
     serial path times the barrier out (``BrokenBarrierError``) instead of passing."""
-    real, seen = vision._kernels_pixel_values(), set()
+    real, seen = _REAL_KERNELS(), set()
     gate, calls = threading.Barrier(2, timeout=30), itertools.count()
 
     def kernel(*args, **kwargs):
@@ -80,9 +83,8 @@ def test_threaded_preprocess_gives_the_serial_pixels(q3_processor, pancake, monk
     items += [ImageItem(f, 0.0, "tool", 784, 4096) for f in crop]
     serial_pv, serial_grid = vision.preprocess(items, codec, workers=1)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 1)  # OMP_NUM_THREADS=1, as on CPU
-    seen = _spy_threads(monkeypatch)
     for workers in (2, 3, 16):
-        seen.clear()
+        seen = _spy_threads(monkeypatch)  # a fresh barrier: each run's first two pieces meet
         pv, grid = vision.preprocess(items, codec, workers=workers)
         assert len(seen) > 1, "the pieces did not run on several threads"
         assert torch.equal(pv, serial_pv) and torch.equal(grid, serial_grid), workers
