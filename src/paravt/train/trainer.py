@@ -335,6 +335,10 @@ class ParaGRPOTrainer(GRPOTrainer):
                 records = self._make_engine(mode).run(episode_inputs)
                 self._backend.drain()  # join the other ranks' sampling until every rank is done
                 return records
+            except Exception as e:
+                if self._backend.lockstep is not None:  # the others wait in a handshake
+                    self._backend.lockstep.fail(e)
+                raise
             finally:
                 if was_training:
                     unwrapped.train()
