@@ -1,5 +1,6 @@
 """One rank's rollout raises on 2 gloo ranks: the other rank stops at its next handshake with an
-error naming the failed rank and its error, instead of waiting in a collective."""
+error naming the failed rank and its error, instead of waiting in a collective until the failed
+rank's process is gone or the process group times out."""
 
 from __future__ import annotations
 
@@ -15,21 +16,31 @@ from paravt.train.lockstep import Lockstep, RankFailure, announce_failure, excha
 
 
 @pytest.mark.slow
-def test_a_failed_rollout_on_rank_1_stops_rank_0_at_its_next_handshake(tmp_path, shared_videos):
-    """Rank 1's backend raises at its second generate call (FSDP2: every forward a collective,
-    the sampling in lockstep) and its process stays up until rank 0 has recorded its end, as one
-    does when no launcher agent tears the others down. Before the failure was announced, rank 0
-    sat in the handshake of that call until rank 1's process went away (about 300 s here: on CPU
-    HF does not pass ``trainer.ddp_timeout`` to the gloo group) and then failed with gloo's
-    "Connection closed by peer"; the subprocess timeout bounds a hang."""
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        pytest.param(("trainer.fsdp=true", "trainer.fsdp_config.version=2"), id="fsdp2-lockstep"),
+        pytest.param((), id="ddp"),
+    ],
+)
+def test_a_failed_rollout_on_rank_1_stops_rank_0_at_its_next_handshake(
+    tmp_path, shared_videos, strategy
+):
+    """Rank 1's backend raises at its second generate call, and its process stays up until rank 0
+    has recorded its end, as one does when no launcher agent tears the others down. Under FSDP2
+    (every forward a collective, sampling in lockstep) rank 0 waits in that call's handshake;
+    under DDP it finishes its rollout and meets the handshake after it. Before the failure was
+    announced, rank 0 sat in the lockstep handshake (FSDP2) or the rewards' gather (DDP) until
+    rank 1's process went away (308 s, FSDP2: on CPU HF does not pass ``trainer.ddp_timeout`` to
+    the gloo group) and then failed with gloo's "Connection closed by peer"; the subprocess
+    timeout bounds a hang."""
     worker = Path(__file__).with_name("rank_failure_worker.py")
     done = run_two_ranks(
         worker,
         str(tmp_path / "run"),
         str(shared_videos),
         str(tmp_path),
-        "trainer.fsdp=true",
-        "trainer.fsdp_config.version=2",
+        *strategy,
         timeout=280,
     )
     assert done.returncode != 0  # the launch fails: both ranks raised
