@@ -17,3 +17,17 @@ class UserError(ParavtError):
 
 class ConfigError(UserError):
     """A config file or a ``--set`` override that does not fit the command's config dataclass."""
+
+
+class RankFailedError(ParavtError):
+    """Another rank of a multi-process run failed: raised on every other rank at the next
+    handshake of the rollout (``paravt.train.lockstep``), instead of waiting in a collective
+    until the process group times out. ``rank``, ``kind`` and ``message`` name that rank's
+    error; its own traceback is in that rank's log."""
+
+    def __init__(self, rank: int, kind: str, message: str):
+        super().__init__(
+            f"rank {rank} failed during the rollout with {kind}: {message} (its traceback is in "
+            f"rank {rank}'s log; this rank stopped at the next handshake)"
+        )
+        self.rank, self.kind, self.message = rank, kind, message

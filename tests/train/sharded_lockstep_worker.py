@@ -11,7 +11,9 @@ loss rows per rollout.
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -36,10 +38,49 @@ def fsdp_on_cpu() -> None:
     AcceleratorState.__init__ = init
 
 
+def deepspeed_on_cpu() -> None:
+    """Two things keep DeepSpeed's ranks apart on a machine without an accelerator.
+
+    accelerate (``PartialState``) lets ``deepspeed.comm.init_distributed`` form the process group
+    (DeepSpeed's CPU accelerator picks gloo) but finds no backend name of its own off the GPU, so
+    it reports one process, index 0, on every rank, and each trains alone. The shim names gloo
+    there. And DeepSpeed's torch backend JIT-compiles a shared-memory all-reduce op (C++) when
+    the group starts on CPU, minutes on a busy 2-core host the first time; only its inference
+    all-reduce uses it, so the shim skips the build. The rest is DeepSpeed's own ZeRO engine."""
+    # by module name: ``deepspeed.comm``'s attribute ``torch`` is the torch package itself
+    try:
+        ds_torch = importlib.import_module("deepspeed.comm.torch")
+    except ImportError:  # no DeepSpeed: the FSDP runs need nothing here
+        return
+    from accelerate.state import PartialState
+
+    ds_torch.build_shm_op = lambda: None
+    original = PartialState._prepare_backend
+
+    def prepare(self, cpu=False, sagemaker_dp=False, backend=None):
+        backend, kind = original(self, cpu, sagemaker_dp, backend)
+        deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() == "true"
+        if backend is None and not cpu and deepspeed and "LOCAL_RANK" in os.environ:
+            backend = "gloo"
+        return backend, kind
+
+    PartialState._prepare_backend = prepare
+
+
+def shard_share(model) -> float | None:
+    """This rank's share of the model's parameter elements: about 1/N when ZeRO-3 partitions
+    them over N ranks; None when they are not DeepSpeed's."""
+    params = list(model.parameters())
+    if not params or not all(hasattr(p, "ds_numel") for p in params):
+        return None
+    return sum(p.ds_tensor.numel() for p in params) / sum(p.ds_numel for p in params)
+
+
 def main() -> None:
     from paravt.train.run import load_command_config, run_training
 
     fsdp_on_cpu()
+    deepspeed_on_cpu()
 
     run_dir, videos, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     overrides = (
@@ -72,6 +113,9 @@ def main() -> None:
             seen["strategy"] = str(trainer.accelerator.distributed_type)
             seen["wrapped"] = type(trainer.model_wrapped).__name__
             seen["fsdp"] = bool(trainer.is_fsdp_enabled)
+            seen["world"] = int(trainer.accelerator.num_processes)
+            seen["shard_share"] = shard_share(trainer.model_wrapped)
+            seen["lockstep"] = trainer._backend.lockstep is not None
             seen["turns"].extend(len(r.turns) for r in trainer.last_rollout["records"])
             seen["subagents"] = sum(len(r.subagents or []) for r in trainer.last_rollout["records"])
             return output

@@ -331,6 +331,44 @@ def test_vision_token_and_unechoed_stop_end_a_turn(tiny):
     assert math.isnan(sampled_logprobs([7, 8], [[-0.1, -2.0], [None]], [[3, 7], [8]])[1])
 
 
+def test_a_failed_rollout_tells_the_other_ranks_at_their_next_handshake(tiny):
+    """Server mode on 2 ranks (collective calls, lockstep): an error raised in this rank's rollout
+    goes to the others' next handshake before it is re-raised; a failure read at a handshake
+    raises ``RankFailedError`` naming the rank, and is not announced again."""
+    from paravt.agent.records import GenRequest
+    from paravt.errors import RankFailedError
+    from paravt.train.lockstep import RankFailure
+    from paravt.train.vllm_backend import VLLMBackend
+
+    _, processor = tiny
+
+    class Server:
+        mode = "server"
+        generation_kwargs = None
+
+    sent: list = []
+    others: list = []  # what rank 1 sends at each handshake
+
+    def gather(mine: list) -> list:
+        sent.extend(mine)
+        return [*mine, others.pop(0)]
+
+    backend = VLLMBackend(Server(), processor, world_size=2, gather=gather)
+    backend.loaded_step = 0  # no weight push: nothing here holds weights
+    assert backend.lockstep
+    with pytest.raises(ZeroDivisionError), backend.rollout(0):
+        raise ZeroDivisionError("a tool's arithmetic on this rank")
+    assert sent == [RankFailure("ZeroDivisionError", "a tool's arithmetic on this rank")]
+
+    sent.clear()
+    others.append(RankFailure("OSError", "video store gone"))
+    req = GenRequest("e", 1, "main", [], [], max_new_tokens=4, prompt_ids=[1, 2])
+    failed = pytest.raises(RankFailedError, match="rank 1 failed .* OSError: video store gone")
+    with failed, backend.rollout(0):
+        backend.generate([req])
+    assert len(sent) == 1 and not isinstance(sent[0], RankFailure)  # its share, nothing more
+
+
 def test_importance_sampling_ratio_modes():
     from paravt.errors import ConfigError
     from paravt.train.vllm_backend import importance_sampling_ratio

@@ -18,18 +18,65 @@ The fixes, the same as the vLLM backend's (``paravt.train.vllm_backend``):
 - loss: every rank holds the same number of rows (``pad_rows``: no-loss rows, loss weight 0), and
   under lockstep a no-loss row carries the filler image, so each log-prob chunk runs the vision
   tower on every rank.
+
+A rank whose rollout raises (the engine, a tool, its backend) between two handshakes would leave
+the others waiting in their next one until the process group times out (``trainer.ddp_timeout``,
+30 minutes by default): nothing else tells them. So it joins that handshake once more with its
+failure in place of its share (``announce_failure``), and every rank that reads a failure there
+raises ``RankFailedError`` naming the rank and its error (``exchange``); the failed rank re-raises
+its own. Both sampling lockstep backends (the policy's, vLLM's) share through ``exchange``.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from paravt.errors import RankFailedError
+
+logger = logging.getLogger(__name__)
+
 Key = tuple[int, float, float]
 #: what a rank says of one sampling group: (requests, whether any carries an image)
 Share = tuple[int, bool]
+#: the longest error message a failed rank sends the others (the rest is in its own log)
+FAILURE_MESSAGE_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class RankFailure:
+    """What a failed rank sends in place of its share: its error's type and message."""
+
+    kind: str
+    message: str
+
+
+def exchange(gather: Callable[[list], list], share: Any) -> list:
+    """Every rank's share of one handshake, in rank order; ``RankFailedError`` naming the first
+    failed rank when any rank joined it with a ``RankFailure``."""
+    shares = gather([share])
+    for rank, theirs in enumerate(shares):
+        if isinstance(theirs, RankFailure):
+            raise RankFailedError(rank, theirs.kind, theirs.message)
+    return shares
+
+
+def announce_failure(gather: Callable[[list], list], error: BaseException) -> None:
+    """Join the other ranks' next handshake with ``error`` in place of a share, so they stop now;
+    the caller re-raises ``error``. A ``RankFailedError`` is not announced: it came from a
+    handshake every rank has already seen."""
+    if isinstance(error, RankFailedError):
+        return
+    failure = RankFailure(type(error).__name__, str(error)[:FAILURE_MESSAGE_CHARS])
+    logger.error("this rank's rollout failed (%s): telling the other ranks", failure.kind)
+    try:
+        gather([failure])
+    except Exception as e:  # noqa: BLE001 - the caller raises the rollout's error, not this one
+        logger.error("could not tell the other ranks of this rank's failure: %r", e)
 
 
 class Lockstep:
@@ -46,12 +93,16 @@ class Lockstep:
         self.ticks += 1
         merged: dict[Key, Share] = {}
         any_running = False
-        for their_groups, their_running in self._gather([(groups, running)]):
+        for their_groups, their_running in exchange(self._gather, (groups, running)):
             any_running = any_running or bool(their_running)
             for key, (n, images) in their_groups.items():
                 had_n, had_images = merged.get(key, (0, False))
                 merged[key] = (max(had_n, int(n)), had_images or bool(images))
         return merged, any_running
+
+    def fail(self, error: BaseException) -> None:
+        """This rank's rollout raised ``error``: tell the others at their next handshake."""
+        announce_failure(self._gather, error)
 
 
 def filler_image(codec: Any, tokenizer: Any) -> tuple[list[int], torch.Tensor, torch.Tensor]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -331,9 +332,36 @@ def start_run_folder(
         shutil.rmtree(run_dir / folder, ignore_errors=True)
 
 
+@contextmanager
+def whole_models(args: Any):
+    """Models built inside are whole, not ZeRO-3 partitions.
+
+    While the trainer's DeepSpeed config is live with stage 3, transformers builds every model
+    inside ``deepspeed.zero.Init``, which partitions each parameter as it is made: a collective.
+    The tiny model is built on the main process only (then saved for every rank to load), so a
+    partitioned build would wait for ranks that never join, and would save empty weights."""
+    hf_config = getattr(args, "hf_deepspeed_config", None)
+    if hf_config is None:
+        yield
+        return
+    from transformers.integrations.deepspeed import (
+        set_hf_deepspeed_config,
+        unset_hf_deepspeed_config,
+    )
+
+    unset_hf_deepspeed_config()
+    try:
+        yield
+    finally:
+        set_hf_deepspeed_config(hf_config)
+
+
 def shared_model_path(spec: str, run_dir: Path, args: Any) -> str:
     """``resolve_model`` on the main process, the same path on every rank."""
-    model_path = resolve_model(spec, run_dir) if args.process_index == 0 else None
+    model_path = None
+    if args.process_index == 0:
+        with whole_models(args):
+            model_path = resolve_model(spec, run_dir)
     if args.world_size > 1:
         from accelerate.utils import broadcast_object_list
 

@@ -30,7 +30,9 @@ through ``TrainingArguments``); generation unwraps the model with TRL's
 (``ds3_gather_for_generation``) but leaves FSDP's sharded: there (and under ZeRO-3 without the
 gather) every forward of the rollout is a collective, and the policy backend samples in lockstep
 with the other ranks (``paravt.train.lockstep``). Under FSDP and ZeRO-3 the loss forwards are
-collective too, so every rank holds the same number of loss rows and every row an image.
+collective too, so every rank holds the same number of loss rows and every row an image. A rank
+whose rollout raises tells the others at their next handshake (the lockstep's, or without one a
+handshake after the rollout), and they raise ``RankFailedError`` naming it.
 
 vLLM (``use_vllm=true``, ``vllm_mode`` server or colocate, every ``vllm_*`` key TRL's own): TRL
 builds its ``VLLMGeneration`` and the engine samples through it (``paravt.train.vllm_backend``:
@@ -71,7 +73,7 @@ from paravt.train.advantages import GroupAdvantages, group_advantages
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_errors import warn_if_every_episode_failed
 from paravt.train.gating import gated_frames
-from paravt.train.lockstep import Lockstep, filler_image
+from paravt.train.lockstep import Lockstep, announce_failure, exchange, filler_image
 from paravt.train.metrics import episode_stats, step_metrics
 from paravt.train.policy_backend import PolicyBackend
 from paravt.train.streams import FeatureMismatchError, mm_token_type_ids, record_row
@@ -335,6 +337,10 @@ class ParaGRPOTrainer(GRPOTrainer):
                 records = self._make_engine(mode).run(episode_inputs)
                 self._backend.drain()  # join the other ranks' sampling until every rank is done
                 return records
+            except Exception as e:
+                if self._backend.lockstep is not None:  # the others wait in a handshake
+                    self._backend.lockstep.fail(e)
+                raise
             finally:
                 if was_training:
                     unwrapped.train()
@@ -509,10 +515,23 @@ class ParaGRPOTrainer(GRPOTrainer):
     def _rollout(self, inputs: list[dict], mode: str) -> tuple[int, list, list]:
         """``(epoch, episode inputs, records)``: the local batch's episodes, run by the engine."""
         epoch = math.floor(self.state.epoch or 0.0) if mode == "train" else 0
-        ep_inputs = self.episode_inputs(inputs, epoch, mode)
-        records = self.run_episodes(ep_inputs, mode)
-        if len(records) != len(inputs):
-            raise ParavtError(f"engine returned {len(records)} records for {len(inputs)} episodes")
+        # Without a lockstep (DDP, ZeRO-3 gathered, local vLLM) the rollout has no collective: a
+        # rank whose rollout raises would leave the others in the rewards' gather. One handshake
+        # after the rollout carries its failure instead (with a lockstep the backend's does).
+        handshake = self.accelerator.num_processes > 1 and not self._backend.lockstep
+        try:
+            ep_inputs = self.episode_inputs(inputs, epoch, mode)
+            records = self.run_episodes(ep_inputs, mode)
+            if len(records) != len(inputs):
+                raise ParavtError(
+                    f"engine returned {len(records)} records for {len(inputs)} episodes"
+                )
+        except Exception as e:
+            if handshake:
+                announce_failure(gather_object, e)
+            raise
+        if handshake:
+            exchange(gather_object, None)
         warn_if_every_episode_failed(records, int(self.state.global_step) + 1)
         return epoch, ep_inputs, records
 

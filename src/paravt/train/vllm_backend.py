@@ -28,7 +28,9 @@ call is preceded by one small gather of every rank's ``{group: count}`` and an "
 running" flag: each group any rank has is called on every rank in the same order, a rank with fewer
 requests pads its share with one-token filler prompts (TRL slices the results in equal shares) and
 drops their completions, and a rank whose episodes are done keeps joining (``drain``) until no rank
-is running. Colocated without TP or sleep mode, calls are local and nothing is gathered.
+is running. Colocated without TP or sleep mode, calls are local and nothing is gathered. A rank
+whose rollout raises joins the others' next gather with its failure, and they raise
+``RankFailedError`` there (``paravt.train.lockstep.announce_failure``).
 
 Weights are pushed once per optimizer step (``rollout(step)``), before the step's first round
 (``push_weights``: TRL's ``sync_weights``, except colocated on vLLM's CPU platform, see there).
@@ -47,6 +49,7 @@ from trl.import_utils import is_vllm_available
 from paravt.agent.backends.openai import budget_frame
 from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.errors import ConfigError, ParavtError
+from paravt.train.lockstep import announce_failure, exchange
 from paravt.train.policy_backend import TokenSampler
 from paravt.train.vllm_prompt import (
     VLLMPromptMismatchError,
@@ -253,6 +256,10 @@ class VLLMBackend(TokenSampler):
         try:
             yield self
             self.drain()
+        except Exception as e:
+            if self.lockstep:  # the other ranks wait in their next call's handshake: tell them
+                announce_failure(self._gather, e)
+            raise
         finally:
             self._images = {}
 
@@ -303,7 +310,7 @@ class VLLMBackend(TokenSampler):
         """Every rank's groups (the largest share of each) and whether any rank still runs."""
         merged: dict[Key, int] = {}
         any_running = False
-        for their_counts, their_running in self._gather([(counts, running)]):
+        for their_counts, their_running in exchange(self._gather, (counts, running)):
             any_running = any_running or their_running
             for key, n in their_counts.items():
                 merged[key] = max(merged.get(key, 0), n)
