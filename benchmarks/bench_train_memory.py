@@ -16,9 +16,17 @@ time is not (recorded, not claimed).
   with sub-agent evidence, the paper's pixel budgets (784-50,176 px) and the tiny random Qwen3-VL;
   the first turn forced to five 16 s windows (16 frames each at 1 fps). The image tokens of the
   episodes and of their sub-agents are recorded.
+- ``720p_decode``: the decode side of such a group alone, when its episodes do not ask alike: the
+  K = 64 overview and 40 different 16 s windows (8 episodes x 5 calls, 640 distinct frames) of
+  the same video through ``VideoSource.overview`` and one ``execute_windows`` batch, then
+  ``at_budget`` as the engine makes its images, at the paper's budget; once with frames decoded
+  at full size and resized after the batch (``decoded-then-resized``, what the engine did
+  before), once resized on the decode lanes (``resized-on-lanes``, ``budget_resizer`` passed
+  down). This checkout's library only (the before code has no ``resize`` to pass).
 
     python benchmarks/bench_train_memory.py --before /tmp/28b-base
     python benchmarks/bench_train_memory.py --toy-ks 4 --cases toy --out /tmp/x.json   # smoke
+    python benchmarks/bench_train_memory.py --cases 720p_decode --out /tmp/decode.json
 """
 
 from __future__ import annotations
@@ -50,10 +58,31 @@ def calls_text(windows: list[tuple[float, float]]) -> str:
 
 #: measured in the child process: runs the recipe, writes peak RSS and the episodes' sizes
 DRIVER = r"""
-import json, resource, sys, time
+import json, resource, sys, threading, time
 from paravt.train.run import load_command_config, run_training
 cfg = load_command_config(sys.argv[1], ())
 seen = []
+where = {}  # --trace: innermost paravt/trl/transformers function -> highest RSS seen in it (GB)
+def trace(main=threading.get_ident(), pages=open("/proc/self/statm")):
+    size = resource.getpagesize() / 2**30
+    while True:
+        pages.seek(0)
+        rss = int(pages.read().split()[1]) * size
+        frame, label = sys._current_frames().get(main), "other"
+        while frame is not None:
+            name = frame.f_code.co_filename
+            for lib in ("paravt/", "trl/", "transformers/"):
+                if lib in name:
+                    label = lib + name.split(lib)[-1] + ":" + frame.f_code.co_name
+                    break
+            else:
+                frame = frame.f_back
+                continue
+            break
+        where[label] = max(where.get(label, 0.0), rss)
+        time.sleep(0.01)
+if len(sys.argv) > 3:
+    threading.Thread(target=trace, daemon=True).start()
 def attach(trainer):
     trainer.keep_last_rollout = True
     original = trainer._generate_and_score_completions
@@ -75,8 +104,68 @@ t0 = time.perf_counter()
 summary = run_training(cfg, on_trainer=attach)
 out = {"peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
        "wall_s": time.perf_counter() - t0, "steps": summary["global_step"], "episodes": seen}
+if where:
+    ranked = sorted(where.items(), key=lambda kv: -kv[1])  # the top, and paravt's own places
+    top = ranked[:6] + [kv for kv in ranked[6:] if kv[0].startswith("paravt/")]
+    out["rss_gb_by_where"] = {k: round(v, 3) for k, v in top}
 open(sys.argv[2], "w").write(json.dumps(out))
 """
+
+
+#: measured in the child process: decodes a group's overview and 40 distinct windows, keeps the
+#: frames as the engine does until its images are made, and writes peak RSS
+DECODE_DRIVER = r"""
+import json, resource, sys
+from paravt.agent.vision import at_budget, budget_resizer
+from paravt.tools.crop_video import CropConfig, WindowRequest, execute_windows
+from paravt.video import VideoSource
+video, mode, out = sys.argv[1:4]
+lo, hi, arch = 784, 50176, "qwen3-vl"
+resize = budget_resizer(arch, lo, hi) if mode == "resized-on-lanes" else None
+src = VideoSource(video)
+start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+overview = src.overview(64, workers=0, resize=resize)
+reqs = [WindowRequest(video, {"start_time": 5.0 + 14.9 * i, "end_time": 21.0 + 14.9 * i}, key=i)
+        for i in range(40)]
+batch = execute_windows(reqs, CropConfig(max_frames=16), sources={video: src}, resize=resize)
+images = [at_budget(overview.parts, arch, lo, hi)]
+images += [at_budget(r.clip.parts, arch, lo, hi) for r in batch.results if r.ok]
+kept = {id(p.untyped_storage()): p.untyped_storage().nbytes() for ps in images for p in ps}
+open(out, "w").write(json.dumps({
+    "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    "rss_before_decoding_gb": start, "calls_ok": batch.stats.calls_ok,
+    "distinct_frames": batch.stats.distinct_frames + len(overview),
+    "frame_size": list(images[0][0].shape), "images_kept_mb": sum(kept.values()) / 2**20,
+}))
+"""
+
+
+def measure_decode(video: Path, mode: str, work: Path) -> dict:
+    """One fresh process of ``DECODE_DRIVER`` in ``mode``; this checkout's library."""
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / f"decode-{mode}.json"
+    out.unlink(missing_ok=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.pop("PYTHONPATH", None)
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", DECODE_DRIVER, str(video), mode, str(out)],
+        env=env,
+        cwd="/tmp",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    result: dict = {
+        "exit_code": done.returncode,
+        "process_wall_s": round(time.perf_counter() - t0, 1),
+    }
+    if done.returncode != 0 or not out.is_file():
+        result["stderr_tail"] = done.stderr.strip()[-1500:]
+        return result
+    got = json.loads(out.read_text())
+    result.update({k: (round(v, 3) if isinstance(v, float) else v) for k, v in got.items()})
+    return result
 
 
 def toy_recipe(toy: Path, k: int, run_dir: Path) -> dict:
@@ -128,7 +217,7 @@ def video_recipe(data: Path, video_root: Path, run_dir: Path) -> dict:
     }  # fmt: skip
 
 
-def measure(recipe: dict, work: Path, pythonpath: str | None) -> dict:
+def measure(recipe: dict, work: Path, pythonpath: str | None, trace: bool = False) -> dict:
     shutil.rmtree(recipe["output_dir"], ignore_errors=True)  # a fresh run folder each time
     work.mkdir(parents=True, exist_ok=True)
     cfg, out = work / "recipe.yaml", work / "measured.json"
@@ -141,7 +230,7 @@ def measure(recipe: dict, work: Path, pythonpath: str | None) -> dict:
         env.pop("PYTHONPATH", None)
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(cfg), str(out)],
+        [sys.executable, "-c", DRIVER, str(cfg), str(out)] + (["trace"] if trace else []),
         env=env,
         cwd="/tmp",
         capture_output=True,
@@ -187,6 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/paravt-bench"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/paravt-bench/train-memory"))
     ap.add_argument("--out", type=Path, default=RESULTS / "bench_train_memory.json")
+    ap.add_argument(
+        "--trace",
+        action="store_true",
+        help="Sample RSS every 10 ms and record the highest seen in each innermost "
+        "paravt/trl/transformers function (rss_gb_by_where: the top 6 and every paravt one): "
+        "where the peak is.",
+    )
     args = ap.parse_args(argv)
 
     variants = [("after", None)]
@@ -220,12 +316,19 @@ def main(argv: list[str] | None = None) -> int:
             for label, path in variants:
                 print(f"toy K={k} {label} ...", file=sys.stderr, flush=True)
                 run_dir = args.work / f"toy-k{k}-{label}"
-                m = measure(toy_recipe(toy, k, run_dir / "run"), run_dir, path)
+                m = measure(toy_recipe(toy, k, run_dir / "run"), run_dir, path, args.trace)
                 rows.append({"case": "toy", "k": k, "code": label, **m})
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     video_info = None
-    if "720p" in cases:
+    if "720p" in cases or "720p_decode" in cases:
         video, video_info = ensure_video(args.cache_dir, "x264_veryfast", args.minutes)
+    if "720p_decode" in cases:
+        for mode in ("decoded-then-resized", "resized-on-lanes"):
+            print(f"720p decode, 40 distinct windows, {mode} ...", file=sys.stderr, flush=True)
+            m = measure_decode(video, mode, args.work / "720p-decode")
+            rows.append({"case": "720p_decode_40_windows", "k": 64, "code": mode, **m})
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    if "720p" in cases:
         data = args.work / "720p.jsonl"
         data.parent.mkdir(parents=True, exist_ok=True)
         data.write_text(
@@ -244,7 +347,9 @@ def main(argv: list[str] | None = None) -> int:
         for label, path in variants:
             print(f"720p K=64 group of 8 {label} ...", file=sys.stderr, flush=True)
             run_dir = args.work / f"720p-{label}"
-            m = measure(video_recipe(data, video.parent, run_dir / "run"), run_dir, path)
+            m = measure(
+                video_recipe(data, video.parent, run_dir / "run"), run_dir, path, args.trace
+            )
             rows.append({"case": "720p_group8", "k": 64, "code": label, **m})
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     result = {

@@ -236,6 +236,15 @@ def bframes_video(media_dir) -> Path:
 
 
 @pytest.fixture(scope="session")
+def odd_size_video(media_dir) -> Path:
+    """8 s, 330x186 @ 30 fps, x264 veryfast (B-frames, a keyframe every 2 s): a size no resize
+    rule keeps (neither side a multiple of 28 or 32), for frames resized as they are decoded."""
+    return generate_video(
+        media_dir / "odd_size_8s.mp4", 8, "330x186", 30, gop=60, preset="veryfast"
+    )
+
+
+@pytest.fixture(scope="session")
 def open_gop_video(media_dir) -> Path:
     """Like ``bframes_video`` but with open GOPs (B-frames before a keyframe refer across it)."""
     return generate_video(

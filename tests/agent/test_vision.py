@@ -161,26 +161,45 @@ def test_frames_at_their_budget_give_the_same_rows_byte_for_byte(q3_processor, p
     assert all(a is b for a, b in zip(same, small, strict=True))
 
 
-def test_engine_keeps_frames_at_budget_and_drops_subagent_frames(q3_processor, pancake):
+def test_engine_keeps_frames_at_budget_and_drops_subagent_frames(
+    q3_processor, pancake, monkeypatch
+):
     """The training engine's host-memory options: the same token streams and pixel rows, frames
-    kept at the budget size, and sub-agent window frames let go once summarised."""
+    decoded straight to the budget size (the decode outcomes and the ``Frames`` of the overview
+    and of every window hold no full-size frame), and sub-agent window frames let go once
+    summarised."""
     from agent_helpers import call, small_config
 
     from paravt.agent.backends.scripted import ScriptedBackend
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.records import EpisodeInput
 
+    held: list[list[tuple[int, ...]]] = []  # per assembled Frames: its outcome's frames' shapes
+    assemble = VideoSource.assemble
+
+    def spy(self, plan, outcome):
+        frames = assemble(self, plan, outcome)
+        shapes = [tuple(d.shape) for d, _ in outcome.frames.values()]
+        held.append(shapes + [tuple(p.shape) for p in frames.parts])
+        return frames
+
+    monkeypatch.setattr(VideoSource, "assemble", spy)
+
     def run(**kw):
+        held.clear()
         script = [call(0, 3) + call(2, 5), "<answer>A</answer>"]
         backend = ScriptedBackend(script, processor=q3_processor, subagent="a pan")
         cfg = small_config(evidence="subagent")
         [rec] = EpisodeEngine(backend, cfg, **kw).run(
             [EpisodeInput("d", pancake, "Q?", ["a", "b"])]
         )
-        return rec
+        return rec, list(held)
 
-    before = run()
-    after = run(frames_at_budget=True, keep_subagent_frames=False)
+    before, held_before = run()
+    after, held_after = run(frames_at_budget=True, keep_subagent_frames=False)
+    assert len(held_after) == len(held_before) == 3  # the overview and two windows
+    assert all(shape == (3, 240, 426) for shapes in held_before for shape in shapes)
+    assert all(s[1] * s[2] <= 4096 for shapes in held_after for s in shapes)
     assert after.token_ids == before.token_ids
     assert torch.equal(after.pixel_values, before.pixel_values)
     assert all(
@@ -190,3 +209,44 @@ def test_engine_keeps_frames_at_budget_and_drops_subagent_frames(q3_processor, p
     assert len(after.subagents) == len(before.subagents) == 2
     assert all(s.images for s in before.subagents)
     assert all(not s.images and s.prediction for s in after.subagents)
+
+
+def test_frames_resized_on_the_decode_lanes_give_the_same_rows_byte_for_byte(
+    q3_processor, pancake, odd_size_video
+):
+    """``budget_resizer`` applied by the decode lanes (overview and crop_video windows) gives the
+    frames ``at_budget`` makes from the full-size decode, and ``preprocess`` of either writes the
+    rows of the full-size frames, byte for byte (426x240 and 330x186: sizes the rule changes)."""
+    from paravt.tools.crop_video import CropConfig, WindowRequest, execute_windows
+
+    codec = ChatCodec(q3_processor)
+    for video, (lo, hi) in itertools.product((pancake, str(odd_size_video)), _BUDGETS):
+        to_budget = vision.budget_resizer(codec.arch, lo, hi)
+        reqs = [WindowRequest(video, {"start_time": 1.0, "end_time": 6.5}, key=0)]
+        crop = CropConfig(workers=2, fps=2.0, max_frames=8)
+        with VideoSource(video) as src:
+            size = to_budget.target(src.meta.height, src.meta.width)
+            assert size is not None and size != (src.meta.height, src.meta.width)
+            full = src.overview(12, workers=3)
+            lane = src.overview(12, workers=3, resize=to_budget)
+            [win_full] = execute_windows(reqs, crop, sources={video: src}).results
+            [win_lane] = execute_windows(reqs, crop, sources={video: src}, resize=to_budget).results
+        for a, b in ((full, lane), (win_full.clip, win_lane.clip)):
+            assert a.times == b.times and len(b) > 4
+            assert all(tuple(p.shape) == (3, *size) for p in b.parts)
+            resized = vision.at_budget(a.parts, codec.arch, lo, hi, workers=2)
+            assert all(torch.equal(x, y) for x, y in zip(resized, b.parts, strict=True))
+            pv_full, grid_full = vision.preprocess(_items(codec, a.parts, lo, hi), codec)
+            pv_lane, grid_lane = vision.preprocess(_items(codec, b.parts, lo, hi), codec)
+            assert grid_full.tolist() == grid_lane.tolist()
+            assert torch.equal(pv_full, pv_lane)
+
+
+_BUDGETS = ((784, 4096), (784, 50176))
+
+
+def _items(codec: ChatCodec, parts: list, lo: int, hi: int) -> list[ImageItem]:
+    out = [ImageItem(p, 0.0, "overview", lo, hi) for p in parts]
+    for it in out:
+        it.grid_thw = codec.grid_for(it.data.shape[1], it.data.shape[2], lo, hi)
+    return out

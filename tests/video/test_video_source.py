@@ -212,3 +212,31 @@ def test_pool_decoders_built_from_the_frame_table_decode_the_same_frames(video_p
             assert got.pts_seconds == pytest.approx(want.pts_seconds, abs=1e-9)
             assert torch.equal(got.data, want.data), f"frame {i} of {name}"
     assert make_decoder(src.path).metadata.num_frames == src.meta.num_frames
+
+
+@pytest.mark.parametrize("skip", [True, False], ids=["without-disposable", "plain-decode"])
+def test_frames_resized_as_they_are_decoded_never_pile_up_at_full_size(odd_size_video, skip):
+    """With a ``resize``, every decode path (lanes, the own decoder, the filtered-packet path)
+    hands each chunk of at most ``RESIZE_CHUNK`` freshly decoded frames to it, once, and keeps
+    only what it returns: the same frames, at the caller's size."""
+    from paravt.video.decode import RESIZE_CHUNK
+
+    seen: list[tuple[int, ...]] = []
+
+    def halve(batch: torch.Tensor) -> torch.Tensor:
+        seen.append(tuple(batch.shape))
+        return batch[:, :, ::2, ::2].clone()
+
+    with VideoSource(odd_size_video, skip_disposable=skip) as src:
+        full = src.overview(40, workers=2)
+        small = src.overview(40, workers=2, resize=halve)
+        times = [0.5, 0.6, 3.3, 7.9]
+        at_full, at_small = src.frames_at(times), src.frames_at(times, resize=halve)
+    assert len(full) == 40
+    for a, b in ((full, small), (at_full, at_small)):
+        assert a.times == b.times and a.indices == b.indices
+        assert b.size == (93, 165)
+        assert all(torch.equal(f[:, ::2, ::2], s) for f, s in zip(a.parts, b.parts, strict=True))
+    assert max(n for n, *_ in seen) <= RESIZE_CHUNK < 40
+    assert sum(n for n, *_ in seen) == 40 + 4  # each decoded frame resized once
+    assert all(shape[1:] == (3, 186, 330) for shape in seen)

@@ -41,7 +41,7 @@ from paravt.agent.tool_turns import (
     tool_message,
     truncate_summary,
 )
-from paravt.agent.vision import at_budget, preprocess
+from paravt.agent.vision import at_budget, budget_resizer, preprocess
 from paravt.errors import UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
@@ -268,7 +268,10 @@ class EpisodeEngine:
             meta = src.meta
             # on the crop pool's lanes (GOP-aligned, same pixels as one decoder)
             frames = src.overview(
-                k, mode=self.config.overview_sampling, workers=resolve_workers(crop.workers)
+                k,
+                mode=self.config.overview_sampling,
+                workers=resolve_workers(crop.workers),
+                resize=self._resizer(self.config),
             )
             # what the container said that the frames contradict (e.g. a truncated file)
             for warning in getattr(src, "open_warnings", None) or []:
@@ -512,7 +515,13 @@ class EpisodeEngine:
                     )
                     owners.append((ep, p.record))
         t0 = time.perf_counter()
-        batch = execute_windows(requests, cfg.crop, sources=self._sources) if requests else None
+        batch = (
+            execute_windows(
+                requests, cfg.crop, sources=self._sources, resize=self._resizer(cfg.crop)
+            )
+            if requests
+            else None
+        )
         spent = time.perf_counter() - t0
         if batch is not None:
             self.tool_stats.append(batch.stats)
@@ -567,9 +576,21 @@ class EpisodeEngine:
             self._round_items[key] = items
         return list(items)
 
+    def _resizer(self, budget: Any) -> Any:
+        """What the decode lanes resize each frame with as it is decoded, for ``budget``'s pixel
+        budget (``agent.vision.budget_resizer``): with ``frames_at_budget`` (token space only)
+        where ``at_budget`` would resize, so full-size frames are never all held at once (a
+        10-minute 720p overview at K = 64 is 177 MB decoded, 9.6 MB at the paper's budget);
+        ``None`` (frames as decoded) otherwise."""
+        if not self.frames_at_budget or self.codec is None:
+            return None
+        return budget_resizer(
+            self.codec.arch, budget.min_pixels, budget.max_pixels, self.pixel_device
+        )
+
     def _budget(self, parts: list[Any], budget: Any) -> list[Any]:
         """``parts`` at ``budget``'s pixel budget with ``frames_at_budget`` (token space only),
-        else as decoded."""
+        else as decoded; frames the lanes already resized (``_resizer``) pass through."""
         if not self.frames_at_budget or self.codec is None:
             return parts
         return at_budget(

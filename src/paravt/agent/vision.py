@@ -76,6 +76,57 @@ def _kernels_resize():
     return resize_cpu.resize, default_resize, arch_spec, smart_resize
 
 
+class BudgetResize:
+    """Resizes a batch of same-size decoded frames to their pixel budget (``budget_resizer``
+    makes one; ``at_budget`` and the decode lanes apply it).
+
+    Called with ``[n, 3, H, W]`` uint8 frames stacked channels-last (the layout torchcodec
+    decodes a batch into, and the one ``preprocess`` stacks), it returns them at ``target``'s
+    size in the kernels' CPU default arithmetic, so the later ``preprocess`` finds them at their
+    size and writes the same rows, byte for byte. A batch already at that size, one the size rule
+    refuses (``preprocess`` reports it later with its context) or one off the CPU comes back
+    untouched.
+    """
+
+    def __init__(self, arch: str, min_pixels: int, max_pixels: int, kit: tuple):
+        self._resize, self._default_resize, arch_spec, self._smart_resize = kit
+        self.factor = arch_spec(arch).factor
+        self.min_pixels, self.max_pixels = int(min_pixels), int(max_pixels)
+
+    def target(self, height: int, width: int) -> tuple[int, int] | None:
+        """The budget size of a ``height`` x ``width`` frame; ``None`` when it stays as it is."""
+        try:
+            h, w = self._smart_resize(height, width, self.factor, self.min_pixels, self.max_pixels)
+        except ValueError:  # PixelInputError: preprocess reports it with its context
+            return None
+        return None if (h, w) == (height, width) else (h, w)
+
+    def __call__(self, frames: Any) -> Any:
+        if frames.device.type != "cpu" or frames.shape[0] == 0:
+            return frames
+        size = self.target(int(frames.shape[2]), int(frames.shape[3]))
+        if size is None:
+            return frames
+        return self._resize(frames, size[0], size[1], self._default_resize(frames.device))
+
+
+def budget_resizer(
+    arch: str, min_pixels: int, max_pixels: int, device: Any = None
+) -> BudgetResize | None:
+    """The ``BudgetResize`` for this size rule and budget, or ``None`` where decoded frames must
+    stay as they are: without the kernels (the processor fallback resizes in its own
+    arithmetic) or when preprocessing runs on another device than the CPU (the Triton kernels
+    resize from the decoded size). Why a callable: the decode lanes (``paravt.video.parallel``)
+    apply it to frames as they are decoded, so full-size frames are never all held at once, and
+    the video layer needs no size rule of its own."""
+    import torch
+
+    kit = _kernels_resize()
+    if kit is None or (device is not None and torch.device(device).type != "cpu"):
+        return None
+    return BudgetResize(arch, min_pixels, max_pixels, kit)
+
+
 def at_budget(
     parts: list[Any],
     arch: str,
@@ -88,43 +139,39 @@ def at_budget(
 
     Why: a 720p frame is 2.76 MB and the model only ever sees it at the budget size (50,176 px
     is ~150 KB), yet the frames of every image of every episode stayed in the records until the
-    training step ended. Resized here with the resize ``preprocess`` runs (the kernels'
-    ``resize_cpu.resize`` in the CPU default arithmetic, on frames stacked the same
+    training step ended. Resized here with the resize ``preprocess`` runs (``budget_resizer``:
+    the kernels' ``resize_cpu.resize`` in the CPU default arithmetic, on frames stacked the same
     channels-last way), the later ``preprocess`` finds them at their size, skips its resize (the
     kernels return equal-size frames untouched) and gives the same rows, byte for byte.
 
     Frames stay as they are where that would not hold: without the kernels (the processor
     fallback resizes in its own arithmetic), when preprocessing runs on another device (the
     Triton kernels resize from the decoded size), or when the size rule refuses the frame (the
-    later ``preprocess`` raises its typed error as before). ``workers`` spreads the resize over
-    ``preprocess_lanes(workers)`` threads like ``preprocess`` does.
+    later ``preprocess`` raises its typed error as before). Frames the decode lanes already
+    brought to the budget (the engine passes ``budget_resizer`` down) pass through untouched.
+    ``workers`` spreads the resize over ``preprocess_lanes(workers)`` threads like
+    ``preprocess`` does.
     """
     import torch
 
-    kit = _kernels_resize()
-    if kit is None or not parts:
+    if not parts:
         return parts
-    resize, default_resize, arch_spec, smart_resize = kit
     where = torch.device(device) if device is not None else parts[0].device
-    if where.type != "cpu":
+    to_budget = budget_resizer(arch, min_pixels, max_pixels, where)
+    if to_budget is None:
         return parts
-    factor = arch_spec(arch).factor
     out = list(parts)
     by_size: dict[tuple[int, int], list[int]] = {}
     for i, p in enumerate(parts):
         by_size.setdefault((int(p.shape[1]), int(p.shape[2])), []).append(i)
     lanes = preprocess_lanes(workers)
     for (H, W), idx in by_size.items():
-        try:
-            h, w = smart_resize(H, W, factor, min_pixels, max_pixels)
-        except ValueError:  # PixelInputError: preprocess reports it with its context
-            continue
-        if (h, w) == (H, W):
+        if to_budget.target(H, W) is None:
             continue
 
-        def one(piece: list[int], h: int = h, w: int = w) -> Any:
+        def one(piece: list[int]) -> Any:
             stacked = torch.stack([parts[i].permute(1, 2, 0) for i in piece]).permute(0, 3, 1, 2)
-            return resize(stacked, h, w, default_resize(where))
+            return to_budget(stacked)
 
         pieces = _pieces(idx, lanes)
         if len(pieces) > 1:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from paravt.tools.arguments import clamp_window, read_window
 from paravt.tools.results import BatchResult, BatchStats, CropConfig, ToolResult, WindowRequest
-from paravt.video.decode import DecodeOutcome
+from paravt.video.decode import DecodeOutcome, FrameResize
 from paravt.video.errors import InvalidWindowError, VideoError
 from paravt.video.frames import Frames
 from paravt.video.parallel import decode_parallel, resolve_workers
@@ -76,11 +76,13 @@ def execute_windows(
     requests: list[WindowRequest],
     config: CropConfig | None = None,
     sources: dict[str, VideoSource] | None = None,
+    resize: FrameResize | None = None,
 ) -> BatchResult:
     """Run every call of a batch; results in call order (see module docstring).
 
     ``sources`` may hold already-open ``VideoSource``s by path (e.g. from the overview), which are
-    reused and not counted as opens.
+    reused and not counted as opens. ``resize`` brings each frame to the caller's size right
+    after it is decoded (the engine's pixel budget), so the results hold only frames at that size.
     """
     config = config or CropConfig()
     t0 = time.perf_counter()
@@ -90,7 +92,7 @@ def execute_windows(
     windows = _read_arguments(requests, results)
     videos = _open_videos(requests, windows, given, config, stats)
     planned = _plan_windows(requests, windows, videos, config, results)
-    outcomes = _decode_union(requests, planned, videos.sources, stats)
+    outcomes = _decode_union(requests, planned, videos.sources, stats, resize)
     _hand_out(requests, planned, videos.sources, outcomes, results)
     _close_and_count(videos, given, results, stats)
     stats.seconds = time.perf_counter() - t0
@@ -187,14 +189,18 @@ def _decode_union(
     planned: dict[int, PlannedWindow],
     sources: dict[str, VideoSource],
     stats: BatchStats,
+    resize: FrameResize | None = None,
 ) -> dict[str, DecodeOutcome]:
-    """Step 4: the union of frames per video, sorted, decoded once in GOP-aligned lanes."""
+    """Step 4: the union of frames per video, sorted, decoded once in GOP-aligned lanes (each
+    frame resized by ``resize`` as it is decoded)."""
     needed: dict[str, set[int]] = {}
     for n, window in planned.items():
         needed.setdefault(requests[n].video, set()).update(i for _, i in window.plan)
     needed_sorted = {v: sorted(ix) for v, ix in needed.items()}
     stats.distinct_frames = sum(len(ix) for ix in needed_sorted.values())
-    decoded = decode_parallel({v: sources[v] for v in needed_sorted}, needed_sorted, stats.workers)
+    decoded = decode_parallel(
+        {v: sources[v] for v in needed_sorted}, needed_sorted, stats.workers, resize
+    )
     outcomes = decoded.outcomes
     stats.lanes = len(decoded.lanes)
     stats.lane_gop_frames = [lane.cost for lane in decoded.lanes]

@@ -11,9 +11,21 @@ the frames.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+
+#: A caller's resize of a batch of decoded frames (``[n, 3, H, W]`` uint8, channels-last in
+#: memory, as torchcodec decodes them) to the size it keeps them at; the engine passes
+#: ``paravt.agent.vision.budget_resizer``'s. The video layer only calls it.
+FrameResize = Callable[[torch.Tensor], torch.Tensor]
+
+#: Frames asked of the decoder per call when they are resized as they come (``resize``): at most
+#: this many full-size frames exist at once per decoder (8 frames of 720p: 22 MB) where one call
+#: for a 64-frame lane would hold 177 MB. The decoder keeps its position between calls, so frames
+#: of one GOP still share their decode.
+RESIZE_CHUNK = 8
 
 
 @dataclass
@@ -33,16 +45,35 @@ def short_reason(err: BaseException) -> str:
     return text
 
 
-def decode_indices(decoder, indices: list[int]) -> DecodeOutcome:
-    """Decode ``indices`` (sorted, unique) with ``decoder``; never raises for decode failures."""
+def chunks(indices: list[int], resize: FrameResize | None) -> list[list[int]]:
+    """``indices`` as one decoder call, or in ``RESIZE_CHUNK`` pieces when frames are resized as
+    they come."""
+    if resize is None:
+        return [indices]
+    return [indices[at : at + RESIZE_CHUNK] for at in range(0, len(indices), RESIZE_CHUNK)]
+
+
+def resized(data: torch.Tensor, resize: FrameResize | None) -> torch.Tensor:
+    """A decoded batch after the caller's ``resize`` (as decoded without one)."""
+    return data if resize is None else resize(data)
+
+
+def decode_indices(decoder, indices: list[int], resize: FrameResize | None = None) -> DecodeOutcome:
+    """Decode ``indices`` (sorted, unique) with ``decoder``; never raises for decode failures.
+
+    With ``resize``, frames are decoded ``RESIZE_CHUNK`` at a time and each chunk is resized
+    before the next is decoded, so only frames at the caller's size are kept."""
     out = DecodeOutcome()
     if not indices:
         return out
     try:
-        batch = decoder.get_frames_at(indices)
-        pts = batch.pts_seconds.tolist()
-        for j, i in enumerate(indices):
-            out.frames[i] = (batch.data[j], float(pts[j]))
+        for piece in chunks(indices, resize):
+            batch = decoder.get_frames_at(piece)
+            pts = batch.pts_seconds.tolist()
+            data = resized(batch.data, resize)
+            del batch
+            for j, i in enumerate(piece):
+                out.frames[i] = (data[j], float(pts[j]))
     except (RuntimeError, IndexError, ValueError):
         out.frames.clear()
         for i in indices:
@@ -51,7 +82,7 @@ def decode_indices(decoder, indices: list[int]) -> DecodeOutcome:
             for _attempt in range(2):
                 try:
                     one = decoder.get_frames_at([i])
-                    out.frames[i] = (one.data[0], float(one.pts_seconds[0]))
+                    out.frames[i] = (resized(one.data, resize)[0], float(one.pts_seconds[0]))
                     out.failed.pop(i, None)
                     break
                 except (RuntimeError, IndexError, ValueError) as e:

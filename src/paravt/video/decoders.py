@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 
-from paravt.video.decode import DecodeOutcome, decode_indices
+from paravt.video.decode import DecodeOutcome, FrameResize, decode_indices
 from paravt.video.disposable import SKIPPABLE_CODECS, decode_skipping, worth_skipping
 from paravt.video.meta import FrameTable
 from paravt.video.opening import make_decoder
@@ -76,10 +76,12 @@ class SourceDecoders:
         self.created += 1
         return make_decoder(self.path, self.device, self.num_threads, self.table)
 
-    def decode_skipping(self, indices: list[int]) -> DecodeOutcome | None:
+    def decode_skipping(
+        self, indices: list[int], resize: FrameResize | None = None
+    ) -> DecodeOutcome | None:
         """The frames decoded without disposable pictures, or ``None`` where that does not apply
         (not H.264/HEVC, GPU decoding, a rotated stream, turned off, or any surprise on the way).
-        Never raises; needs no decoder."""
+        Never raises; needs no decoder. ``resize``: as ``decode``."""
         if not (self.skip_disposable and self.device == "cpu"):
             return None
         if self.codec not in SKIPPABLE_CODECS or self.rotation not in (None, 0.0):
@@ -88,18 +90,26 @@ class SourceDecoders:
             self._skip_worth = worth_skipping(self.path)
         if not self._skip_worth:
             return None
-        return decode_skipping(self.path, self.table, indices)
+        return decode_skipping(self.path, self.table, indices, resize)
 
-    def decode(self, indices: list[int], decoder=None, try_skipping: bool = True) -> DecodeOutcome:
+    def decode(
+        self,
+        indices: list[int],
+        decoder=None,
+        try_skipping: bool = True,
+        resize: FrameResize | None = None,
+    ) -> DecodeOutcome:
         """Decode sorted unique ``indices``: without disposable pictures where possible (unless
-        ``try_skipping`` is off), else with ``decoder`` (or the own one, serialised)."""
-        skipped = self.decode_skipping(indices) if try_skipping else None
+        ``try_skipping`` is off), else with ``decoder`` (or the own one, serialised). With
+        ``resize`` every frame is resized right after it is decoded and only the resized frames
+        are kept (``decode.RESIZE_CHUNK``)."""
+        skipped = self.decode_skipping(indices, resize) if try_skipping else None
         if skipped is not None:
             return skipped
         if decoder is not None:
-            return decode_indices(decoder, indices)
+            return decode_indices(decoder, indices, resize)
         with self._lock:
-            return decode_indices(self._own_locked(), indices)
+            return decode_indices(self._own_locked(), indices, resize)
 
     def close(self) -> None:
         """Drop the own decoder (a later decode builds it again)."""

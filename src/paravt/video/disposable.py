@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from paravt.video.decode import DecodeOutcome
+from paravt.video.decode import DecodeOutcome, FrameResize, chunks, resized
 from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
 
@@ -392,9 +392,12 @@ def _with_data(pkt: Any, data: bytes) -> Any:
     return new
 
 
-def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeOutcome | None:
+def decode_skipping(
+    path: str, table: FrameTable, indices: list[int], resize: FrameResize | None = None
+) -> DecodeOutcome | None:
     """Decode sorted unique ``indices`` of an H.264/HEVC ``path`` on the CPU without the disposable
-    pictures; ``None`` when this path does not apply or anything looks off (see the module doc)."""
+    pictures; ``None`` when this path does not apply or anything looks off (see the module doc).
+    ``resize``: as ``decode.decode_indices`` (chunks resized as they are decoded)."""
     if not indices:
         return None
     try:
@@ -411,10 +414,12 @@ def decode_skipping(path: str, table: FrameTable, indices: list[int]) -> DecodeO
             decoder = VideoDecoder(
                 segment.data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu"
             )
-            batch = decoder.get_frames_at([segment.positions[i] for i in held])
-            decoded.update(
-                (i, (batch.data[j], float(batch.pts_seconds[j]))) for j, i in enumerate(held)
-            )
+            for piece in chunks(held, resize):
+                batch = decoder.get_frames_at([segment.positions[i] for i in piece])
+                pts = batch.pts_seconds.tolist()
+                data = resized(batch.data, resize)
+                del batch
+                decoded.update((i, (data[j], float(pts[j]))) for j, i in enumerate(piece))
     except Exception:  # noqa: BLE001 - PyAV missing, a corrupt region, a muxer refusal: the normal decode reports it properly
         logger.warning(
             "decoding %d frames of %s without disposable pictures failed; decoding them the "

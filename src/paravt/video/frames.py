@@ -18,7 +18,8 @@ class Frames:
     ``indices`` are the frames' positions in the stream (presentation order), for comparison with
     index-based samplers.
 
-    The frames are held as the decoder returned them, one ``[3, H, W]`` tensor each
+    The frames are held as the decoder returned them (or at the size the caller's ``resize``
+    gave them as they were decoded: ``VideoSource.overview``), one ``[3, H, W]`` tensor each
     (``frame(j)``), and stacked into one ``[n, 3, H, W]`` tensor (``data``) only when that is
     asked for. Why: the engine preprocesses frame by frame, and stacking 64 720p frames is a
     177 MB copy, ~0.1 s of a keyframe overview that would be thrown away.

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
-from paravt.video.decode import DecodeOutcome
+from paravt.video.decode import DecodeOutcome, FrameResize
 from paravt.video.decoders import SourceDecoders
 from paravt.video.errors import VideoError
 from paravt.video.lanes import Lane, plan_lanes
@@ -68,9 +68,14 @@ class ParallelDecode:
     lanes: list[Lane]
 
 
-def _run_lane(lane: Lane, sources: dict[str, PooledSource], pool: _DecoderPool) -> DecodeOutcome:
+def _run_lane(
+    lane: Lane,
+    sources: dict[str, PooledSource],
+    pool: _DecoderPool,
+    resize: FrameResize | None = None,
+) -> DecodeOutcome:
     decoders = sources[lane.video].decoders
-    skipped = decoders.decode_skipping(lane.indices)  # never raises: None = not here
+    skipped = decoders.decode_skipping(lane.indices, resize)  # never raises: None = not here
     if skipped is not None:  # no pooled decoder needed: the lane decoded its own filtered stream
         return skipped
     try:
@@ -78,7 +83,7 @@ def _run_lane(lane: Lane, sources: dict[str, PooledSource], pool: _DecoderPool) 
     except VideoError as e:
         return DecodeOutcome(failed={i: str(e) for i in lane.indices})
     try:
-        return decoders.decode(lane.indices, decoder, try_skipping=False)
+        return decoders.decode(lane.indices, decoder, try_skipping=False, resize=resize)
     except Exception as e:  # a decoder bug must not take the batch down
         logger.exception(
             "lane %s of %s failed; its frames are reported failed", lane.indices, lane.video
@@ -105,10 +110,17 @@ def resolve_workers(workers: int) -> int:
 
 
 def decode_parallel(
-    sources: dict[str, PooledSource], needed: dict[str, list[int]], workers: int
+    sources: dict[str, PooledSource],
+    needed: dict[str, list[int]],
+    workers: int,
+    resize: FrameResize | None = None,
 ) -> ParallelDecode:
     """Decode sorted unique ``needed[video]`` indices of each video with at most ``workers``
-    threads (0: one per available core, ``resolve_workers``)."""
+    threads (0: one per available core, ``resolve_workers``).
+
+    ``resize`` (the caller's, e.g. the engine's pixel budget): each lane resizes its frames right
+    after decoding them, a few at a time (``decode.RESIZE_CHUNK``), so the outcomes hold only
+    resized frames and the full-size ones never pile up (64 frames of 720p are 177 MB)."""
     workers = resolve_workers(workers)
     needed = {v: ix for v, ix in needed.items() if ix}
     outcomes = {v: DecodeOutcome() for v in needed}
@@ -117,10 +129,10 @@ def decode_parallel(
         return ParallelDecode(outcomes, lanes)
     pool = _DecoderPool({v: sources[v] for v in needed})
     if workers == 1 or len(lanes) == 1:
-        results = [_run_lane(lane, sources, pool) for lane in lanes]
+        results = [_run_lane(lane, sources, pool, resize) for lane in lanes]
     else:
         with ThreadPoolExecutor(max_workers=min(workers, len(lanes))) as ex:
-            results = list(ex.map(lambda ln: _run_lane(ln, sources, pool), lanes))
+            results = list(ex.map(lambda ln: _run_lane(ln, sources, pool, resize), lanes))
     for lane, out in zip(lanes, results, strict=True):
         outcomes[lane.video].frames.update(out.frames)
         outcomes[lane.video].failed.update(out.failed)

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from paravt.video.config import OVERVIEW_MODES, OverviewMode
-from paravt.video.decode import DecodeOutcome
+from paravt.video.decode import DecodeOutcome, FrameResize
 from paravt.video.decoders import SourceDecoders
 from paravt.video.errors import VideoDecodeError
 from paravt.video.frames import Frames
@@ -153,32 +153,42 @@ class VideoSource:
         return sorted({self.time_of(i) for _, i in plan})
 
     # -- decoding ---------------------------------------------------------------------------
-    def overview(self, k: int, mode: OverviewMode = "exact", workers: int = 1) -> Frames:
+    def overview(
+        self,
+        k: int,
+        mode: OverviewMode = "exact",
+        workers: int = 1,
+        resize: FrameResize | None = None,
+    ) -> Frames:
         """``k`` frames over the whole video: time-uniform (``exact``), snapped to keyframes where
         one is near (``keyframe``, one decode per frame), or qwen-vl-utils' index-uniform choice.
 
         ``workers > 1`` decodes GOP-aligned parts of the plan on that many decoders at once.
+        ``resize`` brings each frame to the caller's size right after it is decoded, so only
+        frames at that size are held (``paravt.video.parallel.decode_parallel``).
         """
         plan, warnings = self.overview_plan(k, mode)
         needed = sorted({i for _, i in plan})
         if workers > 1:
-            outcome = decode_parallel({self.path: self}, {self.path: needed}, workers).outcomes[
-                self.path
-            ]
+            outcome = decode_parallel(
+                {self.path: self}, {self.path: needed}, workers, resize
+            ).outcomes[self.path]
         else:
-            outcome = self.decoders.decode(needed)
+            outcome = self.decoders.decode(needed, resize=resize)
         frames = self.assemble(plan, outcome)
         frames.warnings[:0] = warnings
         return frames
 
-    def frames_at(self, times: list[float]) -> Frames:
-        """The frames shown at ``times`` (seconds since the first frame; clamped into the video)."""
+    def frames_at(self, times: list[float], resize: FrameResize | None = None) -> Frames:
+        """The frames shown at ``times`` (seconds since the first frame; clamped into the video),
+        each resized by ``resize`` right after it is decoded when one is given."""
         warnings = []
         clamped = [min(max(float(t), 0.0), self.meta.duration) for t in times]
         if any(abs(a - float(b)) > 0 for a, b in zip(clamped, times, strict=True)):
             warnings.append(f"times clamped to [0, {self.meta.duration:.3f}] s")
         plan = [(t, self.index_at(t)) for t in clamped]
-        frames = self.assemble(plan, self.decoders.decode(sorted({i for _, i in plan})))
+        needed = sorted({i for _, i in plan})
+        frames = self.assemble(plan, self.decoders.decode(needed, resize=resize))
         frames.warnings[:0] = warnings
         return frames
 
