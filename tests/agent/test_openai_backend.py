@@ -201,6 +201,8 @@ def test_wire_format_options_tool_role_and_prefill():
     assert body["messages"][-1] == {"role": "assistant", "content": "<think>\n"}
     assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
     assert "tools" not in body  # tool_prompt=paravt: the schema is in the system text
+    # vLLM / SGLang would strip <tool_call> and </think> where a tokenizer marks them special
+    assert body["skip_special_tokens"] is False
 
 
 def test_native_tool_prompt_sends_the_schema_for_the_server_template_to_render():
@@ -347,6 +349,7 @@ def test_prefill_through_the_chat_template(q3_processor, tiny_qwen3_dir, tmp_pat
     msgs = [{"role": "user", "content": [{"type": "text", "text": "Q"}]}]
     body = backend.payload(GenRequest("e", 0, "main", msgs, [], 9, prefill="<think>\n"))
     assert "continue_final_message" not in body and "add_generation_prompt" not in body
+    assert "skip_special_tokens" not in body  # a field of vLLM's and SGLang's, not of the spec
     assert [m["role"] for m in body["messages"]] == ["user"]
     kwargs = body["chat_template_kwargs"]
     assert kwargs["paravt_prefill"] == "<think>\n"

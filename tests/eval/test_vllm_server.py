@@ -8,6 +8,7 @@ module by the test and always shut down (``VLLMServe``):
   and the same final turns on toy questions, with real tool turns — a pre-filled sweep of two
   parallel ``crop_video`` calls whose frames go back to the model, then the forced answer — on the
   tiny random Qwen3-VL and on a tiny model around the real Qwen3-VL tokenizer and template;
+- the same with the shipped toy demo model deciding its own five parallel calls;
 - a server that cannot run the episodes as configured fails at start with one line: nothing
   answers, another model name, a pixel budget its processor would re-size.
 """
@@ -108,6 +109,30 @@ def test_hf_and_vllm_answer_alike_around_the_real_qwen3_vl_tokenizer(
     with VLLMServe(str(model), settings, str(log)) as server:
         out = tmp_path / "agree"
         _check_report(_agree(model, toy_split, out, server), out)
+
+
+def test_hf_and_vllm_agree_on_the_shipped_demo_model(toy_split, tmp_path_factory, tmp_path):
+    """A trained model that writes its own parallel calls (the random models above only continue
+    a pre-filled sweep), at its own settings: greedy ~300-token first turns, five windows, the
+    answer. The toy tokenizer marks ``<tool_call>`` and ``</think>`` special, which vLLM strips
+    from the reply unless the request says ``skip_special_tokens: false``: before the backend
+    said so, every vLLM episode ended after one turn with no call (0 of 60 right, hf 40)."""
+    from paravt.config import load_config
+    from paravt.toy.demo import DEMO_MODEL, with_demo_defaults
+
+    flags = {"benchmark": "jsonl", "data": str(toy_split), "videos": str(toy_split),
+             "out": str(tmp_path / "agree"), "backend": {"model": DEMO_MODEL, "dtype": "float32"},
+             "engine": {"temperature": 0.0}}  # fmt: skip
+    cfg = load_config(EvalConfig, base=with_demo_defaults(flags))
+    log = tmp_path_factory.mktemp("vllm-demo") / "serve.log"
+    with VLLMServe(cfg.backend.model, SETTINGS, str(log)) as server:
+        report = run_agreement(cfg, SETTINGS, server=server)
+    assert report["agreement"] >= 0.95, report["disagreements"]
+    for side in ("hf", "openai"):
+        head = report["headline"][side]
+        assert head["errors"] == 0, head
+        # every episode swept: five windows in its first turn, all of them run
+        assert head["tools"]["avg_calls"] == 5.0 and head["tools"]["usage_rate"] == 1.0, head
 
 
 # -- start failures: one line, before any episode ----------------------------------------------

@@ -161,7 +161,8 @@ class BackendConfig:
     #: ``openai``: how ``engine.think_prefix`` reaches the server. ``continue``: a final assistant
     #: message with ``continue_final_message`` (vLLM, SGLang); ``template``: ``chat_template`` with
     #: the pre-fill after its generation prompt, in ``chat_template_kwargs`` (``transformers
-    #: serve``, which answers the ``continue`` fields with HTTP 422)
+    #: serve``, which answers the ``continue`` fields with HTTP 422); ``continue`` also sends
+    #: ``skip_special_tokens: false``, which vLLM and SGLang take
     prefill_via: Literal["continue", "template"] = "continue"
     #: ``openai`` with ``prefill_via=template``: the model's chat template, a ``.jinja`` file or
     #: the model folder (the template the server renders must be the one sent)

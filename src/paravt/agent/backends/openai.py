@@ -10,7 +10,8 @@ A pre-filled start of the assistant turn (``engine.think_prefix``) reaches the s
 ways (``prefill_via``): ``continue`` sends it as a final assistant message with
 ``continue_final_message`` (vLLM, SGLang); ``template`` sends the model's own chat template with
 the pre-fill appended to its generation prompt, through ``chat_template_kwargs`` (``transformers
-serve``, which refuses the ``continue`` fields with HTTP 422).
+serve``, which refuses the ``continue`` fields with HTTP 422). With ``continue`` the request also
+asks for special tokens to stay in the reply (``skip_special_tokens: false``).
 
 Servers that parse the reply (``transformers serve`` always does for Qwen models; vLLM with a tool
 parser) move ``<think>`` into ``reasoning_content`` and the ``<tool_call>`` blocks into
@@ -297,6 +298,12 @@ class OpenAIBackend(BackendBase):
             "temperature": req.temperature,
             "top_p": req.top_p,
         }
+        if self.prefill_via == "continue":
+            # vLLM and SGLang drop special tokens from the reply text unless told not to, and a
+            # tokenizer may mark <think>/<tool_call> special (the toy models' do; Qwen's own do
+            # not): the calls would vanish from the text, silently (measured on the shipped toy
+            # model through vLLM 0.32: 0 calls, 0% against hf's 5 calls, 66.7%)
+            body["skip_special_tokens"] = False
         if req.tools:  # engine.tool_prompt=native: the server's template renders the schema;
             # tool_choice "none" keeps the server from parsing calls itself (paravt parses them)
             body["tools"] = req.tools
