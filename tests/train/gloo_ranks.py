@@ -17,23 +17,34 @@ def free_port() -> int:
 
 
 def run_two_ranks(worker: Path, *argv: str, timeout: float) -> subprocess.CompletedProcess:
-    """``worker argv...`` on 2 ranks; the finished process, its output captured (not checked)."""
+    """``worker argv...`` on 2 ranks; the finished process, its output captured (not checked).
+
+    Past ``timeout`` torchrun is stopped with SIGTERM, which it passes on to its workers (they run
+    in sessions of their own, so killing torchrun alone would leave them running), and
+    ``subprocess.TimeoutExpired`` is raised."""
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--nproc_per_node",
-            "2",
-            "--master_port",
-            str(free_port()),
-            str(worker),
-            *argv,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(free_port()),
+        str(worker),
+        *argv,
+    ]
+    with subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # torchrun stops its workers, then exits
+            try:
+                out, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+            raise subprocess.TimeoutExpired(cmd, timeout, out, err) from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)

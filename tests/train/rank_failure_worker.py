@@ -29,7 +29,7 @@ def main(out: Path) -> None:
         "trainer.max_steps=1",
         "trainer.per_device_train_batch_size=2",
         "trainer.save_steps=100",
-        "trainer.ddp_timeout=60",  # (on CPU HF leaves gloo at its 30-minute default: docs/TRAIN.md)
+        "trainer.ddp_timeout=60",  # a rank stuck in a collective fails after a minute
         "engine.max_turns=2",
         *sys.argv[4:],
     )

@@ -89,7 +89,7 @@ def main() -> None:
         "trainer.max_steps=1",
         "trainer.per_device_train_batch_size=2",
         "trainer.save_steps=100",
-        "trainer.ddp_timeout=60",  # a hang fails the run within a minute
+        "trainer.ddp_timeout=60",  # a rank stuck in a collective fails after a minute
         "trainer.subagent_in_loss=true",
         "engine.evidence=subagent",
         "engine.subagent_max_tokens=4",

@@ -34,7 +34,7 @@ def main() -> None:
         overrides = (
             "data.path=builtin:smoke",  # rows over the videos folder, the same path on every rank
             f"data.video_root={videos}",
-            "trainer.ddp_timeout=60",  # a hang: 1 min
+            "trainer.ddp_timeout=60",  # a rank stuck in a collective fails after a minute
         )
         cfg = load_command_config("cpu-smoke", overrides)
         rank = para_config(cfg).process_index

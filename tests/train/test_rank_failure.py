@@ -31,9 +31,9 @@ def test_a_failed_rollout_on_rank_1_stops_rank_0_at_its_next_handshake(
     (every forward a collective, sampling in lockstep) rank 0 waits in that call's handshake;
     under DDP it finishes its rollout and meets the handshake after it. Before the failure was
     announced, rank 0 sat in the lockstep handshake (FSDP2) or the rewards' gather (DDP) until
-    rank 1's process went away (308 s, FSDP2: on CPU HF does not pass ``trainer.ddp_timeout`` to
-    the gloo group) and then failed with gloo's "Connection closed by peer"; the subprocess
-    timeout bounds a hang."""
+    rank 1's process went away (308 s, FSDP2: HF then formed the gloo group with torch's 30-minute
+    default, whatever ``trainer.ddp_timeout`` said; ``test_ddp_timeout``) and then failed with
+    gloo's "Connection closed by peer"; ``ddp_timeout`` and the subprocess timeout bound a hang."""
     worker = Path(__file__).with_name("rank_failure_worker.py")
     done = run_two_ranks(
         worker,

@@ -22,10 +22,13 @@ old checkpoints would be mistaken for this run's by a later resume.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -193,6 +196,7 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
         raise ConfigError(
             "set the run folder with the top-level output_dir, not trainer.output_dir"
         )
+    join_process_group(data, ParaGRPOConfig)  # before HF sets up devices (__post_init__)
     data["output_dir"] = world_output_dir or cfg.output_dir
     data["engine"] = cfg.engine
     data["rewards"] = cfg.rewards
@@ -239,6 +243,55 @@ def checkpoint_step(ckpt: Path) -> int:
     if state.is_file():
         return int(json.loads(state.read_text()).get("global_step", 0))
     return int(ckpt.name.rsplit("-", 1)[-1])
+
+
+@dataclass
+class _GroupKeys:
+    """The trainer keys that decide the process group, typed (no defaults: HF's are used)."""
+
+    use_cpu: bool
+    ddp_backend: str | None
+    ddp_timeout: int
+
+
+def join_process_group(trainer: dict, args_cls: type) -> bool:
+    """Form a launch's CPU (gloo) process group with ``trainer.ddp_timeout``, before HF does;
+    whether it formed one. Call it before ``args_cls`` (a ``TrainingArguments``) is built.
+
+    transformers 5.24 passes ``ddp_timeout`` to the process group only on its GPU and DeepSpeed
+    paths; with ``use_cpu`` it lets accelerate form the gloo group with torch's default timeout,
+    30 minutes, so a rank left waiting in a collective waited 30 minutes whatever the recipe
+    said. accelerate adopts a group that already exists (``PartialState`` reads its rank and
+    size), so the group is formed here, with the timeout and the backend accelerate would pick.
+    Only under a launcher that started several processes (torchrun's ``RANK``, ``WORLD_SIZE``,
+    ``MASTER_ADDR``, ``MASTER_PORT``: read as facts about the launch) and only on HF's CPU path
+    (``use_cpu``, or accelerate's own ``ACCELERATE_USE_CPU`` that HF honours too); the GPU
+    (NCCL) and DeepSpeed paths already get the timeout from HF, and are left to it."""
+    import torch.distributed as dist
+
+    if not dist.is_available() or dist.is_initialized():
+        return False
+    launched = os.environ.get("WORLD_SIZE", "1")
+    if not (launched.isdigit() and int(launched) > 1):
+        return False
+    if not all(k in os.environ for k in ("RANK", "MASTER_ADDR", "MASTER_PORT")):
+        return False
+    names = [f.name for f in dataclasses.fields(_GroupKeys)]
+    defaults = {f.name: f.default for f in dataclasses.fields(args_cls) if f.name in names}
+    keys = build(
+        _GroupKeys,
+        {**defaults, **{k: trainer[k] for k in names if k in trainer}},
+        prefix="trainer.",
+    )
+    accelerate_cpu = os.environ.get("ACCELERATE_USE_CPU", "false").lower() in ("1", "true", "yes")
+    if not (keys.use_cpu or accelerate_cpu):
+        return False
+    # accelerate's choice on CPU: MPI when torch has it and no backend is named, else gloo
+    chosen = keys.ddp_backend or ("mpi" if dist.is_mpi_available() else "gloo")
+    if chosen != "gloo":
+        return False
+    dist.init_process_group(backend="gloo", timeout=timedelta(seconds=keys.ddp_timeout))
+    return True
 
 
 def check_process_group(world_size: int) -> None:

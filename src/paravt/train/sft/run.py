@@ -25,6 +25,7 @@ from paravt.config import build, merge, parse_overrides, read_yaml, typed_leaves
 from paravt.errors import ConfigError
 from paravt.train.run import (
     agreed_checkpoint,
+    join_process_group,
     load_model,
     make_builtin_data,
     recipe_path,
@@ -60,6 +61,7 @@ def sft_args(cfg: SFTConfig):
             raise ConfigError(f"trainer.{key}: not supported by paravt sft ({why}); drop it")
     if data.get("dataset_kwargs") not in (None, {}):
         raise ConfigError("trainer.dataset_kwargs: paravt sft sets it (the rows are pre-tokenised)")
+    join_process_group(data, TRLSFTConfig)  # before HF sets up devices (__post_init__)
     data["output_dir"] = cfg.output_dir
     data.setdefault("save_only_model", False)
     data.setdefault("max_length", None)  # episodes longer than max_length are skipped, not cut
