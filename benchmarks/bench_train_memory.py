@@ -140,16 +140,22 @@ open(out, "w").write(json.dumps({
 """
 
 
-def measure_decode(video: Path, mode: str, work: Path) -> dict:
-    """One fresh process of ``DECODE_DRIVER`` in ``mode``; this checkout's library."""
-    work.mkdir(parents=True, exist_ok=True)
-    out = work / f"decode-{mode}.json"
+def run_driver(
+    driver: str, args: list[str], out: Path, pythonpath: str | None = None
+) -> tuple[dict, dict | None]:
+    """One fresh process of ``driver`` (a ``python -c`` script given ``args``, which writes its
+    JSON to ``out``): ``(result, what it wrote)``. ``result`` holds the exit code and wall time,
+    and the stderr tail when nothing was written (then ``None``). ``pythonpath`` picks the
+    library (a "before" checkout); without it, this checkout's."""
     out.unlink(missing_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    env.pop("PYTHONPATH", None)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    else:
+        env.pop("PYTHONPATH", None)
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", DECODE_DRIVER, str(video), mode, str(out)],
+        [sys.executable, "-c", driver, *args],
         env=env,
         cwd="/tmp",
         capture_output=True,
@@ -162,9 +168,22 @@ def measure_decode(video: Path, mode: str, work: Path) -> dict:
     }
     if done.returncode != 0 or not out.is_file():
         result["stderr_tail"] = done.stderr.strip()[-1500:]
-        return result
-    got = json.loads(out.read_text())
-    result.update({k: (round(v, 3) if isinstance(v, float) else v) for k, v in got.items()})
+        return result, None
+    return result, json.loads(out.read_text())
+
+
+def rounded(values: dict) -> dict:
+    """``values`` with floats to 3 decimals."""
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in values.items()}
+
+
+def measure_decode(video: Path, mode: str, work: Path) -> dict:
+    """One fresh process of ``DECODE_DRIVER`` in ``mode``; this checkout's library."""
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / f"decode-{mode}.json"
+    result, got = run_driver(DECODE_DRIVER, [str(video), mode, str(out)], out)
+    if got is not None:
+        result.update(rounded(got))
     return result
 
 
@@ -222,31 +241,12 @@ def measure(recipe: dict, work: Path, pythonpath: str | None, trace: bool = Fals
     work.mkdir(parents=True, exist_ok=True)
     cfg, out = work / "recipe.yaml", work / "measured.json"
     cfg.write_text(yaml.safe_dump(recipe, sort_keys=False))
-    out.unlink(missing_ok=True)
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
-    else:
-        env.pop("PYTHONPATH", None)
-    t0 = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(cfg), str(out)] + (["trace"] if trace else []),
-        env=env,
-        cwd="/tmp",
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    result: dict = {
-        "exit_code": done.returncode,
-        "process_wall_s": round(time.perf_counter() - t0, 1),
-    }
-    if done.returncode != 0 or not out.is_file():
-        result["stderr_tail"] = done.stderr.strip()[-1500:]
+    args = [str(cfg), str(out)] + (["trace"] if trace else [])
+    result, got = run_driver(DRIVER, args, out, pythonpath)
+    if got is None:
         return result
-    got = json.loads(out.read_text())
     eps = got.pop("episodes")
-    result.update({k: (round(v, 3) if isinstance(v, float) else v) for k, v in got.items()})
+    result.update(rounded(got))
     result["episodes"] = len(eps)
     result["status"] = sorted({e["status"] for e in eps})
     for key in (
