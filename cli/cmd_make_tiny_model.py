@@ -57,8 +57,8 @@ def command(
     model is built around SRC's real tokenizer, chat template and processor settings, and a
     README in OUT_DIR says where each piece came from.
     """
-    from paravt.testing.tiny import ARCHS, PRESETS, make_tiny_model
-    from paravt.testing.tiny_source import detect_arch
+    from paravt.models.tiny import ARCHS, PRESETS, make_tiny_model
+    from paravt.models.tiny_source import detect_arch
 
     if chat_template is not None and from_tokenizer is None:
         raise UserError(

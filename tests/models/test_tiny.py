@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import AutoModelForImageTextToText, AutoProcessor
 
-from paravt.testing.tiny import STRUCTURAL_TAGS, VISION_TOKENS, vision_token_ids
+from paravt.models.tiny import STRUCTURAL_TAGS, VISION_TOKENS, vision_token_ids
 
 
 @pytest.fixture(params=["qwen3", "qwen25"])
@@ -104,7 +104,7 @@ def test_chat_template_tool_turns_and_prefix_preserving(tiny_dir):
 def test_toy_preset_is_a_learnable_size_of_the_real_architecture(tmp_path):
     """The toy preset: Qwen3-VL classes, 5-30 M parameters, and a forward + backward with a frame."""
     from paravt.errors import UserError
-    from paravt.testing.tiny import PRESETS, make_tiny_model
+    from paravt.models.tiny import PRESETS, make_tiny_model
 
     out = make_tiny_model(tmp_path / "toy", preset="toy")
     model = AutoModelForImageTextToText.from_pretrained(out)

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from paravt.errors import UserError
-from paravt.testing.tiny_source import (
+from paravt.models.tiny_source import (
     QWEN3_VL_IMAGE_PROCESSOR,
     QWEN3_VL_VIDEO_SIZE,
     VISION_TOKENS,
@@ -163,10 +163,12 @@ def _train_tokenizer(vocab_size: int = 800, extra: tuple[str, ...] | list[str] =
     return fast
 
 
-#: Model sizes by name. ``tiny`` (the default) is for tests: it only has to run. ``toy`` is the
+#: Model sizes by name. ``tiny`` (the default) is for tests: it only has to run. ``bench`` is for
+#: benchmarks whose ratios need realistic layer widths. ``toy`` is the
 #: smallest model that can *learn* the toy long-video task (docs/TOY_TASK.md) on 2 CPU cores (5.5 M
 #: parameters as Qwen3-VL, 5.1 M as Qwen2.5-VL, with the built-in tokenizer; docs/TRAIN.md has
-#: its measured step time).
+#: its measured step time). ``rollout`` (34 M parameters as Qwen3-VL) is a random model large
+#: enough that generation, not the tools, dominates a rollout on a CPU (``benchmarks/bench_rollout.py``).
 #: ``mrope_section`` splits half the attention head dimension over time, height and width. Head
 #: dimensions are ones vLLM's CPU attention kernel takes (32, 64, 80, ...; 16 fails at the first
 #: generate call), so both presets also serve under vLLM (docs/TRAIN.md, "vLLM").
@@ -178,6 +180,21 @@ PRESETS: dict[str, dict] = {
     },
     "toy": {
         "hidden": 256, "intermediate": 1024, "layers": 4, "heads": 4, "kv_heads": 2, "head_dim": 64,
+        "mrope_section": [12, 10, 10],
+        "vision_hidden": 128, "vision_intermediate": 256, "vision_depth": 2, "vision_heads": 2,
+    },
+    # ~120 M parameters (Qwen3-VL) with a real vision-tower width (1024, as Qwen3-VL-2B's) and
+    # real attention heads (head_dim 128), so that prefill and vision encoding dominate a turn:
+    # for benchmarks (benchmarks/bench_prefill_reuse.py), never trained
+    "bench": {
+        "hidden": 1024, "intermediate": 2048, "layers": 4, "heads": 8, "kv_heads": 4,
+        "head_dim": 128, "mrope_section": [24, 20, 20],
+        "vision_hidden": 1024, "vision_intermediate": 4096, "vision_depth": 3, "vision_heads": 16,
+    },
+    # ~34 M parameters (Qwen3-VL), a narrow vision tower: generation, not the tools or the vision
+    # encoder, dominates a rollout on a CPU (benchmarks/bench_rollout.py), never trained
+    "rollout": {
+        "hidden": 512, "intermediate": 2048, "layers": 8, "heads": 8, "kv_heads": 4, "head_dim": 64,
         "mrope_section": [12, 10, 10],
         "vision_hidden": 128, "vision_intermediate": 256, "vision_depth": 2, "vision_heads": 2,
     },
