@@ -11,17 +11,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 import torch
 
-from paravt.agent.backends.base import BackendBase
-from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.config import CropSettings, EngineConfig
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.backends.base import BackendBase
+from paravt.backends.openai import OpenAIBackend
 from paravt.eval.agreement import answer_key, compare_answers
+from paravt.eval.results import ResultRow
 
 #: the toy experiment's frames: 32x32, one vision token each
 PIXELS = 1024
@@ -90,7 +92,7 @@ class ServerView(BackendBase):
 def test_the_server_renders_the_prompt_the_hf_backend_builds(
     toy_split, tiny_qwen3_dir, q3_processor, tool_role
 ):
-    from paravt.toy.oracle import ToyOracleBackend
+    from paravt.backends.toy_oracle import ToyOracleBackend
 
     openai = OpenAIBackend(
         "http://x/v1", str(tiny_qwen3_dir), tool_role=tool_role, image_format="png",
@@ -109,13 +111,13 @@ def test_the_server_renders_the_prompt_the_hf_backend_builds(
 
 
 def _row(qid, text, kind="mcq", error=None, options=("red", "blue", "green", "cyan")):
-    return {
+    return ResultRow.from_dict({
         "id": qid,
         "answer_text": text,
         "error": error,
         "prediction": text,
         "sample": {"question_type": kind, "options": list(options)},
-    }
+    })  # fmt: skip
 
 
 def test_answers_compare_as_scoring_reads_them():
@@ -127,7 +129,12 @@ def test_answers_compare_as_scoring_reads_them():
     failed = _row("a", None, error={"kind": "backend", "message": "HTTP 500"})
     assert answer_key(failed) == ("error", "backend") != answer_key(_row("a", None))
     hf = [_row("1", "B"), _row("2", "C"), _row("3", "A"), _row("4", "D")]
-    openai = [_row("1", "<answer>B</answer>"), _row("2", "A"), failed | {"id": "3"}, _row("5", "A")]
+    openai = [
+        _row("1", "<answer>B</answer>"),
+        _row("2", "A"),
+        dataclasses.replace(failed, id="3"),
+        _row("5", "A"),
+    ]
     report = compare_answers(hf, openai)
     assert report["n"] == 5 and report["same"] == 1 and report["agreement"] == pytest.approx(0.2)
     assert report["same_final_turn"] == 0  # "B" and "<answer>B</answer>" read alike, differ as text
@@ -166,7 +173,7 @@ def test_hf_and_transformers_serve_answer_alike(toy_split, tiny_qwen3_dir, tmp_p
     finals = {}
     for side in ("hf", "openai"):
         rows = read_results(tmp_path / "agree" / side / "results.jsonl")
-        finals[side] = {r["id"]: " ".join(r["prediction"].split()) for r in rows}
+        finals[side] = {r.id: " ".join(r.prediction.split()) for r in rows}
     assert finals["hf"] == finals["openai"]
     assert (tmp_path / "agree" / "agreement.json").is_file()
     assert "Shutting down" in (tmp_path / "agree" / "serve.log").read_text()  # shut down
@@ -176,7 +183,7 @@ def test_a_raw_reply_view_returns_replies_as_written(tiny_qwen3_dir, q3_processo
     """Served through ``raw_reply_view`` the reply is the assistant turn as written (pre-fill
     included), so a malformed call block reaches paravt's parser instead of failing the request;
     the model folder is left untouched."""
-    from paravt.agent.backends.openai import reply_text
+    from paravt.backends.openai import reply_text
     from paravt.eval.agreement import RAW_RESPONSE_TEMPLATE, raw_reply_view
 
     before = (tiny_qwen3_dir / "tokenizer_config.json").read_text()

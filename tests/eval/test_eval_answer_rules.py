@@ -15,6 +15,7 @@ from paravt.eval.answer_rules import (
 )
 from paravt.eval.metrics import summarize_results
 from paravt.eval.rescore import rescore
+from paravt.eval.results import ResultRow
 from paravt.eval.scoring import score_sample, score_variants
 
 
@@ -173,7 +174,7 @@ def test_paper_leaves_charades_errors_out_of_the_denominator_only():
     for r in lines:
         r["score"] = score_sample(tvg, r["prediction"], None, r["error"])
         r["scores"] = score_variants(tvg, r["prediction"], None, r["error"], r["score"])
-    v = summarize_results("charades", lines)["variants"]
+    v = summarize_results("charades", [ResultRow.from_dict(r) for r in lines])["variants"]
     assert v["robust"]["miou"] == v["benchmark"]["miou"] == pytest.approx(1.5 / 3)
     assert v["paper"]["miou"] == pytest.approx(1.5 / 2) and v["paper"]["n_counted"] == 2
     mc = [
@@ -183,7 +184,7 @@ def test_paper_leaves_charades_errors_out_of_the_denominator_only():
     for r in mc:
         r["score"] = {"extracted": None, "correct": 0.0}
         r["scores"] = {"benchmark": {"correct": 1.0}, "paper": {"correct": 1.0}}
-    mv = summarize_results("lvbench", mc)["variants"]
+    mv = summarize_results("lvbench", [ResultRow.from_dict(r) for r in mc])["variants"]
     assert mv["paper"]["accuracy"] == 1.0  # MCQ: every sample stays in the denominator
 
 
@@ -199,7 +200,7 @@ def test_summary_table_prints_counts_as_counts():
     summary = {
         "benchmark": "charades",
         "variant": "paper",
-        "metrics": summarize_results("charades", lines),
+        "metrics": summarize_results("charades", [ResultRow.from_dict(r) for r in lines]),
     }
     console = Console(width=200, record=True)
     console.print(summary_table(summary))

@@ -136,7 +136,7 @@ def test_sigkill_then_resume_gives_every_sample_once_and_the_same_summary(setup,
 
     resumed = paravt_cli("eval", *args, "--out", out, "--resume", "--json")
     assert resumed.returncode == 0, resumed.stderr
-    ids = [r["id"] for r in read_results(results, tolerate_torn_tail=False)]
+    ids = [r.id for r in read_results(results, tolerate_torn_tail=False)]
     assert sorted(ids) == sorted(f"{v}#{i + 1}" for i, (v, _, _) in enumerate(SPANS))
     assert len(ids) == len(set(ids)) == len(SPANS)
 

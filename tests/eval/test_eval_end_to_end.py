@@ -11,9 +11,9 @@ import logging
 
 import pytest
 
-from paravt.agent.backends.base import BackendBase
-from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.records import Generation
+from paravt.backends.base import BackendBase
+from paravt.backends.scripted import ScriptedBackend
 from paravt.config import load_config
 from paravt.eval.config import EvalConfig
 from paravt.eval.results import read_results
@@ -39,7 +39,7 @@ def run(split, fixture, tmp_path, script, **over):
     cfg = load_config(EvalConfig, None, [], base=base)
     backend = script if hasattr(script, "generate") else ScriptedBackend(script)
     summary = run_eval(cfg, backend=backend)
-    results = {r["id"]: r for r in read_results(tmp_path / f"out_{split}" / "results.jsonl")}
+    results = {r.id: r.to_dict() for r in read_results(tmp_path / f"out_{split}" / "results.jsonl")}
     on_disk = json.loads((tmp_path / f"out_{split}" / "summary.json").read_text())
     assert on_disk["metrics"] == summary["metrics"]
     return summary, results, backend

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from paravt.agent.backends.scripted import ScriptedBackend
+from paravt.backends.scripted import ScriptedBackend
 from paravt.cli.main import main
 from paravt.config import load_config
 from paravt.eval.compare import compare_runs

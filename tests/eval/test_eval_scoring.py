@@ -6,7 +6,7 @@ import pytest
 
 from paravt.eval.judge import HttpJudge, RuleJudge
 from paravt.eval.metrics import summarize_results
-from paravt.eval.results import ResultsFile, read_results
+from paravt.eval.results import ResultRow, ResultsFile, read_results
 from paravt.eval.scoring import score_sample
 
 MCQ = {
@@ -70,15 +70,17 @@ def test_rule_judge_open_ended():
 
 
 def _result(i, correct, task, kind=None):
-    return {
-        "id": f"s{i}",
-        "index": i,
-        "status": "error" if kind else "ok",
-        "error": {"kind": kind, "message": "x"} if kind else None,
-        "score": {"correct": float(correct)},
-        "tools": {"executed": i % 2, "turns": 1},
-        "sample": {"groups": {"task": task}, "question_type": "mcq"},
-    }
+    return ResultRow.from_dict(
+        {
+            "id": f"s{i}",
+            "index": i,
+            "status": "error" if kind else "ok",
+            "error": {"kind": kind, "message": "x"} if kind else None,
+            "score": {"correct": float(correct)},
+            "tools": {"executed": i % 2, "turns": 1},
+            "sample": {"groups": {"task": task}, "question_type": "mcq"},
+        }
+    )
 
 
 def test_mlvu_variants_differ_macro_vs_pooled_and_errors_in_denominator():
@@ -97,10 +99,7 @@ def test_mlvu_variants_differ_macro_vs_pooled_and_errors_in_denominator():
 
 
 def test_charades_metrics():
-    res = [
-        {"id": str(i), "index": i, "status": "ok", "score": {"iou": v}, "sample": {}}
-        for i, v in enumerate([1.0, 0.35, 0.0, 0.6])
-    ]
+    res = [ResultRow(str(i), i, score={"iou": v}) for i, v in enumerate([1.0, 0.35, 0.0, 0.6])]
     v = summarize_results("charades", res)["variants"]["benchmark"]
     assert v["miou"] == pytest.approx(1.95 / 4)
     assert (v["r@0.3"], v["r@0.5"], v["r@0.7"]) == (0.75, 0.5, 0.25)
@@ -122,14 +121,14 @@ def test_http_judge_verdicts_and_fallback_on_failure(judge_server):
 def test_results_file_repairs_torn_tail_and_never_duplicates(tmp_path):
     path = tmp_path / "results.jsonl"
     with ResultsFile(path) as w:
-        w.append({"id": "a", "v": 1})
-        w.append({"id": "b", "v": 2})
+        w.append(ResultRow("a", 1))
+        w.append(ResultRow("b", 2))
     with open(path, "a") as fh:
         fh.write('{"id": "c", "v"')  # killed mid-write
-    assert [r["id"] for r in read_results(path)] == ["a", "b"]
+    assert [r.id for r in read_results(path)] == ["a", "b"]
     with ResultsFile(path) as w:
-        w.append({"id": "c", "v": 3})
-    assert [r["id"] for r in read_results(path)] == ["a", "b", "c"]
+        w.append(ResultRow("c", 3))
+    assert [r.id for r in read_results(path)] == ["a", "b", "c"]
     assert path.read_text().count("\n") == 3
 
 
@@ -137,8 +136,8 @@ def test_results_file_keeps_complete_last_line_without_newline(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text('{"id": "a"}\n{"id": "b"}')
     with ResultsFile(path) as w:
-        w.append({"id": "c"})
-    assert [r["id"] for r in read_results(path)] == ["a", "b", "c"]
+        w.append(ResultRow("c"))
+    assert [r.id for r in read_results(path)] == ["a", "b", "c"]
 
 
 def test_malformed_middle_line_is_an_error(tmp_path):
@@ -163,14 +162,16 @@ def test_malformed_middle_line_is_an_error(tmp_path):
 def test_episode_error_kinds_are_the_documented_ones(kind, message, expected):
     """An engine-side episode failure is an ``engine`` error, which --retry-errors retries."""
     from paravt.agent.records import EpisodeRecord
-    from paravt.eval.episodes import outcome_of
+    from paravt.eval.episodes import row_of
+    from paravt.eval.results import ResultError
     from paravt.eval.runner import RETRYABLE_KINDS
+    from paravt.eval.samples import EvalSample
 
     rec = EpisodeRecord("s1", "v.mp4", "Q?", "mcq", ["a", "b"], "A", "parallel", "frames")
     rec.status, rec.error, rec.error_kind = "error", message, kind
-    out = outcome_of(rec)
-    assert out["error"] == {"kind": expected, "message": message}
-    assert out["answer_text"] is None
+    out = row_of(rec, EvalSample("s1", "mlvu", "v.mp4", "Q?", "mcq", ["a", "b"], "A"), 3, "mlvu")
+    assert out.error == ResultError(expected, message) and out.status == "error"
+    assert out.answer_text is None and (out.id, out.index) == ("s1", 3)
     assert (expected in RETRYABLE_KINDS) == (expected != "video")
 
 

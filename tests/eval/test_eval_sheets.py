@@ -6,7 +6,7 @@ import json
 
 from PIL import Image
 
-from paravt.agent.backends.scripted import ScriptedBackend
+from paravt.backends.scripted import ScriptedBackend
 from paravt.cli.main import main
 from paravt.config import load_config
 from paravt.eval.config import EvalConfig

@@ -34,7 +34,7 @@ from typing import Any
 
 from paravt.errors import UserError
 from paravt.eval.config import EvalConfig
-from paravt.eval.results import read_results, write_json_atomic
+from paravt.eval.results import ResultRow, read_results, write_json_atomic
 from paravt.eval.runner import RunPaths, run_eval
 from paravt.rewards.answers import extract_mcq_letter, parse_span
 
@@ -207,8 +207,10 @@ class TransformersServe:
 
 #: what ``trl vllm-serve`` adds to ``vllm serve`` for TRL's ``VLLMClient`` (TRL 1.16), less
 #: ``--weight-transfer-config '{"backend": "nccl"}'``: the render and token-in generate endpoints
-#: for multimodal prompts, and logprobs after temperature for the importance-sampling correction
-TRL_SERVE_ARGS = ("--enable-scale-out", "--logprobs-mode", "processed_logprobs", "--max-logprobs", "-1")  # fmt: skip
+#: for multimodal prompts, and logprobs after temperature for the importance-sampling correction;
+#: plus each reply's count of prompt tokens its prefix cache served (``Generation.cached_tokens``)
+TRL_SERVE_ARGS = ("--enable-scale-out", "--logprobs-mode", "processed_logprobs", "--max-logprobs",
+                  "-1", "--enable-prompt-tokens-details")  # fmt: skip
 
 
 class VLLMServe(TransformersServe):
@@ -275,40 +277,39 @@ def raw_reply_view(model_dir: str | Path, out: str | Path) -> Path:
 
 
 # -- comparing answers -------------------------------------------------------------------------
-def answer_key(result: dict) -> Any:
+def answer_key(result: ResultRow) -> Any:
     """What "the same answer" compares for one result line.
 
     ``mcq``: the letter read by ``extract_mcq_letter`` (the ``robust`` reading); ``tvg``: the
     parsed span to 0.1 s; ``oe``: the answer text, case and spacing folded. A failed episode is
     its error kind, so two failures of the same kind agree and an error never equals an answer.
     """
-    if result.get("error"):
-        return ("error", result["error"].get("kind"))
-    sample = result.get("sample") or {}
-    text = result.get("answer_text")
-    kind = sample.get("question_type")
+    if result.error is not None:
+        return ("error", result.error.kind)
+    text = result.answer_text
+    kind = result.question_type
     if kind == "mcq":
-        return extract_mcq_letter(text, sample.get("options") or None)
+        return extract_mcq_letter(text, result.sample.get("options") or None)
     if kind == "tvg":
         span = parse_span(text)
         return None if span is None else (round(span[0], 1), round(span[1], 1))
     return " ".join(str(text or "").lower().split())
 
 
-def compare_answers(hf: list[dict], openai: list[dict]) -> dict:
+def compare_answers(hf: list[ResultRow], openai: list[ResultRow]) -> dict:
     """Agreement of two result files of the same split, question by question (by ``id``).
 
     Every question of either file is in the denominator; one that only one side has is a
     disagreement (listed with ``missing``). ``same_final_turn`` counts questions whose final
     turns are the same text, a stricter check than the answer.
     """
-    by_id = {r["id"]: r for r in openai}
-    ids = [r["id"] for r in hf] + [i for i in by_id if i not in {r["id"] for r in hf}]
-    hf_by_id = {r["id"]: r for r in hf}
+    by_id = {r.id: r for r in openai}
+    hf_by_id = {r.id: r for r in hf}
+    ids = [r.id for r in hf] + [i for i in by_id if i not in hf_by_id]
     same, same_text, disagreements = 0, 0, []
     for qid in ids:
         a, b = hf_by_id.get(qid), by_id.get(qid)
-        if a is not None and b is not None and a.get("prediction") == b.get("prediction"):
+        if a is not None and b is not None and a.prediction == b.prediction:
             same_text += 1
         if a is not None and b is not None and answer_key(a) == answer_key(b):
             same += 1
@@ -324,14 +325,12 @@ def compare_answers(hf: list[dict], openai: list[dict]) -> dict:
             "same_final_turn": same_text, "disagreements": disagreements}  # fmt: skip
 
 
-def _side(result: dict) -> dict:
+def _side(result: ResultRow) -> dict:
+    line = result.to_dict()
     return {
         "answer": answer_key(result),
-        "answer_text": result.get("answer_text"),
-        "score": result.get("score"),
-        "error": result.get("error"),
-        "tools": result.get("tools"),
-        "final_turn": result.get("prediction"),
+        **{k: line[k] for k in ("answer_text", "score", "error", "tools")},
+        "final_turn": result.prediction,
     }
 
 

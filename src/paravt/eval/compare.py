@@ -107,57 +107,75 @@ def _metrics(variant_values: dict) -> list[str]:
     return ([head] if head else []) + rest
 
 
+def _with_baseline(folders: list[str], baseline: str | None) -> tuple[list[Path], Path | None]:
+    """The run folders, with ``baseline`` added first when it is not among them, and its path."""
+    paths = [Path(f) for f in folders]
+    if baseline is None:
+        return paths, None
+    for p in paths:
+        if p.name == baseline or p.resolve() == Path(baseline).resolve():
+            return paths, p
+    return [Path(baseline), *paths], Path(baseline)
+
+
+def _check_same_splits(runs: list[tuple[Path, dict[str, dict]]]) -> list[str]:
+    """The splits every run covers (an error naming the first run that differs)."""
+    first, splits = runs[0][0], sorted(runs[0][1])
+    for p, run in runs[1:]:
+        if sorted(run) == splits:
+            continue
+        extra = sorted(set(run) - set(splits))
+        lacking = sorted(set(splits) - set(run))
+        what = (
+            f"has {', '.join(extra)} that {first} lacks"
+            if extra
+            else f"lacks {', '.join(lacking)} that {first} has"
+        )
+        raise UserError(f"eval report: runs cover different splits: {p} {what}")
+    return splits
+
+
+def _run_row(path: Path, run: dict[str, dict], variant: str, columns: list) -> RunRow:
+    """One run's values under ``variant`` (its wall time only when every split recorded one)."""
+    splits = sorted(run)
+    vals = {s: run[s]["metrics"]["variants"][variant] for s in splits}
+    walls = [(run[s].get("timing") or {}).get("wall_s") for s in splits]
+    row = RunRow(
+        name=path.name or str(path),
+        path=str(path),
+        values={(s, m): float(vals[s][m]) for s, m in columns if m in vals[s]},
+        headline={s: float(vals[s]["value"]) for s in splits},
+        wall_s=sum(walls) if all(w is not None for w in walls) else None,
+    )
+    row.avg = sum(row.headline.values()) / len(splits)
+    return row
+
+
+def _add_gains(cmp: Comparison, base: RunRow) -> None:
+    """Each row's mean relative gain over ``base`` (splits where the baseline is 0 are skipped)."""
+    cmp.baseline = base.name
+    usable = [s for s in cmp.splits if base.headline[s] != 0]
+    cmp.skipped_gain = [s for s in cmp.splits if s not in usable]
+    for row in cmp.rows:
+        gains = [(row.headline[s] - base.headline[s]) / base.headline[s] for s in usable]
+        row.gain = sum(gains) / len(gains) if gains else None
+
+
 def compare_runs(
     folders: list[str], variant: str = DEFAULT_VARIANT, baseline: str | None = None
 ) -> Comparison:
-    """The comparison of ``folders`` (a ``baseline`` not among them is added as the first row)."""
+    """The comparison of ``folders`` (a ``baseline`` not among them is added as the first row):
+    validate (the variant, the same splits everywhere), collect (one row per run), then the
+    gains over the baseline."""
     if variant not in VARIANTS:
         raise UserError(f"--variant {variant}: choose one of {', '.join(VARIANTS)}")
-    paths = [Path(f) for f in folders]
-    base_path = None
-    if baseline is not None:
-        matches = [
-            p for p in paths if p.name == baseline or p.resolve() == Path(baseline).resolve()
-        ]
-        if not matches:
-            paths.insert(0, Path(baseline))
-            matches = [paths[0]]
-        base_path = matches[0]
+    paths, base_path = _with_baseline(folders, baseline)
     runs = [(p, load_run(p)) for p in paths]
-    splits = sorted(runs[0][1])
-    for p, run in runs[1:]:
-        if sorted(run) != splits:
-            extra = sorted(set(run) - set(splits))
-            lacking = sorted(set(splits) - set(run))
-            what = (
-                f"has {', '.join(extra)} that {runs[0][0]} lacks"
-                if extra
-                else f"lacks {', '.join(lacking)} that {runs[0][0]} has"
-            )
-            raise UserError(f"eval report: runs cover different splits: {p} {what}")
-    columns = [
-        (s, m) for s in splits for m in _metrics(runs[0][1][s]["metrics"]["variants"][variant])
-    ]
-    rows = []
-    for p, run in runs:
-        vals = {s: run[s]["metrics"]["variants"][variant] for s in splits}
-        walls = [(run[s].get("timing") or {}).get("wall_s") for s in splits]
-        row = RunRow(
-            name=p.name or str(p),
-            path=str(p),
-            values={(s, m): float(vals[s][m]) for s, m in columns if m in vals[s]},
-            headline={s: float(vals[s]["value"]) for s in splits},
-            wall_s=sum(walls) if all(w is not None for w in walls) else None,
-        )
-        row.avg = sum(row.headline.values()) / len(splits)
-        rows.append(row)
+    splits = _check_same_splits(runs)
+    first = runs[0][1]
+    columns = [(s, m) for s in splits for m in _metrics(first[s]["metrics"]["variants"][variant])]
+    rows = [_run_row(p, run, variant, columns) for p, run in runs]
     cmp = Comparison(variant, splits, columns, rows)
     if base_path is not None:
-        base = rows[paths.index(base_path)]
-        cmp.baseline = base.name
-        usable = [s for s in splits if base.headline[s] != 0]
-        cmp.skipped_gain = [s for s in splits if s not in usable]
-        for row in rows:
-            gains = [(row.headline[s] - base.headline[s]) / base.headline[s] for s in usable]
-            row.gain = sum(gains) / len(gains) if gains else None
+        _add_gains(cmp, rows[paths.index(base_path)])
     return cmp

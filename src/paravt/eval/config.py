@@ -38,6 +38,7 @@ NON_PROTOCOL_FIELDS = frozenset(
         "progress",
         "sheets",
         "sheets_of",
+        "episodes",
     }
 )
 # Backend knobs that change throughput or transport, not answers.
@@ -79,6 +80,8 @@ class EvalConfig:
     # episode sheets (PNG) written to OUT/sheets/: of the first N episodes, or of N failures
     sheets: int = 0
     sheets_of: str = "first"
+    # OUT/episodes.jsonl: every episode's turns and calls, for `paravt view` (text only)
+    episodes: bool = True
     # scoring: the headline variant (every variant is always in the summary)
     variant: str = DEFAULT_VARIANT
     judge_base_url: str | None = None

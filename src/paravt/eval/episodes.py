@@ -1,8 +1,8 @@
 """The bridge between evaluation samples and the episode engine.
 
 ``episode_input`` turns an ``EvalSample`` (plus any text the runner prepends, such as Video-MME
-subtitles) into the engine's ``EpisodeInput``; ``outcome_of`` reads back, from an
-``EpisodeRecord``, only what evaluation keeps per sample: the final answer, the raw final turn,
+subtitles) into the engine's ``EpisodeInput``; ``row_of`` reads back, from an
+``EpisodeRecord``, the ``ResultRow`` of what evaluation keeps per sample: the final answer, the raw final turn,
 the error (an errored episode has no prediction and is never scored as an answer), tool usage
 (calls executed, and calls attempted: every parsed call of every turn, whatever became of it)
 and the overview times the model saw.
@@ -10,9 +10,8 @@ and the overview times the model saw.
 
 from __future__ import annotations
 
-from typing import Any
-
-from paravt.agent.records import EpisodeInput
+from paravt.agent.records import EpisodeInput, EpisodeRecord
+from paravt.eval.results import ResultError, ResultRow, ToolUsage
 from paravt.eval.samples import EvalSample
 
 
@@ -45,33 +44,31 @@ def error_kind(message: str) -> str:
     return "engine"
 
 
-def outcome_of(record: Any) -> dict:
-    """What one sample's result line keeps from its episode record."""
-    counts = getattr(record, "tool_counts", None)
-    calls = getattr(record, "calls", None) or []
-    turns = getattr(record, "turns", None) or []
-    status = getattr(record, "status", "ok")
+def row_of(record: EpisodeRecord, sample: EvalSample, index: int, split: str) -> ResultRow:
+    """What one sample's result line keeps from its episode record (not yet scored)."""
     error = None
-    if status != "ok":
-        message = str(getattr(record, "error", None) or "episode failed")
-        kind = getattr(record, "error_kind", None) or error_kind(message)
-        error = {"kind": kind, "message": message}
-    return {
-        "prediction": getattr(record, "final_text", None),
-        "answer_text": None if error else getattr(record, "prediction", None),
-        "error": error,
-        "forced": bool(getattr(record, "forced", False)),
-        "tools": {
-            "executed": int(getattr(counts, "executed_ok", 0) or 0),
+    if record.status != "ok":
+        message = str(record.error or "episode failed")
+        error = ResultError(record.error_kind or error_kind(message), message)
+    counts = record.tool_counts
+    return ResultRow(
+        id=sample.id,
+        index=index,
+        split=split,
+        prediction=record.final_text,
+        answer_text=None if error else record.prediction,
+        error=error,
+        forced=bool(record.forced),
+        tools=ToolUsage(
+            executed=counts.executed_ok,
             # every call that parsed, whatever its fate (ran, over the cap, failed, ignored)
-            "attempted": sum(1 for c in calls if getattr(c, "name", None) is not None),
-            "parseable": int(getattr(counts, "parseable_calls", 0) or 0),
-            "malformed": int(getattr(counts, "parse_errors", 0) or 0),
-            "tool_errors": int(getattr(counts, "errors", 0) or 0),
-            "turns": len(turns),
-        },
-        "overview_times": [
-            round(float(t), 3) for t in (getattr(record, "overview_times", None) or [])
-        ],
-        "timing_s": float(getattr(getattr(record, "timings", None), "total_s", 0.0) or 0.0),
-    }
+            attempted=sum(1 for c in record.calls if c.name is not None),
+            parseable=counts.parseable_calls,
+            malformed=counts.parse_errors,
+            tool_errors=counts.errors,
+            turns=len(record.turns),
+        ),
+        overview_times=[round(float(t), 3) for t in record.overview_times],
+        timing_s=float(record.timings.total_s or 0.0),
+        sample=sample.to_dict(),
+    )

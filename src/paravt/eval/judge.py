@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from paravt.rewards import oe_tokens  # the reward's normalisation: one rule for both
+from paravt.rewards import oe_hedged, oe_tokens  # the reward's rules: one for both
 from paravt.rewards import token_f1 as f1
 
 
@@ -28,6 +28,10 @@ def token_f1(prediction: str, reference: str) -> float:
 
 
 def rule_match(prediction: str, reference: str) -> bool:
+    """Normalised equality or whole-phrase containment; a hedge (``red or blue`` for ``red``,
+    ``paravt.rewards.oe_hedged``) contains the reference but is no answer."""
+    if oe_hedged(prediction, reference):
+        return False
     p, r = oe_tokens(str(prediction)), oe_tokens(str(reference))
     if not r or not p:
         return False

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from paravt.eval.scoring import variant_score
+from paravt.eval.results import ResultRow
 
 VARIANTS = ("robust", "benchmark", "paper")
 DEFAULT_VARIANT = "robust"
@@ -34,22 +34,26 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _group_values(result: dict, key: str) -> list[str]:
-    v = (result.get("sample", {}).get("groups") or {}).get(key)
+def _correct(result: ResultRow, variant: str) -> float:
+    return float(result.score_for(variant).get("correct", 0.0))
+
+
+def _group_values(result: ResultRow, key: str) -> list[str]:
+    v = (result.sample.get("groups") or {}).get(key)
     if v is None:
         return []
     return [str(x) for x in v] if isinstance(v, list) else [str(v)]
 
 
-def accuracy_by_group(results: list[dict], variant: str = DEFAULT_VARIANT) -> dict:
+def accuracy_by_group(results: list[ResultRow], variant: str = DEFAULT_VARIANT) -> dict:
     """``{group key: {value: {n, correct, accuracy}}}`` (a multi-label sample counts in each)."""
-    keys = sorted({k for r in results for k in (r.get("sample", {}).get("groups") or {})})
+    keys = sorted({k for r in results for k in (r.sample.get("groups") or {})})
     out: dict = {}
     for key in keys:
         buckets: dict[str, list[float]] = defaultdict(list)
         for r in results:
             for v in _group_values(r, key):
-                buckets[v].append(float(variant_score(r, variant).get("correct", 0.0)))
+                buckets[v].append(_correct(r, variant))
         out[key] = {
             v: {"n": len(xs), "correct": sum(xs), "accuracy": _mean(xs)}
             for v, xs in sorted(buckets.items())
@@ -57,11 +61,11 @@ def accuracy_by_group(results: list[dict], variant: str = DEFAULT_VARIANT) -> di
     return out
 
 
-def _grounding(results: list[dict], variant: str) -> dict:
+def _grounding(results: list[ResultRow], variant: str) -> dict:
     counted = results
     if variant == "paper":  # the reference dropped failed samples from the denominator
-        counted = [r for r in results if r.get("status") == "ok"]
-    ious = [float(variant_score(r, variant).get("iou", 0.0)) for r in counted]
+        counted = [r for r in results if r.ok]
+    ious = [float(r.score_for(variant).get("iou", 0.0)) for r in counted]
     out = {"miou": _mean(ious)}
     for t in RECALL_THRESHOLDS:
         out[f"r@{t}"] = _mean([float(i >= t) for i in ious])
@@ -70,31 +74,29 @@ def _grounding(results: list[dict], variant: str) -> dict:
     return out
 
 
-def _mixed_types(results: list[dict], variant: str) -> dict:
+def _mixed_types(results: list[ResultRow], variant: str) -> dict:
     """A generic JSON-lines split may mix question types: accuracy over the questions scored by
     correctness (mcq, oe), mIoU and R@t over the grounding (tvg) ones; the headline is accuracy
     when there is any such question, else mIoU."""
-    tvg = [r for r in results if r.get("sample", {}).get("question_type") == "tvg"]
-    rest = [r for r in results if r.get("sample", {}).get("question_type") != "tvg"]
+    tvg = [r for r in results if r.question_type == "tvg"]
+    rest = [r for r in results if r.question_type != "tvg"]
     out: dict = {}
     if rest or not tvg:
-        out["accuracy"] = _mean(
-            [float(variant_score(r, variant).get("correct", 0.0)) for r in rest]
-        )
+        out["accuracy"] = _mean([_correct(r, variant) for r in rest])
     if tvg:
         out.update(_grounding(tvg, variant))
     headline = "accuracy" if "accuracy" in out else "miou"
     return {"headline": headline, "value": out[headline], **out}
 
 
-def _variant(split: str, variant: str, results: list[dict]) -> dict:
+def _variant(split: str, variant: str, results: list[ResultRow]) -> dict:
     """One variant's metrics of one split."""
     if split == "jsonl":
         return _mixed_types(results, variant)
     if split == "charades":
         metrics = _grounding(results, variant)
         return {"headline": "miou", "value": metrics["miou"], **metrics}
-    scores = [variant_score(r, variant) for r in results]
+    scores = [r.score_for(variant) for r in results]
     pooled = _mean([float(s.get("correct", 0.0)) for s in scores])
     if split == "mlvu" and variant != "paper":
         tasks = accuracy_by_group(results, variant).get("task", {})
@@ -102,11 +104,7 @@ def _variant(split: str, variant: str, results: list[dict]) -> dict:
         return {"headline": "m_avg", "value": value, "m_avg": value, "accuracy": pooled}
     out = {"headline": "accuracy", "value": pooled, "accuracy": pooled}
     if split == "mmvu":
-        oe = [
-            s
-            for r, s in zip(results, scores, strict=True)
-            if r.get("sample", {}).get("question_type") == "oe"
-        ]
+        oe = [s for r, s in zip(results, scores, strict=True) if r.question_type == "oe"]
         if oe:
             out["open_ended_accuracy"] = _mean([float(s.get("correct", 0.0)) for s in oe])
             if variant != "paper":
@@ -114,24 +112,17 @@ def _variant(split: str, variant: str, results: list[dict]) -> dict:
     return out
 
 
-def _attempted(tools: dict) -> int:
-    """Calls the model wrote that parsed, whatever became of them; older lines lack the field
-    and fall back to the engine's count of parseable calls that got a tool response."""
-    value = tools.get("attempted")
-    return int(value if value is not None else tools.get("parseable", 0))
-
-
-def tool_usage(results: list[dict]) -> dict:
+def tool_usage(results: list[ResultRow]) -> dict:
     """Calls executed and calls attempted (per sample, and the share with ≥1), average rounds.
 
     ``avg_calls``/``usage_rate`` count calls that ran; ``avg_attempted``/``attempt_rate`` count
     every parsed call — over the cap, ignored in the forced-answer turn, or failed with a tool
-    error included — which is what the reference's table counts.
+    error included — which is what the reference's table counts (older lines lack it, and
+    ``ResultRow.from_dict`` puts the parseable count in its place).
     """
-    tools = [r.get("tools") or {} for r in results]
-    calls = [int(t.get("executed", 0)) for t in tools]
-    attempted = [_attempted(t) for t in tools]
-    rounds = [int(t.get("turns", 0)) for t in tools]
+    calls = [r.tools.executed for r in results]
+    attempted = [r.tools.attempted for r in results]
+    rounds = [r.tools.turns for r in results]
     return {
         "avg_calls": _mean([float(c) for c in calls]),
         "usage_rate": _mean([float(c > 0) for c in calls]),
@@ -141,12 +132,12 @@ def tool_usage(results: list[dict]) -> dict:
     }
 
 
-def summarize_results(split: str, results: Iterable[dict]) -> dict:
+def summarize_results(split: str, results: Iterable[ResultRow]) -> dict:
     """All metrics of one split, every variant, in a deterministic order (``by_group`` is the
     robust reading)."""
-    results = sorted(results, key=lambda r: (r.get("index", 0), str(r.get("id"))))
-    errors = [r for r in results if r.get("status") != "ok"]
-    kinds = Counter(str((r.get("error") or {}).get("kind", "unknown")) for r in errors)
+    results = sorted(results, key=lambda r: (r.index, r.id))
+    errors = [r for r in results if r.error is not None]
+    kinds = Counter(r.error.kind for r in errors if r.error is not None)
     groups = accuracy_by_group(results)
     out = {
         "split": split,
@@ -160,13 +151,13 @@ def summarize_results(split: str, results: Iterable[dict]) -> dict:
     if split != "charades":
         out["by_group"] = groups
     problems = [
-        {"id": r["id"], "problem": (r.get("error") or {}).get("message")}
+        {"id": r.id, "problem": r.error.message}
         for r in errors
-        if (r.get("error") or {}).get("kind") == "annotation"
+        if r.error is not None and r.error.kind == "annotation"
     ]
     if problems:
         out["annotation_problems"] = problems
-    judged = Counter(str(r["score"].get("judged_by")) for r in results if "judged_by" in r["score"])
+    judged = Counter(str(r.score["judged_by"]) for r in results if "judged_by" in r.score)
     if judged:
         out["judged_by"] = dict(sorted(judged.items()))
     return out

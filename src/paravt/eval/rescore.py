@@ -16,7 +16,7 @@ from paravt.errors import UserError
 from paravt.eval.judge import RuleJudge
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS, summarize_results
 from paravt.eval.results import iter_unique, read_results
-from paravt.eval.scoring import score_sample, score_variants
+from paravt.eval.scoring import score_row
 
 
 def _neighbour_summary(results_path: Path) -> dict | None:
@@ -45,18 +45,12 @@ def rescore(results_path: str | Path, variant: str = DEFAULT_VARIANT, judge=None
     results = list(iter_unique(raw))
     if not results:
         raise UserError(f"{path}: no results to score")
-    splits = sorted({str(r.get("split")) for r in results})
+    splits = sorted({r.split for r in results})
     if len(splits) != 1:
         raise UserError(
             f"{path}: results of several splits ({', '.join(splits)}); score one at a time"
         )
-    rescored = []
-    for r in results:
-        sample = r.get("sample") or {}
-        prediction, answer, error = r.get("prediction"), r.get("answer_text"), r.get("error")
-        score = score_sample(sample, prediction, answer, error, judge=judge)
-        scores = score_variants(sample, prediction, answer, error, score)
-        rescored.append({**r, "score": score, "scores": scores})
+    rescored = [score_row(r, judge=judge) for r in results]
     metrics = summarize_results(splits[0], rescored)
     previous = _neighbour_summary(path) or {}
     protocol = dict(previous.get("protocol") or {})

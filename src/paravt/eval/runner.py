@@ -22,20 +22,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paravt.agent.backends import check_serving, make_backend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.prompts import check_user_template
+from paravt.agent.records import view_dict
+from paravt.backends.factory import check_serving, make_backend
 from paravt.errors import UserError
 from paravt.eval import subtitles as subs
 from paravt.eval.adapters import canonical_split, load_split
 from paravt.eval.config import EvalConfig, parse_shard, protocol_view, shard_tag
-from paravt.eval.episodes import episode_input, outcome_of
+from paravt.eval.episodes import episode_input, row_of
 from paravt.eval.judge import make_judge
 from paravt.eval.metrics import summarize_results
 from paravt.eval.protocol import describe
-from paravt.eval.results import ResultsFile, iter_unique, read_results, write_json_atomic
+from paravt.eval.results import (
+    ResultRow,
+    ResultsFile,
+    iter_unique,
+    read_results,
+    write_json_atomic,
+    write_results,
+)
 from paravt.eval.samples import EvalSample
-from paravt.eval.scoring import score_sample, score_variants
+from paravt.eval.scoring import score_row
 
 logger = logging.getLogger(__name__)
 
@@ -45,11 +53,17 @@ class RunPaths:
     results: Path
     summary: Path
     run: Path
+    episodes: Path
 
     @classmethod
     def for_config(cls, cfg: EvalConfig) -> RunPaths:
         out, tag = Path(cfg.out), shard_tag(cfg.shard)
-        return cls(out / f"results{tag}.jsonl", out / f"summary{tag}.json", out / f"run{tag}.json")
+        return cls(
+            out / f"results{tag}.jsonl",
+            out / f"summary{tag}.json",
+            out / f"run{tag}.json",
+            out / f"episodes{tag}.jsonl",
+        )
 
 
 def select_shard(samples: list[EvalSample], shard: str) -> list[EvalSample]:
@@ -106,26 +120,6 @@ def _check_resume(cfg: EvalConfig, paths: RunPaths) -> None:
             )
 
 
-def _error_result(kind: str, message: str) -> dict:
-    """The outcome of a sample that produced no usable episode (scored 0, kept in the denominator)."""
-    return {
-        "prediction": None,
-        "answer_text": None,
-        "error": {"kind": kind, "message": message},
-        "forced": False,
-        "tools": {
-            "executed": 0,
-            "attempted": 0,
-            "parseable": 0,
-            "malformed": 0,
-            "tool_errors": 0,
-            "turns": 0,
-        },
-        "overview_times": [],
-        "timing_s": 0.0,
-    }
-
-
 class Runner:
     """One evaluation run over the samples assigned to this shard."""
 
@@ -141,6 +135,7 @@ class Runner:
         self._engine = None
         self._progress = progress
         self._records: dict[str, Any] = {}  # this batch's episode records, kept for sheets
+        self._index: dict[str, int] = {}  # sample id -> its position in the split, set by run()
         self.sheets_written: list[str] = []
         self.judge = make_judge(cfg.judge_base_url, cfg.judge_model, cfg.judge_api_key)
 
@@ -181,46 +176,56 @@ class Runner:
         info["lines"] = len(cues)
         return subs.subtitle_block(cues) + sample.question, info
 
-    def _run_batch(self, batch: list[EvalSample]) -> list[dict]:
-        """Outcomes for ``batch`` in order; any failure becomes that sample's error outcome."""
-        outcomes: list[dict | None] = [None] * len(batch)
+    def _failed(self, sample: EvalSample, kind: str, message: str) -> ResultRow:
+        return ResultRow.failed(
+            sample.id, self._index[sample.id], self.split, kind, message, sample.to_dict()
+        )
+
+    def _prepare(self, sample: EvalSample) -> tuple[Any, dict | None] | ResultRow:
+        """The engine input (and subtitle info) of ``sample``, or its error row when it cannot
+        be run: an unusable annotation, a missing or unreadable video or subtitle file."""
+        if sample.problem:
+            return self._failed(sample, "annotation", sample.problem)
+        if not Path(sample.video).is_file():
+            return self._failed(sample, "video_missing", f"video not found: {sample.video}")
+        try:
+            question, sub_info = self._question_for(sample)
+        except Exception as e:  # an unreadable video/subtitle must not stop the run
+            logger.warning("sample %s: cannot build its question", sample.id, exc_info=True)
+            return self._failed(sample, "video", f"{type(e).__name__}: {e}")
+        try:
+            return episode_input(sample, question), sub_info
+        except UserError as e:  # e.g. more options than letters: this sample's problem only
+            return self._failed(sample, "annotation", str(e))
+
+    def _run_batch(self, batch: list[EvalSample]) -> list[ResultRow]:
+        """Unscored rows for ``batch`` in order; any failure becomes that sample's error row."""
+        rows: list[ResultRow | None] = [None] * len(batch)
         runnable: list[tuple[int, Any, dict | None]] = []
         for pos, sample in enumerate(batch):
-            if sample.problem:
-                outcomes[pos] = _error_result("annotation", sample.problem)
-                continue
-            if not Path(sample.video).is_file():
-                outcomes[pos] = _error_result("video_missing", f"video not found: {sample.video}")
-                continue
-            try:
-                question, sub_info = self._question_for(sample)
-            except Exception as e:  # an unreadable video/subtitle must not stop the run
-                logger.warning("sample %s: cannot build its question", sample.id, exc_info=True)
-                outcomes[pos] = _error_result("video", f"{type(e).__name__}: {e}")
-                continue
-            try:
-                inp = episode_input(sample, question)
-            except UserError as e:  # e.g. more options than letters: this sample's problem only
-                outcomes[pos] = _error_result("annotation", str(e))
-                continue
-            runnable.append((pos, inp, sub_info))
+            prepared = self._prepare(sample)
+            if isinstance(prepared, ResultRow):
+                rows[pos] = prepared
+            else:
+                runnable.append((pos, *prepared))
         if runnable:
             engine = self._engine_for_run()
             records = self._run_engine(engine, [inp for _, inp, _ in runnable])
             for (pos, _, sub_info), rec in zip(runnable, records, strict=True):
+                sample = batch[pos]
                 if isinstance(rec, Exception):
-                    outcomes[pos] = _error_result("engine", f"{type(rec).__name__}: {rec}")
+                    rows[pos] = self._failed(sample, "engine", f"{type(rec).__name__}: {rec}")
                     continue
-                outcome = outcome_of(rec)
-                if self.cfg.sheets:
-                    self._records[batch[pos].id] = rec
+                row = row_of(rec, sample, self._index[sample.id], self.split)
+                if self.cfg.sheets or self.cfg.episodes:
+                    self._records[sample.id] = rec
                 if sub_info is not None:
                     planned = sub_info.pop("planned_times", None)
-                    if planned is not None and outcome["overview_times"]:
-                        sub_info["frames_match"] = _same_times(planned, outcome["overview_times"])
-                    outcome["subtitles"] = sub_info
-                outcomes[pos] = outcome
-        return outcomes  # type: ignore[return-value]
+                    if planned is not None and row.overview_times:
+                        sub_info["frames_match"] = _same_times(planned, row.overview_times)
+                    row.subtitles = sub_info
+                rows[pos] = row
+        return rows  # type: ignore[return-value]
 
     @staticmethod
     def _run_engine(engine, inputs: list) -> list:
@@ -248,7 +253,7 @@ class Runner:
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> dict:
         started = time.time()
-        loaded, assigned, index = self.load()
+        loaded, assigned, self._index = self.load()
         _check_user_template(self.cfg.engine.user_template, assigned)
         _check_resume(self.cfg, self.paths)
         self.paths.results.parent.mkdir(parents=True, exist_ok=True)
@@ -264,18 +269,19 @@ class Runner:
             },
         )
         writer = ResultsFile(self.paths.results).open_for_append()
+        episodes = ResultsFile(self.paths.episodes).open_for_append() if self.cfg.episodes else None
         try:
             previous = read_results(self.paths.results)
             if self.cfg.retry_errors:
                 writer.close()
                 previous = _drop_retryable(self.paths.results, previous)
                 writer.open_for_append()
-            done = {r["id"] for r in previous}
+            done = {r.id for r in previous}
             todo = [s for s in assigned if s.id not in done]
             running = _Running(self.split)
             mine = {s.id for s in assigned}
             for r in iter_unique(previous):
-                if r["id"] in mine:
+                if r.id in mine:
                     running.add(r)
             if self._progress:
                 self._progress(
@@ -284,9 +290,12 @@ class Runner:
             bs = self.cfg.batch_size
             for start in range(0, len(todo), bs):
                 batch = todo[start : start + bs]
-                for sample, outcome in zip(batch, self._run_batch(batch), strict=True):
-                    result = self._result(sample, index[sample.id], outcome)
+                for row in self._run_batch(batch):
+                    result = score_row(row, judge=self.judge)
                     writer.append(result)
+                    rec = self._records.get(row.id)
+                    if episodes is not None and rec is not None:
+                        episodes.append({"id": row.id, "record": view_dict(rec)})
                     running.add(result)
                     self._maybe_sheet(result)
                     if self._progress:
@@ -294,6 +303,8 @@ class Runner:
                 self._records.clear()
         finally:
             writer.close()
+            if episodes is not None:
+                episodes.close()
         summary = build_summary(
             self.split,
             self.cfg,
@@ -309,68 +320,38 @@ class Runner:
         write_json_atomic(self.paths.summary, summary)
         return summary
 
-    def _maybe_sheet(self, result: dict) -> None:
+    def _maybe_sheet(self, result: ResultRow) -> None:
         """Write the episode sheet of ``result`` into OUT/sheets/ while ``--sheets`` allows."""
-        rec = self._records.get(result["id"])
+        rec = self._records.get(result.id)
         if rec is None or len(self.sheets_written) >= self.cfg.sheets:
             return
         if self.cfg.sheets_of == "errors" and not is_failure(result):
             return
         from paravt.viz.episode_sheet import write_episode_sheet  # loads torch
 
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(result["id"]))
-        path = self.paths.results.parent / "sheets" / f"{result['index']:05d}-{name}.png"
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", result.id)
+        path = self.paths.results.parent / "sheets" / f"{result.index:05d}-{name}.png"
         self.sheets_written.append(str(write_episode_sheet(rec, path)))
-
-    def _result(self, sample: EvalSample, index: int, outcome: dict) -> dict:
-        data = sample.to_dict()
-        score = score_sample(
-            data, outcome["prediction"], outcome["answer_text"], outcome["error"], judge=self.judge
-        )
-        scores = score_variants(
-            data, outcome["prediction"], outcome["answer_text"], outcome["error"], score
-        )
-        return {
-            "id": sample.id,
-            "index": index,
-            "split": self.split,
-            "status": "error" if outcome["error"] else "ok",
-            **outcome,
-            "score": score,
-            "scores": scores,
-            "sample": data,
-        }
 
 
 RETRYABLE_KINDS = ("backend", "engine")
 
 
-def _drop_retryable(path: Path, results: list[dict]) -> list[dict]:
-    """Rewrite ``path`` without backend/engine failures so a resumed run retries them.
-
-    The file is replaced atomically (written beside it, then renamed): a kill during the rewrite
-    leaves either the old or the new file, never a mix.
-    """
-    import json
-    import os
-
-    keep = [r for r in results if (r.get("error") or {}).get("kind") not in RETRYABLE_KINDS]
+def _drop_retryable(path: Path, results: list[ResultRow]) -> list[ResultRow]:
+    """Rewrite ``path`` (atomically) without backend/engine failures so a resumed run retries
+    them."""
+    keep = [r for r in results if r.error is None or r.error.kind not in RETRYABLE_KINDS]
     if len(keep) == len(results):
         return results
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in keep)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_results(path, keep)
     return keep
 
 
-def is_failure(result: dict) -> bool:
+def is_failure(result: ResultRow) -> bool:
     """An errored sample, or a wrong answer (grounding: IoU under 0.5)."""
-    if result.get("status") != "ok":
+    if not result.ok:
         return True
-    score = result.get("score") or {}
+    score = result.score
     if "correct" in score:
         return float(score["correct"]) < 1.0
     return float(score.get("iou", 0.0)) < 0.5
@@ -386,11 +367,11 @@ class _Running:
     def __init__(self, split: str):
         self.split, self.n, self.total, self.errors = split, 0, 0.0, 0
 
-    def add(self, result: dict) -> None:
+    def add(self, result: ResultRow) -> None:
         self.n += 1
         key = "iou" if self.split == "charades" else "correct"
-        self.total += float(result.get("score", {}).get(key, 0.0))
-        self.errors += result.get("status") != "ok"
+        self.total += float(result.score.get(key, 0.0))
+        self.errors += not result.ok
 
     def text(self) -> str:
         name = "mIoU" if self.split == "charades" else "acc"
@@ -403,15 +384,15 @@ def build_summary(
     cfg: EvalConfig,
     loaded,
     assigned: list[EvalSample],
-    results: list[dict],
+    results: list[ResultRow],
     judge,
     backend_label: str | None = None,
 ) -> dict:
     """Metrics of the assigned samples plus the complete protocol (no wall-clock fields)."""
     wanted = {s.id for s in assigned}
-    unique = list(iter_unique([r for r in results if r["id"] in wanted]))
-    duplicates = sum(1 for r in results if r["id"] in wanted) - len(unique)
-    seen = {r["id"] for r in unique}
+    unique = list(iter_unique([r for r in results if r.id in wanted]))
+    duplicates = sum(1 for r in results if r.id in wanted) - len(unique)
+    seen = {r.id for r in unique}
     missing = [s.id for s in assigned if s.id not in seen]
     metrics = summarize_results(split, unique)
     return {

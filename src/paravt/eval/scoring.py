@@ -19,10 +19,12 @@ Charades-STA leaves them out, as the reference did; that is decided in ``metrics
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from paravt.eval.answer_rules import BENCHMARK_RULES, reference_letter
 from paravt.eval.judge import RuleJudge
+from paravt.eval.results import ResultRow
 from paravt.eval.samples import LETTERS
 from paravt.grammar import extract_answer
 from paravt.rewards import extract_mcq_letter, parse_span, temporal_iou_hull
@@ -116,14 +118,10 @@ def score_variants(
     return {"benchmark": benchmark, "paper": paper}
 
 
-def variant_score(result: dict, variant: str) -> dict:
-    """The score of ``result`` under ``variant``; ``score`` is the robust one.
-
-    A line written before the variants were stored has only ``score``: every variant then reads
-    it (``paravt eval score`` re-scores such a file under all three).
-    """
-    if variant != "robust":
-        stored = (result.get("scores") or {}).get(variant)
-        if stored is not None:
-            return stored
-    return result.get("score") or {}
+def score_row(row: ResultRow, judge=None) -> ResultRow:
+    """``row`` with its robust ``score`` and the other variants' ``scores`` (re)computed from its
+    sample and answer; the run and ``paravt eval score`` both score through here."""
+    error = None if row.error is None else dataclasses.asdict(row.error)
+    score = score_sample(row.sample, row.prediction, row.answer_text, error, judge=judge)
+    scores = score_variants(row.sample, row.prediction, row.answer_text, error, score)
+    return dataclasses.replace(row, score=score, scores=scores)

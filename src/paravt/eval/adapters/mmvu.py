@@ -40,66 +40,74 @@ def video_relpath(video: str) -> str:
     return video
 
 
+def _choices(row: dict) -> dict[str, str]:
+    """``letter -> text`` of a row's non-empty choices (a list is lettered from A)."""
+    choices = row.get("choices") or {}
+    if isinstance(choices, list):
+        choices = {chr(65 + j): c for j, c in enumerate(choices)}
+    if not isinstance(choices, dict):
+        return {}
+    return {
+        str(k).strip().upper(): str(v).strip()
+        for k, v in choices.items()
+        if v is not None and str(v).strip()
+    }
+
+
+def _mcq_gold(choices: dict[str, str], answer: str) -> tuple[str | None, str | None]:
+    """``(gold letter, problem)`` of a multiple-choice row: the answer is a letter, or the text
+    of exactly one choice; the letters run from A without a gap."""
+    keys = sorted(choices)
+    if not keys:
+        return None, "multiple-choice row has no non-empty choices"
+    gold, problem = None, None
+    if answer.upper() in keys:
+        gold = answer.upper()
+    else:
+        hits = [k for k in keys if normalise_text(choices[k]) == normalise_text(answer)]
+        if len(hits) == 1:
+            gold = hits[0]
+        else:
+            problem = f"answer {answer!r} is neither a choice letter nor one choice's text"
+    if keys != [chr(65 + j) for j in range(len(keys))]:
+        problem = f"choice letters {keys} are not consecutive from A"
+    return gold, problem
+
+
+def _sample(row: dict, i: int, videos: Path) -> EvalSample:
+    """One row as a sample (a row whose gold cannot be used keeps its ``problem``)."""
+    choices = _choices(row)
+    opts = [choices[k] for k in sorted(choices)]
+    answer = str(row.get("answer") or "").strip()
+    kind = str(row.get("question_type") or "").strip().lower()
+    if kind not in _KINDS:
+        kind = "multiple-choice" if opts else "open-ended"
+    if _KINDS[kind] == "mcq":
+        qtype, (gold, problem) = "mcq", _mcq_gold(choices, answer)
+    else:
+        qtype, gold, opts = "oe", answer, []
+        problem = None if answer else "open-ended row has no reference answer"
+    subject = (row.get("metadata") or {}).get("subject") or "unknown"
+    return EvalSample(
+        id=str(row.get("id") or f"mmvu-{i}"),
+        split="mmvu",
+        video=str(resolve_video(videos, video_relpath(row.get("video", "")))),
+        question=str(row["question"]).strip(),
+        question_type=qtype,
+        options=opts,
+        answer=gold,
+        groups={"subject": str(subject), "format": kind},
+        meta={"video_url": row.get("video")},
+        problem=problem,
+    )
+
+
 def load(data: Path, videos: Path) -> LoadedSplit:
     ann = find_file(data, ["validation.json", "*.json"], "MMVU", LAYOUT)
     samples, skipped = [], []
     for i, row in enumerate(read_rows(ann)):
-        ref = f"{ann.name}[{i}]"
         if not isinstance(row, dict) or not row.get("question"):
-            skipped.append((ref, "row has no question"))
+            skipped.append((f"{ann.name}[{i}]", "row has no question"))
             continue
-        choices = row.get("choices") or {}
-        if isinstance(choices, list):
-            choices = {chr(65 + j): c for j, c in enumerate(choices)}
-        if not isinstance(choices, dict):
-            choices = {}
-        choices = {
-            str(k).strip().upper(): str(v).strip()
-            for k, v in choices.items()
-            if v is not None and str(v).strip()
-        }
-        keys = sorted(choices)
-        opts = [choices[k] for k in keys]
-        answer = str(row.get("answer") or "").strip()
-        subject = (row.get("metadata") or {}).get("subject") or "unknown"
-        kind = str(row.get("question_type") or "").strip().lower()
-        if kind not in _KINDS:
-            kind = "multiple-choice" if opts else "open-ended"
-        problem = None
-        if _KINDS[kind] == "mcq":
-            qtype, gold = "mcq", None
-            if not opts:
-                problem = "multiple-choice row has no non-empty choices"
-            elif answer.upper() in keys:
-                gold = answer.upper()
-            else:
-                hits = [
-                    k
-                    for k, o in zip(keys, opts, strict=True)
-                    if normalise_text(o) == normalise_text(answer)
-                ]
-                if len(hits) == 1:
-                    gold = hits[0]
-                else:
-                    problem = f"answer {answer!r} is neither a choice letter nor one choice's text"
-            if opts and keys != [chr(65 + j) for j in range(len(keys))]:
-                problem = f"choice letters {keys} are not consecutive from A"
-        else:
-            qtype, gold, opts = "oe", answer, []
-            if not answer:
-                problem = "open-ended row has no reference answer"
-        samples.append(
-            EvalSample(
-                id=str(row.get("id") or f"mmvu-{i}"),
-                split="mmvu",
-                video=str(resolve_video(videos, video_relpath(row.get("video", "")))),
-                question=str(row["question"]).strip(),
-                question_type=qtype,
-                options=opts,
-                answer=gold,
-                groups={"subject": str(subject), "format": kind},
-                meta={"video_url": row.get("video")},
-                problem=problem,
-            )
-        )
+        samples.append(_sample(row, i, videos))
     return LoadedSplit("mmvu", samples, skipped, [str(ann)])

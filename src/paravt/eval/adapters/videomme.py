@@ -46,6 +46,36 @@ def _flatten(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _sample(row: dict, i: int, vid: str, split: str, videos: Path, sub_dir: Path | None):
+    """One question row as a sample; ``sub_dir`` (with subtitles only) is where its .srt is."""
+    opts = [strip_option_prefix(str(o))[1] for o in list(row.get("options") or [])]
+    gold = str(row.get("answer") or "").strip().upper()
+    problem = None
+    if not opts:
+        problem = "row has no options"
+    elif gold not in LETTERS[: len(opts)]:
+        problem = f"gold answer {row.get('answer')!r} is not one of the option letters"
+    meta = {"video_id": row.get("video_id"), "domain": row.get("domain")}
+    if sub_dir is not None:
+        srt = sub_dir / f"{vid}.srt"
+        meta["subtitle_path"] = str(srt) if srt.is_file() else None
+    return EvalSample(
+        id=str(row.get("question_id") or f"{vid}-{i}"),
+        split=split,
+        video=str(resolve_video(videos, vid)),
+        question=str(row["question"]).strip(),
+        question_type="mcq",
+        options=opts,
+        answer=gold or None,
+        groups={
+            "duration": str(row.get("duration") or "unknown"),
+            "task": str(row.get("task_type") or "unknown"),
+        },
+        meta=meta,
+        problem=problem,
+    )
+
+
 def load(data: Path, videos: Path, *, subtitles: bool = False) -> LoadedSplit:
     split = "videomme_sub" if subtitles else "videomme"
     ann = find_file(
@@ -72,33 +102,5 @@ def load(data: Path, videos: Path, *, subtitles: bool = False) -> LoadedSplit:
         if not vid:
             skipped.append((ref, "row has no videoID"))
             continue
-        qid = str(row.get("question_id") or f"{vid}-{i}")
-        opts = [strip_option_prefix(str(o))[1] for o in list(row.get("options") or [])]
-        gold = str(row.get("answer") or "").strip().upper()
-        problem = None
-        if not opts:
-            problem = "row has no options"
-        elif gold not in LETTERS[: len(opts)]:
-            problem = f"gold answer {row.get('answer')!r} is not one of the option letters"
-        meta = {"video_id": row.get("video_id"), "domain": row.get("domain")}
-        if subtitles:
-            srt = sub_dir / f"{vid}.srt"
-            meta["subtitle_path"] = str(srt) if srt.is_file() else None
-        samples.append(
-            EvalSample(
-                id=qid,
-                split=split,
-                video=str(resolve_video(videos, vid)),
-                question=str(row["question"]).strip(),
-                question_type="mcq",
-                options=opts,
-                answer=gold or None,
-                groups={
-                    "duration": str(row.get("duration") or "unknown"),
-                    "task": str(row.get("task_type") or "unknown"),
-                },
-                meta=meta,
-                problem=problem,
-            )
-        )
+        samples.append(_sample(row, i, vid, split, videos, sub_dir if subtitles else None))
     return LoadedSplit(split, samples, skipped, [str(ann)])
