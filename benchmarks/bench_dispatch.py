@@ -97,10 +97,10 @@ def scripts(wins: list[list[tuple[float, float]]], mode: str) -> dict[str, list[
 
 
 def run_once(mode: str, wins, video: Path, processor, args) -> dict:
-    from paravt.agent.backends.scripted import ScriptedBackend
     from paravt.agent.config import CropSettings, EngineConfig
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.records import EpisodeInput
+    from paravt.backends.scripted import ScriptedBackend
 
     backend = ScriptedBackend(scripts(wins, mode), processor=processor)
     cfg = EngineConfig(
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from transformers import AutoProcessor
 
-    from paravt.testing.tiny import make_tiny_model
+    from paravt.models.tiny import make_tiny_model
 
     torch.set_num_threads(1)
     video = ensure_video(args.cache, args.minutes)

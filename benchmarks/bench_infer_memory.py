@@ -31,7 +31,7 @@ QUESTION = {"question": "What happens in the video?", "options": ["A pan", "A ra
 
 
 def tiny_model(folder: Path) -> Path:
-    from paravt.testing.tiny import make_tiny_model
+    from paravt.models.tiny import make_tiny_model
 
     if not (folder / "config.json").is_file():
         make_tiny_model(folder, arch="qwen3-vl")

@@ -447,7 +447,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_trainer.json"))
     a = ap.parse_args(argv)
-    from paravt.testing.tiny import make_tiny_model
+    from paravt.models.tiny import make_tiny_model
 
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as d:
@@ -455,7 +455,7 @@ def main(argv=None):
         model_dir = make_tiny_model(tmp / "tiny", arch="qwen3-vl")
         result = {
             "benchmark": "bench_trainer",
-            "model": "tiny random qwen3-vl (paravt.testing.tiny)",
+            "model": "tiny random qwen3-vl (paravt.models.tiny)",
             "torch_threads": torch.get_num_threads(),
             "python": platform.python_version(),
             "step": bench_step(model_dir, tmp, a.steps),

@@ -21,3 +21,21 @@ def small_config(**kw) -> EngineConfig:
 def call(start, end, video="video") -> str:
     args = f'"video_path": "{video}", "start_time": {start}, "end_time": {end}'
     return '<tool_call>{"name": "crop_video", "arguments": {' + args + "}}</tool_call>"
+
+
+#: what differs between two runs of the same episodes besides their content: seconds
+_TIMING_KEYS = ("generate_s", "preprocess_s", "decode_s", "total_s")
+
+
+def record_view(rec) -> dict:
+    """Everything an episode record holds but its timings: the turns' texts, every call, the
+    messages, the token stream with its mask and logprobs, the images' sources, times and grids,
+    the sub-agents' records — for comparing two runs token for token."""
+    out = rec.to_dict(tokens=True)
+    out.pop("timings")
+    for turn in out["turns"]:
+        for key in _TIMING_KEYS:
+            turn.pop(key, None)
+    out["images"] = [(im.source, im.time, tuple(im.grid_thw or ())) for im in rec.images]
+    out["subagents"] = [record_view(sub) for sub in rec.subagents]
+    return out

@@ -13,11 +13,11 @@ import logging
 import pytest
 from agent_helpers import call, small_config
 
-from paravt.agent.backends.base import Backend
-from paravt.agent.backends.openai import OpenAIBackend
-from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput, Generation
+from paravt.backends.base import Backend
+from paravt.backends.openai import OpenAIBackend
+from paravt.backends.scripted import ScriptedBackend
 from paravt.video.source import VideoSource
 
 OPTIONS = ["He flips a pancake", "He opens a door"]
@@ -322,7 +322,7 @@ def test_think_prefix_prefills_every_main_turn_as_prompt(q3_processor, pancake):
     script = [
         "Check the start.</think>" + call(0, 2),
         "Now the end.</think>" + call(3, 5),
-        "Enough seen.</think><answer>A</answer>",
+        "Enough seen: it is the first one.</think><answer>A</answer>",
     ]
     backend = ScriptedBackend(script, processor=q3_processor)
     cfg = small_config(think_prefix=prefix, max_turns=2)
@@ -400,8 +400,8 @@ def test_one_make_backend_builds_the_scripted_backend_too(tmp_path):
     import json
 
     import paravt.eval.runner as runner
-    from paravt.agent.backends import make_backend
     from paravt.agent.config import BackendConfig
+    from paravt.backends.factory import make_backend
 
     plain, paced = tmp_path / "plain.json", tmp_path / "paced.json"
     plain.write_text(json.dumps(["<answer>A</answer>"]))

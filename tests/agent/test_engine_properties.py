@@ -13,9 +13,9 @@ from agent_helpers import small_config
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.backends.scripted import ScriptedBackend
 from paravt.grammar import parse_turn
 
 

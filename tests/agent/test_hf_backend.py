@@ -8,13 +8,15 @@ batched sub-agent generate, all through ``model.generate``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 from agent_helpers import call, small_config
 
-from paravt.agent.backends.hf import HFBackend, cut_at_stop, left_pad, mm_token_types
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.backends.hf import HFBackend, cut_at_stop, left_pad, mm_token_types
 
 PREFIX = "<think>look</think>" + call(0, 3)
 
@@ -138,8 +140,13 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
         assert rec.images[0].pixels.data_ptr() == first_rows.data_ptr()
         assert rec.pixel_values.shape[0] == int(rec.image_grid_thw.prod(-1).sum())
     # turn 1 (overview + each episode's window of 0-3 s): the same window frames are one image,
-    # preprocessed once for the three episodes
-    assert backend.last_distinct_images == cfg.frames + shared_recs[0].calls[0].n_frames
+    # preprocessed once for the three episodes; the kept states cover the overview, so only
+    # the window is encoded (engine.reuse_cache; without it, the overview again too)
+    n_window = shared_recs[0].calls[0].n_frames
+    assert backend.last_distinct_images == n_window
+    full = EpisodeEngine(backend, dataclasses.replace(cfg, reuse_cache=False)).run(inputs)
+    assert backend.last_distinct_images == cfg.frames + n_window
+    assert [r.token_ids for r in full] == [r.token_ids for r in shared_recs]
     tool_rows = [[it.pixels for it in rec.images if it.source == "tool"] for rec in shared_recs]
     assert tool_rows[0] and all(
         [p.data_ptr() for p in rows] == [p.data_ptr() for p in tool_rows[0]] for rows in tool_rows

@@ -19,9 +19,9 @@ import torch
 from agent_helpers import call, small_config
 from PIL import Image
 
-from paravt.agent.backends.openai import OpenAIBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.backends.openai import OpenAIBackend
 from paravt.kernels import resized_size
 
 
@@ -82,6 +82,9 @@ class FakeServer:
             if times is None or attempt <= times:
                 return status, {"error": {"message": f"scripted failure {status}"}}
             item = "<answer>B</answer>"
+        usage = {"prompt_tokens": 100 + turn, "completion_tokens": 7}
+        if turn:  # a later turn hits the prefix cache (vLLM's --enable-prompt-tokens-details)
+            usage["prompt_tokens_details"] = {"cached_tokens": 96}
         return 200, {
             "id": "x",
             "object": "chat.completion",
@@ -92,7 +95,7 @@ class FakeServer:
                     "finish_reason": "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 100 + turn, "completion_tokens": 7},
+            "usage": usage,
         }
 
     def close(self):
@@ -130,6 +133,8 @@ def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, p
     assert recs["ok"].status == "ok" and recs["ok"].prediction == "A"
     assert recs["ok"].tool_counts.executed_ok == 2
     assert recs["ok"].tokens.generated == 14 and recs["ok"].turns[1].prompt_tokens == 101
+    # the server's prefix-cache count reaches the record; none reported is none cached
+    assert [t.cached_tokens for t in recs["ok"].turns] == [0, 96]
     assert recs["flaky"].status == "ok" and recs["flaky"].prediction == "B"
     assert server.attempts[("flaky", 1)] == 2
     down = recs["down"]
@@ -246,8 +251,8 @@ def test_each_image_is_encoded_once_while_it_lives():
 
 
 def test_frames_keep_full_resolution_only_when_asked():
-    from paravt.agent.backends.openai import budget_frame
     from paravt.agent.records import ImageItem
+    from paravt.backends.openai import budget_frame
 
     frame = ImageItem(
         torch.randint(0, 256, (3, 240, 426), dtype=torch.uint8), 0.0, "tool", 784, 50176
@@ -298,8 +303,8 @@ def test_a_reply_the_server_split_comes_back_as_generated(q3_processor, toy_spli
     """The toy oracle's real turns (a think and a parallel sweep of five calls; a think and an
     answer), split by the server's own parser into reasoning, content and tool_calls, are
     written back byte for byte, so the engine parses the same calls as from a local model."""
-    from paravt.agent.backends.openai import reply_text
-    from paravt.toy.oracle import ToyOracleBackend
+    from paravt.backends.openai import reply_text
+    from paravt.backends.toy_oracle import ToyOracleBackend
 
     out = toy_split
     rows = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()][:2]
@@ -320,7 +325,7 @@ def test_a_reply_the_server_split_comes_back_as_generated(q3_processor, toy_spli
 
 
 def test_a_think_that_never_closed_stays_open():
-    from paravt.agent.backends.openai import reply_text
+    from paravt.backends.openai import reply_text
 
     # the parser keeps the end marker inside a reasoning region that never closed
     message = {"content": "", "reasoning_content": "no square <answer>B</answer><|im_end|>"}
@@ -339,9 +344,9 @@ def test_a_think_that_never_closed_stays_open():
 def test_prefill_through_the_chat_template(q3_processor, tiny_qwen3_dir, tmp_path):
     """``prefill_via=template`` (transformers serve refuses continue_final_message): the model's
     template with the pre-fill after its generation prompt, rendered as the server renders it."""
-    from paravt.agent.backends.openai import read_chat_template
     from paravt.agent.config import BackendConfig
     from paravt.agent.records import GenRequest
+    from paravt.backends.openai import read_chat_template
     from paravt.errors import ConfigError
 
     cfg = BackendConfig(kind="openai", prefill_via="template", chat_template=str(tiny_qwen3_dir))

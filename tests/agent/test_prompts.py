@@ -7,10 +7,10 @@ import json
 import pytest
 from agent_helpers import small_config
 
-from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.prompts import format_options, load_prompts, tool_schema
 from paravt.agent.records import EpisodeInput
+from paravt.backends.scripted import ScriptedBackend
 from paravt.errors import UserError
 
 

@@ -14,9 +14,9 @@ import subprocess
 import pytest
 from agent_helpers import call, small_config
 
-from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.backends.scripted import ScriptedBackend
 
 
 def _user_text(rec) -> str:

@@ -24,9 +24,9 @@ from template_checks import (
 from transformers import AutoProcessor
 
 from paravt.agent import EpisodeEngine, EpisodeInput
-from paravt.agent.backends.openai import OpenAIBackend
-from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.chat import ASSISTANT_HEADER, ChatCodec, UnsupportedTemplateError
+from paravt.backends.openai import OpenAIBackend
+from paravt.backends.scripted import ScriptedBackend
 from paravt.grammar import parse_turn
 
 REAL = ["qwen2.5-vl-instruct", "qwen3-vl-instruct", "qwen3-vl-thinking"]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from agent_helpers import call, small_config
 
-from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
 from paravt.agent.tool_turns import plan_calls
+from paravt.backends.scripted import ScriptedBackend
 from paravt.grammar import parse_turn
 
 NEXT_TURN = "Request it in your next turn"

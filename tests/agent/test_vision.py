@@ -38,9 +38,9 @@ def test_processor_fallback_matches_the_kernels_layout(q3_processor, pancake, mo
 def test_engine_builds_pixel_values_in_the_backends_dtype(q3_processor, pancake):
     from agent_helpers import call, small_config
 
-    from paravt.agent.backends.scripted import ScriptedBackend
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.records import EpisodeInput
+    from paravt.backends.scripted import ScriptedBackend
 
     backend = ScriptedBackend([call(0, 3), "<answer>A</answer>"], processor=q3_processor)
     backend.pixel_dtype = torch.bfloat16  # what HFBackend sets from its model
@@ -109,10 +109,10 @@ def test_the_engine_resizes_on_its_crop_workers_with_the_serial_pixels(
 ):
     from agent_helpers import call, small_config
 
-    from paravt.agent.backends.scripted import ScriptedBackend
     from paravt.agent.config import CropSettings
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.records import EpisodeInput
+    from paravt.backends.scripted import ScriptedBackend
 
     def run(workers: int):
         crop = CropSettings(min_pixels=784, max_pixels=4096, max_frames=4, workers=workers)
@@ -170,9 +170,9 @@ def test_engine_keeps_frames_at_budget_and_drops_subagent_frames(
     summarised."""
     from agent_helpers import call, small_config
 
-    from paravt.agent.backends.scripted import ScriptedBackend
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.records import EpisodeInput
+    from paravt.backends.scripted import ScriptedBackend
 
     held: list[list[tuple[int, ...]]] = []  # per assembled Frames: its outcome's frames' shapes
     assemble = VideoSource.assemble

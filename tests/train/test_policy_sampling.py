@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from paravt.agent.records import GenRequest
-from paravt.train.policy_backend import PolicyBackend
+from paravt.backends.policy import PolicyBackend
 
 
 def _requests(ids: list[int], n: int) -> list[GenRequest]:
@@ -50,7 +50,7 @@ def test_lockstep_samples_what_the_other_rank_samples_and_drops_the_fillers(tiny
     other rank runs. Only this rank's own requests get answers."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from paravt.train.lockstep import Lockstep
+    from paravt.train.launch.lockstep import Lockstep
 
     model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32).eval()
     processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)
@@ -77,3 +77,48 @@ def test_lockstep_samples_what_the_other_rank_samples_and_drops_the_fillers(tiny
     backend.drain()  # the other rank still runs one call of (4,…) with images, then stops
     assert calls[3:] == [(1, True)]
     assert lockstep.ticks == 3 and backend.filler_batches == 3
+
+
+def test_rollouts_reuse_each_episodes_cache_and_sample_the_same_tokens(tiny_qwen3_dir, video_path):
+    """Weights local (one process, DDP, ZeRO-3 gathered): the policy keeps each episode's KV cache
+    between turns (engine.reuse_cache) and greedy rollouts give the same ids and logprobs as full
+    prefills; under lockstep it keeps nothing."""
+    import dataclasses
+
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from paravt.agent.config import CropSettings, EngineConfig
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.agent.records import EpisodeInput
+    from paravt.train.launch.lockstep import Lockstep
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32).eval()
+    processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)
+    call = (
+        '<tool_call>{"name": "crop_video", "arguments": {"video_path": "v", "start_time": 0, '
+        '"end_time": 3}}</tool_call>'
+    )
+    backend = PolicyBackend(model, processor, with_logprobs=True, first_turn_text=call)
+    video = str(video_path("decord__flipping_a_pancake.mkv"))
+    inputs = [
+        EpisodeInput("a", video, "What happens?", ["x", "y"]),
+        EpisodeInput("a", video, "What happens?", ["x", "y"], frames_k=2),  # GRPO: same id
+    ]
+    crop = CropSettings(min_pixels=784, max_pixels=4096, max_frames=4)
+    cfg = EngineConfig(frames=4, min_pixels=784, max_pixels=4096, crop=crop, max_turns=3,
+                       max_new_tokens=5, forced_tokens_mcq=4, think_prefix=call)  # fmt: skip
+    full = EpisodeEngine(backend, dataclasses.replace(cfg, reuse_cache=False)).run(inputs)
+    assert backend.states is None
+    reused = EpisodeEngine(backend, cfg).run(inputs)
+    stats = backend.states.stats
+    # turn 0 is forced (not sampled), turn 1 prefills in full, turns 2-3 continue its state
+    assert stats.hits == 2 * 2 and stats.misses == 2
+    for a, b in zip(full, reused, strict=True):
+        assert a.status == b.status == "ok" and len(b.turns) == 4
+        assert a.token_ids == b.token_ids and a.loss_mask == b.loss_mask
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) <= 1e-5
+        assert [t.cached_tokens > 0 for t in b.turns] == [False, False, True, True]
+    assert len(backend.states) == 0
+    sharded = PolicyBackend(model, processor, synced_gpus=None, lockstep=Lockstep(lambda m: [m]))
+    sharded.keep_episode_state(2**30)
+    assert sharded.states is None

@@ -24,7 +24,7 @@ _EXPORTS = {
     "TurnRecord": "paravt.agent.records",
     "ChatCodec": "paravt.agent.chat",
     "load_prompts": "paravt.agent.prompts",
-    "make_backend": "paravt.agent.backends",
+    "make_backend": "paravt.backends.factory",
     "parse_turn": "paravt.grammar",
 }
 

@@ -60,6 +60,19 @@ class EngineConfig:
       text, wrapped by the template's tool-response rendering; ``paravt`` — the reference layout,
       one user message per call holding the window's frames and then
       ``<tool_response>\n{text}\n</tool_response>``.
+    - ``reuse_cache``: a local model (``hf``, the trainer's policy) keeps each episode's KV cache
+      and vision features between its turns, so a turn prefills only its new tokens and frames
+      (``agent.backends.episode_state``; docs/INFER.md, "Prefill once per episode"); the tokens
+      are the same either way. ``reuse_cache_mb``: the memory those kept states may take in all
+      (MiB, on the model's device); a state that would go past it is not kept, and that
+      episode's next turn prefills in full.
+    - ``schedule``: how a batch of episodes advances. ``rounds``: together, turn by turn (one
+      generate call for every active episode, then one tool pass for all of them); ``episodes``:
+      each on its own (its next turn is submitted as soon as its tools return, and tools run while
+      other episodes generate; ``paravt.agent.async_engine``); ``auto``: ``episodes`` with a
+      backend that generates asynchronously (``openai``, vLLM's async engine) and samples without
+      a lockstep, ``rounds`` otherwise (``hf``, the trainer's policy). Records are the same under
+      greedy decoding either way; only timings and how calls are batched differ.
     """
 
     mode: Literal["parallel", "sequential", "direct"] = "parallel"
@@ -85,6 +98,9 @@ class EngineConfig:
     crop: CropSettings = field(default_factory=CropSettings)
     tool_prompt: Literal["auto", "native", "paravt"] = "auto"
     tool_response_layout: Literal["template", "paravt"] = "template"
+    reuse_cache: bool = True
+    reuse_cache_mb: int = 8192
+    schedule: Literal["auto", "rounds", "episodes"] = "auto"
 
     def __post_init__(self) -> None:
         if self.tool_prompt not in ("auto", "native", "paravt"):
@@ -93,6 +109,8 @@ class EngineConfig:
             raise ConfigError(
                 f"tool_response_layout {self.tool_response_layout!r}: choose template or paravt"
             )
+        if self.schedule not in ("auto", "rounds", "episodes"):
+            raise ConfigError(f"schedule {self.schedule!r}: choose auto, rounds or episodes")
         if self.mode not in ("parallel", "sequential", "direct"):
             raise ConfigError(f"mode {self.mode!r}: choose parallel, sequential or direct")
         if self.evidence not in ("frames", "subagent"):
@@ -103,6 +121,7 @@ class EngineConfig:
             "frames",
             "max_new_tokens",
             "subagent_max_tokens",
+            "reuse_cache_mb",
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -115,6 +134,11 @@ class EngineConfig:
                 f"crop.device={self.crop.device!r}: the episode engine decodes on the CPU for "
                 "now; set crop.device=cpu"
             )
+
+    @property
+    def reuse_budget_bytes(self) -> int:
+        """What the engine hands its backend: the kept states' byte budget, 0 with reuse off."""
+        return self.reuse_cache_mb * 2**20 if self.reuse_cache else 0
 
     def resolved_tool_prompt(self, arch: str | None) -> str:
         """``native`` or ``paravt``: ``auto`` picks by model family (see ``tool_prompt``)."""

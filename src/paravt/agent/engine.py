@@ -23,7 +23,7 @@ import logging
 import time
 from typing import Any
 
-from paravt.agent.backends.base import Backend, check_backend
+from paravt.agent.async_engine import run_episodes
 from paravt.agent.config import EngineConfig
 from paravt.agent.prompts import Prompts, load_prompts
 from paravt.agent.records import (
@@ -42,7 +42,8 @@ from paravt.agent.tool_turns import (
     truncate_summary,
 )
 from paravt.agent.vision import at_budget, budget_resizer, preprocess
-from paravt.errors import UserError
+from paravt.backends.base import Backend, check_backend
+from paravt.errors import ConfigError, UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
 
@@ -126,10 +127,30 @@ class _Episode:
         self.turn = 0  # turns generated so far; turn == max_turns is the forced answer
         self.last_closed = True  # did the model end its last turn with the stop token?
         self.t0 = time.perf_counter()
+        self.key = ""  # names the backend's kept state of this episode (GenRequest.state_key)
+
+
+@dataclasses.dataclass
+class ToolBatch:
+    """One pass of calls through ``_execute``: who asked (``owners``: ``(episode, call record)``),
+    each successful call's frames (``frames_of``, by ``id(call record)``) and the window images
+    built from them so far (``items``: ``_window_items`` shares them among calls of the batch that
+    asked for the same window)."""
+
+    owners: list = dataclasses.field(default_factory=list)
+    frames_of: dict[int, Any] = dataclasses.field(default_factory=dict)
+    items: dict[tuple, list[ImageItem]] = dataclasses.field(default_factory=dict)
 
 
 class EpisodeEngine:
-    """Runs batches of episodes against one backend under one ``EngineConfig``."""
+    """Runs batches of episodes against one backend under one ``EngineConfig``.
+
+    Two drivers share every step of an episode (``engine.schedule``): synchronous rounds
+    (``_round``: one generate call for every active episode, then one tool pass; what a sharded
+    model needs, where every rank joins every forward), or one coroutine per episode
+    (``paravt.agent.async_engine``: each episode's next turn is submitted as soon as its tools
+    return, and tools run while other episodes generate).
+    """
 
     def __init__(
         self,
@@ -160,7 +181,6 @@ class EpisodeEngine:
         #: how many times each video was opened during the last ``run`` (1 per readable video)
         self.video_opens: dict[str, int] = {}
         self._sources: dict[str, Any] = {}
-        self._round_items: dict[tuple, list[ImageItem]] = {}
         # token-space backends may ask for pixel_values in their model's dtype / on its device
         self.pixel_dtype = backend.pixel_dtype
         self.pixel_device = backend.pixel_device
@@ -177,6 +197,8 @@ class EpisodeEngine:
         uses_tool_images = cfg.mode != "direct" and cfg.evidence == "frames"
         if self.codec is not None and uses_tool_images and cfg.tool_response_layout == "template":
             self.codec.check_tool_images()  # at start, never mid-batch
+        # a local model keeps each episode's KV cache between its turns (engine.reuse_cache)
+        self.backend.keep_episode_state(cfg.reuse_budget_bytes)
 
     def _prefill(self, prefix: str) -> str:
         """Text a main-agent turn continues: the generation prompt's own opening (``<think>\\n``
@@ -201,18 +223,24 @@ class EpisodeEngine:
         # share it, so metadata and the frame table are read once per video (docs/PROTOCOL.md §3).
         self._sources = {}
         self.video_opens = {}
+        episodes: list[_Episode] = []
         try:
             episodes = self._start(inputs)
-            max_rounds = 1 if self.config.mode == "direct" else self.config.max_turns + 1
-            for _ in range(max_rounds):
-                active = [ep for ep in episodes if not ep.done]
-                if not active:
-                    break
-                self._round(active)
+            if self.episodes_advance_alone():
+                run_episodes(self, episodes)  # each frees its kept state as it ends
+            else:
+                for _ in range(self.max_rounds):
+                    active = [ep for ep in episodes if not ep.done]
+                    if not active:
+                        break
+                    self._round(active)
+                    # the backend frees what it kept of episodes that just ended (or failed)
+                    self.backend.end_episodes([ep.key for ep in active if ep.done])
         finally:
             for src in self._sources.values():
                 src.close()
             self._sources = {}
+            self.backend.end_episodes([ep.key for ep in episodes])
         for ep in episodes:
             if not ep.done:  # cannot happen with max_rounds as above; kept as a guard
                 ep.done = True
@@ -224,6 +252,26 @@ class EpisodeEngine:
             for ep in episodes:
                 ep.record.drop_pixels()
         return [ep.record for ep in episodes]
+
+    @property
+    def max_rounds(self) -> int:
+        """Main-agent turns an episode can take: its tool rounds and the forced answer."""
+        return 1 if self.config.mode == "direct" else self.config.max_turns + 1
+
+    def episodes_advance_alone(self) -> bool:
+        """Does ``run`` drive one coroutine per episode (``engine.schedule``)? ``auto``: when the
+        backend generates asynchronously (``agenerate``: the openai backend, vLLM's async engine)
+        and samples without a lockstep (a sharded policy must join every forward)."""
+        schedule = self.config.schedule
+        lockstep = bool(getattr(self.backend, "lockstep", False))
+        if schedule == "episodes" and lockstep:
+            raise ConfigError(
+                f"engine.schedule=episodes: the {type(self.backend).__name__} samples in lockstep "
+                "with the other ranks (every rank joins every forward); use schedule=rounds or auto"
+            )
+        if schedule == "auto":
+            return callable(getattr(self.backend, "agenerate", None)) and not lockstep
+        return schedule == "episodes"
 
     # -- episode start: overview frames and the first prompt ---------------------------------
     def _new_record(self, inp: EpisodeInput) -> EpisodeRecord:
@@ -316,6 +364,7 @@ class EpisodeEngine:
         for inp in inputs:
             rec = self._new_record(inp)
             ep = _Episode(inp, rec, self._context())
+            ep.key = f"{len(episodes)}:{inp.id}"
             episodes.append(ep)
             frames, meta, spent, err = self._overview(str(inp.video), rec.frames_k, cache)
             rec.timings.decode_s += spent
@@ -378,6 +427,7 @@ class EpisodeEngine:
         max_new: int,
         forced: bool,
         prefill: str,
+        state_key: str = "",
     ) -> GenRequest:
         # a backend that reads each image's rows (``reads_image_pixels``) gets no joined copy
         pv, grid, spent = ctx.vision_inputs(join=not self.reads_image_pixels)
@@ -398,6 +448,9 @@ class EpisodeEngine:
             key=f"{ep_id}/t{turn}" if role == "main" else f"{ep_id}/t{turn}/{role}",
             preprocess_s=spent,
             tools=self.tools if role == "main" else None,
+            # a main turn that may call tools is followed by another turn of the same context
+            continues=role == "main" and not forced and self.config.mode != "direct",
+            state_key=state_key,
         )
         return req
 
@@ -412,76 +465,86 @@ class EpisodeEngine:
             )
         return gens
 
-    def _round(self, active: list[_Episode]) -> None:
+    def _main_request(self, ep: _Episode) -> GenRequest:
+        """The request of ``ep``'s next main-agent turn (its forced answer after the last tool
+        round)."""
         cfg = self.config
-        requests = []
-        for ep in active:
-            forced = ep.turn >= cfg.max_turns  # every tool round used: answer now
-            max_new = cfg.forced_tokens(ep.input.question_type) if forced else cfg.max_new_tokens
-            # every main-agent turn continues the pre-fill (the forced answer too, as the
-            # reference does), merged with the generation prompt's own opening; it is prompt,
-            # never generated: turn 0 has it in the prompt ids, later turns at the end of the
-            # tool-turn delta (_tool_turn)
-            prefill = self._prefill(cfg.think_prefix)
-            requests.append(
-                self._request(ep.input.id, ep.turn, "main", ep.ctx, max_new, forced, prefill)
-            )
-        gens = self._generate(requests)
+        forced = ep.turn >= cfg.max_turns  # every tool round used: answer now
+        max_new = cfg.forced_tokens(ep.input.question_type) if forced else cfg.max_new_tokens
+        # every main-agent turn continues the pre-fill (the forced answer too, as the reference
+        # does), merged with the generation prompt's own opening; it is prompt, never generated:
+        # turn 0 has it in the prompt ids, later turns at the end of the tool-turn delta
+        # (_tool_turn)
+        prefill = self._prefill(cfg.think_prefix)
+        return self._request(ep.input.id, ep.turn, "main", ep.ctx, max_new, forced, prefill, ep.key)
 
+    def _round(self, active: list[_Episode]) -> None:
+        """One synchronous round: every active episode's turn in one generate call, then every
+        call of the round in one tool pass (``schedule="rounds"``)."""
+        requests = [self._main_request(ep) for ep in active]
+        gens = self._generate(requests)
         pending: list[tuple[_Episode, list]] = []  # episodes whose calls run this round
         for ep, req, gen in zip(active, requests, gens, strict=True):
-            rec = ep.record
-            rec.timings.preprocess_s += req.preprocess_s + gen.preprocess_s
-            rec.timings.generate_s += gen.generate_s
-            if gen.error is not None:
-                self._fail(ep, f"generation failed at turn {ep.turn}: {gen.error}", kind="backend")
-                continue
-            text = req.prefill + gen.text
-            turn = TurnRecord(
-                index=ep.turn,
-                text=text,
-                forced=req.forced,
-                finish_reason=gen.finish_reason,
-                prompt_tokens=len(req.prompt_ids)
-                if req.prompt_ids is not None
-                else int(gen.prompt_tokens or 0),
-                generate_s=gen.generate_s,
-                preprocess_s=req.preprocess_s + gen.preprocess_s,
-            )
-            self._append_generated(ep, gen, turn)
-            ep.ctx.messages = ep.ctx.messages + [{"role": "assistant", "content": text}]
-            rec.turns.append(turn)
-            parsed = parse_turn(text)
-            turn.answer = parsed.answer
-            turn.has_answer_tag = parsed.has_answer_tag
-            final = req.forced or cfg.mode == "direct" or not parsed.is_tool_turn
-            if final:
-                for call in plan_calls(parsed, ep.turn, "parallel", 10**6, next_tool_turn=False):
-                    call.record.status = "ignored"
-                    call.record.error = (
-                        call.record.error or "not executed: the episode was answering"
-                    )
-                    rec.calls.append(call.record)
-                rec.prediction = parsed.answer
-                rec.forced = req.forced
-                rec.answer_source = (
-                    "forced"
-                    if req.forced
-                    else ("answer_tag" if parsed.has_answer_tag else "extracted")
-                )
-                ep.done = True
-                continue
-            next_tool_turn = ep.turn + 1 < cfg.max_turns  # else the forced answer comes next
-            planned = plan_calls(
-                parsed, ep.turn, cfg.mode, cfg.max_parallel, next_tool_turn=next_tool_turn
-            )
-            turn.n_calls = len(planned)
-            pending.append((ep, planned))
-
+            planned = self._take_turn(ep, req, gen)
+            if planned is not None:
+                pending.append((ep, planned))
         if pending:
             self._run_tools(pending)
         for ep, _ in pending:
             ep.turn += 1
+
+    def _take_turn(self, ep: _Episode, req: GenRequest, gen: Generation) -> list | None:
+        """Record one generated main-agent turn of ``ep``: the calls to run next, or None when the
+        episode is over (it answered, or the generation failed)."""
+        cfg = self.config
+        rec = ep.record
+        rec.timings.preprocess_s += req.preprocess_s + gen.preprocess_s
+        rec.timings.generate_s += gen.generate_s
+        if gen.error is not None:
+            self._fail(ep, f"generation failed at turn {ep.turn}: {gen.error}", kind="backend")
+            return None
+        text = req.prefill + gen.text
+        turn = TurnRecord(
+            index=ep.turn,
+            text=text,
+            forced=req.forced,
+            finish_reason=gen.finish_reason,
+            prompt_tokens=len(req.prompt_ids)
+            if req.prompt_ids is not None
+            else int(gen.prompt_tokens or 0),
+            cached_tokens=int(gen.cached_tokens or 0),
+            generate_s=gen.generate_s,
+            preprocess_s=req.preprocess_s + gen.preprocess_s,
+        )
+        self._append_generated(ep, gen, turn)
+        ep.ctx.messages = ep.ctx.messages + [{"role": "assistant", "content": text}]
+        rec.turns.append(turn)
+        parsed = parse_turn(text)
+        turn.answer = parsed.answer
+        turn.has_answer_tag = parsed.has_answer_tag
+        if req.forced or cfg.mode == "direct" or not parsed.is_tool_turn:
+            self._final_turn(ep, req, parsed)
+            return None
+        next_tool_turn = ep.turn + 1 < cfg.max_turns  # else the forced answer comes next
+        planned = plan_calls(
+            parsed, ep.turn, cfg.mode, cfg.max_parallel, next_tool_turn=next_tool_turn
+        )
+        turn.n_calls = len(planned)
+        return planned
+
+    def _final_turn(self, ep: _Episode, req: GenRequest, parsed: Any) -> None:
+        """``ep`` answered: calls in its last turn are recorded as not run, the answer read."""
+        rec = ep.record
+        for call in plan_calls(parsed, ep.turn, "parallel", 10**6, next_tool_turn=False):
+            call.record.status = "ignored"
+            call.record.error = call.record.error or "not executed: the episode was answering"
+            rec.calls.append(call.record)
+        rec.prediction = parsed.answer
+        rec.forced = req.forced
+        rec.answer_source = (
+            "forced" if req.forced else ("answer_tag" if parsed.has_answer_tag else "extracted")
+        )
+        ep.done = True
 
     def _append_generated(self, ep: _Episode, gen: Generation, turn: TurnRecord) -> None:
         rec = ep.record
@@ -501,6 +564,18 @@ class EpisodeEngine:
 
     # -- tools -------------------------------------------------------------------------------
     def _run_tools(self, pending: list[tuple[_Episode, list]]) -> None:
+        """Every call of ``pending`` in one video pass, then their summaries (one batched
+        generate) and each episode's tool turn."""
+        batch = self._execute(pending)
+        if self.config.evidence == "subagent":
+            jobs, requests = self._summary_requests(batch)
+            self._summary_results(jobs, requests, self._generate(requests))
+        for ep, planned in pending:
+            self._tool_turn(ep, planned, batch)
+
+    def _execute(self, pending: list[tuple[_Episode, list]]) -> ToolBatch:
+        """Run the calls of ``pending`` in one batched video pass (``tools.execute_windows``: one
+        decoder per video, windows de-duplicated) and write each result into its call record."""
         from paravt.tools.crop_video import WindowRequest, execute_windows  # loads torch
 
         cfg = self.config
@@ -529,7 +604,7 @@ class EpisodeEngine:
         for ep, _ in owners:
             per_ep[id(ep)] = per_ep.get(id(ep), 0) + 1
         # results → call records; frames stay with their call until the tool turn is built
-        frames_of: dict[int, Any] = {}
+        out = ToolBatch(owners=owners)
         for i, (_ep, call) in enumerate(owners):
             res = batch.results[i]
             call.start, call.end = getattr(res, "start", None), getattr(res, "end", None)
@@ -538,7 +613,7 @@ class EpisodeEngine:
                 call.times = [float(t) for t in res.times]
                 call.n_frames = len(call.times)
                 call.response = res.message()
-                frames_of[id(call)] = res.clip
+                out.frames_of[id(call)] = res.clip
             else:
                 call.status = "error"
                 call.error = res.error or res.message()
@@ -548,24 +623,16 @@ class EpisodeEngine:
                 share = spent * per_ep[id(ep)] / len(owners)
                 ep.record.timings.decode_s += share
                 ep.record.turns[-1].decode_s += share
+        return out
 
-        self._round_items = {}  # this round's window images, by window frames (_window_items)
-        try:
-            if cfg.evidence == "subagent":
-                self._summarise(owners, frames_of)
-
-            for ep, planned in pending:
-                self._tool_turn(ep, planned, frames_of)
-        finally:
-            self._round_items = {}
-
-    def _window_items(self, frames: Any, times: list[float]) -> list[ImageItem]:
-        """The images of one window's frames (a ``paravt.video.Frames``). Calls of a round that
+    def _window_items(self, batch: ToolBatch, call: Any) -> list[ImageItem]:
+        """The images of one window's frames (a ``paravt.video.Frames``). Calls of a batch that
         asked for the same window share one ``Frames`` (``execute_windows``), and then share
         these items too, so the window is preprocessed once and held once (GRPO's generations
         often ask alike)."""
+        frames, times = batch.frames_of[id(call)], call.times
         key = (id(frames), tuple(times))
-        items = self._round_items.get(key)
+        items = batch.items.get(key)
         if items is None:
             c = self.config.crop
             parts = self._budget([frames.frame(i) for i in range(len(times))], c)
@@ -573,7 +640,7 @@ class EpisodeEngine:
                 ImageItem(part, float(t), "tool", c.min_pixels, c.max_pixels)
                 for part, t in zip(parts, times, strict=True)
             ]
-            self._round_items[key] = items
+            batch.items[key] = items
         return list(items)
 
     def _resizer(self, budget: Any) -> Any:
@@ -602,16 +669,17 @@ class EpisodeEngine:
             self.config.crop.workers,
         )
 
-    def _summarise(self, owners: list, frames_of: dict) -> None:
-        """One batched generate of sub-agent summaries for every successful window of the round."""
+    def _summary_requests(self, batch: ToolBatch) -> tuple[list, list[GenRequest]]:
+        """The sub-agent requests of every successful window of ``batch``: one batched generate
+        in a round, concurrent ones per episode otherwise (``_summary_results`` reads them)."""
         cfg = self.config
         jobs, requests = [], []
         prefill = self._prefill("")  # a Thinking template's own <think>: the turn continues it
-        for ep, call in owners:
+        for ep, call in batch.owners:
             if call.status != "ok":
                 continue
             ctx = self._context()
-            items = self._window_items(frames_of[id(call)], call.times)
+            items = self._window_items(batch, call)
             content = self.prompts.subagent_content(
                 call.times, float(call.start), float(call.end), ep.input.question, cfg.timestamps
             )
@@ -629,7 +697,11 @@ class EpisodeEngine:
                 )
             )
             jobs.append((ep, call, ctx, sub_id))
-        gens = self._generate(requests)
+        return jobs, requests
+
+    def _summary_results(self, jobs: list, requests: list[GenRequest], gens: list) -> None:
+        """Each window's summary (or error) into its call, each sub-agent's record into its
+        episode."""
         for (ep, call, ctx, sub_id), req, gen in zip(jobs, requests, gens, strict=True):
             ep.record.timings.generate_s += gen.generate_s
             ep.record.timings.preprocess_s += req.preprocess_s + gen.preprocess_s
@@ -676,7 +748,7 @@ class EpisodeEngine:
                 sub.images = []
             ep.record.subagents.append(sub)
 
-    def _tool_turn(self, ep: _Episode, planned: list, frames_of: dict) -> None:
+    def _tool_turn(self, ep: _Episode, planned: list, batch: ToolBatch) -> None:
         """Append one tool message per call block (+ the forced-answer message if due)."""
         cfg = self.config
         rec = ep.record
@@ -687,7 +759,7 @@ class EpisodeEngine:
             call = p.record
             rec.calls.append(call)
             if call.status == "ok" and cfg.evidence == "frames":
-                items = self._window_items(frames_of[id(call)], call.times)
+                items = self._window_items(batch, call)
                 new_items.extend(items)
                 messages.append(layout(call.response, n_images=len(items)))
             elif call.status == "ok":

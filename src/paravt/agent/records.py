@@ -128,6 +128,12 @@ class GenRequest:
     preprocess_s: float = 0.0  # time the engine spent preparing ``pixel_values`` for this request
     #: tool schemas the chat template renders itself (``engine.tool_prompt=native``), else None
     tools: list[dict] | None = None
+    #: the episode asks again after this turn, with this turn's output and a tool turn appended
+    #: to ``prompt_ids``: a backend that keeps episode state (``keep_episode_state``) keeps it
+    continues: bool = False
+    #: what names this episode's kept state: unique among the episodes of one engine run (GRPO's
+    #: generations of one prompt share ``episode_id``)
+    state_key: str = ""
 
 
 @dataclass
@@ -147,6 +153,9 @@ class Generation:
     finish_reason: Literal["stop", "length", "error"] = "stop"
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    #: prompt tokens served from a kept cache instead of prefilled (hf: the episode's kept state;
+    #: an OpenAI-compatible server: its prefix cache, where it reports it)
+    cached_tokens: int | None = None
     preprocess_s: float = 0.0
     generate_s: float = 0.0
 
@@ -186,6 +195,7 @@ class TurnRecord:
     forced: bool = False
     finish_reason: str = "stop"
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, those not prefilled again (``Generation``)
     generated_tokens: int = 0
     tool_tokens: int = 0
     n_calls: int = 0
@@ -353,3 +363,15 @@ class EpisodeRecord:
             out["loss_mask"] = list(self.loss_mask)
             out["logprobs"] = list(self.logprobs)
         return out
+
+
+def view_dict(record: EpisodeRecord) -> dict:
+    """What a person browsing runs needs of an episode (``paravt view``): ``to_dict`` without
+    the chat ``messages`` and tool schemas, which repeat the prompts in every episode."""
+    out = record.to_dict()
+    out.pop("messages", None)
+    out.pop("tools", None)
+    for sub in out.get("subagents", []):
+        sub.pop("messages", None)
+        sub.pop("tools", None)
+    return out

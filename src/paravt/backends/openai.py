@@ -18,10 +18,17 @@ parser) move ``<think>`` into ``reasoning_content`` and the ``<tool_call>`` bloc
 ``tool_calls``; ``reply_text`` writes them back into the text the model generated, in the Qwen
 layout, so the engine parses the same calls it would parse from a local model.
 
-Requests of one ``generate`` call run concurrently (at most ``concurrency`` in flight). A request
+Requests of one ``generate`` call run concurrently (at most ``concurrency`` in flight), and so do
+the ``agenerate`` coroutines of episodes that advance on their own (``engine.schedule``): each is
+one request on the backend's pool of ``concurrency`` HTTP lanes, so a server such as vLLM batches
+whatever is in flight while the engine runs other episodes' tools. A request
 that fails with a connection error, a timeout, HTTP 429 or 5xx is retried with exponential
 backoff; when retries run out, or on another HTTP error, the ``Generation`` carries ``error`` and
 the engine records it as an episode error — a failed request is never scored as an answer.
+
+Serves the engine's needs: images only (frames resized to their budget under
+``resize_arch``, sent as ``data:`` URLs). No token ids (``codec`` is ``None``: the engine sends
+messages), no logprobs, no pixel rows.
 """
 
 from __future__ import annotations
@@ -35,18 +42,20 @@ import time
 import urllib.error
 import urllib.request
 import weakref
+from asyncio import get_running_loop
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from paravt.agent.backends.base import BackendBase
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, ImageItem
+from paravt.backends.base import BackendBase
+from paravt.backends.http_retry import with_retries
+from paravt.backends.vllm_server_client import reported_cached_tokens
 from paravt.errors import ConfigError, UserError
 
 logger = logging.getLogger(__name__)
 
-_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 #: end-of-turn markers a reply parser leaves inside a ``<think>`` region that never closed
 _END_MARKERS = ("<|im_end|>", "<|endoftext|>")
 #: appended to the chat template under ``prefill_via="template"``: the generation prompt, then the
@@ -76,35 +85,65 @@ def reply_text(
     such a reply (reasoning only) with the model's name as ``content``; with ``served_model``
     given, that content is dropped.
     """
+    text = _with_calls(_content(message, prefill, served_model), message, prefill)
+    reasoning = _reply_reasoning(message, prefill)
+    if not reasoning or "<think>" in text:
+        return text
+    return _with_think(text, reasoning, prefill, finish_reason)
+
+
+def _content(message: dict, prefill: str, served_model: str | None) -> str:
+    """The reply's ``content``: without the model's name that ``transformers serve`` puts there
+    for a reasoning-only reply, and without the pre-fill a raw reply starts with."""
     text = message.get("content") or ""
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if reasoning and served_model is not None and text == served_model:
-        text = ""
+        return ""
     if not reasoning and prefill and text.startswith(prefill):
         # a raw reply that starts at the assistant header holds the pre-fill too
-        text = text[len(prefill) :]
+        return text[len(prefill) :]
+    return text
+
+
+def _with_calls(text: str, message: dict, prefill: str) -> str:
+    """``text`` followed by the reply's parsed calls, each on its own line, less the pre-fill's."""
     calls = [_call_block(tc) for tc in message.get("tool_calls") or []]
     prefilled_calls = prefill.count("</tool_call>")
     if prefilled_calls and len(calls) >= prefilled_calls:
         calls = calls[prefilled_calls:]
-    if calls:
-        text = "\n".join([text, *calls]) if text else "\n".join(calls)
+    if not calls:
+        return text
+    return "\n".join([text, *calls]) if text else "\n".join(calls)
+
+
+def _reply_reasoning(message: dict, prefill: str) -> str | None:
+    """The reasoning the reply holds, or ``None`` when it is the pre-fill's own think, closed
+    before the reply began."""
     if "</think>" in prefill and not opens_think(prefill):
-        reasoning = None  # the pre-fill's own think, closed before the reply began
-    if reasoning and "<think>" not in text:
-        opener = "" if opens_think(prefill) else "<think>\n"
-        if opener == "":  # the parser may hold the pre-filled start of the think too
-            started = prefill[prefill.rfind("<think>") + len("<think>") :].strip()
-            if started and reasoning.startswith(started):
-                reasoning = reasoning[len(started) :]
-        body = reasoning.rstrip()
-        ended = body.endswith(_END_MARKERS)
-        while body.endswith(_END_MARKERS):
-            body = next(body.removesuffix(m) for m in _END_MARKERS if body.endswith(m)).rstrip()
-        if ended or (finish_reason == "length" and not text):  # the think never closed
-            return opener + (body if ended else reasoning)
-        text = f"{opener}{reasoning}\n</think>\n{text}"
-    return text
+        return None
+    return message.get("reasoning_content") or message.get("reasoning")
+
+
+def _strip_end_markers(body: str) -> tuple[str, bool]:
+    """``body`` without the end-of-turn markers a parser left at its end, and whether it had any."""
+    ended = body.endswith(_END_MARKERS)
+    while body.endswith(_END_MARKERS):
+        body = next(body.removesuffix(m) for m in _END_MARKERS if body.endswith(m)).rstrip()
+    return body, ended
+
+
+def _with_think(text: str, reasoning: str, prefill: str, finish_reason: str) -> str:
+    """``reasoning`` written back as the think before ``text`` (its opener left out when the
+    pre-fill opened it); a think that never closed stays unclosed."""
+    opener = "" if opens_think(prefill) else "<think>\n"
+    if opener == "":  # the parser may hold the pre-filled start of the think too
+        started = prefill[prefill.rfind("<think>") + len("<think>") :].strip()
+        if started and reasoning.startswith(started):
+            reasoning = reasoning[len(started) :]
+    body, ended = _strip_end_markers(reasoning.rstrip())
+    if ended or (finish_reason == "length" and not text):  # the think never closed
+        return opener + (body if ended else reasoning)
+    return f"{opener}{reasoning}\n</think>\n{text}"
 
 
 def _call_block(tool_call: dict) -> str:
@@ -222,6 +261,7 @@ class OpenAIBackend(BackendBase):
         # data: URL of each image, encoded once: an episode resends its whole context every turn
         # and the generations of one prompt share its overview images (id -> (weakref, url))
         self._urls: dict[int, tuple[weakref.ref, str]] = {}
+        self._lanes: ThreadPoolExecutor | None = None  # agenerate's HTTP lanes, made on first use
 
     def image_url(self, item: ImageItem) -> str:
         """``item`` as a ``data:`` URL, encoded on first use and reused while the item lives."""
@@ -340,29 +380,15 @@ class OpenAIBackend(BackendBase):
                 error=f"cannot build the request: {type(e).__name__}: {e}", finish_reason="error"
             )
         t0 = time.perf_counter()
-        last = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff_s * (2 ** (attempt - 1)))
-            try:
-                reply = self._post(body)
-            except urllib.error.HTTPError as e:
-                detail = e.read().decode("utf-8", "replace")[:300] if e.fp is not None else ""
-                last = f"HTTP {e.code} from {self.url}: {detail}".strip()
-                if e.code in _RETRY_STATUS:
-                    continue
-                break
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
-                last = f"cannot reach {self.url}: {getattr(e, 'reason', e)}"
-                continue
-            except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                last = f"invalid JSON from {self.url}: {e}"
-                continue
-            gen = self._parse(reply, req.prefill)
+        out = with_retries(
+            lambda: self._post(body), where=self.url, retries=self.retries, backoff_s=self.backoff_s
+        )
+        if out.ok:
+            gen = self._parse(out.reply, req.prefill)
             gen.generate_s = time.perf_counter() - t0
             return gen
         return Generation(
-            error=f"{last} (after {self.retries + 1} attempts)",
+            error=f"{out.error} (after {out.count} attempts)",
             finish_reason="error",
             generate_s=time.perf_counter() - t0,
         )
@@ -382,6 +408,7 @@ class OpenAIBackend(BackendBase):
             finish_reason="length" if finish == "length" else "stop",
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
+            cached_tokens=reported_cached_tokens(reply),
         )
 
     # -- before the first episode -------------------------------------------------------------
@@ -475,6 +502,13 @@ class OpenAIBackend(BackendBase):
         )
         with urllib.request.urlopen(request, timeout=min(self.timeout_s, 30.0)) as resp:
             return json.loads(resp.read().decode("utf-8"))
+
+    async def agenerate(self, request: GenRequest) -> Generation:
+        """One request, on one of ``concurrency`` HTTP lanes (blocking ``urllib`` stays off the
+        event loop); a failure is a ``Generation(error=...)``, as in ``generate``."""
+        if self._lanes is None:
+            self._lanes = ThreadPoolExecutor(self.concurrency, thread_name_prefix="paravt-http")
+        return await get_running_loop().run_in_executor(self._lanes, self._one, request)
 
     def generate(self, requests: list[GenRequest]) -> list[Generation]:
         if not requests:

@@ -4,6 +4,10 @@ Why one declaration: the engine used to probe a backend with ``getattr`` for fiv
 backend that misspelt one silently ran without it (pixels in the wrong dtype, frames resized under
 the wrong rule). Now every member is declared here, ``BackendBase`` gives the defaults of a
 message-only backend, and ``EpisodeEngine`` refuses an object that lacks one, naming it.
+
+This module sits at the agent's level of the layer rule (``MODULE_LEVELS`` in
+``tests/test_import_graph.py``): the engine needs only the protocol and its records, while the
+backends themselves (``paravt.backends``) sit above the agent, beside the trainer.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ BACKEND_MEMBERS = (
     "reads_image_pixels",
     "resize_arch",
     "generate",
+    "keep_episode_state",
+    "end_episodes",
 )
 
 
@@ -39,7 +45,11 @@ class Backend(Protocol):
       image), so the engine keeps no joined per-episode copy;
     - ``resize_arch``: for a message-only backend, the size rule its frames are resized under
       (``"qwen3-vl"``, ``"qwen2.5-vl"`` or ``None``); it tells the engine the model family. A
-      token-space backend's family is its codec's.
+      token-space backend's family is its codec's;
+    - ``keep_episode_state(budget_bytes)`` / ``end_episodes(ids)``: the engine says, when it is
+      built, how many bytes a backend may keep of its episodes' model state between their turns
+      (0: none; ``engine.reuse_cache``), and, as episodes end, that their state can go. A
+      backend without such state ignores both.
     """
 
     codec: ChatCodec | None
@@ -49,6 +59,10 @@ class Backend(Protocol):
     resize_arch: str | None
 
     def generate(self, requests: list[GenRequest]) -> list[Generation]: ...
+
+    def keep_episode_state(self, budget_bytes: int) -> None: ...
+
+    def end_episodes(self, episode_ids: list[str]) -> None: ...
 
 
 class BackendBase:
@@ -64,6 +78,12 @@ class BackendBase:
     def generate(self, requests: list[GenRequest]) -> list[Generation]:
         raise NotImplementedError(f"{type(self).__name__} must define generate(requests)")
 
+    def keep_episode_state(self, budget_bytes: int) -> None:
+        """Nothing is kept between turns by default."""
+
+    def end_episodes(self, episode_ids: list[str]) -> None:
+        """Nothing to free by default."""
+
 
 def check_backend(backend: Any) -> Backend:
     """``backend`` itself, or a ``TypeError`` naming the members it lacks."""
@@ -72,5 +92,5 @@ def check_backend(backend: Any) -> Backend:
     missing = [name for name in BACKEND_MEMBERS if not hasattr(backend, name)]
     raise TypeError(
         f"{type(backend).__name__} is not a paravt Backend: it has no {', '.join(missing)} "
-        "(subclass paravt.agent.backends.base.BackendBase for the defaults)"
+        "(subclass paravt.backends.base.BackendBase for the defaults)"
     )

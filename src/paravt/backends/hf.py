@@ -6,6 +6,11 @@ uses); each distinct image of a batch is encoded once (``backends.shared_vision`
 ``mm_token_type_ids`` is derived from the ids so multimodal RoPE is computed correctly. Vision
 tokens are suppressed during sampling (a stray ``<|image_pad|>`` would break the next round), and
 generation stops at the chat's end-of-turn token, which is kept in ``token_ids``.
+
+Serves the engine's needs: token ids (``codec`` set: prompt ids in, generated ids out);
+logprobs when built with ``logprobs=True``; pixel rows (``reads_image_pixels`` when the model
+takes pre-computed vision features: each image's own rows, encoded once per batch; otherwise the
+requests' joined ``pixel_values``), in the model's dtype, on its device.
 """
 
 from __future__ import annotations
@@ -14,11 +19,22 @@ import logging
 import time
 from typing import Any
 
-from paravt.agent.backends.base import BackendBase
-from paravt.agent.backends.shared_vision import shared_image_inputs, supports_shared_features
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, join_rows
+from paravt.backends.base import BackendBase
+from paravt.backends.cached_decode import (
+    Row,
+    build_batch,
+    count,
+    decode,
+    encoder_outputs,
+    keep_states,
+    plan_row,
+    supports_reuse,
+)
+from paravt.backends.episode_state import EpisodeStates
+from paravt.backends.shared_vision import shared_image_inputs, supports_shared_features
 from paravt.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -117,6 +133,8 @@ class HFBackend(BackendBase):
         # the model can take one encoding per distinct image (backends.shared_vision)
         self.reads_image_pixels = supports_shared_features(model)
         self.last_distinct_images = 0  # distinct images encoded by the last batch (for tests)
+        #: each running episode's KV cache and image features (``keep_episode_state``)
+        self.states: EpisodeStates | None = None
 
     @classmethod
     def from_pretrained(
@@ -167,6 +185,26 @@ class HFBackend(BackendBase):
             cfg.preprocess_device,
         )
 
+    # -- kept episode state (engine.reuse_cache) ------------------------------------------------
+    def keep_episode_state(self, budget_bytes: int) -> None:
+        """Keep each episode's KV cache and image features between its turns, in at most
+        ``budget_bytes`` (0: keep nothing; every turn prefills in full through ``generate``)."""
+        self.states = None
+        if budget_bytes <= 0:
+            return
+        if not (self.reads_image_pixels and supports_reuse(self.model)):
+            logger.info(
+                "%s keeps no episode state between turns (it needs a Qwen-VL that takes image "
+                "features and has full attention in every layer): every turn prefills in full",
+                type(self.model).__name__,
+            )
+            return
+        self.states = EpisodeStates(budget_bytes)
+
+    def end_episodes(self, episode_ids: list[str]) -> None:
+        if self.states is not None:
+            self.states.end(episode_ids)
+
     # -- generation --------------------------------------------------------------------------
     def generate(self, requests: list[GenRequest]) -> list[Generation]:
         out: list[Generation | None] = [None] * len(requests)
@@ -186,7 +224,36 @@ class HFBackend(BackendBase):
         """One request's rows: its ``pixel_values``, else its images' rows joined."""
         return r.pixel_values if r.pixel_values is not None else join_rows(r.images)
 
+    def _gen_kwargs(self, first: GenRequest) -> dict:
+        """The sampling settings of a batch (its requests share them: ``generate`` groups)."""
+        codec = self.codec
+        kwargs: dict = {
+            "max_new_tokens": first.max_new_tokens,
+            "do_sample": first.temperature > 0,
+            "eos_token_id": codec.stop_ids,
+            "pad_token_id": codec.pad_token_id,
+            "suppress_tokens": codec.vision_ids or None,
+        }
+        if first.temperature > 0:
+            kwargs.update(temperature=first.temperature, top_p=first.top_p)
+        else:
+            kwargs.update(temperature=None, top_p=None, top_k=None)
+        return kwargs
+
+    @staticmethod
+    def _failed(reqs: list[GenRequest], e: Exception) -> list[Generation]:
+        logger.warning(
+            "generation failed for a batch of %d (%s)",
+            len(reqs),
+            ", ".join(r.key for r in reqs),
+            exc_info=e,
+        )
+        msg = f"{type(e).__name__}: {e}"
+        return [Generation(error=msg, finish_reason="error") for _ in reqs]
+
     def _batch(self, reqs: list[GenRequest]) -> list[Generation]:
+        if self.states is not None:
+            return self._batch_reusing(reqs)
         import torch
 
         codec = self.codec
@@ -221,61 +288,113 @@ class HFBackend(BackendBase):
                 kwargs["image_grid_thw"] = torch.cat(
                     [r.image_grid_thw for r in reqs if r.image_grid_thw is not None]
                 ).to(device)
-            first = reqs[0]
-            sample = first.temperature > 0
-            gen_kwargs = {
-                "max_new_tokens": first.max_new_tokens,
-                "do_sample": sample,
-                "eos_token_id": codec.stop_ids,
-                "pad_token_id": codec.pad_token_id,
-                "suppress_tokens": codec.vision_ids or None,
-                "return_dict_in_generate": True,
-                "output_logits": self.logprobs,
-            }
-            if sample:
-                gen_kwargs.update(temperature=first.temperature, top_p=first.top_p)
-            else:
-                gen_kwargs.update(temperature=None, top_p=None, top_k=None)
+            gen_kwargs = self._gen_kwargs(reqs[0])
+            gen_kwargs.update(return_dict_in_generate=True, output_logits=self.logprobs)
             prep = time.perf_counter() - t0 - encode_s
             t1 = time.perf_counter()
             with torch.no_grad():
                 res = self.model.generate(**kwargs, **gen_kwargs)
             spent = time.perf_counter() - t1 + encode_s
         except Exception as e:  # noqa: BLE001 - one failed batch is an error in each of its records
-            logger.warning(
-                "generation failed for a batch of %d (%s)",
-                len(reqs),
-                ", ".join(r.key for r in reqs),
-                exc_info=True,
-            )
-            msg = f"{type(e).__name__}: {e}"
-            return [Generation(error=msg, finish_reason="error") for _ in reqs]
+            return self._failed(reqs, e)
         seqs = res.sequences[:, width:].cpu()
         logprobs = None
         if self.logprobs and res.logits:
-            logits = torch.stack(res.logits, dim=1).float()  # [B, steps, V]
-            if sample:
-                logits = logits / first.temperature
-            lp = torch.log_softmax(logits, dim=-1)
-            logprobs = (
-                lp.gather(-1, seqs[:, : lp.shape[1]].unsqueeze(-1).to(lp.device)).squeeze(-1).cpu()
-            )
+            steps = torch.stack(res.logits, dim=1).float()  # [B, steps, V]
+            if reqs[0].temperature > 0:
+                steps = steps / reqs[0].temperature
+            lp = torch.log_softmax(steps, dim=-1)
+            logprobs = lp.gather(-1, seqs[:, : lp.shape[1]].unsqueeze(-1).to(lp.device))
+            logprobs = logprobs.squeeze(-1).cpu()
+        return self._generations(reqs, seqs, logprobs, prep, spent)
+
+    def _generations(
+        self,
+        reqs: list[GenRequest],
+        seqs: Any,
+        logprobs: Any,
+        prep: float,
+        spent: float,
+        cached: list[int] | None = None,
+    ) -> list[Generation]:
+        """One ``Generation`` per row of ``seqs`` (``[B, steps]`` generated ids), cut at its stop
+        token, with its tokens' ``logprobs`` (``[B, steps]``) when there are some."""
         out = []
-        stops = set(codec.stop_ids)
+        stops = set(self.codec.stop_ids)
         for i, r in enumerate(reqs):
             gen_ids, finish = cut_at_stop(seqs[i].tolist(), stops)
             n = len(gen_ids)
             body = gen_ids[:-1] if finish == "stop" else gen_ids
             out.append(
                 Generation(
-                    text=codec.decode(body),
+                    text=self.codec.decode(body),
                     token_ids=gen_ids,
                     logprobs=logprobs[i, :n].tolist() if logprobs is not None else None,
                     finish_reason=finish,  # type: ignore[arg-type]
                     prompt_tokens=len(r.prompt_ids),
                     completion_tokens=len(gen_ids),
+                    cached_tokens=cached[i] if cached is not None else None,
                     preprocess_s=prep / len(reqs),
                     generate_s=spent / len(reqs),
                 )
             )
         return out
+
+    # -- generation from kept states (backends.cached_decode) ---------------------------------
+    def _batch_reusing(self, reqs: list[GenRequest]) -> list[Generation]:
+        """Like ``_batch``, prefilling only what each episode's kept state does not cover. A
+        request that cannot be planned fails alone, and drops its episode's state."""
+        t0 = time.perf_counter()
+        out: list[Generation | None] = [None] * len(reqs)
+        planned: list[tuple[int, Row]] = []
+        for i, r in enumerate(reqs):
+            try:
+                planned.append((i, self._plan(r)))
+            except Exception as e:  # noqa: BLE001 - one request's trouble is its error alone
+                self.states.end([r.state_key])
+                out[i] = self._failed([r], e)[0]
+        if planned:
+            gens = self._run_rows([row for _, row in planned], t0)
+            for (i, _), g in zip(planned, gens, strict=True):
+                out[i] = g
+        return out  # type: ignore[return-value]
+
+    def _plan(self, req: GenRequest) -> Row:
+        return plan_row(self.model, self.codec, self.states, req)
+
+    def _run_rows(self, rows: list[Row], t0: float) -> list[Generation]:
+        import torch
+
+        codec, states = self.codec, self.states
+        reqs = [row.req for row in rows]
+        try:
+            device = self.model.device
+            with torch.no_grad():
+                t_enc = time.perf_counter()
+                encoded = states.stats.encoded_images
+                mm = encoder_outputs(self.model, states, rows, device, self.pixel_dtype)
+                self.last_distinct_images = states.stats.encoded_images - encoded
+                encode_s = time.perf_counter() - t_enc
+                batch = build_batch(rows, codec.pad_token_id, device)
+                prep = time.perf_counter() - t0 - encode_s
+                t1 = time.perf_counter()
+                seqs, logprobs = decode(
+                    self.model,
+                    batch,
+                    mm,
+                    self._gen_kwargs(reqs[0]),
+                    codec.stop_ids,
+                    codec.pad_token_id,
+                    logprobs="raw" if self.logprobs else None,
+                )
+                spent = time.perf_counter() - t1 + encode_s
+        except Exception as e:  # noqa: BLE001 - one failed batch is an error in each of its records
+            states.end([r.state_key for r in reqs])
+            return self._failed(reqs, e)
+        count(states, rows)
+        cached = [row.cached for row in rows]
+        lp = logprobs.cpu() if logprobs is not None else None
+        gens = self._generations(reqs, seqs.cpu(), lp, prep, spent, cached)
+        with torch.no_grad():
+            keep_states(states, rows, batch, [g.token_ids or [] for g in gens])
+        return gens

