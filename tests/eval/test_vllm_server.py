@@ -81,11 +81,11 @@ def _check_report(report: dict, out) -> None:
     rows = {side: read_results(out / side / "results.jsonl") for side in ("hf", "openai")}
     for side in rows:  # real tool turns: both windows ran and returned frames, then the answer
         for r in rows[side]:
-            assert r["tools"]["executed"] == 2 and r["tools"]["turns"] == 2, (side, r["id"], r)
-            assert r["forced"], (side, r["id"])
+            assert r.tools.executed == 2 and r.tools.turns == 2, (side, r.id, r)
+            assert r.forced, (side, r.id)
     # vLLM holds back the bytes of a UTF-8 character a reply stops inside; hf decodes them as
     # U+FFFD (a random model stops inside one often)
-    finals = {s: {r["id"]: r["prediction"].rstrip("\ufffd") for r in rows[s]} for s in rows}
+    finals = {s: {r.id: r.prediction.rstrip("\ufffd") for r in rows[s]} for s in rows}
     same = sum(finals["hf"][i] == finals["openai"].get(i) for i in finals["hf"])
     assert same >= 19, [(i, finals["hf"][i], finals["openai"].get(i)) for i in finals["hf"]]
 

@@ -15,23 +15,33 @@ import math
 
 import pytest
 import torch
+import vllm_cache_check
 from test_vllm_backend import FORCED, _engine_config, _episodes, _segments
 
 pytestmark = pytest.mark.vllm
 
 #: frames of 4 to 8 image pads each (the toy model's patch 16, merge 2: 1024 pixels a pad)
 BUDGET = {"min_pixels": 4096, "max_pixels": 8192}
+#: the trainer's seed the engine is built under (the CPU recipe's config, as ``paravt train``
+#: resolves it)
+SEED = 7
 
 
 @pytest.fixture(scope="module")
 def colocated(tmp_path_factory):
-    """(model, processor, generator): TRL's colocate-mode generator over a fresh toy model."""
+    """(model, processor, generator): TRL's colocate-mode generator over a fresh toy model, built
+    with the dtype and seed the trainer gives it (``ParaGRPOConfig.vllm_dtype``/``vllm_seed``,
+    ``colocated_llm_settings``)."""
     pytest.importorskip("vllm")
     from accelerate import Accelerator
     from transformers import AutoModelForImageTextToText, AutoProcessor
     from trl.generation.vllm_generation import VLLMGeneration
 
-    from paravt.testing.tiny import make_tiny_model
+    from paravt.backends.vllm import colocated_llm_settings
+    from paravt.models.tiny import make_tiny_model
+    from paravt.train.run import load_command_config, para_config
+
+    args = para_config(load_command_config("cpu-smoke", (f"trainer.seed={SEED}",)))
 
     folder = make_tiny_model(tmp_path_factory.mktemp("toy-qwen3-vl"), preset="toy")
     with pytest.MonkeyPatch.context() as mp:
@@ -41,15 +51,16 @@ def colocated(tmp_path_factory):
             mp.delenv(key, raising=False)
         model = AutoModelForImageTextToText.from_pretrained(folder, dtype=torch.float32).eval()
         processor = AutoProcessor.from_pretrained(folder)
-        generator = VLLMGeneration(
-            model=model,
-            accelerator=Accelerator(cpu=True),
-            processing_class=processor,
-            mode="colocate",
-            max_model_length=8192,
-            max_num_seqs=8,
-            temperature=1.0,
-        )
+        with colocated_llm_settings(args.vllm_dtype, args.vllm_seed):
+            generator = VLLMGeneration(
+                model=model,
+                accelerator=Accelerator(cpu=True),
+                processing_class=processor,
+                mode="colocate",
+                max_model_length=8192,
+                max_num_seqs=8,
+                temperature=1.0,
+            )
         yield model, processor, generator
         from vllm.distributed.parallel_state import cleanup_dist_env_and_memory
 
@@ -88,13 +99,23 @@ def _policy_logprobs(model, rec, pad: int, blank: bool = False) -> torch.Tensor:
     return torch.log_softmax(logits[:-1].float(), -1).gather(-1, ids[0, 1:, None])[:, 0]
 
 
+def test_colocated_vllm_runs_in_the_learners_dtype_seeded_by_the_trainer(colocated):
+    """TRL alone builds the LLM with dtype "auto" (bfloat16 for a float32 model on vLLM's CPU
+    platform) and seed 0 on rank 0 whatever the trainer's seed."""
+    model, _, generator = colocated
+    config = generator.llm.llm_engine.model_config
+    assert model.dtype == torch.float32
+    assert config.dtype == torch.float32
+    assert config.seed == SEED
+
+
 def test_colocated_vllm_samples_paravt_stream_with_frames(colocated, video_path):
     """Two episodes, each with two parallel crop calls (forced first turn) and a turn sampled by
     vLLM over the overview and the four window frames."""
     from paravt.agent.config import CropSettings
     from paravt.agent.engine import EpisodeEngine
-    from paravt.train.vllm_backend import VLLMBackend
-    from paravt.train.vllm_prompt import image_pad_runs
+    from paravt.backends.vllm import VLLMBackend
+    from paravt.backends.vllm_prompt import image_pad_runs
 
     model, processor, generator = colocated
     with torch.no_grad():  # the engine starts from the folder's weights: the push must fix that
@@ -133,9 +154,9 @@ def test_colocated_vllm_samples_paravt_stream_with_frames(colocated, video_path)
             assert image_pad_runs(rec.token_ids[:s], pad) == image_pad_runs(rec.token_ids, pad)
             lps = rec.logprobs[s:e]
             assert all(math.isfinite(x) and x <= 0 for x in lps), lps
-            # the pushed weights, the frames in place: vLLM's logprobs are the policy's (to
-            # vLLM's bfloat16: TRL leaves its dtype on "auto", which runs a float32 model in
-            # bfloat16 on CPU), far closer than the policy's with blank frames
+            # the pushed weights, the frames in place: vLLM's logprobs are the policy's (both in
+            # float32; TRL alone left vLLM on "auto", bfloat16 on CPU, 0.011 a token), far closer
+            # than the policy's with blank frames
             diffs = [abs(lps[j - s] - float(policy[j - 1])) for j in range(s, e)]
             blind = _policy_logprobs(model, rec, pad, blank=True)
             bdiffs = [abs(lps[j - s] - float(blind[j - 1])) for j in range(s, e)]
@@ -145,7 +166,8 @@ def test_colocated_vllm_samples_paravt_stream_with_frames(colocated, video_path)
     mean = [sum(d) / len(d) for d, _ in parity]
     blind = [sum(b) / len(b) for _, b in parity]
     print(f"logp |vLLM - policy|: mean {mean}, max {[max(d) for d, _ in parity]}; blank {blind}")
-    assert max(mean) < 0.03 and max(max(d) for d, _ in parity) < 0.1
+    # float32 on both sides: measured 1e-6 a token (max 3e-6); bfloat16 sampling gave 0.011
+    assert max(mean) < 1e-4 and max(max(d) for d, _ in parity) < 1e-3
     assert all(b > 3 * m for m, b in zip(mean, blind, strict=True))
 
 
@@ -156,8 +178,8 @@ def test_colocated_vllm_given_the_expanded_stream_is_an_error(colocated, video_p
     check catches it and names the episode. (One frame: with several, vLLM 0.32 on CPU puts every
     frame's features into the first run and its engine fails with "Encoder cache miss".)"""
     from paravt.agent.engine import EpisodeEngine
-    from paravt.train.vllm_backend import VLLMBackend
-    from paravt.train.vllm_prompt import VLLMPromptMismatchError
+    from paravt.backends.vllm import VLLMBackend
+    from paravt.backends.vllm_prompt import VLLMPromptMismatchError
 
     _, processor, generator = colocated
     backend = VLLMBackend(generator, processor)
@@ -169,3 +191,41 @@ def test_colocated_vllm_given_the_expanded_stream_is_an_error(colocated, video_p
         pytest.raises(VLLMPromptMismatchError, match=r"episode z0 turn 0:.*image pads expanded"),
     ):
         engine.run(_episodes(video, 1, k=1, tag="z"))
+
+
+def test_colocated_vllm_serves_round_two_from_its_prefix_cache(colocated, video_path):
+    """A two-round episode (round 1 sampled by vLLM, a crop's frames, the forced answer): round
+    2's ``num_cached_tokens`` is every full KV block round 1 computed — at least its whole
+    prompt — and each overview frame reached vLLM's input processor under the same multimodal
+    hash in both rounds. The count is the turn's ``cached_tokens`` in the episode record."""
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.backends.vllm import VLLMBackend
+
+    _, processor, generator = colocated
+    engine_core = generator.llm.llm_engine
+    block = engine_core.vllm_config.cache_config.block_size
+    assert engine_core.vllm_config.cache_config.enable_prefix_caching
+    hashes: list[list[str]] = []
+    process = engine_core.input_processor.process_inputs
+
+    def recording(*args, **kwargs):
+        request = process(*args, **kwargs)
+        hashes.append([f.identifier for f in request.mm_features or []])
+        return request
+
+    engine_core.input_processor.process_inputs = recording
+    kept = generator.generation_kwargs
+    try:
+        backend = VLLMBackend(generator, processor)
+        sampling = vllm_cache_check.sampling_kwargs(block, backend.suppress_ids)
+        generator.generation_kwargs = {**generator.generation_kwargs, **sampling}
+        engine = EpisodeEngine(backend, vllm_cache_check.engine_config(block, BUDGET))
+        video = str(video_path("torchcodec__testsrc2.mp4"))
+        with backend.rollout(9):  # a push resets the prefix cache: nothing left from other tests
+            (record,) = engine.run([vllm_cache_check.episode(video, "cache")])
+    finally:
+        engine_core.input_processor.process_inputs = process
+        generator.generation_kwargs = kept
+    rounds = vllm_cache_check.check_round_two_hits(record, block)
+    print(f"colocate, block {block}: {rounds}")
+    vllm_cache_check.check_same_frame_hashes(hashes)

