@@ -32,7 +32,7 @@ from paravt.cli.common import emit_json, json_option, stderr_console
 @json_option
 def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json: bool) -> None:
     """Fine-tune a video LMM on engine-played trajectories (loss on generated tokens only)."""
-    from paravt.train.run import leave_process_group
+    from paravt.train.launch.process_group import leave_process_group
     from paravt.train.sft.run import load_sft_config, run_sft
 
     cfg = load_sft_config(config_path, overrides)

@@ -13,7 +13,8 @@ import click
 
 from paravt.cli.common import emit_json, json_option, stderr_console
 from paravt.errors import ConfigError
-from paravt.train.plan import fix_for, format_plan, plan_for_command
+from paravt.train.launch.plan import fix_for, format_plan, plan_for_command
+from paravt.train.launch.step_time import DEFAULT_GPU, GPUS, format_step_time, gpu_of, step_time
 
 
 @click.command("train")
@@ -57,7 +58,26 @@ from paravt.train.plan import fix_for, format_plan, plan_for_command
     default=None,
     help="The accelerate config file of the launch (strategy, processes, precision).",
 )
-@click.option("--gpu-memory-gb", type=float, default=80.0, show_default=True)
+@click.option(
+    "--gpu",
+    type=click.Choice(sorted(GPUS)),
+    default=DEFAULT_GPU,
+    show_default=True,
+    help="The GPU of the plan: its memory and the step-time estimate's bf16 peak and bandwidth.",
+)
+@click.option(
+    "--gpu-memory-gb",
+    type=float,
+    default=None,
+    help="GPU memory of the plan (default: the --gpu's, 80 for h100).",
+)
+@click.option(
+    "--vllm-server-gpus",
+    type=int,
+    default=1,
+    show_default=True,
+    help="GPUs of the vLLM server in server mode (its tensor-parallel size), for the estimate.",
+)
 @json_option
 def command(
     config_path: str,
@@ -67,11 +87,14 @@ def command(
     world_size: int | None,
     strategy: str | None,
     accelerate_config: str | None,
-    gpu_memory_gb: float,
+    gpu: str,
+    gpu_memory_gb: float | None,
+    vllm_server_gpus: int,
     as_json: bool,
 ) -> None:
     """Train a video LMM with PARA-GRPO (multi-turn crop_video episodes, TRL loss)."""
-    from paravt.train.run import leave_process_group, load_command_config, run_training
+    from paravt.train.launch.process_group import leave_process_group
+    from paravt.train.run import load_command_config, run_training
 
     if plan:
         _print_plan(
@@ -79,7 +102,9 @@ def command(
             world_size,
             strategy,
             accelerate_config,
+            gpu,
             gpu_memory_gb,
+            vllm_server_gpus,
             as_json,
         )
         return
@@ -104,8 +129,13 @@ def command(
         )
 
 
-def _print_plan(cfg, world_size, strategy, accelerate_config, gpu_gb, as_json) -> None:
-    """The memory plan on stdout; a plan that cannot fit ends with its fix (exit 2)."""
+def _print_plan(
+    cfg, world_size, strategy, accelerate_config, gpu, gpu_gb, server_gpus, as_json
+) -> None:
+    """The memory plan and the step-time estimate on stdout; a plan that cannot fit ends with its
+    fix (exit 2)."""
+    chip = gpu_of(gpu)
+    gpu_gb = chip.memory_gb if gpu_gb is None else gpu_gb
     plan = plan_for_command(
         cfg,
         world_size=world_size,
@@ -114,10 +144,11 @@ def _print_plan(cfg, world_size, strategy, accelerate_config, gpu_gb, as_json) -
         accelerate_config=accelerate_config,
         launcher_world_size=os.environ.get("WORLD_SIZE"),  # the launcher's fact, not a setting
     )
+    est = step_time(plan, chip, server_gpus=server_gpus)
     if as_json:
-        emit_json(plan.to_dict())
+        emit_json({**plan.to_dict(), "step_time": est.to_dict()})
     else:
-        click.echo(format_plan(plan))
+        click.echo(format_plan(plan) + "\n\n" + format_step_time(est))
     fix = fix_for(plan)
     if fix:
         raise ConfigError(

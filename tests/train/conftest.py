@@ -116,7 +116,11 @@ def smoke_run(tmp_path_factory, shared_videos):
     cfg = load_command_config(
         "cpu-smoke",
         smoke_overrides(
-            run_dir, shared_videos, "trainer.sampling_logprobs=true", "engine.max_new_tokens=32"
+            run_dir,
+            shared_videos,
+            "trainer.sampling_logprobs=true",
+            "engine.max_new_tokens=32",
+            "trainer.episode_dump_every=2",  # steps 1 and 3 (tests/train/test_episode_dump.py)
         ),
     )
     probe = Probe()

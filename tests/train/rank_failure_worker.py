@@ -73,7 +73,7 @@ def linger(other: Path) -> None:
 
 
 if __name__ == "__main__":
-    from paravt.train.run import leave_process_group
+    from paravt.train.launch.process_group import leave_process_group
 
     main(Path(sys.argv[3]))
     leave_process_group()

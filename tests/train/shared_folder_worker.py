@@ -49,7 +49,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from paravt.train.run import leave_process_group
+    from paravt.train.launch.process_group import leave_process_group
 
     main()
     leave_process_group()  # gloo's threads stop before exit: an abort at exit fails the launch

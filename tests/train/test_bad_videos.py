@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from gloo_ranks import run_two_ranks
 
 
@@ -75,6 +76,7 @@ def test_missing_and_corrupt_videos_train_to_the_end(tmp_path, shared_videos):
     assert all(e["reward"] is not None for e in ok)
 
 
+@pytest.mark.ranks
 def test_start_up_probes_once_and_every_rank_keeps_the_same_rows(tmp_path, shared_videos):
     """2 gloo ranks; rank 1 gets a read error on one video. Each video is probed on one rank, and
     both ranks keep the same rows (before: every rank probed every video, and rank 1 kept 4 rows

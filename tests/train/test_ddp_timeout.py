@@ -10,11 +10,12 @@ import pytest
 from gloo_ranks import free_port, run_two_ranks
 
 from paravt.errors import ConfigError
-from paravt.train.run import join_process_group
+from paravt.train.launch.process_group import join_process_group
 
 DDP_TIMEOUT = 15  # seconds; torch's default, which HF left on CPU, is 1800
 
 
+@pytest.mark.ranks
 @pytest.mark.slow
 def test_a_rank_waiting_for_a_missing_peer_fails_after_ddp_timeout_on_cpu(tmp_path):
     """Rank 1 never enters the barrier rank 0 waits in (it stays up, bounded, until rank 0 has

@@ -48,6 +48,9 @@ NEW_VALUES = {
     "crop.skip_disposable": False,
     "crop.min_pixels": 1024,
     "crop.max_pixels": 4096,
+    "reuse_cache": False,
+    "reuse_cache_mb": 1024,
+    "schedule": "rounds",
 }
 #: Keys with one allowed value in training, each refused otherwise (tested below).
 FIXED_IN_TRAINING = {"temperature", "top_p", "keep_images", "crop.device"}

@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from gloo_ranks import run_two_ranks
 
 
@@ -17,6 +18,7 @@ def _checkpoint(run_dir: Path, step: int) -> None:
     (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": step}))
 
 
+@pytest.mark.ranks
 def test_multi_node_start_up(tmp_path, shared_videos):
     """Before these checks, the node without the checkpoint stopped alone (``--resume: no
     checkpoint``) and the other waited for it in the next collective until the timeout."""

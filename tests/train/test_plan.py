@@ -1,4 +1,4 @@
-"""The memory plan (``paravt.train.plan``) against memory measured on the CPU, and its rules.
+"""The memory plan (``paravt.train.launch.plan``) against memory measured on the CPU, and its rules.
 
 The states (weights, gradients, AdamW) are checked against the bytes a real training step
 allocates: a forward with an image, a backward and an AdamW step on the tiny and toy models (fp32
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from paravt.train.plan import (
+from paravt.train.launch.plan import (
     GB,
     ContextBudget,
     Launch,
@@ -100,7 +100,7 @@ def _launch(**kw) -> Launch:
 @pytest.mark.parametrize("preset", ["tiny", "toy"])
 @pytest.mark.parametrize("bf16", [False, True])
 def test_states_match_the_bytes_a_real_cpu_step_allocates(preset, bf16):
-    from paravt.testing.tiny import build_tiny
+    from paravt.models.tiny import build_tiny
 
     model, processor = build_tiny("qwen3-vl", preset=preset)
     shape = shape_of_model(model, preset)
@@ -117,7 +117,7 @@ def test_states_match_one_optimizer_step_of_the_real_trainer(tmp_path, shared_vi
     """cpu-smoke, one step: params + grads + AdamW states at HF's optimizer step."""
     from transformers import TrainerCallback
 
-    from paravt.train.plan import plan_for_command
+    from paravt.train.launch.plan import plan_for_command
     from paravt.train.run import load_command_config, run_training
 
     seen: dict = {}
@@ -240,7 +240,7 @@ def test_context_and_token_rules():
 
 def test_set_overrides_reach_the_plan_typed():
     """``--set`` leaves arrive as text; the plan reads them as YAML, as the trainer does."""
-    from paravt.train.plan import plan_for_command
+    from paravt.train.launch.plan import plan_for_command
     from paravt.train.run import load_command_config
 
     shape = model_shape(str(QWEN3_VL_8B))
@@ -285,8 +285,9 @@ def test_cli_prints_the_table_and_refuses_what_cannot_fit(capsys):
 
 
 def test_train_start_warns_about_plain_ddp_of_an_8b_model_with_the_plan_numbers(caplog, tmp_path):
-    from paravt.testing.tiny import make_tiny_model
-    from paravt.train.run import load_command_config, para_config, warn_if_plain_ddp_too_big
+    from paravt.models.tiny import make_tiny_model
+    from paravt.train.launch.startup import warn_if_plain_ddp_too_big
+    from paravt.train.run import load_command_config, para_config
 
     cfg = load_command_config(
         "paragrpo",
@@ -301,3 +302,80 @@ def test_train_start_warns_about_plain_ddp_of_an_8b_model_with_the_plan_numbers(
     make_tiny_model(tmp_path / "tiny")
     small = load_command_config("cpu-smoke", ())
     assert warn_if_plain_ddp_too_big(small, para_config(small), str(tmp_path / "tiny")) is None
+
+
+def test_the_colocate_default_share_is_trls():
+    from trl import GRPOConfig
+
+    from paravt.train.launch.plan import TRL_VLLM_GPU_MEMORY_UTILIZATION
+
+    field = GRPOConfig.__dataclass_fields__["vllm_gpu_memory_utilization"]
+    assert field.default == TRL_VLLM_GPU_MEMORY_UTILIZATION
+
+
+def test_vllm_colocate_holds_its_share_and_server_mode_counts_the_trainer_side_only():
+    shape, ctx = _qwen3_8b(), _paper_ctx()
+    base = dict(
+        strategy="zero3",
+        world_size=8,
+        bf16=True,
+        beta=0.01,
+        rollout_batch=7,
+        gradient_checkpointing=True,
+        use_vllm=True,
+    )
+    hf = memory_plan(shape, _launch(**{**base, "use_vllm": False}), ctx)
+    co = memory_plan(shape, _launch(**base, vllm_gpu_memory_utilization=0.35), ctx)
+    share = co.item("vllm engine (colocate)")
+    assert share.bytes == pytest.approx(0.35 * 80 * GB) and share.phase == "state"
+    assert co.phase_bytes("state") == pytest.approx(hf.phase_bytes("state") + share.bytes)
+    # the rollout's KV cache and gathered weights live in vLLM's share, not beside it
+    names = {i.name for i in co.items}
+    assert "rollout: KV cache" not in names and "rollout: gathered weights" not in names
+    assert co.fits
+    asleep = memory_plan(shape, _launch(**base, vllm_sleep=True), ctx)
+    assert asleep.item("vllm engine (colocate)").phase == "rollout"
+    small = memory_plan(shape, _launch(**base, vllm_gpu_memory_utilization=0.2), ctx)
+    assert small.total < small.gpu_bytes and not small.fits  # 16 GB cannot hold 17.5 GB
+    assert "vllm_gpu_memory_utilization" in fix_for(small)
+    server = memory_plan(shape, _launch(**base, vllm_mode="server"), ctx)
+    assert server.item("vllm server").bytes == 0
+    assert server.phase_bytes("state") == pytest.approx(hf.phase_bytes("state"))
+    assert server.phase_bytes("rollout") == shape.largest_unit * 2
+
+
+def test_step_time_is_the_stated_formula():
+    from paravt.train.launch.step_time import GPUS, MFU, step_time
+
+    shape, ctx = _qwen3_8b(), _paper_ctx()
+    launch = _launch(
+        strategy="zero3",
+        world_size=8,
+        bf16=True,
+        beta=0.01,
+        rollout_batch=7,
+        accumulation=7,
+        gradient_checkpointing=True,
+    )
+    plan = memory_plan(shape, launch, ctx)
+    est = step_time(plan, GPUS["h100"])
+    L = ctx.context_tokens
+    forward = 2 * shape.params * L + 2 * shape.layers * shape.hidden * L * L
+    # 7 rows × (forward + backward + recompute) and the reference's 7 forwards; no old policy
+    assert est.loss_s == pytest.approx((4 * 7 + 7) * forward / (989e12 * MFU))
+    assert est.decode_steps == 3 * 2048 + 256 + 3 * 512
+    assert est.rollouts == 1 and est.gpus == 8
+    assert est.step_s == pytest.approx(est.rollout_s + est.loss_s)
+    # decoding is bandwidth-bound: H200 (4.8 TB/s) against H100 (3.35 TB/s), same FLOPs
+    fast = step_time(plan, GPUS["h200"])
+    assert est.decode_step_s / fast.decode_step_s == pytest.approx(4.8 / 3.35)
+    assert fast.loss_s == pytest.approx(est.loss_s)
+    # vLLM's importance sampling adds the old policy's forward
+    vllm = step_time(
+        memory_plan(shape, _launch(**{**launch.__dict__, "use_vllm": True}), ctx), GPUS["h100"]
+    )
+    assert vllm.loss_s == pytest.approx((4 * 7 + 7 + 7) * forward / (989e12 * MFU))
+    served = memory_plan(
+        shape, _launch(**{**launch.__dict__, "use_vllm": True, "vllm_mode": "server"}), ctx
+    )
+    assert step_time(served, GPUS["h100"], server_gpus=4).gpus == 12

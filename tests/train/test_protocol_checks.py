@@ -240,7 +240,8 @@ def test_workers_that_did_not_form_a_process_group_are_refused(
     """torchrun / accelerate --multi_gpu on a GPU-less machine without use_cpu=true: every worker
     would train alone as rank 0 into the same run folder."""
     from paravt.errors import ConfigError
-    from paravt.train.run import check_process_group, load_command_config, run_training
+    from paravt.train.launch.process_group import check_process_group
+    from paravt.train.run import load_command_config, run_training
 
     run_dir = tmp_path / "run"
     cfg = load_command_config(

@@ -12,9 +12,10 @@ from gloo_ranks import run_two_ranks
 from rank_failure_worker import FAULT
 
 from paravt.errors import RankFailedError
-from paravt.train.lockstep import Lockstep, RankFailure, announce_failure, exchange
+from paravt.train.launch.lockstep import Lockstep, RankFailure, announce_failure, exchange
 
 
+@pytest.mark.ranks
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "strategy",

@@ -139,6 +139,7 @@ def _launcher(name: str, port: int) -> list[str] | None:
     ]
 
 
+@pytest.mark.ranks
 @pytest.mark.slow
 @pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
 def test_two_ranks_gloo_same_k_for_a_prompt_on_both_ranks(tmp_path, shared_videos, launcher):

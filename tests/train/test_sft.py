@@ -197,12 +197,12 @@ def test_trajectory_backend_by_import_path_and_bad_backends(tiny_qwen3_dir):
 
     processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)
     backend = make_trajectory_backend(
-        "paravt.agent.backends.scripted:ScriptedBackend", {"script": [ANSWER]}, processor
+        "paravt.backends.scripted:ScriptedBackend", {"script": [ANSWER]}, processor
     )
     assert backend.codec is not None and backend.script == [ANSWER]
     with pytest.raises(ConfigError, match="no codec"):
         make_trajectory_backend(
-            "paravt.agent.backends.scripted:ScriptedBackend",
+            "paravt.backends.scripted:ScriptedBackend",
             {"script": [], "processor": None},
             processor,
         )

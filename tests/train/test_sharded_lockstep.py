@@ -16,12 +16,13 @@ from transformers.integrations.deepspeed import (
 )
 
 from paravt.errors import ConfigError
-from paravt.train.run import whole_models
+from paravt.train.launch.startup import whole_models
 from paravt.train.trainer import check_strategy
 
 WORKER = Path(__file__).with_name("sharded_lockstep_worker.py")
 
 
+@pytest.mark.ranks
 def test_fsdp2_ranks_with_different_episodes_stay_in_lockstep(tmp_path, shared_videos):
     """Before the lockstep the ranks' collectives crossed: gloo aborted ("Received data size
     doesn't match expected size", an FSDP all-gather met a metrics gather); on GPUs they hang.
@@ -52,6 +53,7 @@ def _assert_lockstep_held(ranks: list[dict]) -> None:
     assert ranks[1]["fillers"] > 0  # rank 1 sampled fillers to join rank 0's extra calls
 
 
+@pytest.mark.ranks
 @pytest.mark.slow
 @pytest.mark.parametrize("gather", [False, True], ids=["sharded-rollout", "gathered-rollout"])
 def test_zero3_ranks_with_different_episodes_stay_in_lockstep(tmp_path, shared_videos, gather):

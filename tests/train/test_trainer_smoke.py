@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import defaultdict
 
@@ -196,3 +197,38 @@ def test_gradient_accumulation_rolls_out_once_per_step_and_splits_the_loss(
         for inp in ro["episode_inputs"]:
             ks[inp.id].add(inp.frames_k)
         assert sorted(len(v) for v in ks.values()) == [1, 1]
+
+
+def test_a_truncated_episode_leaves_the_loss_and_padding_keeps_pad_to_multiple_of(smoke_run):
+    """TRL's mask_truncated_completions and pad_to_multiple_of, honoured by the override on the
+    smoke run's real rows: an episode whose last turn hit the token limit adds nothing to the loss
+    (the others keep theirs), and both padded widths are multiples of the setting."""
+    _, _, probe = smoke_run
+    trainer = probe.trainer
+    records = probe.rollouts[0]["records"]
+    edited = copy.deepcopy(records[0])
+    for reason, truncated in (("length", True), ("stop", False)):
+        edited.turns[-1].finish_reason = reason
+        assert trainer._row_from_record(edited)["truncated"] is truncated
+    rows = [trainer._row_from_record(r) for r in records]
+    live = [i for i, r in enumerate(rows) if r["ok"] and sum(r["mask"]) > 0]
+    assert len(live) >= 2
+    cut = live[0]
+    rows = [dict(r, truncated=i == cut) for i, r in enumerate(rows)]
+    saved = trainer.mask_truncated_completions, trainer.pad_to_multiple_of
+    try:
+        trainer.mask_truncated_completions, trainer.pad_to_multiple_of = False, None
+        plain = trainer._collate(rows, torch.device("cpu"))
+        trainer.mask_truncated_completions, trainer.pad_to_multiple_of = True, 8
+        masked = trainer._collate(rows, torch.device("cpu"))
+    finally:
+        trainer.mask_truncated_completions, trainer.pad_to_multiple_of = saved
+    cut_tokens = int(plain["loss_mask"][cut].sum())
+    assert cut_tokens > 0 and int(masked["loss_mask"][cut].sum()) == 0
+    for i in live[1:]:
+        assert int(masked["loss_mask"][i].sum()) == int(plain["loss_mask"][i].sum())
+    assert int(masked["num_items_in_batch"]) == int(plain["num_items_in_batch"]) - cut_tokens
+    assert masked["prompt_ids"].size(1) % 8 == 0 and masked["completion_ids"].size(1) % 8 == 0
+    assert masked["completion_ids"].size(1) >= plain["completion_ids"].size(1)
+    mm = masked["forward_kwargs"]["mm_token_type_ids"]
+    assert mm.shape == masked["prompt_completion_ids"].shape

@@ -4,7 +4,9 @@ Every TRL option keeps its meaning and passes straight through — ``beta``, ``e
 ``loss_type``, ``num_generations``, ``gradient_checkpointing``, ``bf16``, the distributed options
 of ``TrainingArguments`` (``fsdp``/``fsdp_config``, ``deepspeed``, ``ddp_backend``, ...) and TRL's
 vLLM keys (``use_vllm``, ``vllm_mode``, ``vllm_server_*``, ``vllm_importance_sampling_*``, ...;
-the episode engine samples through TRL's vLLM generator, see ``paravt.train.vllm_backend``). The
+the episode engine samples through TRL's vLLM generator, see ``paravt.backends.vllm``). The
+few that only TRL's own rollout reads, and that the episode rollout cannot honour, are refused
+at start (``REFUSED``: a one-line ``ConfigError`` naming the key and the fix). The
 added fields below are the ones the paper's recipe needs and TRL does not have; the episode
 engine's own knobs are one nested field, ``engine`` (the ``EngineConfig`` that ``infer``, ``eval``
 and ``sft`` use, with training defaults), set from a recipe's top-level ``engine`` section; every
@@ -16,6 +18,7 @@ Gating stay here, since they are the trainer's and not the engine's.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from trl import GRPOConfig
 
@@ -25,6 +28,19 @@ from paravt.errors import ConfigError
 from paravt.rewards.config import RewardConfig
 from paravt.train.engine_config import TrainEngineConfig, sampling_set_on_engine
 from paravt.train.gating import PAPER_CHOICES
+
+#: the dtypes ``vllm_dtype`` may name (vLLM's ``LLM(dtype=...)``)
+VLLM_DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def learner_dtype(args: Any) -> str:
+    """The dtype a trainer's policy is loaded in (``paravt.train.run.load_model``, for PARA-GRPO
+    and SFT alike): ``bfloat16`` with ``bf16``, ``float16`` with ``fp16``, else ``float32``. The
+    one rule, so that colocated vLLM (``vllm_dtype = "learner"``) samples what the learner
+    trains."""
+    if getattr(args, "bf16", False):
+        return "bfloat16"
+    return "float16" if getattr(args, "fp16", False) else "float32"
 
 
 @dataclass
@@ -79,8 +95,78 @@ class ParaGRPOConfig(GRPOConfig):
         default=True,
         metadata={"help": "Write episodes/rank{r}.jsonl (K, rewards, calls) in the run folder."},
     )
+    episode_dump_every: int = field(
+        default=0,
+        metadata={
+            "help": "Every Nth step (1, N+1, ...), dump whole episodes (turns, calls, reward "
+            "terms, K, frames shrunk) to episodes/dump-rank{r}.jsonl for `paravt view`; 0: off."
+        },
+    )
+    episode_dump_max_mb: float = field(
+        default=200.0, metadata={"help": "The episode dump stops once episodes/ holds this much."}
+    )
+    episode_dump_thumb: int = field(
+        default=160, metadata={"help": "Width in pixels the dumped frames are shrunk to."}
+    )
     metrics_file: str = field(
         default="metrics.jsonl", metadata={"help": "Per-step metrics (run folder)."}
+    )
+    # -- server mode through paravt's own client (paravt.backends.vllm_server) --------
+    vllm_weight_push: str = field(
+        default="folder",
+        metadata={
+            "help": "Server mode: how the weights reach the server each step. folder = write "
+            "safetensors under vllm_push_dir and have the server reload them (any device; the "
+            "server must read that folder); nccl = vLLM's NCCL weight transfer (GPUs; not run "
+            "here). paravt.train.vllm.weight_push says why."
+        },
+    )
+    vllm_push_dir: str | None = field(
+        default=None,
+        metadata={"help": "Server mode, folder push: where (default: OUTPUT_DIR/vllm-weights)."},
+    )
+    vllm_server_retries: int = field(
+        default=4,
+        metadata={"help": "Server mode: extra attempts of a request the server did not answer."},
+    )
+    vllm_server_backoff_s: float = field(
+        default=1.0,
+        metadata={"help": "Server mode: the first wait between attempts (doubling each time)."},
+    )
+    vllm_server_request_timeout_s: float = field(
+        default=600.0, metadata={"help": "Server mode: the longest one request may take."}
+    )
+    vllm_check_weights: bool = field(
+        default=True,
+        metadata={
+            "help": "Server mode: compare the server's logprobs of a fixed probe with the "
+            "policy's before the first push (another model or revision is refused) and after "
+            "every push (a push the server did not take stops the run)."
+        },
+    )
+    # TRL logs the prompts' images with the completions table; paravt's episodes have no such
+    # images to give it (REFUSED below), so the default is off here
+    log_multimodal: bool = field(
+        default=False,
+        metadata={"help": "Refused when true: the completions table holds text only in paravt."},
+    )
+    vllm_dtype: str = field(
+        default="learner",
+        metadata={
+            "help": "The dtype colocated vLLM samples in: 'learner' (the policy's own, resolved "
+            "in the recorded config: bfloat16 with bf16, float16 with fp16, else float32) or a "
+            "vLLM dtype (auto, float32, bfloat16, float16). TRL passes none, and vLLM on CPU then "
+            "samples an fp32 policy in bf16. Server mode: the server's own --dtype."
+        },
+    )
+    vllm_seed: int | None = field(
+        default=None,
+        metadata={
+            "help": "Colocated vLLM's sampling seed; None = the trainer's seed (resolved in the "
+            "recorded config). Rank r's engine gets vllm_seed + r // vllm_tensor_parallel_size; "
+            "TRL seeds with r alone, so every run shared one sampling stream. Server mode: the "
+            "server's own --seed."
+        },
     )
 
     def __post_init__(self):
@@ -106,8 +192,19 @@ class ParaGRPOConfig(GRPOConfig):
             raise ConfigError(
                 f"rewards={self.rewards!r}: give a RewardConfig or a mapping of its keys"
             )
+        if self.vllm_dtype == "learner":
+            self.vllm_dtype = learner_dtype(self)
+        if self.vllm_dtype not in VLLM_DTYPES:
+            raise ConfigError(
+                f"vllm_dtype={self.vllm_dtype!r}: use learner or one of {', '.join(VLLM_DTYPES)}"
+            )
+        if self.vllm_seed is None:
+            self.vllm_seed = int(self.seed)
         if self.use_vllm:
             self._check_vllm_keys()
+        refused = refused_option(self)
+        if refused:
+            raise ConfigError(refused)
 
     def to_dict(self) -> dict:
         """HF's ``to_dict`` (what the run folder records as ``trainer_resolved``) with the nested
@@ -119,7 +216,7 @@ class ParaGRPOConfig(GRPOConfig):
 
     def _check_vllm_keys(self) -> None:
         """The vLLM settings that cannot serve multi-turn episodes, refused before anything loads
-        (whether vLLM is installed is checked where training starts: paravt.train.vllm_backend)."""
+        (whether vLLM is installed is checked where training starts: paravt.backends.vllm)."""
         if self.vllm_mode not in ("server", "colocate"):
             raise ConfigError(f"vllm_mode={self.vllm_mode!r}: use server or colocate")
         modes = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
@@ -131,8 +228,49 @@ class ParaGRPOConfig(GRPOConfig):
                 f"vllm_importance_sampling_mode={self.vllm_importance_sampling_mode!r}: use "
                 + ", ".join(modes)
             )
+        if self.vllm_weight_push not in ("folder", "nccl"):
+            raise ConfigError(f"vllm_weight_push={self.vllm_weight_push!r}: use folder or nccl")
+        if self.vllm_server_retries < 0 or self.vllm_server_backoff_s < 0:
+            raise ConfigError("vllm_server_retries and vllm_server_backoff_s must be >= 0")
         if self.vllm_structured_outputs_regex:
             raise ConfigError(
                 "vllm_structured_outputs_regex: one pattern would constrain every turn of an "
                 "episode (tool calls, the forced answer, sub-agent summaries) alike; drop it"
             )
+
+
+#: GRPOConfig options TRL reads only in the rollout that ``ParaGRPOTrainer`` replaces and that
+#: paravt cannot honour: ``key -> (the value that means "not used", why and the fix)``. The
+#: override honours the others it bypasses (``mask_truncated_completions``,
+#: ``pad_to_multiple_of``, ...: tests/train/test_trl_contract.py lists them all).
+REFUSED: dict[str, tuple[object, str]] = {
+    "multi_objective_aggregation": (
+        "sum_then_normalize",
+        "paravt composes its reward terms into one reward (paravt.rewards.compose) and normalises "
+        "it per group, which is sum_then_normalize; drop the key",
+    ),
+    "reward_weights": (
+        None,
+        "paravt weighs its reward terms in the rewards section (rewards.format_weight and the "
+        "other constants), not per TRL reward function; drop the key",
+    ),
+    "log_multimodal": (
+        False,
+        "paravt's completions table holds the episodes' text only (an episode's frames are "
+        "drawn by paravt infer --sheet / eval --sheets); set it to false",
+    ),
+    "chat_template_kwargs": (
+        None,
+        "the episode engine renders every turn with the model's own chat template and passes "
+        "no extra variables to it; drop the key",
+    ),
+}
+
+
+def refused_option(cfg: GRPOConfig) -> str | None:
+    """The one-line refusal of the first ``REFUSED`` option ``cfg`` sets, or None."""
+    for key, (unused, why) in REFUSED.items():
+        value = getattr(cfg, key)
+        if value != unused and not (unused is None and value == {}):
+            return f"trainer.{key}={value!r}: {why}"
+    return None

@@ -47,32 +47,52 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
+#: the reward parts logged as ``reward/<part>`` (means over the step's episodes)
+REWARD_KEYS = ("acc", "fmt", "anchor", "tool", "total")
+
+
+def _per(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+def _reward_means(stats: list[dict]) -> dict[str, float]:
+    return {f"reward/{k}": _mean([s[k] for s in stats]) for k in REWARD_KEYS}
+
+
+def _tool_rates(stats: list[dict], n: int) -> dict[str, float]:
+    calls = sum(s["calls"] for s in stats)
+    return {
+        "tools/kappa": sum(1 for s in stats if s["executed_ok"] > 0) / n,
+        "tools/calls_per_episode": calls / n,
+        "tools/calls_per_turn": _per(calls, sum(s["tool_turns"] for s in stats)),
+        "tools/parse_failure_rate": _per(sum(s["parse_errors"] for s in stats), calls),
+        "tools/error_rate": _per(sum(s["call_errors"] for s in stats), calls),
+    }
+
+
+def _lengths(stats: list[dict]) -> dict[str, float]:
+    generated = [s["gen_tokens"] for s in stats]
+    return {
+        "completions/mean_length": _mean([float(g) for g in generated]),
+        "completions/max_length": float(max(generated, default=0)),
+        "completions/min_length": float(min(generated, default=0)),
+        "completions/mean_total_length": _mean([float(s["total_tokens"]) for s in stats]),
+    }
+
+
 def step_metrics(
     stats: list[dict], zero_variance_share: float, k_choices: list[int]
 ) -> dict[str, float]:
     """Aggregate one step's episode stats (all ranks) into the metrics of docs/PROTOCOL.md §5.7."""
     n = max(len(stats), 1)
-    calls = sum(s["calls"] for s in stats)
-    tool_turns = sum(s["tool_turns"] for s in stats)
     out = {
-        "reward/acc": _mean([s["acc"] for s in stats]),
-        "reward/fmt": _mean([s["fmt"] for s in stats]),
-        "reward/anchor": _mean([s["anchor"] for s in stats]),
-        "reward/tool": _mean([s["tool"] for s in stats]),
-        "reward/total": _mean([s["total"] for s in stats]),
-        "tools/kappa": sum(1 for s in stats if s["executed_ok"] > 0) / n,
-        "tools/calls_per_episode": calls / n,
-        "tools/calls_per_turn": calls / tool_turns if tool_turns else 0.0,
-        "tools/parse_failure_rate": sum(s["parse_errors"] for s in stats) / calls if calls else 0.0,
-        "tools/error_rate": sum(s["call_errors"] for s in stats) / calls if calls else 0.0,
+        **_reward_means(stats),
+        **_tool_rates(stats, n),
         "groups/zero_variance_share": float(zero_variance_share),
         "frames/k_mean": _mean([float(s["k"]) for s in stats]),
         "episode/turns": _mean([float(s["turns"]) for s in stats]),
         "episode/error_rate": sum(s["episode_error"] for s in stats) / n,
-        "completions/mean_length": _mean([float(s["gen_tokens"]) for s in stats]),
-        "completions/max_length": float(max((s["gen_tokens"] for s in stats), default=0)),
-        "completions/min_length": float(min((s["gen_tokens"] for s in stats), default=0)),
-        "completions/mean_total_length": _mean([float(s["total_tokens"]) for s in stats]),
+        **_lengths(stats),
     }
     for k in sorted(set(list(k_choices) + [s["k"] for s in stats])):
         out[f"frames/k_share_{k}"] = sum(1 for s in stats if s["k"] == k) / n

@@ -22,26 +22,22 @@ old checkpoints would be mistaken for this run's by a later resume.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
-import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from paravt.agent.prompts import check_user_template
 from paravt.config import build, merge, parse_overrides, read_yaml, to_dict, typed_leaves
-from paravt.data import Split, load_training_rows, to_dataset
+from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
-from paravt.testing.tiny import make_tiny_model
 from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
-from paravt.train.plan import ddp_warning, model_shape, plan_for_command
-from paravt.train.shared_folder import check_same_checkpoints, check_same_folder
+from paravt.train.launch.checkpoints import agreed_checkpoint, checkpoint_step
+from paravt.train.launch.process_group import check_process_group, join_process_group
+from paravt.train.launch.startup import rank_split, shared_model_path, warn_if_plain_ddp_too_big
 
 logger = logging.getLogger(__name__)
 
@@ -213,140 +209,6 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
         ) from e
 
 
-def resolve_model(spec: str, run_dir: Path) -> str:
-    """A model folder or Hub id as given; ``tiny:<arch>[:<preset>]`` builds a small random model
-    (``paravt.testing.tiny.PRESETS``: ``tiny`` by default, ``toy`` for the toy task) into the
-    run folder once."""
-    if spec.startswith("tiny:"):
-        parts = spec.split(":")
-        arch = parts[1] or "qwen3-vl"
-        preset = parts[2] if len(parts) > 2 and parts[2] else "tiny"
-        name = f"tiny-{arch}" if preset == "tiny" else f"{preset}-{arch}"
-        target = run_dir / name
-        if not (target / "config.json").is_file():
-            make_tiny_model(target, arch=arch, preset=preset)
-        return str(target)
-    return spec
-
-
-def last_checkpoint(run_dir: Path) -> Path | None:
-    from transformers.trainer_utils import get_last_checkpoint
-
-    if not run_dir.is_dir():
-        return None
-    found = get_last_checkpoint(str(run_dir))
-    return Path(found) if found else None
-
-
-def checkpoint_step(ckpt: Path) -> int:
-    state = ckpt / "trainer_state.json"
-    if state.is_file():
-        return int(json.loads(state.read_text()).get("global_step", 0))
-    return int(ckpt.name.rsplit("-", 1)[-1])
-
-
-@dataclass
-class _GroupKeys:
-    """The trainer keys that decide the process group, typed (no defaults: HF's are used)."""
-
-    use_cpu: bool
-    ddp_backend: str | None
-    ddp_timeout: int
-
-
-def join_process_group(trainer: dict, args_cls: type) -> bool:
-    """Form a launch's CPU (gloo) process group with ``trainer.ddp_timeout``, before HF does;
-    whether it formed one. Call it before ``args_cls`` (a ``TrainingArguments``) is built.
-
-    transformers 5.24 passes ``ddp_timeout`` to the process group only on its GPU and DeepSpeed
-    paths; with ``use_cpu`` it lets accelerate form the gloo group with torch's default timeout,
-    30 minutes, so a rank left waiting in a collective waited 30 minutes whatever the recipe
-    said. accelerate adopts a group that already exists (``PartialState`` reads its rank and
-    size), so the group is formed here, with the timeout and the backend accelerate would pick.
-    Only under a launcher that started several processes (torchrun's ``RANK``, ``WORLD_SIZE``,
-    ``MASTER_ADDR``, ``MASTER_PORT``: read as facts about the launch) and only on HF's CPU path
-    (``use_cpu``, or accelerate's own ``ACCELERATE_USE_CPU`` that HF honours too); the GPU
-    (NCCL) and DeepSpeed paths already get the timeout from HF, and are left to it."""
-    import torch.distributed as dist
-
-    if not dist.is_available() or dist.is_initialized():
-        return False
-    launched = os.environ.get("WORLD_SIZE", "1")
-    if not (launched.isdigit() and int(launched) > 1):
-        return False
-    if not all(k in os.environ for k in ("RANK", "MASTER_ADDR", "MASTER_PORT")):
-        return False
-    names = [f.name for f in dataclasses.fields(_GroupKeys)]
-    defaults = {f.name: f.default for f in dataclasses.fields(args_cls) if f.name in names}
-    keys = build(
-        _GroupKeys,
-        {**defaults, **{k: trainer[k] for k in names if k in trainer}},
-        prefix="trainer.",
-    )
-    accelerate_cpu = os.environ.get("ACCELERATE_USE_CPU", "false").lower() in ("1", "true", "yes")
-    if not (keys.use_cpu or accelerate_cpu):
-        return False
-    # accelerate's choice on CPU: MPI when torch has it and no backend is named, else gloo
-    chosen = keys.ddp_backend or ("mpi" if dist.is_mpi_available() else "gloo")
-    if chosen != "gloo":
-        return False
-    dist.init_process_group(backend="gloo", timeout=timedelta(seconds=keys.ddp_timeout))
-    return True
-
-
-def check_process_group(world_size: int) -> None:
-    """Refuse a multi-process launch whose processes did not join one process group.
-
-    On a machine without a GPU, torchrun / ``accelerate launch --multi_gpu`` start N workers, but
-    HF only forms the gloo group with ``use_cpu=true``; otherwise every worker trains alone as
-    rank 0 and they all write the same run folder. ``WORLD_SIZE`` is the launcher's own report of
-    how many workers it started (read as a fact, not as a setting)."""
-    import os
-
-    launched = os.environ.get("WORLD_SIZE", "1")
-    launched_n = int(launched) if launched.isdigit() else 1
-    if launched_n > 1 and world_size != launched_n:
-        raise ConfigError(
-            f"the launcher started {launched_n} processes but they did not join one process "
-            f"group (the trainer sees {world_size}); without a GPU set trainer.use_cpu=true "
-            "(gloo), with GPUs check that each process sees one"
-        )
-
-
-def checkpoint_to_resume(run_dir: Path, resume: bool) -> Path | None:
-    """The checkpoint ``--resume`` continues, or None for a fresh run; refuses a fresh run into
-    a folder that holds checkpoints (``UserError``)."""
-    if resume:
-        ckpt = last_checkpoint(run_dir)
-        if ckpt is None:
-            raise UserError(
-                f"--resume: no checkpoint-N folder in {run_dir}; start without --resume"
-            )
-        return ckpt
-    # A fresh run would clear the logs but keep an earlier run's checkpoints: a later --resume
-    # would continue that other run, and save_total_limit could rotate away the new ones.
-    stale = last_checkpoint(run_dir)
-    if stale is not None:
-        raise UserError(
-            f"output_dir={run_dir} already holds {stale.name} from an earlier run: pass "
-            "--resume to continue it, or set a new output_dir (--set output_dir=...)"
-        )
-    return None
-
-
-def agreed_checkpoint(run_dir: Path, resume: bool, args: Any) -> Path | None:
-    """``checkpoint_to_resume`` once every rank is known to see the same run folder and the same
-    checkpoints (``paravt.train.shared_folder``); a mismatch stops every rank alike."""
-    world = int(args.world_size)
-    if world > 1:
-        from accelerate.utils import gather_object
-
-        rank = int(args.process_index)
-        check_same_folder(run_dir, rank, world, gather_object)
-        check_same_checkpoints(run_dir, last_checkpoint(run_dir), gather_object)
-    return checkpoint_to_resume(run_dir, resume)
-
-
 def start_run_folder(
     run_dir: Path,
     cfg: Any,
@@ -385,56 +247,6 @@ def start_run_folder(
         shutil.rmtree(run_dir / folder, ignore_errors=True)
 
 
-@contextmanager
-def whole_models(args: Any):
-    """Models built inside are whole, not ZeRO-3 partitions.
-
-    While the trainer's DeepSpeed config is live with stage 3, transformers builds every model
-    inside ``deepspeed.zero.Init``, which partitions each parameter as it is made: a collective.
-    The tiny model is built on the main process only (then saved for every rank to load), so a
-    partitioned build would wait for ranks that never join, and would save empty weights."""
-    hf_config = getattr(args, "hf_deepspeed_config", None)
-    if hf_config is None:
-        yield
-        return
-    from transformers.integrations.deepspeed import (
-        set_hf_deepspeed_config,
-        unset_hf_deepspeed_config,
-    )
-
-    unset_hf_deepspeed_config()
-    try:
-        yield
-    finally:
-        set_hf_deepspeed_config(hf_config)
-
-
-def shared_model_path(spec: str, run_dir: Path, args: Any) -> str:
-    """``resolve_model`` on the main process, the same path on every rank."""
-    model_path = None
-    if args.process_index == 0:
-        with whole_models(args):
-            model_path = resolve_model(spec, run_dir)
-    if args.world_size > 1:
-        from accelerate.utils import broadcast_object_list
-
-        holder = [model_path]
-        broadcast_object_list(holder, from_process=0)
-        model_path = holder[0]
-    return str(model_path)
-
-
-def rank_split(args: Any) -> Split:
-    """This process's share of the start-up checks (``args``: the trainer's process index and
-    world size)."""
-    world = int(args.world_size)
-    if world <= 1:
-        return Split()
-    from accelerate.utils import gather_object
-
-    return Split(rank=int(args.process_index), world=world, gather=gather_object)
-
-
 def training_rows(data: DataConfig, run_dir: Path, args: Any, console: Any = None):
     """``(rows, SkipReport)`` of the data section, the same rows on every rank (the videos are
     probed once, split across the ranks); the report goes to the run folder (main)."""
@@ -459,52 +271,14 @@ def training_rows(data: DataConfig, run_dir: Path, args: Any, console: Any = Non
     return rows, report
 
 
-def warn_if_plain_ddp_too_big(cfg: TrainCommandConfig, args: Any, model_path: str) -> str | None:
-    """Main process, plain DDP (no DeepSpeed, no FSDP), a model of 7 B parameters or more: log
-    the memory plan's numbers and the sharded strategies (``paravt.train.plan.ddp_warning``).
-    Counted on the meta device from the folder's config.json (a Hub id is skipped)."""
-    kind = str(getattr(getattr(args, "distributed_state", None), "distributed_type", ""))
-    if (
-        args.process_index != 0
-        or args.deepspeed
-        or args.fsdp
-        or kind.endswith(("FSDP", "DEEPSPEED"))
-    ):
-        return None
-    if not (Path(model_path) / "config.json").is_file():
-        return None
-    plan = plan_for_command(
-        cfg, world_size=args.world_size, strategy="ddp", shape=model_shape(model_path)
-    )
-    message = ddp_warning(plan)
-    if message:
-        logger.warning(message)
-    return message
-
-
-def leave_process_group() -> bool:
-    """Whether this process prints the command's result (rank 0, or no process group).
-
-    The process group is destroyed here, after a last barrier, once training is over: a rank
-    that exits with gloo's threads still running can abort at exit ("terminate called without
-    an active exception", exit -6) after its work is done, and the launcher then reports the
-    whole run as failed."""
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
-        return True
-    rank = dist.get_rank()
-    dist.barrier()
-    dist.destroy_process_group()
-    return rank == 0
-
-
 def load_model(model_path: str, args: Any):
     """``(model, processor)`` in the trainer's precision (bf16 / fp16 / fp32), left padding."""
     import torch
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    dtype = torch.bfloat16 if args.bf16 else (torch.float16 if args.fp16 else torch.float32)
+    from paravt.train.config import learner_dtype  # loads trl, as the caller already has
+
+    dtype = getattr(torch, learner_dtype(args))  # the one rule, also vLLM's (vllm_dtype)
     model = AutoModelForImageTextToText.from_pretrained(model_path, dtype=dtype)
     processor = AutoProcessor.from_pretrained(model_path)
     processor.tokenizer.padding_side = "left"
@@ -545,9 +319,9 @@ def run_training(
     line (``paravt.train.progress``), which then replaces HF's tqdm bar and printed log dicts.
     """
     # torch and trl load here, when a run starts: importing run.py stays light
+    from paravt.backends.vllm import require_vllm
     from paravt.train.metrics import MetricsJsonl
     from paravt.train.trainer import ParaGRPOTrainer
-    from paravt.train.vllm_backend import require_vllm
 
     run_dir = Path(cfg.output_dir)
     args = para_config(cfg)  # validates before anything heavy happens

@@ -29,13 +29,13 @@ through ``TrainingArguments``); generation unwraps the model with TRL's
 ``unwrap_model_for_generation``, which gathers ZeRO-3 parameters once per rollout
 (``ds3_gather_for_generation``) but leaves FSDP's sharded: there (and under ZeRO-3 without the
 gather) every forward of the rollout is a collective, and the policy backend samples in lockstep
-with the other ranks (``paravt.train.lockstep``). Under FSDP and ZeRO-3 the loss forwards are
+with the other ranks (``paravt.train.launch.lockstep``). Under FSDP and ZeRO-3 the loss forwards are
 collective too, so every rank holds the same number of loss rows and every row an image. A rank
 whose rollout raises tells the others at their next handshake (the lockstep's, or without one a
 handshake after the rollout), and they raise ``RankFailedError`` naming it.
 
 vLLM (``use_vllm=true``, ``vllm_mode`` server or colocate, every ``vllm_*`` key TRL's own): TRL
-builds its ``VLLMGeneration`` and the engine samples through it (``paravt.train.vllm_backend``:
+builds its ``VLLMGeneration`` and the engine samples through it (``paravt.backends.vllm``:
 lockstep calls across ranks, weights pushed once per step). The sampler's logprobs feed TRL's
 ``vllm_importance_sampling_correction`` as TRL computes it for single-turn rollouts: the policy's
 old log-probs are computed for every vLLM rollout, the ratio between them and the sampler's
@@ -49,6 +49,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -60,6 +61,16 @@ from trl.trainer.utils import nanmax, nanmin, nanstd, pad
 
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.backends.policy import PolicyBackend
+from paravt.backends.vllm import (
+    VLLMBackend,
+    budget_outside,
+    colocated_llm_settings,
+    importance_sampling_ratio,
+    missing_vllm_message,
+    require_vllm,
+)
+from paravt.backends.vllm_server import server_generation
 from paravt.errors import ConfigError, ParavtError
 from paravt.rewards import (
     RewardConfig,
@@ -71,19 +82,12 @@ from paravt.rewards import (
 )
 from paravt.train.advantages import GroupAdvantages, group_advantages
 from paravt.train.config import ParaGRPOConfig
+from paravt.train.episode_dump import dump_episodes
 from paravt.train.episode_errors import warn_if_every_episode_failed
 from paravt.train.gating import gated_frames
-from paravt.train.lockstep import Lockstep, announce_failure, exchange, filler_image
+from paravt.train.launch.lockstep import Lockstep, announce_failure, exchange, filler_image
 from paravt.train.metrics import episode_stats, step_metrics
-from paravt.train.policy_backend import PolicyBackend
 from paravt.train.streams import FeatureMismatchError, mm_token_type_ids, record_row
-from paravt.train.vllm_backend import (
-    VLLMBackend,
-    budget_outside,
-    importance_sampling_ratio,
-    missing_vllm_message,
-    require_vllm,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -177,21 +181,9 @@ class ParaGRPOTrainer(GRPOTrainer):
         if args.use_vllm:
             self._check_vllm(args, processing_class)
         check_strategy(args)
-        try:
-            super().__init__(
-                model=model,
-                reward_funcs=[para_reward],
-                args=args,
-                train_dataset=train_dataset,
-                processing_class=processing_class,
-                callbacks=callbacks,
-                **kwargs,
-            )
-        except ImportError as e:  # TRL's own "vLLM is not available" (e.g. a broken install)
-            if args.use_vllm and "vllm" in str(e).lower():
-                raise ConfigError(f"{missing_vllm_message(args.vllm_mode)} ({e})") from e
-            raise
+        self._init_trl(model, args, train_dataset, processing_class, callbacks, kwargs)
         self.para_args = args
+        self._check_vllm_dtype(args)
         zero3 = getattr(self, "is_deepspeed_enabled", False) and _zero_stage(self) == 3
         fsdp = bool(getattr(self, "is_fsdp_enabled", False))
         several = self.accelerator.num_processes > 1
@@ -206,21 +198,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         if args.use_vllm:
             self._backend = self._vllm_backend()
         else:
-            synced = generation_sync(fsdp, zero3, args.ds3_gather_for_generation)
-            self._backend = PolicyBackend(
-                self.model,
-                self.processing_class,
-                temperature=args.temperature,
-                top_p=args.top_p,
-                top_k=args.top_k or 0,
-                eos_token_ids=list(self.eos_token_ids),
-                suppress_vision_tokens=args.suppress_vision_tokens,
-                first_turn_text=args.first_turn_text,
-                with_logprobs=args.sampling_logprobs,
-                batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
-                synced_gpus=synced,
-                lockstep=Lockstep(gather_object) if synced is None and several else None,
-            )
+            self._backend = self._policy_backend(args, fsdp, zero3, several)
         ip = getattr(self.processing_class, "image_processor", None)
         self._merge = int(getattr(ip, "merge_size", 2)) ** 2
         tok = self._tokenizer
@@ -228,7 +206,81 @@ class ParaGRPOTrainer(GRPOTrainer):
         # Exposed for tests and the benchmark: what the last rollout saw. Records (frames, pixel
         # tensors) are kept only when asked, so training does not hold a stale batch.
         self.keep_last_rollout = False
+        self._dumping = True  # the episode dump until its size bound (train.episode_dump)
         self.last_rollout: dict[str, Any] = {}
+
+    def _init_trl(self, model, args, train_dataset, processing_class, callbacks, kwargs) -> None:
+        """TRL's own construction, with paravt's vLLM choices around it: in server mode TRL
+        builds no vLLM generator (its client and NCCL push cannot run on vLLM 0.32+; paravt's
+        own client does, ``paravt.backends.vllm_server``); colocated, vLLM is built in the
+        learner's dtype and seeded by the trainer's seed (``colocated_llm_settings``)."""
+        own_server = bool(args.use_vllm and args.vllm_mode == "server")
+        colocated = args.use_vllm and args.vllm_mode == "colocate"
+        try:
+            if own_server:
+                args.use_vllm = False
+            with (
+                colocated_llm_settings(args.vllm_dtype, args.vllm_seed)
+                if colocated
+                else nullcontext()
+            ):
+                super().__init__(
+                    model=model,
+                    reward_funcs=[para_reward],
+                    args=args,
+                    train_dataset=train_dataset,
+                    processing_class=processing_class,
+                    callbacks=callbacks,
+                    **kwargs,
+                )
+        except ImportError as e:  # TRL's own "vLLM is not available" (e.g. a broken install)
+            if args.use_vllm and "vllm" in str(e).lower():
+                raise ConfigError(f"{missing_vllm_message(args.vllm_mode)} ({e})") from e
+            raise
+        finally:
+            if own_server:
+                args.use_vllm = True
+        if own_server:
+            self.use_vllm = True
+            self.vllm_generation = server_generation(self)
+
+    def _check_vllm_dtype(self, args: ParaGRPOConfig) -> None:
+        """Colocated: says which dtype and seed vLLM was built with, and warns where it samples
+        in another dtype than the learner's (their log-probs then differ by the rounding)."""
+        if not (args.use_vllm and args.vllm_mode == "colocate"):
+            return
+        logger.info(
+            "colocated vLLM built in %s, seed %d + process index // tensor-parallel size",
+            args.vllm_dtype,
+            args.vllm_seed,
+        )
+        if args.vllm_dtype != "auto" and self.model.dtype != getattr(torch, args.vllm_dtype):
+            logger.warning(
+                "colocated vLLM samples in %s, the learner is %s: their log-probs differ by the "
+                "rounding (trainer.vllm_dtype=learner samples in the learner's own)",
+                args.vllm_dtype,
+                self.model.dtype,
+            )
+
+    def _policy_backend(
+        self, args: ParaGRPOConfig, fsdp: bool, zero3: bool, several: bool
+    ) -> PolicyBackend:
+        """The in-process sampler: the policy itself, synced or in lockstep under sharding."""
+        synced = generation_sync(fsdp, zero3, args.ds3_gather_for_generation)
+        return PolicyBackend(
+            self.model,
+            self.processing_class,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            top_k=args.top_k or 0,
+            eos_token_ids=list(self.eos_token_ids),
+            suppress_vision_tokens=args.suppress_vision_tokens,
+            first_turn_text=args.first_turn_text,
+            with_logprobs=args.sampling_logprobs,
+            batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
+            synced_gpus=synced,
+            lockstep=Lockstep(gather_object) if synced is None and several else None,
+        )
 
     # -- vLLM --------------------------------------------------------------------------------
     @staticmethod
@@ -437,10 +489,14 @@ class ParaGRPOTrainer(GRPOTrainer):
         if row is None:
             return self._no_loss_row()
         row["turns"] = _turn_spans(record)
+        # TRL's mask_truncated_completions: an episode whose last turn was cut at the token limit
+        # stays out of the loss (its tokens still count in the metrics)
+        row["truncated"] = bool(record.turns) and record.turns[-1].finish_reason == "length"
         texts, prefix = [t.text for t in record.turns], record.prefix or ""
         row["open_think"] = open_think_turns(texts, prefix)
+        rewards = self.para_args.rewards
         row["think_closed"] = substantive_close_turns(
-            texts, prefix, self.para_args.rewards.think_min_chars
+            texts, prefix, rewards.think_min_chars, rewards.think_min_words
         )
         return row
 
@@ -579,7 +635,13 @@ class ParaGRPOTrainer(GRPOTrainer):
 
         def padded(values, value, side: str, dtype=torch.long) -> torch.Tensor:
             tensors = [torch.as_tensor(v, dtype=dtype) for v in values]
-            return pad(tensors, padding_value=value, padding_side=side).to(device)
+            # TRL's pad_to_multiple_of ("auto": 128 on Neuron, else none) pads as TRL's rollout does
+            return pad(
+                tensors,
+                padding_value=value,
+                padding_side=side,
+                pad_to_multiple_of=self.pad_to_multiple_of,
+            ).to(device)
 
         b: dict[str, Any] = {
             "prompt_ids": padded([r["prompt"] for r in rows], pad_id, "left"),
@@ -589,6 +651,9 @@ class ParaGRPOTrainer(GRPOTrainer):
             "tool_mask": padded([r["mask"] for r in rows], 0, "right"),
             "sampling_logps": padded([r["logps"] for r in rows], 0.0, "right", torch.float32),
         }
+        if self.mask_truncated_completions:
+            kept = [not r.get("truncated", False) for r in rows]
+            b["tool_mask"] = b["tool_mask"] * torch.tensor(kept, device=device).unsqueeze(1).long()
         b["loss_mask"] = b["completion_mask"] * b["tool_mask"]
         b["num_items_in_batch"] = self.accelerator.gather(b["loss_mask"].sum()).sum()
         b["prompt_completion_ids"] = torch.cat([b["prompt_ids"], b["completion_ids"]], dim=1)
@@ -756,12 +821,21 @@ class ParaGRPOTrainer(GRPOTrainer):
         return ratio
 
     def _log_episodes(self, records, breakdowns, ep_inputs, advantages, epoch, mode):
-        """One JSON row per episode in ``episodes/rank{r}.jsonl`` (K, rewards, calls, status)."""
-        if not self.para_args.episode_log or mode != "train":
-            return
+        """One JSON row per episode in ``episodes/rank{r}.jsonl`` (K, rewards, calls, status),
+        and every ``episode_dump_every``-th step the whole episodes (``train.episode_dump``)."""
         from pathlib import Path
 
         folder = Path(self.args.output_dir) / "episodes"
+        step, every = int(self.state.global_step) + 1, self.para_args.episode_dump_every
+        if mode == "train" and every and (step - 1) % every == 0 and self._dumping:
+            rows = [(r, b, e.frames_k, adv) for r, b, e, adv in
+                    zip(records, breakdowns, ep_inputs, advantages, strict=True)]  # fmt: skip
+            self._dumping = dump_episodes(
+                folder, step, self.accelerator.process_index, rows,
+                self.para_args.episode_dump_thumb, int(self.para_args.episode_dump_max_mb * 1e6),
+            )  # fmt: skip
+        if not self.para_args.episode_log or mode != "train":
+            return
         folder.mkdir(parents=True, exist_ok=True)
         rank = self.accelerator.process_index
         with (folder / f"rank{rank}.jsonl").open("a") as f:

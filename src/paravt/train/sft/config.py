@@ -27,12 +27,12 @@ from paravt.train.run import DataConfig
 class TrajectoryConfig:
     """The trajectory backend and how the episodes are played.
 
-    ``backend``: ``scripted`` (``paravt.agent.backends.scripted.ScriptedBackend``; ``options.script`` is
+    ``backend``: ``scripted`` (``paravt.backends.scripted.ScriptedBackend``; ``options.script`` is
     a list of turns, a mapping of row id to turns, or a JSON file holding either), ``hf`` (a
-    teacher model through ``paravt.agent.backends.make_backend``; ``options`` are
+    teacher model through ``paravt.backends.make_backend``; ``options`` are
     ``BackendConfig`` keys, its tokenizer must be the student's), or an import path
     ``module:Attr`` called with ``options`` as keyword arguments (plus ``processor=`` when it takes
-    one), e.g. ``paravt.toy.oracle:ToyOracleBackend`` with ``{tool_prior: 0.9, format_noise: 0.2}``.
+    one), e.g. ``paravt.backends.toy_oracle:ToyOracleBackend`` with ``{tool_prior: 0.9, format_noise: 0.2}``.
     The backend must work in token space (have a ``codec``): SFT trains on the engine's ids.
     ``batch_size``: episodes per engine run (one batched video pass per tool round).
     """

@@ -23,13 +23,13 @@ from typing import Any
 from paravt.agent.engine import EpisodeEngine
 from paravt.config import build, merge, parse_overrides, read_yaml, typed_leaves
 from paravt.errors import ConfigError
+from paravt.train.launch.checkpoints import agreed_checkpoint
+from paravt.train.launch.process_group import join_process_group
+from paravt.train.launch.startup import shared_model_path
 from paravt.train.run import (
-    agreed_checkpoint,
-    join_process_group,
     load_model,
     make_builtin_data,
     recipe_path,
-    shared_model_path,
     start_run_folder,
     train_and_save,
     training_rows,

@@ -23,8 +23,6 @@ failed generation), has no generated token, or is longer than ``max_length``.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
 import logging
 from pathlib import Path
@@ -32,12 +30,9 @@ from typing import Any
 
 import torch
 
-from paravt.agent.backends import make_backend
-from paravt.agent.backends.base import BACKEND_MEMBERS, Backend
-from paravt.agent.backends.scripted import ScriptedBackend
-from paravt.agent.config import BackendConfig
 from paravt.agent.records import EpisodeInput, ImageItem
-from paravt.config import build
+from paravt.backends.base import Backend
+from paravt.backends.factory import backend_from_spec
 from paravt.errors import ConfigError
 from paravt.train.gating import gated_frames
 from paravt.train.streams import record_row
@@ -47,82 +42,13 @@ logger = logging.getLogger(__name__)
 #: label of tokens the loss ignores (HF / TRL convention)
 IGNORE_INDEX = -100
 CACHE_DIR = "trajectories"
-BUILTIN_BACKENDS = ("scripted", "hf")
 
 
 # -- the backend ---------------------------------------------------------------------------------
-def _scripted(options: dict, processor: Any):
-    opts = dict(options)
-    script = opts.pop("script", None)
-    if script is None:
-        raise ConfigError(
-            "trajectories.backend=scripted needs trajectories.options.script (a list of turns, "
-            "a mapping of row id to turns, or a JSON file holding either)"
-        )
-    if isinstance(script, str):
-        try:
-            script = json.loads(Path(script).read_text())
-        except (OSError, ValueError) as e:
-            raise ConfigError(f"trajectories.options.script={script}: not a JSON file ({e})") from e
-    return ScriptedBackend(script, processor=processor, **opts)
-
-
-def _hf(options: dict, processor: Any):
-    backend = make_backend(
-        build(BackendConfig, {**options, "kind": "hf"}, prefix="trajectories.options.")
-    )
-    teacher = backend.codec.tokenizer.get_vocab()
-    if teacher != getattr(processor, "tokenizer", processor).get_vocab():
-        raise ConfigError(
-            "trajectories.backend=hf: the teacher's tokenizer differs from the student's; its "
-            "token ids would mean other words to the student (use a teacher of the same family)"
-        )
-    return backend
-
-
-def _imported(spec: str, options: dict, processor: Any):
-    module_name, _, attr = spec.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as e:
-        raise ConfigError(
-            f"trajectories.backend={spec}: cannot import {attr!r} from {module_name!r} ({e})"
-        ) from e
-    kwargs = dict(options)
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):  # a builtin or C callable: pass the options only
-        params = {}
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    if ("processor" in params or takes_any) and "processor" not in kwargs:
-        kwargs["processor"] = processor
-    try:
-        return factory(**kwargs)
-    except TypeError as e:
-        raise ConfigError(f"trajectories.backend={spec}: bad trajectories.options ({e})") from e
-
-
 def make_trajectory_backend(spec: str, options: dict, processor: Any) -> Backend:
-    """The backend ``trajectories.backend`` names, in token space over ``processor``."""
-    if spec == "scripted":
-        backend = _scripted(options, processor)
-    elif spec == "hf":
-        backend = _hf(options, processor)
-    elif ":" in spec:
-        backend = _imported(spec, options, processor)
-    elif spec == "openai":  # a chat server returns text, never the ids the student trains on
-        backend = None
-    else:
-        raise ConfigError(
-            f"trajectories.backend={spec!r}: use {' or '.join(BUILTIN_BACKENDS)}, or an import "
-            "path module:Attr (e.g. paravt.toy.oracle:ToyOracleBackend)"
-        )
-    if backend is not None and not isinstance(backend, Backend):
-        missing = [name for name in BACKEND_MEMBERS if not hasattr(backend, name)]
-        raise ConfigError(
-            f"trajectories.backend={spec}: {type(backend).__name__} is not a backend (it has no "
-            f"{', '.join(missing)}); subclass paravt.agent.backends.base.BackendBase"
-        )
+    """The backend ``trajectories.backend`` names (``paravt.backends.factory.backend_from_spec``),
+    in token space over ``processor``: one without a codec is refused, SFT trains on ids."""
+    backend = backend_from_spec(spec, options, processor, section="trajectories")
     if backend is None or backend.codec is None:
         raise ConfigError(
             f"trajectories.backend={spec}: the backend works on chat messages only (no codec); "

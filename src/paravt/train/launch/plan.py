@@ -34,6 +34,12 @@ the sub-agents of a round (``evidence: subagent``) are one more batch of shorter
 Loss: one micro-batch (``per_device_train_batch_size`` rows) of the longest context, with the
 activation formulas written next to each line (estimates, not measurements).
 
+With vLLM (``trainer.use_vllm``) the rollout is vLLM's: colocated, its
+``vllm_gpu_memory_utilization`` share of each GPU is held all run (only while rolling out with
+sleep mode) and must hold its bf16 weights (``P × 2 / vllm_tensor_parallel_size``); in server
+mode only the trainer side counts (the server's GPUs are others): the unit the weight push
+gathers at a time under ZeRO-3 / FSDP2. The step-time estimate is ``step_time.py``'s.
+
 The longest context comes from the recipe's caps: K frames (the largest of ``gating_choices``, or
 ``engine.frames``) × image tokens a frame at the overview's ``max_pixels``, plus the prompt text,
 plus every turn at its token budget and every tool turn at ``max_parallel`` calls (window frames ×
@@ -65,6 +71,8 @@ CALL_TEXT_TOKENS = 32
 SUBAGENT_TEXT_TOKENS = 512
 #: models of this many parameters and more are warned about under plain DDP at train start
 DDP_WARN_PARAMS = 7e9
+#: TRL 1.16's ``GRPOConfig.vllm_gpu_memory_utilization`` default (the test checks it against TRL)
+TRL_VLLM_GPU_MEMORY_UTILIZATION = 0.3
 
 
 @dataclass(frozen=True)
@@ -166,6 +174,22 @@ class Launch:
     gradient_checkpointing: bool
     gather_for_generation: bool = True
     subagent_in_loss: bool = False
+    #: optimizer micro-batches a step (``gradient_accumulation_steps``)
+    accumulation: int = 1
+    #: rollouts a generation is reused for (TRL's ``num_iterations``)
+    num_iterations: int = 1
+    use_vllm: bool = False
+    #: ``colocate`` (an engine in every training process) or ``server`` (its own GPUs)
+    vllm_mode: str = "colocate"
+    vllm_gpu_memory_utilization: float = TRL_VLLM_GPU_MEMORY_UTILIZATION
+    vllm_tensor_parallel_size: int = 1
+    #: ``vllm_enable_sleep_mode``: the colocated engine frees its share while the loss runs
+    vllm_sleep: bool = False
+    vllm_importance_sampling: bool = True
+
+    @property
+    def colocated_vllm(self) -> bool:
+        return self.use_vllm and self.vllm_mode == "colocate"
 
 
 @dataclass(frozen=True)
@@ -196,8 +220,26 @@ class MemoryPlan:
         )
 
     @property
+    def vllm_share(self) -> float:
+        """Bytes a colocated vLLM engine may take of each GPU (0 without one)."""
+        if not self.launch.colocated_vllm:
+            return 0.0
+        return self.launch.vllm_gpu_memory_utilization * self.gpu_bytes
+
+    @property
+    def vllm_weights(self) -> float:
+        """Bytes of the colocated engine's bf16 weights on one GPU (its tensor-parallel shard)."""
+        if not self.launch.colocated_vllm:
+            return 0.0
+        return self.shape.params * 2 / max(1, self.launch.vllm_tensor_parallel_size)
+
+    @property
     def fits(self) -> bool:
-        return self.total <= self.gpu_bytes
+        """The peak fits the GPU, and a colocated engine's share holds its own weights (vLLM
+        refuses to start when its weights leave no room for a KV cache)."""
+        if self.total > self.gpu_bytes:
+            return False
+        return not self.launch.colocated_vllm or self.vllm_weights < self.vllm_share
 
     def item(self, name: str) -> Item:
         for it in self.items:
@@ -211,6 +253,7 @@ class MemoryPlan:
             "params": self.shape.params,
             "strategy": self.launch.strategy,
             "world_size": self.launch.world_size,
+            "vllm": self.launch.vllm_mode if self.launch.use_vllm else None,
             "context_tokens": self.context.context_tokens,
             "items": [
                 {
@@ -298,6 +341,42 @@ def state_items(shape: ModelShape, launch: Launch) -> list[Item]:
 
 def kv_bytes_per_token(shape: ModelShape, dtype_bytes: int = 2) -> int:
     return 2 * shape.layers * shape.kv_heads * shape.head_dim * dtype_bytes
+
+
+def vllm_items(shape: ModelShape, launch: Launch, gpu_bytes: float) -> list[Item]:
+    """What vLLM takes of a trainer GPU. Colocated: its ``vllm_gpu_memory_utilization`` share of
+    every GPU (vLLM reserves the share at start for its weights, activations and KV cache, and
+    keeps it all run; with sleep mode it frees it while the loss runs). Server mode: nothing, the
+    server's GPUs are others; the trainer only gathers a unit at a time to push the weights."""
+    out: list[Item] = []
+    if launch.colocated_vllm:
+        u, tp = launch.vllm_gpu_memory_utilization, max(1, launch.vllm_tensor_parallel_size)
+        share = u * gpu_bytes
+        weights = shape.params * 2 / tp
+        kv = max(0.0, share - weights) / kv_bytes_per_token(shape)
+        out.append(
+            Item(
+                "vllm engine (colocate)",
+                share,
+                f"vllm_gpu_memory_utilization {u:g} × {gpu_bytes / GB:.0f} GB: its weights "
+                f"P × 2 / tp {tp} = {weights / GB:.2f} GB, activations and KV cache the rest "
+                f"(at most {kv:,.0f} tokens)"
+                + ("; freed while the loss runs (sleep mode)" if launch.vllm_sleep else ""),
+                "rollout" if launch.vllm_sleep else "state",
+            )
+        )
+    else:
+        out.append(Item("vllm server", 0.0, "on its own GPUs: not counted here"))
+    if launch.strategy in ("zero3", "fsdp2"):
+        out.append(
+            Item(
+                "rollout: weight push",
+                shape.largest_unit * 2,
+                "largest unit × 2 bytes (the push gathers the shards a unit at a time)",
+                "rollout",
+            )
+        )
+    return out
 
 
 def rollout_items(shape: ModelShape, launch: Launch, ctx: ContextBudget) -> list[Item]:
@@ -406,11 +485,12 @@ def memory_plan(
     if launch.strategy not in STRATEGIES:
         raise ConfigError(f"strategy {launch.strategy!r}: choose one of {', '.join(STRATEGIES)}")
     plan = MemoryPlan(shape, launch, ctx, gpu_gb * GB)
-    plan.items = (
-        state_items(shape, launch)
-        + rollout_items(shape, launch, ctx)
-        + loss_items(shape, launch, ctx)
+    rollout = (
+        vllm_items(shape, launch, plan.gpu_bytes)
+        if launch.use_vllm
+        else rollout_items(shape, launch, ctx)
     )
+    plan.items = state_items(shape, launch) + rollout + loss_items(shape, launch, ctx)
     return plan
 
 
@@ -425,6 +505,13 @@ def fix_for(plan: MemoryPlan) -> str | None:
         return (
             "shard the model: launch with DeepSpeed ZeRO-3 (--set trainer.deepspeed=ds_zero3.json) "
             "or FSDP2 (accelerate launch --config_file fsdp.yaml), docs/TRAIN.md 'Multi-GPU'"
+        )
+    if launch.colocated_vllm and plan.vllm_weights >= plan.vllm_share:
+        return (
+            f"vLLM's share ({launch.vllm_gpu_memory_utilization:g} × {gpu / GB:.0f} GB) cannot "
+            f"hold its {plan.vllm_weights / GB:.1f} GB of weights: raise "
+            "trainer.vllm_gpu_memory_utilization or trainer.vllm_tensor_parallel_size, or use "
+            "vllm_mode=server"
         )
     if state > gpu:
         return (
@@ -441,6 +528,7 @@ def fix_for(plan: MemoryPlan) -> str | None:
         rollout > loss
         and launch.strategy == "zero3"
         and launch.gather_for_generation
+        and not launch.use_vllm
         and state + rollout - plan.item("rollout: gathered weights").bytes <= gpu
     ):
         return "--set trainer.ds3_gather_for_generation=false (slower, lock-stepped generation)"
@@ -458,8 +546,9 @@ def format_plan(plan: MemoryPlan) -> str:
         f"model {s.name}: {s.params / 1e9:.3f} B parameters ({s.params:,}); strategy "
         f"{la.strategy}, {la.world_size} GPU(s), {'bf16' if la.bf16 else 'fp32'}",
         f"longest context: {ctx.formula()}",
-        f"rollout: {la.rollout_batch} episodes a rank; loss: {rows_a_forward(la, ctx)} row(s) "
-        "a forward",
+        f"rollout: {la.rollout_batch} episodes a rank"
+        + (f", sampled by vLLM ({la.vllm_mode})" if la.use_vllm else ", sampled by HF generate")
+        + f"; loss: {rows_a_forward(la, ctx)} row(s) a forward",
         "",
         f"{'per GPU':<28} {'GB':>8}  formula",
     ]
@@ -572,6 +661,16 @@ def launch_of(trainer: dict, strategy: str, world_size: int) -> Launch:
         gradient_checkpointing=bool(trainer.get("gradient_checkpointing", False)),
         gather_for_generation=bool(trainer.get("ds3_gather_for_generation", True)),
         subagent_in_loss=bool(trainer.get("subagent_in_loss", False)),
+        accumulation=accum,
+        num_iterations=int(trainer.get("num_iterations", 1)),
+        use_vllm=bool(trainer.get("use_vllm", False)),
+        vllm_mode=str(trainer.get("vllm_mode", "colocate")),
+        vllm_gpu_memory_utilization=float(
+            trainer.get("vllm_gpu_memory_utilization", TRL_VLLM_GPU_MEMORY_UTILIZATION)
+        ),
+        vllm_tensor_parallel_size=int(trainer.get("vllm_tensor_parallel_size", 1)),
+        vllm_sleep=bool(trainer.get("vllm_enable_sleep_mode", False)),
+        vllm_importance_sampling=bool(trainer.get("vllm_importance_sampling_correction", True)),
     )
 
 
@@ -619,7 +718,7 @@ def model_shape(spec: str) -> ModelShape:
     import torch  # heavy: only a plan that is asked for loads it
 
     if spec.startswith("tiny:"):
-        from paravt.testing.tiny import build_tiny
+        from paravt.models.tiny import build_tiny
 
         parts = spec.split(":")
         arch = parts[1] or "qwen3-vl"

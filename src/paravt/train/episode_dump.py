@@ -1,0 +1,91 @@
+"""Whole training episodes kept for a person to browse (``paravt view``), bounded in size.
+
+``episodes/rank{r}.jsonl`` (``episode_log``) keeps a few numbers per episode; to see what the
+policy looked at and wrote, every ``episode_dump_every``-th step's episodes are also written to
+``episodes/dump-rank{r}.jsonl``: the episode record (turns, calls, windows, answer:
+``agent.records.view_dict``), its reward terms, the K gating chose and its advantage, and its
+frames (the images the model saw, shrunk to ``episode_dump_thumb`` pixels wide, JPEG) under
+``episodes/frames/``. Once the dump reaches ``episode_dump_max_mb`` it stops (one warning), so
+a long run cannot fill its disk.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+from paravt.agent.records import view_dict
+
+logger = logging.getLogger(__name__)
+
+
+def _size(folder: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(folder):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                continue
+    return total
+
+
+def _thumb(data, path: Path, width: int) -> None:
+    from paravt.video.sheet import frame_image
+
+    img = frame_image(data)
+    if img.width > width:
+        img = img.resize((width, max(1, round(img.height * width / img.width))))
+    img.save(path, format="JPEG", quality=85)
+
+
+def dump_episodes(
+    folder: Path,
+    step: int,
+    rank: int,
+    rows: list[tuple],
+    thumb_width: int,
+    max_bytes: int,
+) -> bool:
+    """Append ``rows`` (record, reward breakdown or None, K, advantage) of ``step`` to the dump
+    in ``folder`` (the run's ``episodes/``); False once the size bound stopped it."""
+    frames = folder / "frames"
+    frames.mkdir(parents=True, exist_ok=True)
+    used = _size(folder)
+    if used >= max_bytes:
+        return False
+    with (folder / f"dump-rank{rank}.jsonl").open("a") as fh:
+        for n, (record, breakdown, k, advantage) in enumerate(rows):
+            stored = []
+            for i, item in enumerate(record.images):
+                if used >= max_bytes:
+                    break
+                name = f"s{step}-r{rank}-e{n}-{i}.jpg"
+                _thumb(item.data, frames / name, thumb_width)
+                used += (frames / name).stat().st_size
+                stored.append({"source": item.source, "time": float(item.time), "file": name})
+            reward = None
+            if breakdown is not None:
+                reward = {
+                    k_: getattr(breakdown, k_) for k_ in ("acc", "fmt", "anchor", "tool", "total")
+                }
+            line = json.dumps(
+                {"step": step, "rank": rank, "k": k, "advantage": advantage, "reward": reward,
+                 "record": view_dict(record), "frames": stored,
+                 "frames_dropped": len(record.images) - len(stored)},
+                default=str,
+            )  # fmt: skip
+            fh.write(line + "\n")
+            used += len(line) + 1
+    if used >= max_bytes:
+        logger.warning(
+            "episode dump reached episode_dump_max_mb (%.1f MB) at step %d: no more episodes are "
+            "dumped in %s",
+            max_bytes / 1e6,
+            step,
+            folder,
+        )
+        return False
+    return True

@@ -1,0 +1,14 @@
+"""Launching a training run: everything between "a recipe was read" and "the trainer steps".
+
+- ``plan``: the per-GPU memory plan (``paravt train --plan``) and the plain-DDP warning;
+- ``process_group``: join a CPU launch's gloo group before HF builds its arguments, check that
+  every launched process joined, leave it after a last barrier;
+- ``checkpoints``: which checkpoint a run continues, agreed by every rank;
+- ``shared_folder``: the check that every rank sees one run folder;
+- ``startup``: one model path for all ranks, each rank's share of the data checks;
+- ``lockstep``: the ranks' small gathers that keep collective generate calls in step (read by
+  the trainer's rollout and by the samplers in ``paravt.backends``).
+
+``paravt.train.run`` and ``paravt.train.sft.run`` compose these; the trainer core imports only
+``lockstep``.
+"""

@@ -1,0 +1,189 @@
+"""Every launch command in docs/TRAIN.md goes through ``paravt train --plan`` and must fit.
+
+Why: the docs' examples went stale as the recipes changed (a multi-node example at 98 prompts a
+step and ~273 GB a GPU, a colocated-vLLM example under plain DDP). Each fenced ``bash`` block's
+``paravt train`` line, alone or under ``torchrun`` / ``accelerate launch``, is parsed here: the
+launcher gives the world size (``--nnodes × --nproc_per_node``, ``--num_processes``) and the
+accelerate config; the accelerate and DeepSpeed files it names are the ones the docs print
+(their ``yaml`` / ``json`` blocks); a model folder is replaced by a folder holding only that
+model's ``config.json`` (no weight, no download). The plan then runs in-process through the CLI
+and must exit 0: it fits the GPU it names, and the step-time estimate computes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from paravt.cli.main import main
+from paravt.train.run import load_command_config
+
+ROOT = Path(__file__).resolve().parents[2]
+TRAIN_MD = ROOT / "docs" / "TRAIN.md"
+DATA = ROOT / "tests" / "train" / "data"
+#: a model's folder name in the docs -> a folder with its published config.json
+MODEL_CONFIGS = {
+    "Qwen3-VL-8B-Instruct": DATA / "qwen3-vl-8b",
+    "qwen3-vl-8b": DATA / "qwen3-vl-8b",
+    "Qwen3-VL-2B-Instruct": DATA / "qwen3-vl-2b",
+}
+#: run folders the docs train from, and the model they hold (sft-toy fine-tunes its toy preset)
+RUN_MODELS = {"runs/sft-toy/final": "tiny:qwen3-vl:toy"}
+#: how many train launch commands docs/TRAIN.md holds at least (a parser that finds none fails)
+MIN_COMMANDS = 10
+
+FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
+
+
+def fenced_blocks(text: str) -> list[tuple[str, int, str]]:
+    """``(language, first line number, body)`` of every fenced block (indented ones too)."""
+    out, lang, start, body = [], None, 0, []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = FENCE.match(line)
+        if m and lang is None:
+            lang, start, body = m.group(2) or "text", n + 1, []
+        elif m and lang is not None:
+            out.append((lang, start, "\n".join(body)))
+            lang = None
+        elif lang is not None:
+            body.append(line)
+    return out
+
+
+def train_commands(text: str) -> list[tuple[int, str]]:
+    """``(line number, command)`` of each train launch in the bash blocks (continuations
+    joined, comments dropped)."""
+    out = []
+    for lang, start, body in fenced_blocks(text):
+        if lang != "bash":
+            continue
+        joined, first = "", None
+        for n, line in enumerate(body.splitlines(), start):
+            stripped = line.strip()
+            if not joined and (not stripped or stripped.startswith("#")):
+                continue
+            first = n if not joined else first
+            joined += " " + stripped.rstrip("\\").strip()
+            if stripped.endswith("\\"):
+                continue
+            words = shlex.split(joined)
+            if _is_train(words):
+                out.append((first, joined.strip()))
+            joined = ""
+    return out
+
+
+def _is_train(words: list[str]) -> bool:
+    for i, w in enumerate(words[:-1]):
+        if (w.endswith("paravt") or w == "paravt.cli.main") and words[i + 1] == "train":
+            return True
+    return False
+
+
+def doc_config_files(text: str, folder: Path) -> None:
+    """The accelerate / DeepSpeed files the docs print, written under the names they use."""
+    for lang, _, body in fenced_blocks(text):
+        if lang == "yaml":
+            data = yaml.safe_load(body)
+            if not isinstance(data, dict):
+                continue
+            kind = str(data.get("distributed_type", ""))
+            name = {"MULTI_GPU": "ddp.yaml", "FSDP": "fsdp.yaml"}.get(kind)
+            if kind == "DEEPSPEED":
+                name = f"zero{data['deepspeed_config']['zero_stage']}.yaml"
+            if name:
+                (folder / name).write_text(body)
+        elif lang == "json" and "zero_optimization" in body:
+            stage = json.loads(body)["zero_optimization"]["stage"]
+            (folder / f"ds_zero{stage}.json").write_text(body)
+
+
+def plan_argv(command: str) -> list[str]:
+    """The ``paravt train --plan`` arguments of a documented launch command."""
+    words = shlex.split(command)
+    while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):  # VAR=value prefixes
+        words.pop(0)
+    at = next(i for i in range(len(words) - 1) if words[i + 1] == "train" and _is_train(words[i:]))
+    launcher = words[:at]
+    args = [w for w in words[at + 2 :] if w != "..."]  # "..." elides the data keys
+    world, acc_config = None, None
+    if launcher and launcher[0] == "torchrun":
+        opts = _options(launcher[1:])
+        world = int(opts.get("--nnodes", 1)) * int(opts.get("--nproc_per_node", 1))
+    elif launcher[:2] == ["accelerate", "launch"]:
+        opts = _options(launcher[2:])
+        acc_config = opts.get("--config_file")
+        if "--num_processes" in opts:
+            world = int(opts["--num_processes"])
+    overrides = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--set"]
+    config = args[args.index("--config") + 1]
+    model = next((o.split("=", 1)[1] for o in overrides[::-1] if o.startswith("model=")), None)
+    if model is None:
+        model = load_command_config(config, tuple(overrides), check_trainer=False).model
+    argv = ["train", *args, "--set", f"model={_config_folder(model)}"]
+    if "--plan" not in args:
+        argv.append("--plan")
+    if world and "--world-size" not in args:
+        argv += ["--world-size", str(world)]
+    if acc_config and "--accelerate-config" not in args:
+        argv += ["--accelerate-config", acc_config]
+    return argv
+
+
+def _options(words: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i, w in enumerate(words):
+        if w.startswith("--"):
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            out[w] = "" if nxt.startswith("-") else nxt
+    return out
+
+
+def _config_folder(model: str) -> str:
+    if model.startswith("tiny:"):
+        return model
+    if model in RUN_MODELS:
+        return RUN_MODELS[model]
+    name = Path(model).name
+    if name not in MODEL_CONFIGS:
+        raise AssertionError(
+            f"model={model!r}: no config.json for it in tests/train/data (MODEL_CONFIGS); name a "
+            "model the docs test knows, or add its published config.json"
+        )
+    return str(MODEL_CONFIGS[name])
+
+
+COMMANDS = train_commands(TRAIN_MD.read_text())
+
+
+def test_the_docs_hold_the_launch_commands():
+    assert len(COMMANDS) >= MIN_COMMANDS, COMMANDS
+    for launcher in ("torchrun ", "accelerate launch ", "paravt train "):
+        assert any(launcher in c for _, c in COMMANDS), launcher
+
+
+@pytest.mark.parametrize("line,command", COMMANDS, ids=[f"TRAIN.md:{n}" for n, _ in COMMANDS])
+def test_every_documented_launch_fits_its_plan(line, command, tmp_path, monkeypatch, capsys):
+    doc_config_files(TRAIN_MD.read_text(), tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    argv = plan_argv(command)
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert rc == 0, f"docs/TRAIN.md:{line}: {command}\n  plan: paravt {shlex.join(argv)}\n{err}"
+    assert "fits" in out and "step time, an ESTIMATE" in out, out
+
+
+def test_a_stale_launch_is_caught():
+    """The multi-node example as it stood (plain DDP, 7 prompts a rank on top of the recipe's
+    accumulation of 7) is refused by the same path."""
+    stale = (
+        "torchrun --nnodes 2 --nproc_per_node 8 -m paravt.cli.main train --config paragrpo "
+        "--set model=/shared/models/Qwen3-VL-8B-Instruct --set trainer.per_device_train_batch_size=7"
+    )
+    assert main(plan_argv(stale)) == 2
