@@ -230,8 +230,8 @@ def command(
     """Answer QUESTION about VIDEO with parallel crop_video tool calls."""
     from pathlib import Path
 
-    from paravt.agent.backends import check_serving, make_backend
     from paravt.agent.engine import EpisodeEngine
+    from paravt.backends.factory import check_serving, make_backend
 
     kw["question_type"] = question_type
     cfg = resolve_config(InferConfig, config_path, overrides, with_demo_defaults(_flags(kw)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from paravt.agent.safe_text import visible
 from paravt.grammar import parse_turn
 from paravt.rewards.answers import LETTERS
 
@@ -28,7 +29,7 @@ STATUS_STYLE = {"ok": "green", "error": "red", "ignored": "yellow"}
 
 
 def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
+    flat = visible(" ".join(str(text).split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -85,7 +86,9 @@ def _calls_table(calls: list[Any]):
             detail = "not run (answering turn)"
         else:
             detail = f"{escape(c.error_kind or 'error')}: {escape(_one_line(c.error or '', 220))}"
-        table.add_row(f"  call {c.index}", escape(_window(c)), f"[{style}]{c.status}[/]", detail)
+        table.add_row(
+            f"  call {c.index}", escape(visible(_window(c))), f"[{style}]{c.status}[/]", detail
+        )
     return table
 
 
@@ -100,17 +103,19 @@ def episode_view(rec: Any):
     length = f" ({float(dur):.1f} s)" if dur else ""
     parts.append(
         Text.from_markup(
-            f"[bold]{escape(rec.id)}[/] · {escape(rec.video)}{length} · {rec.mode}/{rec.evidence}"
+            f"[bold]{escape(visible(rec.id))}[/] · {escape(visible(rec.video))}{length} · {rec.mode}/{rec.evidence}"
         )
     )
     parts.append(
-        Text.from_markup(f"[bold]Question[/] ({rec.question_type}): {escape(rec.question)}")
+        Text.from_markup(
+            f"[bold]Question[/] ({visible(rec.question_type)}): {escape(visible(rec.question))}"
+        )
     )
     for i, opt in enumerate(rec.options or []):
         parts.append(Text(f"  {LETTERS[i]}. {_one_line(opt, VIEW_WIDTH - 6)}"))
     if rec.status == "error" and not rec.turns:
         parts.append(
-            Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(str(rec.error))}")
+            Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(visible(rec.error))}")
         )
         return Group(*parts)
     parts.append(Text(f"Overview: K={rec.frames_k} frames at {_times(rec.overview_times)}"))
@@ -130,7 +135,7 @@ def episode_view(rec: Any):
             parts.append(_calls_table(calls))
     if rec.status == "error":
         parts.append(
-            Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(str(rec.error))}")
+            Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(visible(rec.error))}")
         )
     else:
         how = ANSWER_SOURCES.get(rec.answer_source or "", rec.answer_source or "")
@@ -141,7 +146,7 @@ def episode_view(rec: Any):
             )
         )
     if rec.gold is not None:
-        parts.append(Text(f"Gold: {rec.gold}"))
+        parts.append(Text(f"Gold: {visible(rec.gold)}"))
     t, n = rec.timings, rec.tokens
     parts.append(
         Text(

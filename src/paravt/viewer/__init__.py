@@ -1,0 +1,8 @@
+"""``paravt view RUN... -o DIR``: a static site to browse the episodes of eval and training runs.
+
+``runs`` reads run folders into plain episode dicts (a bad line is skipped and reported),
+``frames`` writes the thumbnails (from a training dump's stored frames, else decoded from the
+video at the recorded times), ``render`` writes the HTML: every string from a model, a dataset
+or a file name goes through ``render.esc`` (HTML-escaped, controls made visible), and no such
+string ever becomes a URL, an attribute name or script. The pages open from ``file://``.
+"""
