@@ -5,17 +5,20 @@ scripted backend over a real video, real tool execution) and scored by the train
 Each row is one exploit an audit found; the assertions are the rules that close it
 (docs/TRAIN.md "Reward rules"): a call that cannot run earns at most the parse credit and never
 the correctness bonus; a think-less call under the pre-fill earns no think term; "B or C" is no
-answer; "Video 3 shows it 12 times" is no span.
+answer; "Video 3 shows it 12 times" is no span. The 3 Dec 2026 audit added hedges in every form (an
+open-ended "X or Y", ``B (or C)``, two option texts, two spans joined by ", or": no answer),
+filler reasoning (no think term), and the unclosed think that the protocol's clip absorbs after a
+call (kept: the reference composes R_fmt that way); those rows carry their totals before and after.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from paravt.agent.backends.scripted import ScriptedBackend
 from paravt.agent.config import CropSettings, EngineConfig
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.backends.scripted import ScriptedBackend
 from paravt.rewards import RewardConfig
 from paravt.train.trainer import ParaGRPOTrainer
 
@@ -136,3 +139,174 @@ def test_two_unrelated_numbers_are_no_span(processor, pancake):
     turns = [THINK + GOOD, ANSWER.replace(">B<", ">The answer is 3 - 12 s<")]
     _, b = run_and_score(processor, pancake, turns, "tvg", gold=[3.0, 12.0], options=None)
     assert b.acc == 1.0 and b.tool == pytest.approx(0.8)
+
+
+# ------------------------------------------------------------- the 3 Dec 2026 audit's holes
+#
+# Each exploit the 3 Dec 2026 audit found, beside the honest completion it must not beat. The
+# bound is "an honest wrong answer's reward plus the tool terms it truly earned": for a hedge, the
+# same episode committing to a wrong candidate (same format, same executed call, so R_tool 0.3
+# and no bonus); for filler reasoning, the same episode with no reasoning at all; for an unclosed
+# think, the same episode with it closed. ``before`` is the total under the rules before that audit
+# (main at 5ed035b), ``after`` the total now; both measured through this engine and
+# ``score_episode``.
+
+WHOLE = crop('{"video_path": "video", "start_time": 0, "end_time": 10.4}')  # the whole video
+
+
+def answering(answer: str) -> list[str]:
+    """A tool episode with honest reasoning, one executed call, and this final answer."""
+    return [THINK + GOOD, f"The window shows it clearly.</think>\n<answer>{answer}</answer>"]
+
+
+# (id, turns, question type, gold, options, honest bound's turns, before, after)
+HOLES = [
+    # open-ended: token F1 paid both candidates' words; 0.57 cleared the 0.5 bonus threshold
+    (
+        "oe: two candidates joined by 'or'",
+        answering("a red square or a blue square"),
+        "oe",
+        "a red square",
+        None,
+        answering("a green circle"),
+        2.371,
+        1.3,
+    ),
+    # mcq: "(or" hid the second letter from the hedge rule, which read B
+    ("mcq: B (or C)", answering("B (or C)"), "mcq", "B", OPTIONS, answering("C"), 2.8, 1.3),
+    # mcq: two option texts joined by "or" read as the longer option (B)
+    (
+        "mcq: two option texts joined by 'or'",
+        answering("He opens a door or He pours milk"),
+        "mcq",
+        "B",
+        OPTIONS,
+        answering("He pours milk"),
+        2.8,
+        1.3,
+    ),
+    # tvg: ", or" between two spans was not read as an alternative
+    (
+        "tvg: two spans joined by ', or'",
+        answering("3 - 12 s, or 20 - 25 s"),
+        "tvg",
+        [3.0, 12.0],
+        None,
+        answering("20 - 25 s"),
+        2.8,
+        1.3,
+    ),
+    # think: any 10 characters counted as reasoning, with a call over the whole video: full marks
+    (
+        "think: 10 junk characters, a call over the whole video",
+        ["aaaaaaaaaa</think>\n" + WHOLE, "aaaaaaaaaa</think>\n<answer>B</answer>"],
+        "mcq",
+        "B",
+        OPTIONS,
+        ["</think>\n" + WHOLE, "</think>\n<answer>B</answer>"],
+        2.8,
+        2.4,
+    ),
+]
+
+
+@pytest.mark.parametrize("row", HOLES, ids=[r[0] for r in HOLES])
+def test_each_hole_of_the_audit_is_closed(processor, pancake, row):
+    _, turns, qtype, gold, options, honest_turns, before, after = row
+    _, b = run_and_score(processor, pancake, turns, qtype, gold=gold, options=options)
+    assert b.total == pytest.approx(after, abs=1e-3)
+    assert after < before  # the hole paid more before
+    _, honest = run_and_score(processor, pancake, honest_turns, qtype, gold=gold, options=options)
+    assert b.total <= honest.total + 1e-9, (b, honest)
+
+
+def test_an_unclosed_think_is_clipped_away_after_a_call_as_in_the_reference(processor, pancake):
+    """The protocol's R_fmt is clip(base + λ·anchor, 0, 1) (docs/PROTOCOL.md §5.2, as the
+    reference composes it): after an executed call the base terms reach 1.0 (1.1 when balanced),
+    so the −0.3 of a think left open in the tool turn is clipped away. That is the paper's
+    composition, kept. Without a call the base terms stop at 0.8 and the penalty is paid."""
+    reasoning = "I need to see the middle of the clip first.\n"  # no </think>: left open
+    _, unclosed = run_and_score(processor, pancake, [reasoning + GOOD, ANSWER])
+    _, closed = run_and_score(processor, pancake, [THINK + GOOD, ANSWER])
+    assert unclosed.anchor == pytest.approx(0.4 + 0.3 - 0.3) and closed.anchor == pytest.approx(0.7)
+    assert unclosed.fmt_base == pytest.approx(1.0) and closed.fmt_base == pytest.approx(1.1)
+    assert unclosed.fmt == closed.fmt == 1.0  # before and after the audit: 2.8 both
+    assert unclosed.total == pytest.approx(closed.total) == pytest.approx(2.8)
+    # no call: the same think left open costs λ·0.3 and the balanced term
+    _, open_direct = run_and_score(processor, pancake, ["I saw it in the overview.\n<answer>B"])
+    _, closed_direct = run_and_score(processor, pancake, [ANSWER])
+    assert open_direct.total < closed_direct.total
+
+
+# An independent table: other strings of the same kinds, each scored against its honest bound
+# (the same episode committing to a wrong candidate). Every one of them is no answer now: R_acc 0,
+# R_tool 0.3 (the call executed, no bonus), total 1.3. The last column is its total before the
+# audit (5ed035b; 1.3 where an older rule had already closed it).
+OTHER_HEDGES = [
+    ("oe", "red", None, "red/blue", 2.47),
+    ("oe", "red", None, "either red or blue", 1.7),
+    ("oe", "red", None, "red, maybe blue", 2.3),
+    ("oe", "red", None, "red (or possibly blue)", 1.7),
+    ("oe", "the man opens the door", None, "he opens the door or he sits down", 1.7),
+    ("mcq", "B", OPTIONS, "B or maybe C", 2.8),
+    ("mcq", "B", OPTIONS, "(B), or (C)", 2.8),
+    ("mcq", "B", OPTIONS, "the answer is B (or perhaps C)", 2.8),
+    ("mcq", "B", OPTIONS, "B / C", 1.3),
+    ("mcq", "B", OPTIONS, "B; C", 1.3),
+    ("mcq", "B", OPTIONS, "B or he pours milk", 2.8),
+    ("mcq", "B", OPTIONS, "either he opens a door or he pours milk", 2.8),
+    ("mcq", "B", OPTIONS, "He pours milk / He opens a door", 2.8),
+    ("mcq", "B", OPTIONS, "he opens a door (maybe he sits down)", 2.8),
+    ("tvg", [3.0, 12.0], None, "3-12 or 20-25", 1.3),
+    ("tvg", [3.0, 12.0], None, "[3, 12], or [20, 25]", 2.8),
+    ("tvg", [3.0, 12.0], None, "3 - 12 s (or maybe 20 - 25 s)", 2.8),
+    ("tvg", [3.0, 12.0], None, "the answer is 3-12 s, or possibly 20-25 s", 2.8),
+    ("tvg", [3.0, 12.0], None, "0:03-0:12 / 0:20-0:25", 1.3),
+    ("tvg", [3.0, 12.0], None, "3-12 20-25", 2.8),
+]
+WRONG = {"oe": "green", "mcq": "D", "tvg": "20 - 25 s"}
+
+
+@pytest.fixture(scope="module")
+def wrong_guess(processor, pancake):
+    """The honest wrong answer's total per question type (one engine run each)."""
+    golds = {"oe": ("red", None), "mcq": ("B", OPTIONS), "tvg": ([3.0, 12.0], None)}
+    out = {}
+    for qtype, (gold, options) in golds.items():
+        _, b = run_and_score(processor, pancake, answering(WRONG[qtype]), qtype, gold, options)
+        assert b.acc == 0.0 and b.tool == pytest.approx(0.3)
+        out[qtype] = b.total
+    return out
+
+
+@pytest.mark.parametrize("row", OTHER_HEDGES, ids=[r[3] for r in OTHER_HEDGES])
+def test_other_hedges_score_no_more_than_a_wrong_guess(processor, pancake, wrong_guess, row):
+    qtype, gold, options, answer, before = row
+    _, b = run_and_score(processor, pancake, answering(answer), qtype, gold=gold, options=options)
+    assert b.acc == 0.0 and b.tool == pytest.approx(0.3)
+    assert b.total <= wrong_guess[qtype] + 1e-9
+    assert b.total <= before
+
+
+#: Reasoning that costs nothing: no think term, no think-before-call, no anchor close or flow
+#: (each scored 2.8, full marks, before the audit; 2.4 now, as with no reasoning at all).
+FILLER = ["..........", "ok ok ok ok ok", "0123456789", "hmm, hmm, hmm.", "x" * 40, "a b c d e f"]
+
+
+@pytest.fixture(scope="module")
+def no_reasoning(processor, pancake):
+    """The filler rows' bound: the same episode with no reasoning (and, beside it, with some)."""
+    _, none = run_and_score(
+        processor, pancake, ["</think>\n" + WHOLE, "</think>\n<answer>B</answer>"]
+    )
+    _, honest = run_and_score(processor, pancake, [THINK + WHOLE, ANSWER])
+    assert (none.total, honest.total) == (pytest.approx(2.4), pytest.approx(2.8))
+    return none.total
+
+
+@pytest.mark.parametrize("filler", FILLER)
+def test_filler_reasoning_earns_nothing_over_none(processor, pancake, no_reasoning, filler):
+    turns = [f"{filler}</think>\n" + WHOLE, f"{filler}</think>\n<answer>B</answer>"]
+    _, b = run_and_score(processor, pancake, turns)
+    assert b.acc == 1.0 and b.tool == pytest.approx(0.8)  # the answer and the call are real
+    assert b.total == pytest.approx(no_reasoning)

@@ -373,3 +373,18 @@ def test_a_span_right_after_chinese_text():
     assert parse_span("答案是3-9") == (3.0, 9.0)
     assert parse_span("答案是3-9秒") == (3.0, 9.0)
     assert parse_span("我看了0-30，答案是3-9") == (3.0, 9.0)
+
+
+def test_an_open_ended_hedge_is_no_answer_for_the_reward_and_the_judge():
+    from paravt.eval.judge import rule_match
+    from paravt.rewards import exact_match, oe_hedged
+
+    for hedge in ("red or blue", "red/blue", "either red or blue", "red, maybe blue", "红色或蓝色"):
+        assert oe_hedged(hedge, "red"), hedge
+        assert token_f1(hedge, "red") == 0.0 and not rule_match(hedge, "red")
+    assert exact_match("red or blue", "red or blue") == 1.0  # the gold offers them too
+    assert token_f1("to be or not", "to be or not to be") > 0.5
+    # one uncertain candidate, a fraction, and a list are read as usual
+    assert token_f1("maybe red", "red") == pytest.approx(2 / 3)
+    assert not oe_hedged("1/2", "0.5") and rule_match("the red square", "red")
+    assert token_f1("red and blue", "red") == pytest.approx(0.5)  # F1's partial credit

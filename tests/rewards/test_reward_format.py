@@ -40,13 +40,34 @@ TABLE = [
         1.0,
     ),
     (
-        "think of exactly 10 characters is substantive",
+        "think of exactly 10 characters and 3 distinct words is substantive",
         "",
-        "<think>0123456789</think><answer>B</answer>",
+        "<think>我要看一看中间的画面</think><answer>B</answer>",  # one CJK character, one word
         dict(
             think=0.2, answer=0.3, answer_close=0.2, balanced=0.1, anchor_close=0.4, anchor_flow=0.3
         ),
         1.0,
+    ),
+    (
+        "10 characters of filler are no reasoning",
+        "",
+        "<think>0123456789</think><answer>B</answer>",
+        dict(answer=0.3, answer_close=0.2, balanced=0.1),
+        0.6,
+    ),
+    (
+        "one word repeated is no reasoning",
+        "",
+        "<think>ok ok ok ok ok ok ok</think><answer>B</answer>",
+        dict(answer=0.3, answer_close=0.2, balanced=0.1),
+        0.6,
+    ),
+    (
+        "two distinct words are not enough",
+        "",
+        "<think>fine, ok, fine, ok.</think><answer>B</answer>",
+        dict(answer=0.3, answer_close=0.2, balanced=0.1),
+        0.6,
     ),
     (
         "think of 9 characters is not",
@@ -93,7 +114,7 @@ TABLE = [
     (
         "never-closed think with an answer",
         "",
-        "<think>I keep thinking <answer>B</answer>",
+        "<think>I keep thinking about it <answer>B</answer>",
         dict(think=0.2, answer=0.3, answer_close=0.2, anchor_unclosed=-0.3),
         0.55,  # 0.7 - 0.15
     ),
@@ -170,7 +191,7 @@ TABLE = [
     (
         "multi-turn episode",
         "<think>\n",
-        f"Look at 1-2 s.</think>{CALL}<think>{THINK}</think><answer>C</answer>",
+        f"Look at 1-2 s first.</think>{CALL}<think>{THINK}</think><answer>C</answer>",
         dict(
             think=0.2,
             answer=0.3,
@@ -241,6 +262,7 @@ def test_anchor_lambda_and_vanilla():
 def test_constants_come_from_config():
     cfg = RewardConfig(
         think_min_chars=3,
+        think_min_words=1,
         think_bonus=0.01,
         answer_bonus=0.02,
         answer_close_bonus=0.03,

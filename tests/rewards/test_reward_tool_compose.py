@@ -92,7 +92,7 @@ def test_compose_breakdown():
 
 def test_compose_weight_and_vanilla():
     # a substantive think left open before the answer: base 0.2 + 0.3 + 0.2, anchor -0.3
-    args = ("", "<think>I look twice <answer>A</answer>", ToolExecutionSummary(), "B", "mcq")
+    args = ("", "<think>I look at it twice <answer>A</answer>", ToolExecutionSummary(), "B", "mcq")
     paper = compose(*args)
     assert paper.acc == 0.0 and paper.tool == 0.0
     assert paper.fmt == pytest.approx(0.7 - 0.5 * 0.3)

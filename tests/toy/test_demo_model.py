@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from paravt.agent.backends import make_backend
 from paravt.agent.config import InferConfig
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.backends.factory import make_backend
+from paravt.backends.toy_oracle import episode_reward
 from paravt.config import load_config
 from paravt.data.rows import read_rows
 from paravt.toy.demo import DEMO_MODEL, demo_card, demo_model_dir, with_demo_defaults
 from paravt.toy.generate import make_toy_task
-from paravt.toy.oracle import episode_reward
 from paravt.toy.prompts import toy_system_prompt
 from paravt.toy.task import ToyTaskConfig
 
@@ -39,13 +39,17 @@ def test_the_alias_names_the_packaged_folder_and_its_training_settings():
     assert with_demo_defaults(other) is other
 
 
-#: one video each of `make-toy-task --n 1 --seed S` (150, 180, 120 and 180 s; blue, green, red,
-#: blue), seed 4 being the README's main command. The model is right on 40 of the 60 eval-split
-#: questions at K = 4 (docs/TOY_TASK.md), not all: of seeds 1-8 it misses seed 3 (red, named blue)
-SEEDS = (1, 2, 4, 5)
+#: An unpicked range: one video each of ``make-toy-task --n 1 --seed S`` for S = 0..19, every
+#: seed, misses included. Measured (fp16 demo, greedy, this engine, Dec 2026): 16 of 20 right
+#: (misses: seeds 3, 9, 10, 11); seeds 20-39 gave 12 of 20; the toy eval split 40 of 60
+#: (experiments/toy_paradox/results/demo-eval/). The bar, 12 of 20 (60%), sits 4 below the
+#: measurement and far above chance (25%, 5 of 20): it fails when the demo stops reading the
+#: colour, not when one decision token flips.
+SEEDS = range(20)
+MIN_RIGHT = 12
 
 
-def test_the_demo_model_sweeps_in_parallel_and_answers_right(tmp_path):
+def test_the_demo_model_sweeps_in_parallel_and_answers_most_seeds_right(tmp_path):
     inputs = []
     for seed in SEEDS:
         out = tmp_path / f"s{seed}"
@@ -56,9 +60,13 @@ def test_the_demo_model_sweeps_in_parallel_and_answers_right(tmp_path):
         )
     cfg = _demo_config()
     records = EpisodeEngine(make_backend(cfg.backend), cfg.engine).run(inputs)
+    right = []
     for rec in records:
+        # every episode, right or wrong: one turn of several windows, then a tagged answer
         assert rec.status == "ok", rec.error
         first = [c for c in rec.calls if c.turn == 0 and c.status == "ok"]
-        assert len(first) >= 2, (rec.id, rec.turns[0].text)  # one turn, several windows
-        assert rec.answer_source == "answer_tag"
-        assert episode_reward(rec).acc == pytest.approx(1.0), (rec.id, rec.prediction, rec.gold)
+        assert len(first) >= 2, (rec.id, rec.turns[0].text)
+        assert rec.answer_source == "answer_tag", (rec.id, rec.prediction)
+        if episode_reward(rec).acc == pytest.approx(1.0):
+            right.append(rec.id)
+    assert len(right) >= MIN_RIGHT, (len(right), right)

@@ -164,9 +164,9 @@ def test_cli_writes_the_split_and_refuses_bad_input_in_one_line(tmp_path, capsys
 
 
 def test_the_toy_tokenizer_has_each_colour_and_the_answer_words_as_one_token():
-    """The toy preset's tokenizer (paravt.testing.tiny._TOY_CORPUS) must keep up with PALETTE:
+    """The toy preset's tokenizer (paravt.models.tiny._TOY_CORPUS) must keep up with PALETTE:
     a colour split into pieces made the colour-to-letter lookup unlearnable at 5 M parameters."""
-    from paravt.testing.tiny import _TOY_CORPUS, _train_tokenizer
+    from paravt.models.tiny import _TOY_CORPUS, _train_tokenizer
 
     tok = _train_tokenizer(extra=_TOY_CORPUS)
     for word in [*PALETTE, "square", "option"]:

@@ -37,7 +37,7 @@ import torch
 from transformers import AutoModelForImageTextToText, AutoProcessor
 
 from paravt.toy.task import PALETTE
-from paravt.train.run import resolve_model
+from paravt.train.launch.startup import resolve_model
 
 LETTERS = "ABCD"
 QUESTION = "What colour was the square that appeared briefly?"

@@ -50,6 +50,8 @@ __all__ = [
     "exact_match",
     "extract_mcq_letter",
     "mcq_gold_letter",
+    "oe_hedged",
+    "offers_alternatives",
     "parse_span",
     "require_letterable",
     "temporal_iou",
@@ -133,11 +135,21 @@ _OPTION_LABEL = re.compile(
     rf"^\s*[\(\[]?\s*({_CAP})\s*[\)\]]?\s*[.:)]\s*|^\s*[\(\[]\s*({_CAP})\s*[\)\]]\s*"
 )
 _PUNCT_TABLE = str.maketrans({c: " " for c in string.punctuation})
-# A chosen letter offered with another as alternatives: "B or C", "(B)/(C)", "B, C", "A B C D".
+# Words that turn what follows into a second candidate: "B or maybe C", "12-18, or possibly
+# 20-25", "red (perhaps blue)". One list for letters, option texts, spans and open-ended answers.
+_HEDGE_WORDS = r"(?:maybe|perhaps|possibly|probably|else|also|even|alternatively|otherwise)"
+# What may join a chosen answer to an alternative: connectors, brackets and hedge words, in any
+# order ("B (or C)", "(B), or (C)", "B, or maybe C", "B / C", "B; perhaps C").
+_JOIN_TOKEN = rf"[\(\[,/&;]|(?i:\bor\b|\band\b|\bvs\b\.?|\bversus\b|\b{_HEDGE_WORDS}\b)"
+# A chosen letter offered with another as alternatives: "B or C", "(B)/(C)", "B, C", "A B C D",
+# "B (or C)", "B, or maybe C".
 _HEDGE_NEXT = re.compile(
-    rf"\s*[\)\]]?\s*(?:,|/|&|\bor\b|\band\b)?\s*(?:(?i:option|choice)\s*)?[\(\[]?\s*"
+    rf"\s*[\)\]]?(?:\s*(?:{_JOIN_TOKEN}))*\s*(?:(?i:option|choice)\s*)?[\(\[]?\s*"
     rf"({_ANY_CASE})(?![A-Za-z0-9])"
 )
+# The same join holding at least one connector, bracket or hedge word: an option's text after it
+# is an alternative only then ("B or he pours milk", not "B he pours milk").
+_JOIN_WORDED = re.compile(rf"\s*[\)\]]?(?:\s*(?:{_JOIN_TOKEN}))+\s*")
 
 
 def _reads_as_word(text: str, letter_end: int, letter: str) -> bool:
@@ -152,18 +164,29 @@ def _reads_as_word(text: str, letter_end: int, letter: str) -> bool:
     return word[0].islower() and word.lower() not in _CONNECTORS
 
 
-def _hedged(text: str, letter_end: int, letter: str, valid: str) -> bool:
-    """Whether the letter ending at ``letter_end`` is followed by a different option letter as an
-    alternative (``B or C``, ``B/C``, ``(B), (C)``, ``A B C D``): two different letters are no
-    answer (docs/ANSWERS.md rule 7), whichever form found the first one."""
+def _hedged(
+    text: str, letter_end: int, letter: str, valid: str, options: Sequence[Any] | None = None
+) -> bool:
+    """Whether the letter ending at ``letter_end`` is followed by a different option as an
+    alternative — its letter (``B or C``, ``B/C``, ``(B), (C)``, ``A B C D``, ``B (or C)``,
+    ``B, or maybe C``) or, after a connector, its text (``B or he pours milk``): two different
+    options are no answer (docs/ANSWERS.md rule 7), whichever form found the first one."""
     m = _HEDGE_NEXT.match(text, letter_end)
+    if m and not _reads_as_word(text, m.end(1), m.group(1)):
+        other = m.group(1).upper()
+        if other != letter.upper() and other in valid:
+            return True
+    if not options:
+        return False
+    m = _JOIN_WORDED.match(text, letter_end)
     if not m:
         return False
-    other = m.group(1)
-    if _reads_as_word(text, m.end(1), other):
-        return False
-    other = other.upper()
-    return other != letter.upper() and other in valid
+    rest = f" {_norm_words(text[m.end() :])} "
+    chosen = LETTERS.index(letter.upper())
+    return any(
+        i != chosen and len(t) >= 3 and rest.startswith(f" {t} ")
+        for i, t in enumerate(_option_texts(options))
+    )
 
 
 def _norm_words(text: str) -> str:
@@ -182,7 +205,39 @@ def _option_texts(options: Sequence[Any]) -> list[str]:
     return out
 
 
+# The words before an option's text that reject it rather than choose it: "red, not blue",
+# "red rather than blue", "isn't blue" ("isn't" normalises to "isn t").
+_NEGATIONS = frozenset({"not", "no", "never", "nor", "than", "t", "without"})
+
+
+def _negated(before: str) -> bool:
+    words = before.split()
+    return bool(words) and (words[-1] in _NEGATIONS or words[-2:] == ["instead", "of"])
+
+
+def _named_option_texts(target: str, texts: list[str]) -> set[str]:
+    """The option texts (3+ characters) that occur as words in ``target``, leaving out one
+    inside a longer option's text there and one rejected by a negation before it."""
+    padded = f" {target} "
+    found = [
+        (m.start(), m.end(), t)
+        for t in {t for t in texts if len(t) >= 3}
+        for m in re.finditer(rf"(?<= ){re.escape(t)}(?= )", padded)
+    ]
+    return {
+        t
+        for a, b, t in found
+        if not any(a2 <= a and b <= b2 and b2 - a2 > b - a for a2, b2, _ in found)
+        and not _negated(padded[:a])
+    }
+
+
 def _by_option_text(s: str, options: Sequence[Any], contained: bool) -> str | None:
+    """The letter of the option whose text the answer is (``contained=False``) or names
+    (``contained=True``). Named means: exactly one option text occurs in the answer, not counting
+    one inside a longer option's text (``dark red`` names "dark red", not also "red") or one
+    rejected by a negation (``red, not blue``). Two different option texts are two answers —
+    ``he opens a door or he pours milk`` is no answer — whatever joins them."""
     texts = _option_texts(options)
     target = _norm_words(s)
     if not target:
@@ -190,16 +245,94 @@ def _by_option_text(s: str, options: Sequence[Any], contained: bool) -> str | No
     if not contained:
         hits = [i for i, t in enumerate(texts) if t and t == target]
     else:
-        padded = f" {target} "
-        found = [(len(t), i) for i, t in enumerate(texts) if len(t) >= 3 and f" {t} " in padded]
-        if not found:
+        named = _named_option_texts(target, texts)
+        if len(named) != 1:
             return None
-        longest = max(n for n, _ in found)
-        hits = [i for n, i in found if n == longest]
+        hits = [i for i, t in enumerate(texts) if t in named]
     distinct = {texts[i] for i in hits}
     if len(distinct) == 1 and len(hits) == 1 and hits[0] < len(LETTERS):
         return LETTERS[hits[0]]
     return None
+
+
+class _Undecided:
+    """A reading rule that does not apply to the text: the next rule is asked."""
+
+
+_UNDECIDED = _Undecided()
+Reading = str | None | _Undecided
+
+
+def _read_label(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
+    """A lone letter (``B``, ``(B)``), or a text that opens with one as its label (``B. red``)."""
+    m = _ALONE.fullmatch(s)
+    if m:
+        return m.group(1).upper()
+    m = _LABEL.match(s)
+    if not m:
+        return _UNDECIDED
+    group = next(g for g in range(1, 4) if m.group(g))
+    if _hedged(s, m.end(group), m.group(group), valid, options):
+        return None
+    return m.group(group).upper()
+
+
+def _read_phrase(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
+    """The letter after an answer phrase (``the answer is B``), an ``answer`` one last."""
+    phrases = [
+        (m.group(1).lower() not in ("answer", "答案"), m.start(), m.group(2).upper(), m.end(2))
+        for pattern in (_PHRASE, _ZH_PHRASE)
+        for m in pattern.finditer(s)
+        if not _reads_as_word(s, m.end(2), m.group(2))
+    ]
+    if not phrases:
+        return _UNDECIDED
+    _, _, letter, end = min(phrases)
+    return None if _hedged(s, end, letter, valid, options) else letter
+
+
+def _read_option_text(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
+    """The whole text is one option's text."""
+    hit = _by_option_text(s, options, contained=False) if options else None
+    return hit or _UNDECIDED
+
+
+def _read_leading_bare(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
+    """A bare capital letter that opens the text and does not read as a word (``B because``)."""
+    m = _LEADING_BARE.match(s)
+    if not m or _reads_as_word(s, m.end(1), m.group(1)):
+        return _UNDECIDED
+    return None if _hedged(s, m.end(1), m.group(1), valid, options) else m.group(1)
+
+
+def _read_contained_option(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
+    """One option's text (the longest that fits) inside the text."""
+    hit = _by_option_text(s, options, contained=True) if options else None
+    return hit or _UNDECIDED
+
+
+def _read_standalone(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
+    """Exactly one valid letter standing alone anywhere in the text (the last rule: it decides)."""
+    found = set()
+    for m in _STANDALONE.finditer(s):
+        letter = m.group(1)
+        after = s[m.end() : m.end() + 2]
+        if _reads_as_word(s, m.end(), letter) or re.match(r"\.[A-Za-z]", after):
+            continue
+        if letter in valid:
+            found.add(letter)
+    return found.pop() if len(found) == 1 else None
+
+
+#: docs/ANSWERS.md's rules in the order they are tried; the first that applies decides
+_LETTER_READERS = (
+    _read_label,
+    _read_phrase,
+    _read_option_text,
+    _read_leading_bare,
+    _read_contained_option,
+    _read_standalone,
+)
 
 
 def extract_mcq_letter(text: Any, options: Sequence[Any] | None = None) -> str | None:
@@ -213,48 +346,11 @@ def extract_mcq_letter(text: Any, options: Sequence[Any] | None = None) -> str |
         return None
     n = min(len(options), len(LETTERS)) if options else len(LETTERS)
     valid = LETTERS[:n]
-
-    def ok(letter: str | None) -> str | None:
-        return letter if letter and letter in valid else None
-
-    m = _ALONE.fullmatch(s)
-    if m:
-        return ok(m.group(1).upper())
-    m = _LABEL.match(s)
-    if m:
-        group = next(g for g in range(1, 4) if m.group(g))
-        if _hedged(s, m.end(group), m.group(group), valid):
-            return None
-        return ok(m.group(group).upper())
-    phrases = [
-        (m.group(1).lower() not in ("answer", "答案"), m.start(), m.group(2).upper(), m.end(2))
-        for pattern in (_PHRASE, _ZH_PHRASE)
-        for m in pattern.finditer(s)
-        if not _reads_as_word(s, m.end(2), m.group(2))
-    ]
-    if phrases:
-        _, _, letter, end = min(phrases)
-        return None if _hedged(s, end, letter, valid) else ok(letter)
-    if options:
-        hit = _by_option_text(s, options, contained=False)
-        if hit:
-            return ok(hit)
-    m = _LEADING_BARE.match(s)
-    if m and not _reads_as_word(s, m.end(1), m.group(1)):
-        return None if _hedged(s, m.end(1), m.group(1), valid) else ok(m.group(1))
-    if options:
-        hit = _by_option_text(s, options, contained=True)
-        if hit:
-            return ok(hit)
-    found = set()
-    for m in _STANDALONE.finditer(s):
-        letter = m.group(1)
-        after = s[m.end() : m.end() + 2]
-        if _reads_as_word(s, m.end(), letter) or re.match(r"\.[A-Za-z]", after):
-            continue
-        if letter in valid:
-            found.add(letter)
-    return found.pop() if len(found) == 1 else None
+    for read in _LETTER_READERS:
+        letter = read(s, valid, options)
+        if not isinstance(letter, _Undecided):
+            return letter if letter and letter in valid else None
+    return None
 
 
 def mcq_gold_letter(gold: Any, options: Sequence[Any] | None = None) -> str | None:
@@ -313,8 +409,15 @@ _SPAN_LEAD = re.compile(
 )
 # Before a span that opens the answer: only punctuation and "from"/"between".
 _SPAN_OPENS = re.compile(r"^[\s\W]*(?i:from|between)?\s*$")
-# Two spans offered as alternatives: "12-18 or 20-25".
-_SPAN_OR = re.compile(r"^\s*(?:,|/|\bor\b)\s*$", re.I)
+# Two spans offered as alternatives: what stands between them is only a connector and hedge
+# words, or nothing — "12-18 or 20-25", "12-18, or 20-25", "12-18 (or maybe 20-25)", "12-18 /
+# 20-25", "12-18 20-25". A bracket alone is a restatement ("12.5-18 s (0:12.5-0:18)" is one span).
+_SPAN_OR = re.compile(
+    rf"^\s*(?:[,;/|&]\s*)?(?:\(\s*)?(?:(?i:or|either|and|vs|versus|{_HEDGE_WORDS})\b[\s,]*)*$"
+)
+_BRACKET_ONLY = re.compile(r"^\s*[,;/|&]?\s*\(\s*$")
+# Two times offered as alternatives: "at 5 s or at 10 s".
+_TIMES_OR = re.compile(r"(?i:\bor\b|\beither\b)|/")
 # A lone number is a time only with a unit, a clock form, or a start/end label just before it.
 _TIME_LABEL = re.compile(
     r"(?i:\b(?:start\w*|begin\w*|end\w*|from|until|till|to|finish\w*|stop\w*|at)\b)\W{0,3}"
@@ -348,13 +451,38 @@ def _two_times(s: str) -> tuple[float, float] | None:
         for m in _ANY_TIME.finditer(s)
         if not any(q0 <= m.start() and m.end() <= q1 for q0, q1 in quoted)
     ]
-    if len(times) != 2:
+    if len(times) != 2 or _TIMES_OR.search(s[times[0].end() : times[1].start()]):
         return None
     for m in times:
         marked = bool(m.group(2)) or ":" in m.group(1)
         if not (marked or _TIME_LABEL.search(s[max(0, m.start() - 40) : m.start()])):
             return None
     return _pair(*times[0].groups(), *times[1].groups())
+
+
+def _chosen_span(s: str, spans: list) -> tuple[float, float] | None:
+    """Which of ``spans`` (``_span_matches`` of ``s``) is the answer: the first after an answer
+    phrase, else one that opens the text, else the only one written (however often)."""
+    prev_end = 0
+    for a, b, span in spans:
+        if _SPAN_LEAD.search(s[prev_end:a]):
+            if span is not None:
+                return span
+            break  # an unreadable span after the phrase: the other rules decide
+        prev_end = b
+    if _SPAN_OPENS.match(s[: spans[0][0]]) and spans[0][2] is not None:
+        return spans[0][2]
+    distinct = {span for _, _, span in spans}
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def _offered_with_another(s: str, spans: list, chosen: tuple[float, float]) -> bool:
+    """``chosen`` and a different span stand side by side as alternatives (``12-18 or 20-25``,
+    ``12-18, or 20-25``, ``12-18 / 20-25``), in either order."""
+    return any(
+        chosen in (x, y) and x != y and _span_alternatives(s[b:a2])
+        for (_, b, x), (a2, _, y) in zip(spans, spans[1:], strict=False)
+    )
 
 
 def parse_span(text: Any) -> tuple[float, float] | None:
@@ -368,37 +496,20 @@ def parse_span(text: Any) -> tuple[float, float] | None:
     if text is None:
         return None
     if isinstance(text, (list, tuple)) and len(text) == 2:
-        try:
-            s, e = float(text[0]), float(text[1])
-        except (TypeError, ValueError):
-            return None
-        if not (math.isfinite(s) and math.isfinite(e)):
-            return None
-        return (s, e) if s <= e else (e, s)
-    s = answer_text(text)
-    if len(s) > 20_000:
-        s = s[:20_000]
+        return _proper(text)
+    s = answer_text(text)[:20_000]
     spans = _span_matches(s)
     if not spans:
         return _two_times(s)
-    chosen = None
-    prev_end = 0
-    for a, b, span in spans:
-        if _SPAN_LEAD.search(s[prev_end:a]):
-            chosen = span
-            break
-        prev_end = b
-    if chosen is None and _SPAN_OPENS.match(s[: spans[0][0]]):
-        chosen = spans[0][2]
-    if chosen is None:
-        distinct = {span for _, _, span in spans}
-        chosen = distinct.pop() if len(distinct) == 1 else None
-    if chosen is None:
+    chosen = _chosen_span(s, spans)
+    if chosen is None or _offered_with_another(s, spans, chosen):
         return None
-    for (_, b, x), (a2, _, y) in zip(spans, spans[1:], strict=False):
-        if x == chosen and y != chosen and _SPAN_OR.match(s[b:a2]):
-            return None
     return chosen
+
+
+def _span_alternatives(between: str) -> bool:
+    """Whether the text between two spans offers the second as an alternative to the first."""
+    return bool(_SPAN_OR.match(between)) and not _BRACKET_ONLY.match(between)
 
 
 def _proper(span: Any) -> tuple[float, float] | None:
@@ -446,11 +557,45 @@ def oe_tokens(text: str) -> list[str]:
     return [w for w in _norm_words(text).split() if w not in _ARTICLES]
 
 
+# What offers a second candidate in an open-ended answer: "or", "either", "versus", a slash
+# between words ("red/blue"), a hedge word after a comma or a bracket ("red, maybe blue",
+# "red (perhaps blue)"), Chinese 或 / 还是. A leading "maybe red" is one uncertain candidate.
+_OE_ALTERNATIVE = re.compile(
+    r"(?i:\b(?:or|either|versus|vs|alternatively|otherwise)\b)"
+    r"|(?<=[^\W\d_])\s*/\s*(?=[^\W\d_])"
+    rf"|[,;(\[–—-]\s*(?i:{_HEDGE_WORDS})\b"
+    r"|或|还是"
+)
+
+
+def offers_alternatives(text: Any) -> bool:
+    """Whether an open-ended answer text names alternatives (``red or blue``, ``red/blue``,
+    ``either a cat or a dog``, ``red, maybe blue``)."""
+    return bool(_OE_ALTERNATIVE.search(str(text) if text is not None else ""))
+
+
+def oe_hedged(prediction: Any, gold: Any) -> bool:
+    """Whether an open-ended prediction hedges: it offers alternatives and the gold does not.
+
+    Why: token F1 pays each named candidate's words, so ``red square or blue square`` scores 0.57
+    against either colour, over the 0.5 that unlocks the tool bonus, and hedging beat committing
+    whenever the model was less than 71% sure (a reward audit, 3 Dec 2026). Two candidates are no answer, as two
+    letters or two spans are; a gold that itself offers alternatives (``to be or not to be``)
+    keeps them readable."""
+    text = answer_text(prediction)
+    if not offers_alternatives(text):
+        return False
+    golds = gold if isinstance(gold, (list, tuple)) else [gold]
+    return not any(offers_alternatives(g) for g in golds if g is not None)
+
+
 def token_f1(prediction: Any, gold: Any) -> float:
     """F1 over token multisets (lower case, punctuation and articles dropped); a list of gold
-    answers scores the best one."""
+    answers scores the best one. A hedge (:func:`oe_hedged`) scores 0."""
     if isinstance(gold, (list, tuple)):
         return max((token_f1(prediction, g) for g in gold), default=0.0)
+    if oe_hedged(prediction, gold):
+        return 0.0
     pred = oe_tokens(answer_text(prediction))
     ref = oe_tokens(str(gold) if gold is not None else "")
     if not pred or not ref:
@@ -466,6 +611,8 @@ def exact_match(prediction: Any, gold: Any) -> float:
     """1.0 when the normalised texts are equal (any of a list of golds)."""
     if isinstance(gold, (list, tuple)):
         return max((exact_match(prediction, g) for g in gold), default=0.0)
+    if oe_hedged(prediction, gold):
+        return 0.0
     pred = oe_tokens(answer_text(prediction))
     return float(bool(pred) and pred == oe_tokens(str(gold) if gold is not None else ""))
 

@@ -30,7 +30,8 @@ class RewardConfig:
     format_weight: float = 1.0  # w_fmt
     anchor_lambda: float = 0.5  # λ_anchor (0 = vanilla GRPO)
     # format base terms
-    think_min_chars: int = 10  # a <think> counts as substantive from this many characters
+    think_min_chars: int = 10  # a <think> counts as substantive from this many characters ...
+    think_min_words: int = 3  # ... holding this many distinct words (0: characters alone)
     think_bonus: float = 0.2
     answer_bonus: float = 0.3  # non-empty <answer>
     answer_close_bonus: float = 0.2  # ... and its </answer>
@@ -57,6 +58,8 @@ class RewardConfig:
             raise ConfigError(f"oe_metric={self.oe_metric!r}: use 'f1' or 'exact'")
         if self.think_min_chars < 0:
             raise ConfigError(f"think_min_chars={self.think_min_chars}: must be >= 0")
+        if self.think_min_words < 0:
+            raise ConfigError(f"think_min_words={self.think_min_words}: must be >= 0")
         bad = [k for k, v in self.token_anchor_values.items() if not isinstance(k, str) or not k]
         if bad:
             raise ConfigError(

@@ -14,7 +14,7 @@ answer terms and the flow read the **final** turn; the other terms look at every
 Terms (constants in :class:`~paravt.rewards.config.RewardConfig`):
 
 =====================  =====  ==============================================================
-base: think            +0.2   a ``<think>`` with ≥ ``think_min_chars`` chars, closed or not
+base: think            +0.2   a substantive ``<think>`` (below), closed or not
                               (an unclosed one is penalised by the anchor's −0.3 instead)
 base: answer           +0.3   the final turn's last ``<answer>`` holds a letter or digit
 base: answer_close     +0.2   ... and is closed by ``</answer>``
@@ -28,11 +28,16 @@ anchor: flow           +0.3   final turn: substantive ``<think>`` → ``</think>
 anchor: unclosed       −0.3   some turn leaves a ``<think>`` open
 =====================  =====  ==============================================================
 
-"Substantive" is one rule for every think term, the reference's: at least ``think_min_chars``
-(10) characters of reasoning, tags removed. Why it matters here more than in the reference: the
-pre-fill supplies a ``<think>`` opener to every turn, so a term that needed only the opener (or
-only a ``</think>`` after it) would be paid for ``<think>\\n</think>`` or ``<think>\\n<tool_call>…``
-with no reasoning at all.
+"Substantive" is one rule for every think term: at least ``think_min_chars`` (10) characters of
+reasoning, tags removed (the reference's rule), holding at least ``think_min_words`` (3) distinct
+words (ours). A word is a run of two or more letters, or one CJK character, compared in lower
+case. Why it matters here more than in the reference: the pre-fill supplies a ``<think>`` opener
+to every turn, so a term that needed only the opener (or only a ``</think>`` after it) would be
+paid for ``<think>\\n</think>`` or ``<think>\\n<tool_call>…`` with no reasoning at all; and ten
+characters of anything (``aaaaaaaaaa``, ``ok ok ok ok``, ``..........``) paid every think term,
+2.80 in all with a correct answer after one call (a reward audit, 3 Dec 2026). The words rule refuses filler that
+costs nothing to write; it cannot tell sense from three distinct words of nonsense, and does not
+try.
 
 R_fmt = clip(base + anchor_lambda · anchor, 0, 1). The empty-tag exploit
 ``<think></think><answer></answer>`` earns no answer credit (answer, answer_close and flow need a
@@ -52,6 +57,7 @@ from paravt.rewards.config import RewardConfig
 
 __all__ = [
     "FormatTerms",
+    "ThinkRule",
     "format_reward",
     "format_score",
     "format_terms",
@@ -62,6 +68,9 @@ __all__ = [
 
 _TAG = re.compile(r"<(/?)(think|answer|tool_call|tool_code|tool_response)>")
 _WORD = re.compile(r"[^\W_]")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+# A word of reasoning: a run of two or more letters, or one CJK character (no spaces there).
+_REASONING_WORD = re.compile(rf"[{_CJK}]|[^\W\d_{_CJK}]{{2,}}")
 _ASSISTANT_HEADER = "<|im_start|>assistant"
 
 
@@ -153,47 +162,109 @@ def _turn_tags(text: str) -> _TurnTags:
     return _TurnTags(text, tags, think_pairs, open_thinks, answers)
 
 
-def _reasoning(turn: _TurnTags, open_end: int, close_start: int | None) -> int:
-    """Characters of reasoning in one think: a closed think's body without tags; a never-closed
-    think's body up to the next structural tag (or the end of the turn), since what the model wrote
-    after it moved on to a call or an answer is not reasoning."""
+@dataclass(frozen=True)
+class ThinkRule:
+    """What makes a think substantive: ``min_chars`` characters of reasoning, tags removed, that
+    hold ``min_words`` distinct words (:data:`_REASONING_WORD`, lower case)."""
+
+    min_chars: int = 10
+    min_words: int = 3
+
+    @classmethod
+    def of(cls, cfg: RewardConfig) -> ThinkRule:
+        return cls(cfg.think_min_chars, cfg.think_min_words)
+
+    def holds(self, reasoning: str) -> bool:
+        if len(reasoning) < self.min_chars:
+            return False
+        if self.min_words <= 0:
+            return True
+        words = {w.lower() for w in _REASONING_WORD.findall(reasoning)}
+        return len(words) >= self.min_words
+
+
+def _reasoning(turn: _TurnTags, open_end: int, close_start: int | None) -> str:
+    """The reasoning of one think: a closed think's body without tags; a never-closed think's
+    body up to the next structural tag (or the end of the turn), since what the model wrote after
+    it moved on to a call or an answer is not reasoning."""
     text = turn.text
     if close_start is not None:
-        return len(_TAG.sub("", text[open_end:close_start]).strip())
+        return _TAG.sub("", text[open_end:close_start]).strip()
     nxt = _TAG.search(text, open_end)
-    return len(text[open_end : nxt.start() if nxt else len(text)].strip())
+    return text[open_end : nxt.start() if nxt else len(text)].strip()
 
 
-def _substantive_pairs(turn: _TurnTags, min_chars: int) -> list[tuple[int, int, int, int]]:
-    """The closed thinks of a turn that hold at least ``min_chars`` characters of reasoning."""
-    return [p for p in turn.think_pairs if _reasoning(turn, p[1], p[2]) >= min_chars]
+def _substantive_pairs(turn: _TurnTags, rule: ThinkRule) -> list[tuple[int, int, int, int]]:
+    """The closed thinks of a turn that hold substantive reasoning."""
+    return [p for p in turn.think_pairs if rule.holds(_reasoning(turn, p[1], p[2]))]
 
 
-def _substantive_opens(turn: _TurnTags, min_chars: int) -> list[tuple[int, int]]:
-    """The never-closed thinks of a turn that hold at least ``min_chars`` characters."""
-    return [o for o in turn.open_thinks if _reasoning(turn, o[1], None) >= min_chars]
+def _substantive_opens(turn: _TurnTags, rule: ThinkRule) -> list[tuple[int, int]]:
+    """The never-closed thinks of a turn that hold substantive reasoning."""
+    return [o for o in turn.open_thinks if rule.holds(_reasoning(turn, o[1], None))]
 
 
-def _substantive(turn: _TurnTags, min_chars: int) -> bool:
-    """A think of ≥ ``min_chars`` characters, closed or not."""
-    return bool(_substantive_pairs(turn, min_chars) or _substantive_opens(turn, min_chars))
+def _substantive(turn: _TurnTags, rule: ThinkRule) -> bool:
+    """A substantive think, closed or not."""
+    return bool(_substantive_pairs(turn, rule) or _substantive_opens(turn, rule))
 
 
-def _think_before_first_call(turns: list[_TurnTags], min_chars: int) -> bool:
-    """A substantive ``<think>`` (≥ ``min_chars`` characters of reasoning) opens before the first
-    call the parser accepted (outside ``<think>``, well-formed, known tool): in an earlier turn or
-    earlier in the same turn. A bare opener earns nothing: the pre-fill supplies one to every turn,
-    and ``<think>\\n<tool_call>…`` holds no reasoning."""
+def _think_before_first_call(turns: list[_TurnTags], rule: ThinkRule) -> bool:
+    """A substantive ``<think>`` opens before the first call the parser accepted (outside
+    ``<think>``, well-formed, known tool): in an earlier turn or earlier in the same turn. A bare
+    opener earns nothing: the pre-fill supplies one to every turn, and ``<think>\\n<tool_call>…``
+    holds no reasoning."""
     thought = False
     for turn in turns:
-        opens = [o[0] for o in _substantive_pairs(turn, min_chars)]
-        opens += [o[0] for o in _substantive_opens(turn, min_chars)]
+        opens = [o[0] for o in _substantive_pairs(turn, rule)]
+        opens += [o[0] for o in _substantive_opens(turn, rule)]
         calls = parse_turn(turn.text).calls
         if calls:
             first = min(c.span[0] for c in calls)
             return thought or any(s < first for s in opens)
         thought = thought or bool(opens)
     return False
+
+
+#: the constant of ``RewardConfig`` each term pays when earned
+_TERM_CONSTANT = {
+    "think": "think_bonus",
+    "answer": "answer_bonus",
+    "answer_close": "answer_close_bonus",
+    "think_before_call": "think_before_call_bonus",
+    "balanced": "balanced_bonus",
+    "anchor_close": "anchor_close",
+    "anchor_flow": "anchor_flow",
+    "anchor_unclosed": "anchor_unclosed",
+}
+
+
+def _flows(final: _TurnTags, rule: ThinkRule) -> bool:
+    """A substantive think closes before a closed, non-empty answer in the final turn."""
+    return any(
+        a_start > cs and a_ok and closed
+        for (_, _, cs, _) in _substantive_pairs(final, rule)
+        for (a_start, _, closed, a_ok) in final.answers
+    )
+
+
+def _earned(turns: list[_TurnTags], rule: ThinkRule, calls_made: bool | None) -> dict[str, bool]:
+    """Which format terms an episode earns (see :func:`format_terms`)."""
+    # the answer terms and the flow read the final turn: an earlier tool turn's answer is not
+    # the episode's answer (docs/PROTOCOL.md §4)
+    final = turns[-1]
+    last = final.answers[-1] if final.answers else None
+    answer_ok = bool(last and last[3])
+    return {
+        "think": any(_substantive(t, rule) for t in turns),
+        "answer": answer_ok,
+        "answer_close": bool(answer_ok and last[2]),
+        "think_before_call": calls_made is not False and _think_before_first_call(turns, rule),
+        "balanced": any(t.tags for t in turns) and all(_balanced(t.tags) for t in turns),
+        "anchor_close": any(_substantive_pairs(t, rule) for t in turns),
+        "anchor_flow": _flows(final, rule),
+        "anchor_unclosed": any(t.open_thinks for t in turns),
+    }
 
 
 def format_terms(
@@ -212,44 +283,27 @@ def format_terms(
     """
     cfg = cfg or RewardConfig()
     turns = [_turn_tags(t) for t in _turn_texts(text, prefix)]
-    final = turns[-1]
-
-    # the answer terms and the flow read the final turn: an earlier tool turn's answer is not
-    # the episode's answer (docs/PROTOCOL.md §4)
-    last = final.answers[-1] if final.answers else None
-    answer_ok = bool(last and last[3])
-    answer_closed = bool(answer_ok and last[2])
-    min_chars = cfg.think_min_chars
-    flow = any(
-        a_start > cs and a_ok and closed
-        for (_, _, cs, _) in _substantive_pairs(final, min_chars)
-        for (a_start, _, closed, a_ok) in final.answers
-    )
-    think_before = calls_made is not False and _think_before_first_call(turns, min_chars)
-    balanced = any(t.tags for t in turns) and all(_balanced(t.tags) for t in turns)
-
+    earned = _earned(turns, ThinkRule.of(cfg), calls_made)
     return FormatTerms(
-        think=cfg.think_bonus if any(_substantive(t, min_chars) for t in turns) else 0.0,
-        answer=cfg.answer_bonus if answer_ok else 0.0,
-        answer_close=cfg.answer_close_bonus if answer_closed else 0.0,
-        think_before_call=cfg.think_before_call_bonus if think_before else 0.0,
-        balanced=cfg.balanced_bonus if balanced else 0.0,
-        anchor_close=(
-            cfg.anchor_close if any(_substantive_pairs(t, min_chars) for t in turns) else 0.0
-        ),
-        anchor_flow=cfg.anchor_flow if flow else 0.0,
-        anchor_unclosed=cfg.anchor_unclosed if any(t.open_thinks for t in turns) else 0.0,
+        **{term: getattr(cfg, _TERM_CONSTANT[term]) if ok else 0.0 for term, ok in earned.items()}
     )
 
 
 def substantive_close_turns(
-    text: str | Sequence[str], prefix: str = "", min_chars: int | None = None
+    text: str | Sequence[str],
+    prefix: str = "",
+    min_chars: int | None = None,
+    min_words: int | None = None,
 ) -> list[bool]:
-    """For each turn: does a ``</think>`` in it close a substantive think (≥ ``min_chars``,
-    default ``RewardConfig.think_min_chars``)? The token-level anchor pays its ``</think>`` bonus
-    only in those turns, as the anchor's close term does."""
-    n = RewardConfig().think_min_chars if min_chars is None else min_chars
-    return [bool(_substantive_pairs(_turn_tags(t), n)) for t in _turn_texts(text, prefix)]
+    """For each turn: does a ``</think>`` in it close a substantive think (``min_chars`` and
+    ``min_words`` default to ``RewardConfig``'s)? The token-level anchor pays its ``</think>``
+    bonus only in those turns, as the anchor's close term does."""
+    default = RewardConfig()
+    rule = ThinkRule(
+        default.think_min_chars if min_chars is None else min_chars,
+        default.think_min_words if min_words is None else min_words,
+    )
+    return [bool(_substantive_pairs(_turn_tags(t), rule)) for t in _turn_texts(text, prefix)]
 
 
 def open_think_turns(text: str | Sequence[str], prefix: str = "") -> list[bool]:
