@@ -62,7 +62,6 @@ def command(
     """
     from dataclasses import asdict
 
-    from paravt.tools import WindowRequest, execute_windows
     from paravt.video import VideoSource
     from paravt.video.sheet import contact_sheet
 
@@ -77,73 +76,90 @@ def command(
         skip_disposable=cfg.skip_disposable,
     )
     result: dict = {"video": video, "meta": asdict(src.meta), "config": to_dict(cfg)}
-    groups = []
-    failed_windows = []
     if window_args:
-        # FramesConfig is a CropConfig: every window knob (skip_disposable ...) reaches the tool
-        batch = execute_windows(
-            [WindowRequest(src.path, a, key=w) for a, w in zip(window_args, windows, strict=True)],
-            cfg,
-            sources={src.path: src},
-        )
-        rows = []
-        for j, (a, r) in enumerate(zip(window_args, batch.results, strict=True)):
-            rows.append(
-                {
-                    "window": windows[j],
-                    "arguments": a,
-                    "ok": r.ok,
-                    "message": r.message(),
-                    "start": r.start if r.ok else None,
-                    "end": r.end if r.ok else None,
-                    "times": [round(t, 6) for t in r.times],
-                    "size": list(r.frames.shape[2:]) if r.ok else None,
-                    "failed": r.failed,
-                    "warnings": r.warnings,
-                    "error_kind": r.error_kind,
-                }
-            )
-            if r.ok:
-                groups.append((f"w{j + 1}", r.frames, r.times))
-            else:
-                failed_windows.append(f"{windows[j]}: {r.error}")
-        result["windows"] = rows
-        result["stats"] = batch.stats.to_dict()
+        groups, failed_windows = _windows(src, cfg, windows, window_args, result)
     else:
-        frames = src.overview(cfg.k, mode=cfg.mode)
-        result["overview"] = {
-            "mode": cfg.mode,
-            "k": cfg.k,
-            "times": [round(t, 6) for t in frames.times],
-            "indices": frames.indices,
-            "size": list(frames.size or ()),
-            "failed": frames.failed,
-            "warnings": frames.warnings,
-        }
-        groups.append(("", frames.data, frames.times))
+        groups, failed_windows = _overview(src, cfg, result), []
     if sheet and any(len(g[2]) for g in groups):
         title = f"{src.path}  ({src.meta.duration:.1f} s, {src.meta.average_fps:.2f} fps)"
         result["sheet"] = str(contact_sheet(groups, sheet, title, cfg.thumb_width, cfg.columns))
     if as_json:
         emit_json(result)
     else:
-        if "overview" in result:
-            o = result["overview"]
-            click.echo(
-                f"overview ({o['mode']}, k={o['k']}): {len(o['times'])} frames of {o['size'][1]}x{o['size'][0]}"
-            )
-            click.echo("  " + ", ".join(f"{t:.2f}s" for t in o["times"]))
-            for w in o["warnings"]:
-                click.echo(f"  warning: {w}")
-        for row in result.get("windows", []):
-            click.echo(f"window {row['window']}: {row['message']}")
-            if row["ok"]:
-                click.echo("  " + ", ".join(f"{t:.2f}s" for t in row["times"]))
-            for w in row["warnings"]:
-                click.echo(f"  warning: {w}")
-        if "sheet" in result:
-            click.echo(f"contact sheet: {result['sheet']}")
+        _print(result)
     if failed_windows:
         raise UserError(
             f"{len(failed_windows)} of {len(windows)} windows failed; first: {failed_windows[0]}"
         )
+
+
+def _windows(src, cfg: FramesConfig, windows, window_args: list[dict], result: dict):
+    """Decode the ``--window`` windows into ``result["windows"]``; returns the sheet's groups and
+    one line per failed window."""
+    from paravt.tools import WindowRequest, execute_windows
+
+    # FramesConfig is a CropConfig: every window knob (skip_disposable ...) reaches the tool
+    batch = execute_windows(
+        [WindowRequest(src.path, a, key=w) for a, w in zip(window_args, windows, strict=True)],
+        cfg,
+        sources={src.path: src},
+    )
+    rows, groups, failed = [], [], []
+    for j, (a, r) in enumerate(zip(window_args, batch.results, strict=True)):
+        rows.append(
+            {
+                "window": windows[j],
+                "arguments": a,
+                "ok": r.ok,
+                "message": r.message(),
+                "start": r.start if r.ok else None,
+                "end": r.end if r.ok else None,
+                "times": [round(t, 6) for t in r.times],
+                "size": list(r.frames.shape[2:]) if r.ok else None,
+                "failed": r.failed,
+                "warnings": r.warnings,
+                "error_kind": r.error_kind,
+            }
+        )
+        if r.ok:
+            groups.append((f"w{j + 1}", r.frames, r.times))
+        else:
+            failed.append(f"{windows[j]}: {r.error}")
+    result["windows"] = rows
+    result["stats"] = batch.stats.to_dict()
+    return groups, failed
+
+
+def _overview(src, cfg: FramesConfig, result: dict) -> list:
+    """Sample the overview into ``result["overview"]``; returns the sheet's one group."""
+    frames = src.overview(cfg.k, mode=cfg.mode)
+    result["overview"] = {
+        "mode": cfg.mode,
+        "k": cfg.k,
+        "times": [round(t, 6) for t in frames.times],
+        "indices": frames.indices,
+        "size": list(frames.size or ()),
+        "failed": frames.failed,
+        "warnings": frames.warnings,
+    }
+    return [("", frames.data, frames.times)]
+
+
+def _print(result: dict) -> None:
+    """The result for a person: the frames' times, warnings, the sheet's path."""
+    if "overview" in result:
+        o = result["overview"]
+        click.echo(
+            f"overview ({o['mode']}, k={o['k']}): {len(o['times'])} frames of {o['size'][1]}x{o['size'][0]}"
+        )
+        click.echo("  " + ", ".join(f"{t:.2f}s" for t in o["times"]))
+        for w in o["warnings"]:
+            click.echo(f"  warning: {w}")
+    for row in result.get("windows", []):
+        click.echo(f"window {row['window']}: {row['message']}")
+        if row["ok"]:
+            click.echo("  " + ", ".join(f"{t:.2f}s" for t in row["times"]))
+        for w in row["warnings"]:
+            click.echo(f"  warning: {w}")
+    if "sheet" in result:
+        click.echo(f"contact sheet: {result['sheet']}")

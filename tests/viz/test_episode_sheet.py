@@ -151,14 +151,22 @@ def test_check_writable_names_the_problem(tmp_path):
         check_writable(a_file / "e.png")
 
 
-def test_check_writable_refuses_a_read_only_folder(tmp_path):
+def test_check_writable_refuses_a_folder_it_cannot_write_in(tmp_path):
+    """The "cannot write in" path, as every user meets it, root included: the nearest existing
+    folder above the sheet is not a folder one can write in. As root (CI) permission bits do not
+    bind, so the folder that cannot hold the sheet is one under a regular file, two levels up;
+    where they do bind, a read-only folder is refused the same way."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x")
+    with pytest.raises(UserError, match=r"cannot write in .*notes\.txt; choose a writable folder"):
+        check_writable(notes / "sheets" / "2026" / "e.png")
+    assert notes.read_text() == "x" and not (tmp_path / "sheets").exists()  # nothing made
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        if os.access(locked, os.W_OK):  # running as root: permissions do not bind
-            pytest.skip("permissions are not enforced for this user")
-        with pytest.raises(UserError, match="cannot write"):
-            check_writable(locked / "e.png")
+        if not os.access(locked, os.W_OK):  # permission bits bind for this user
+            with pytest.raises(UserError, match="cannot write in .*locked"):
+                check_writable(locked / "e.png")
     finally:
         locked.chmod(0o700)

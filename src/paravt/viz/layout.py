@@ -179,118 +179,128 @@ def _aspect(images: list[Any]) -> float:
     return THUMB_ASPECT
 
 
-def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
-    """The sheet's geometry for an ``EpisodeRecord`` (``keep_images`` records carry thumbnails)."""
-    left, right = MARGIN_LEFT, width - MARGIN_RIGHT
-    overview_imgs, tool_imgs = _split_images(rec)
-    times = [float(t) for t in (rec.overview_times or [])]
-    duration = float((rec.video_meta or {}).get("duration") or 0.0)
-    ends = times + [e for c in rec.calls for e in _window_of(c) if e is not None]
-    duration = max([duration, *ends, 1e-6])
-    aspect = _aspect(overview_imgs + tool_imgs)
-    frames: list[Any] = []
+@dataclass
+class _Canvas:
+    """What every part of a sheet is placed against: the timeline, the thumbnails' aspect ratio,
+    and the frames shown so far (thumbnails refer to them by position)."""
 
-    chars = max(40, int((width - 2 * MARGIN_RIGHT) / (FONT_SIZE * 0.55)))
-    header = _header(rec, chars)
-    y = 10 + LINE_H * len(header) + 10
+    width: int
+    left: int
+    right: int
+    duration: float
+    aspect: float
+    frames: list[Any] = field(default_factory=list)
 
-    # overview strip: thumbnails centred on their times, staggered so they do not overlap
-    span = right - left
-    spacing = span / max(1, len(times))
+    def x(self, t: float) -> int:
+        return time_to_x(t, self.duration, self.left, self.right)
+
+    def add_frame(self, data: Any) -> int:
+        self.frames.append(data)
+        return len(self.frames) - 1
+
+
+def _overview_strip(cv: _Canvas, times: list[float], images: list[Any], top: int):
+    """``(thumbnails, bottom)``: overview thumbnails centred on their times, staggered over up to
+    ``MAX_OVERVIEW_ROWS`` rows so they stay wide enough to see."""
+    spacing = (cv.right - cv.left) / max(1, len(times))
     rows = 1
     while rows < MAX_OVERVIEW_ROWS and spacing * rows - 4 < MIN_OVERVIEW_THUMB_W:
         rows += 1
     tw = int(max(24, min(MAX_OVERVIEW_THUMB_W, spacing * rows - 4)))
-    th = max(8, round(tw * aspect))
-    overview_top = y
-    overview: list[Thumb] = []
-    by_time = {round(im.time, 3): im for im in overview_imgs}
+    th = max(8, round(tw * cv.aspect))
+    by_time = {round(im.time, 3): im for im in images}
+    thumbs: list[Thumb] = []
     for i, t in enumerate(times):
-        row = i % rows
-        cx = time_to_x(t, duration, left, right)
-        x = min(max(cx - tw // 2, 0), width - tw)
+        x = min(max(cv.x(t) - tw // 2, 0), cv.width - tw)
         im = by_time.get(round(t, 3))
-        frame = None
-        if im is not None:
-            frames.append(im.data)
-            frame = len(frames) - 1
-        overview.append(Thumb(t, x, overview_top + row * (th + 4), tw, th, frame))
-    y = overview_top + (rows * (th + 4) if times else 0) + 6
-    overview_y = (overview_top, y)
-    axis_y = y + 4
-    step = _tick_step(duration)
-    ticks = [
-        (time_to_x(k * step, duration, left, right), _clock(k * step))
-        for k in range(int(duration // step) + 1)
-    ]
-    y = axis_y + LINE_H + 8
+        frame = None if im is None else cv.add_frame(im.data)
+        thumbs.append(Thumb(t, x, top + (i % rows) * (th + 4), tw, th, frame))
+    return thumbs, top + (rows * (th + 4) if times else 0) + 6
 
-    # one band per main-agent turn that wrote calls; calls stacked in it
-    tool_queue = list(tool_imgs) if rec.evidence == "frames" else []
-    expected = sum(c.n_frames for c in rec.calls if c.status == "ok")
-    if len(tool_queue) != expected:  # the record's images do not line up with its calls
-        tool_queue = []
-    wth = max(8, round(WINDOW_THUMB_W * aspect))
+
+def _ticks(cv: _Canvas) -> list[tuple[int, str]]:
+    step = _tick_step(cv.duration)
+    return [(cv.x(k * step), _clock(k * step)) for k in range(int(cv.duration // step) + 1)]
+
+
+def _call_bar(cv: _Canvas, call: Any, y: int) -> Bar:
+    """The bar of one call on its row (a call without a readable window: a marker at the left)."""
+    start, end = _window_of(call)
+    placed = start is not None and end is not None
+    if placed:
+        x0 = cv.x(min(start, end))
+        x1 = max(x0 + 3, cv.x(max(start, end)))
+    else:
+        x0, x1 = cv.left, cv.left + 10
+    label = _call_label(call, start, end)
+    return Bar(call.turn, call.index, start, end, x0, x1, y, BAR_H, call.status, label, placed)
+
+
+def _window_strip(cv: _Canvas, bar: Bar, images: list[Any], top: int) -> int:
+    """The frames one window returned, as thumbnails under its bar; returns their bottom."""
+    wth = max(8, round(WINDOW_THUMB_W * cv.aspect))
+    strip = len(images) * (WINDOW_THUMB_W + 2)
+    sx = min(max(bar.x0, cv.left), max(cv.left, cv.right - strip))
+    for j, im in enumerate(images):
+        x = sx + j * (WINDOW_THUMB_W + 2)
+        bar.thumbs.append(Thumb(float(im.time), x, top, WINDOW_THUMB_W, wth, cv.add_frame(im.data)))
+    return top + wth + 4
+
+
+def _turn_bands(cv: _Canvas, rec: Any, tool_imgs: list[Any], y: int):
+    """``(bands, bars, bottom)``: one band per turn that wrote calls, its calls stacked in it,
+    each ``ok`` call with the frames it returned (when the record's images line up with them)."""
+    queue = list(tool_imgs) if rec.evidence == "frames" else []
+    if len(queue) != sum(c.n_frames for c in rec.calls if c.status == "ok"):
+        queue = []
     bands: list[Band] = []
     bars: list[Bar] = []
     for turn in sorted({c.turn for c in rec.calls}):
         band_top = y
         for call in [c for c in rec.calls if c.turn == turn]:
-            start, end = _window_of(call)
-            placed = start is not None and end is not None
-            if placed:
-                x0 = time_to_x(min(start, end), duration, left, right)
-                x1 = max(x0 + 3, time_to_x(max(start, end), duration, left, right))
-            else:
-                x0, x1 = left, left + 10
-            bar = Bar(
-                turn,
-                call.index,
-                start,
-                end,
-                x0,
-                x1,
-                y + LINE_H,
-                BAR_H,
-                call.status,
-                _call_label(call, start, end),
-                placed,
-            )
+            bar = _call_bar(cv, call, y + LINE_H)
             row_bottom = bar.y + BAR_H + 4
-            if call.status == "ok" and tool_queue:
-                mine, tool_queue = tool_queue[: call.n_frames], tool_queue[call.n_frames :]
-                strip = len(mine) * (WINDOW_THUMB_W + 2)
-                sx = min(max(x0, left), max(left, right - strip))
-                for j, im in enumerate(mine):
-                    frames.append(im.data)
-                    bar.thumbs.append(
-                        Thumb(
-                            float(im.time),
-                            sx + j * (WINDOW_THUMB_W + 2),
-                            row_bottom,
-                            WINDOW_THUMB_W,
-                            wth,
-                            len(frames) - 1,
-                        )
-                    )
-                row_bottom += wth + 4
+            if call.status == "ok" and queue:
+                mine, queue = queue[: call.n_frames], queue[call.n_frames :]
+                row_bottom = _window_strip(cv, bar, mine, row_bottom)
             bars.append(bar)
             y = row_bottom + 4
         bands.append(Band(f"turn {turn}", band_top, y))
         y += 8
-    height = y + 10
+    return bands, bars, y
+
+
+def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
+    """The sheet's geometry for an ``EpisodeRecord`` (``keep_images`` records carry thumbnails)."""
+    overview_imgs, tool_imgs = _split_images(rec)
+    times = [float(t) for t in (rec.overview_times or [])]
+    duration = float((rec.video_meta or {}).get("duration") or 0.0)
+    ends = times + [e for c in rec.calls for e in _window_of(c) if e is not None]
+    cv = _Canvas(
+        width,
+        MARGIN_LEFT,
+        width - MARGIN_RIGHT,
+        max([duration, *ends, 1e-6]),
+        _aspect(overview_imgs + tool_imgs),
+    )
+    chars = max(40, int((width - 2 * MARGIN_RIGHT) / (FONT_SIZE * 0.55)))
+    header = _header(rec, chars)
+    overview_top = 10 + LINE_H * len(header) + 10
+    overview, overview_bottom = _overview_strip(cv, times, overview_imgs, overview_top)
+    axis_y = overview_bottom + 4
+    bands, bars, bottom = _turn_bands(cv, rec, tool_imgs, axis_y + LINE_H + 8)
     return EpisodeLayout(
         width,
-        height,
-        duration,
-        left,
-        right,
+        bottom + 10,
+        cv.duration,
+        cv.left,
+        cv.right,
         header,
         axis_y,
-        ticks,
+        _ticks(cv),
         overview,
-        overview_y,
+        (overview_top, overview_bottom),
         bands,
         bars,
-        frames,
+        cv.frames,
     )
