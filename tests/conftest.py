@@ -1,7 +1,7 @@
 """Shared fixtures: tiny real models, test videos, and generated long videos.
 
 Everything is built once per test session and offline: tiny random Qwen-VL models with
-``paravt.testing.tiny``, videos with Debian's ffmpeg. The real files of ``../shared/videos`` are
+``paravt.models.tiny``, videos with Debian's ffmpeg. The real files of ``../shared/videos`` are
 used when they are there; without them every test runs on generated stand-ins with the same
 properties (``tests/media.py``), so a clone of the repo tests itself. ``--without-shared`` acts
 as if ``../shared`` were missing; with ``CI=true`` a missing ``../shared`` fails the run.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,8 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 SHARED_VIDEOS = media.SHARED_VIDEOS
+#: the vLLM probe's one-line report, kept for the terminal summary
+VLLM_PROBE = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser):
@@ -29,6 +32,11 @@ def pytest_addoption(parser):
         "--without-shared",
         action="store_true",
         help="act as if ../shared were missing: videos are generated stand-ins (tests/media.py)",
+    )
+    parser.addoption(
+        "--vllm-wheels",
+        default=None,
+        help="a folder of downloaded vLLM wheels whose source tests/train/test_vllm_api.py reads",
     )
 
 
@@ -46,6 +54,19 @@ def pytest_configure(config):
         )
 
 
+def pytest_terminal_summary(terminalreporter, config):
+    """The vLLM probe's line (CPU, SIMD level, the ops vLLM loaded or why it cannot run), when
+    ``vllm`` tests were collected: a failure on a new machine is read off the log."""
+    line = config.stash.get(VLLM_PROBE, None)
+    if line is not None:
+        terminalreporter.write_line(f"vLLM probe: {line}")
+    if "vllm" in sys.modules:  # a colocated engine ran in this process: which ops it had
+        from paravt.train.vllm.platform import mapped_vllm_ops
+
+        ops = ", ".join(mapped_vllm_ops()) or "none"
+        terminalreporter.write_line(f"vLLM ops mapped in the test process: {ops}")
+
+
 def pytest_report_header(config):
     if shared_missing(config):
         return "test videos: generated stand-ins (tests/media.py); ../shared/videos not used"
@@ -55,14 +76,25 @@ def pytest_report_header(config):
 def pytest_collection_modifyitems(config, items):
     """Skip ``gpu`` tests cleanly when no CUDA device is present, and ``vllm`` tests when vLLM is
     not installed (it lives in an environment of its own: scripts/vllm-env.sh)."""
-    if importlib.util.find_spec("vllm") is None:
-        skip_vllm = pytest.mark.skip(
-            reason="needs vLLM: build its environment with scripts/vllm-env.sh VENV and run "
+    vllm_items = [item for item in items if item.get_closest_marker("vllm") is not None]
+    vllm_reason = None
+    if vllm_items and importlib.util.find_spec("vllm") is None:
+        vllm_reason = (
+            "needs vLLM: build its environment with scripts/vllm-env.sh VENV and run "
             "VENV/bin/python -m pytest -m vllm"
         )
-        for item in items:
-            if item.get_closest_marker("vllm") is not None:
-                item.add_marker(skip_vllm)
+    elif vllm_items:
+        # vLLM is installed: load it the way a run would, in a child (a build this CPU cannot
+        # run kills the child, not pytest); where it cannot run, its tests skip with the reason
+        from paravt.train.vllm.platform import probe
+
+        seen = probe()
+        config.stash[VLLM_PROBE] = seen.line()
+        if not seen.ok:
+            vllm_reason = f"vLLM cannot run on this machine: {seen.reason}"
+    if vllm_reason is not None:
+        for item in vllm_items:
+            item.add_marker(pytest.mark.skip(reason=vllm_reason))
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if not gpu_items:  # nothing to decide: torch need not be imported for it
         return
@@ -178,7 +210,7 @@ def long_video(tmp_path_factory) -> Path:
 
 
 def _tiny(tmp_path_factory, arch: str) -> Path:
-    from paravt.testing.tiny import make_tiny_model
+    from paravt.models.tiny import make_tiny_model
 
     return make_tiny_model(tmp_path_factory.mktemp(f"tiny-{arch}"), arch=arch)
 
@@ -329,7 +361,7 @@ def real_tiny_dir(tmp_path_factory, shared_qwen):
 
     def _get(name: str) -> Path:
         if name not in built:
-            from paravt.testing.tiny import make_tiny_model
+            from paravt.models.tiny import make_tiny_model
 
             arch, tok, template = REAL_TEMPLATES[name]
             built[name] = make_tiny_model(

@@ -6,8 +6,8 @@ fails on
 
 - a cycle among the module-level imports of paravt modules (what Python executes at import);
 - an upward edge between rooms, module-level or inside a function (a deferred import is still a
-  dependency): ``errors/config/grammar/testing`` <- ``video``, ``kernels``, ``rewards`` <- ``tools`` <- ``agent``
-  <- ``data``, ``eval``, ``train`` <- ``cli``.
+  dependency): ``errors/config/grammar`` <- ``video``, ``kernels``, ``rewards``, ``models`` <-
+  ``tools`` <- ``agent`` <- ``data``, ``eval``, ``train``, ``toy``, ``backends`` <- ``cli``.
 
 An upward edge that has to stay for now goes into ``ALLOWED_UPWARD`` with its reason; an entry
 that no longer matches an import fails the test, so the list only shrinks.
@@ -30,12 +30,14 @@ PACKAGE_DIRS = {"paravt": REPO / "src" / "paravt", "paravt.kernels": REPO / "ker
 #: Rooms by level, lowest first; a module may import its own level and below.
 LEVELS = [
     # grammar: the turn grammar (one module), read by rewards, agent and eval alike
-    # testing: tiny offline models, importing nothing above
-    {"errors", "config", "grammar", "testing"},
-    {"video", "kernels", "rewards"},
+    {"errors", "config", "grammar"},
+    {"video", "kernels", "rewards", "models"},  # models: tiny offline models
     {"tools"},
     {"agent", "viz"},  # viz draws the agent's episode records
-    {"data", "eval", "train", "toy"},
+    # backends: every model behind the engine; beside train and toy, whose lockstep, streams and
+    # task they read (the protocol itself sits lower, in MODULE_LEVELS)
+    # serve: paravt's tools over MCP (the engine's window frames); viewer: the static site of runs
+    {"data", "eval", "train", "toy", "backends", "serve", "viewer"},
     {"cli"},
 ]
 #: Modules that sit at another level than their room (``docs/INTERFACES.md`` says why).
@@ -43,6 +45,8 @@ MODULE_LEVELS = {
     "paravt": 0,  # the package root: version and the error types only
     "paravt.tools.schema": 0,  # the crop_video schema, pure data: the parser and prompts read it
     "paravt.cli.common": 0,  # config options and output helpers shared by commands
+    "paravt.backends.base": 3,  # the Backend protocol: the engine (agent) needs only it
+    "paravt.agent.backends": 4,  # the old public path: re-exports paravt.backends' names
 }
 #: (importer, imported) -> why this upward edge stays for now. Empty: the house has none.
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
@@ -200,15 +204,11 @@ def test_no_upward_import_between_rooms(package_edges):
 
 
 def test_the_foundation_is_imported_at_module_level(package_edges):
-    """Level 0 (errors, config, the turn grammar, the tool schema, the CLI helpers; not the tiny
-    test models) imports nothing heavy, so deferring it into a function buys nothing and hides a
-    dependency: imports inside functions are for heavy optional libraries and the paravt modules
-    that load them (docs/INTERFACES.md §1)."""
-    deferred = [
-        e
-        for e in package_edges
-        if not e.module_level and level_of(e.target) == 0 and e.target.split(".")[1] != "testing"
-    ]
+    """Level 0 (errors, config, the turn grammar, the tool schema, the CLI helpers) imports
+    nothing heavy, so deferring it into a function buys nothing and hides a dependency: imports
+    inside functions are for heavy optional libraries and the paravt modules that load them
+    (docs/INTERFACES.md §1)."""
+    deferred = [e for e in package_edges if not e.module_level and level_of(e.target) == 0]
     assert not deferred, "import these at module level:\n" + "\n".join(
         f"  {e.where()}" for e in deferred
     )
@@ -224,6 +224,35 @@ def test_the_package_has_modules_in_every_room(package_edges):
     rooms = {m.split(".")[1] for m in find_modules(PACKAGE_DIRS) if m.count(".")}
     assert {"video", "kernels", "rewards", "tools", "agent", "train", "cli"} <= rooms
     assert len(package_edges) > 100  # the walk sees the package, not an empty folder
+
+
+#: old public paths kept as thin re-exports (docs/CHANGELOG.md): for users, never for the package
+REEXPORTS = {"paravt.agent.backends", "paravt.toy.oracle"}
+#: the trainer core's one door into ``paravt.train.launch``: the rollout's lockstep primitives
+CORE_LAUNCH_IMPORTS = {"paravt.train.launch.lockstep"}
+
+
+def test_the_package_does_not_import_its_own_reexports(package_edges):
+    used = [e.where() for e in package_edges if e.target in REEXPORTS]
+    assert not used, "import the new home (docs/CHANGELOG.md):\n  " + "\n  ".join(used)
+
+
+def test_the_trainer_core_leaves_the_launch_to_run(package_edges):
+    """``paravt.train.run`` (and the sft run) compose ``paravt.train.launch``; the trainer core
+    (trainer, config, advantages, gating, metrics, ...) reaches into it only for the lockstep."""
+
+    def core(module: str) -> bool:
+        parts = module.split(".")
+        return parts[:2] == ["paravt", "train"] and len(parts) == 3 and parts[2] != "run"
+
+    found = [
+        e.where()
+        for e in package_edges
+        if core(e.source)
+        and e.target.startswith("paravt.train.launch")
+        and e.target not in CORE_LAUNCH_IMPORTS
+    ]
+    assert not found, "the trainer core imports launch machinery:\n  " + "\n  ".join(found)
 
 
 # -- the checker on a small made-up package: it does find what it is for ---------------------------

@@ -12,7 +12,9 @@ imported) and fails on
   police.
 
 A room is a top-level part of paravt (``paravt.video``, ``paravt.config``, ``paravt.kernels``,
-``paravt.cli``, as in ``tests/test_import_graph.py``). Dunders are public.
+``paravt.backends``, ``paravt.cli``, as in ``tests/test_import_graph.py``), and each part of
+``paravt.train`` named in ``SUB_ROOMS`` (the launch machinery, the trainer's vLLM side, SFT) is a
+room of its own: the trainer core reaches them through public names only. Dunders are public.
 """
 
 from __future__ import annotations
@@ -27,9 +29,16 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
+#: parts of a room that are rooms of their own for private names
+SUB_ROOMS = {"train.launch", "train.vllm", "train.sft"}
+
+
 def room_of(module: str) -> str:
-    """``paravt.video.source`` -> ``video``; ``paravt`` itself -> ``""``."""
+    """``paravt.video.source`` -> ``video``; ``paravt.train.launch.plan`` -> ``train.launch``;
+    ``paravt`` itself -> ``""``."""
     parts = module.split(".")
+    if ".".join(parts[1:3]) in SUB_ROOMS:
+        return ".".join(parts[1:3])
     return parts[1] if len(parts) > 1 else ""
 
 
@@ -136,3 +145,11 @@ def test_the_check_sees_a_crossing(tmp_path, monkeypatch):
     assert [line.split(" ", 1)[1] for line in me.crossings()] == [
         "uses ._secret, private to ['video']"
     ]
+
+
+def test_a_part_of_train_is_a_room_of_its_own():
+    assert room_of("paravt.train.launch.plan") == "train.launch"
+    assert room_of("paravt.train.launch") == "train.launch"
+    assert room_of("paravt.train.trainer") == "train"
+    assert room_of("paravt.backends.hf") == "backends"
+    assert room_of("paravt") == ""

@@ -130,3 +130,18 @@ def test_the_smoke_recipes_find_their_data_on_a_fresh_clone(name, tmp_path, monk
     assert len(rows) == 8 and not report.skipped
     assert {r.question_type for r in rows} == {"mcq", "tvg"}
     assert all(Path(r.video).is_file() for r in rows)
+
+
+def test_every_package_data_pattern_ships_a_file():
+    """A package-data glob that matches nothing names a file that does not exist."""
+    import tomllib
+
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    roots = {"paravt": REPO / "src" / "paravt", "paravt.kernels": REPO / "kernels",
+             "paravt.cli": REPO / "cli"}  # fmt: skip
+    empty = []
+    for package, patterns in data["package-data"].items():
+        top, _, rest = package.partition(".")
+        base = roots.get(package) or roots[top] / rest.replace(".", "/")
+        empty += [f"{package}: {p}" for p in patterns if not any(base.glob(p))]
+    assert not empty, f"package-data patterns that match no file: {empty}"
