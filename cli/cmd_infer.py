@@ -14,9 +14,11 @@ import json
 import sys
 
 import click
+from rich.markup import escape
 
 from paravt.agent.config import InferConfig, redacted_backend
 from paravt.agent.records import EpisodeInput
+from paravt.agent.safe_text import visible
 from paravt.agent.view import VIEW_WIDTH, episode_view
 from paravt.cli.common import (
     config_options,
@@ -135,9 +137,13 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
             else:
                 click.echo(json.dumps(doc, default=str))
         elif quiet:
-            click.echo(rec.prediction if rec.status == "ok" and rec.prediction is not None else "")
+            # the model's answer and an error's text are shown, never run (safe_text)
+            ok = rec.status == "ok" and rec.prediction is not None
+            click.echo(visible(rec.prediction) if ok else "")
             if rec.status != "ok":
-                console.print(f"[red]{rec.id}: error:[/] {rec.error}")
+                console.print(
+                    f"[red]{escape(visible(rec.id))}: error:[/] {escape(visible(rec.error))}"
+                )
         else:
             if not single:
                 out.rule()

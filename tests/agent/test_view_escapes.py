@@ -63,3 +63,28 @@ def test_the_terminal_view_shows_model_text_escaped():
         assert raw not in out, repr(raw)
     for shown in ("\\x12bell", "\\x1b[31mRED", "\\u202eevil", "\\x1b]0;title\\x07"):
         assert out.count(shown) >= 5, shown  # id, video, question, option, thought, ...
+
+
+def test_infer_quiet_prints_the_answer_and_the_error_escaped(capsys):
+    """``paravt infer --quiet``: the answer alone on stdout, an error on stderr; both are a model's
+    or a file's text, so both are shown escaped (and an error's ``[...]`` is not rich markup)."""
+    from rich.console import Console
+
+    from paravt.cli.cmd_infer import _emit
+
+    ok = EpisodeRecord(
+        id="a", video="v.mp4", question="Q", question_type="oe", options=None, gold=None,
+        mode="parallel", evidence="frames", prediction="red" + NASTY,
+    )  # fmt: skip
+    bad = EpisodeRecord(
+        id="b" + NASTY, video="v.mp4", question="Q", question_type="oe", options=None, gold=None,
+        mode="parallel", evidence="frames", status="error", error="[bold]broken[/]" + NASTY,
+    )  # fmt: skip
+    err = io.StringIO()
+    console = Console(file=err, width=200, highlight=False)  # no colours: the text as shown
+    _emit([ok, bad], {}, console, console, False, False, True, single=False)
+    out = capsys.readouterr().out
+    assert out.splitlines() == [visible("red" + NASTY), ""]
+    shown = err.getvalue()
+    assert "\x12" not in shown and "\x1b]0;" not in shown and "\u202e" not in shown
+    assert "[bold]broken[/]" in shown and "\\x12bell" in shown

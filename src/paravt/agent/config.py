@@ -62,7 +62,7 @@ class EngineConfig:
       ``<tool_response>\n{text}\n</tool_response>``.
     - ``reuse_cache``: a local model (``hf``, the trainer's policy) keeps each episode's KV cache
       and vision features between its turns, so a turn prefills only its new tokens and frames
-      (``agent.backends.episode_state``; docs/INFER.md, "Prefill once per episode"); the tokens
+      (``paravt.backends.episode_state``; docs/INFER.md, "Prefill once per episode"); the tokens
       are the same either way. ``reuse_cache_mb``: the memory those kept states may take in all
       (MiB, on the model's device); a state that would go past it is not kept, and that
       episode's next turn prefills in full.

@@ -9,9 +9,9 @@ episode's stream is still the exact concatenation the loss trains on (docs/PROTO
   identity and its features fill the pads one to one;
 - the request's ``prompt_ids`` hold the frames' image pads expanded (the learner's stream). In
   colocate mode vLLM's processor expands each ``<|image_pad|>`` of a token prompt itself, so it is
-  sent the stream with each frame's run of pads collapsed to one (``paravt.backends.vllm_prompt``); in
-  server mode TRL places the server's features on the runs of pads, so the stream goes as it is.
-  Either way the prompt ids vLLM reports back must be the stream, or the call raises
+  sent the stream with each frame's run of pads collapsed to one (``paravt.backends.vllm_prompt``);
+  paravt's server-mode generator (``paravt.backends.vllm_server``) is sent the same collapsed
+  stream, and the server expands it the same way. Either way the prompt ids vLLM reports back must be the stream, or the call raises
   ``VLLMPromptMismatchError`` naming the episode (never a silently wrong sample);
 - requests are grouped by ``(max_new_tokens, temperature, top_p)`` (``TokenSampler.triage``, as the
   in-process policy backend does), one generate call per group, with ``max_completion_length``,
@@ -22,12 +22,12 @@ episode's stream is still the exact concatenation the loss trains on (docs/PROTO
 - each turn's ``cached_tokens`` is how many of its prompt tokens vLLM's prefix cache served
   (``RequestOutput.num_cached_tokens`` colocated, the reply's usage in server mode): an episode's
   round r resends rounds < r verbatim (same ids, same PIL frame objects, so the same multimodal
-  hashes), and the count says whether vLLM saw it that way (tests/train/test_vllm_cache_hits.py).
+  hashes), and the count says whether vLLM saw it that way (tests/train/vllm_cache_check.py, run colocated and in server mode).
 
-Lockstep. In server mode every generate call is a collective (all ranks gather their prompts, the
-main process asks the server, results are broadcast and each rank takes an equal share), and so is
-a colocated call under tensor parallelism or with sleep mode (its weight reload gathers
-parameters). Episodes on different ranks need different numbers of rounds and budgets, so each
+Lockstep. A colocated call under tensor parallelism or with sleep mode is a collective (its weight
+reload gathers parameters; TRL's generator slices the group's results in equal shares). In server
+mode it is not: paravt's generator (``ServerGeneration.collective = False``) has every rank send
+its own requests, and the ranks meet only at the weight push. Episodes on different ranks need different numbers of rounds and budgets, so each
 call is preceded by one small gather of every rank's ``{group: count}`` and an "episodes still
 running" flag: each group any rank has is called on every rank in the same order, a rank with fewer
 requests pads its share with one-token filler prompts (TRL slices the results in equal shares) and

@@ -10,7 +10,7 @@ from vLLM 0.32's source (``vllm/entrypoints/...``):
   ``uuid`` = its content hash, so the server's multimodal cache spares re-processing a frame an
   episode resends every round); the prompt holds one ``<|image_pad|>`` per frame, which the server
   expands itself, and ``return_token_ids`` makes it report the expanded prompt, which the caller
-  checks against the learner's stream (``paravt.train.vllm_prompt``). ``prompt_logprobs`` gives
+  checks against the learner's stream (``paravt.backends.vllm_prompt``). ``prompt_logprobs`` gives
   the server's logprob of every prompt token (the weights check,
   ``paravt.backends.vllm_server``). With ``--enable-prompt-tokens-details`` the reply's usage
   says how many prompt tokens the prefix cache served (``ServerReply.cached_tokens``).

@@ -170,7 +170,7 @@ def _train_run(path: Path, run: RunData) -> None:
             run.episodes.append(ep)
     if not run.episodes:
         run.notes.append(
-            "no episodes/dump-rank*.jsonl: train with --set episode_dump_every=N to keep "
+            "no episodes/dump-rank*.jsonl: train with --set trainer.episode_dump_every=N to keep "
             "every Nth step's episodes"
         )
 
