@@ -100,13 +100,15 @@ class NoPush:
         pass
 
 
+@pytest.mark.parametrize("schedule", ["rounds", "episodes"])
 def test_a_server_that_stops_mid_run_is_retried_then_named_and_the_rollout_stops(
-    answering, processor, video_path
+    answering, processor, video_path, schedule
 ):
     """The engine runs two episodes through the server; it answers the first generate call of
     the batch and then goes away. The client retries with growing waits, then the run stops with
     ``VLLMServerError`` naming the server — the engine returns no records, so no episode is
-    scored as a failure in silence."""
+    scored as a failure in silence. The same whether the episodes go in rounds or on their
+    own."""
     from paravt.agent.engine import EpisodeEngine
     from paravt.backends.vllm import VLLMBackend
 
@@ -115,7 +117,8 @@ def test_a_server_that_stops_mid_run_is_retried_then_named_and_the_rollout_stops
     client = VLLMServerClient(httpd.url, retries=3, backoff_s=0.01, max_concurrency=1)
     backend = VLLMBackend(ServerGeneration(client, NoPush()), processor, first_turn_text=FORCED)
     assert not backend.lockstep and backend.collapse_pads
-    engine = EpisodeEngine(backend, _engine_config(max_new_tokens=8))
+    engine = EpisodeEngine(backend, _engine_config(max_new_tokens=8, schedule=schedule))
+    assert engine.episodes_advance_alone() == (schedule == "episodes")
     with (
         pytest.raises(VLLMServerError, match=rf"{httpd.url}: POST /inference/v1/generate.*4 attempt"),
         backend.rollout(0),
@@ -134,12 +137,14 @@ def test_a_server_that_stops_mid_run_is_retried_then_named_and_the_rollout_stops
     )
 
 
+@pytest.mark.parametrize("schedule", ["rounds", "episodes"])
 @pytest.mark.parametrize("cached", [None, 48])
 def test_the_servers_prefix_cache_count_is_the_turns_cached_tokens(
-    answering, processor, video_path, cached
+    answering, processor, video_path, cached, schedule
 ):
     """The reply's ``usage.prompt_tokens_details.cached_tokens`` is the sampled turn's
-    ``cached_tokens`` in the record; a server started without the flag reports none (0)."""
+    ``cached_tokens`` in the record, in rounds and with episodes on their own; a server started
+    without the flag reports none (0)."""
     from paravt.agent.engine import EpisodeEngine
     from paravt.backends.vllm import VLLMBackend
 
@@ -147,13 +152,58 @@ def test_the_servers_prefix_cache_count_is_the_turns_cached_tokens(
     httpd = answering(eos=eos, cached=cached)
     generator = ServerGeneration(VLLMServerClient(httpd.url), NoPush())
     backend = VLLMBackend(generator, processor, first_turn_text=FORCED)
-    engine = EpisodeEngine(backend, _engine_config(max_new_tokens=8))
+    engine = EpisodeEngine(backend, _engine_config(max_new_tokens=8, schedule=schedule))
     with backend.rollout(0):
         (record,) = engine.run(_episodes(video_path("torchcodec__testsrc2.mp4"), 1))
     assert record.status == "ok", record.error
-    assert generator.last_cached_tokens == [cached]
+    if schedule == "rounds":  # a request on its own sets nothing on the shared generator
+        assert generator.last_cached_tokens == [cached]
     # the forced first turn was sampled by no one; the second is the server's
     assert [t.cached_tokens for t in record.turns] == [0, cached or 0]
+
+
+def test_server_mode_episodes_advance_on_their_own_and_send_what_the_rounds_send(
+    answering, processor, video_path
+):
+    """In server mode each request goes on its own (``VLLMBackend.agenerate``), so the engine's
+    ``auto`` schedule lets every episode advance alone; the server is sent the same requests
+    (token ids, frames, sampling) as in synchronous rounds, and the records are the same. Under a
+    lockstep (a collective generator on several ranks) there is no ``agenerate``: rounds."""
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.backends.vllm import VLLMBackend
+
+    eos = processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    episodes = _episodes(video_path("torchcodec__testsrc2.mp4"), 3)
+    sent, records = {}, {}
+    for schedule in ("rounds", "auto"):
+        httpd = answering(eos=eos)
+        generator = ServerGeneration(VLLMServerClient(httpd.url), NoPush())
+        backend = VLLMBackend(generator, processor, first_turn_text=FORCED)
+        engine = EpisodeEngine(backend, _engine_config(max_new_tokens=8, schedule=schedule))
+        with backend.rollout(0):
+            records[schedule] = engine.run(episodes)
+        backend.close()
+        assert engine.episodes_advance_alone() == (schedule == "auto")
+        # per episode: the forced first turn (answered without the server) and one sampled turn
+        assert backend.alone_requests == (2 * 3 if schedule == "auto" else 0)
+        sent[schedule] = sorted(  # each request's id is its own (a fresh uuid)
+            json.dumps({**body, "request_id": None}, sort_keys=True) for _, body in httpd.bodies
+        )
+    assert len(sent["auto"]) == 3
+    assert sent["auto"] == sent["rounds"]
+    for a, b in zip(records["rounds"], records["auto"], strict=True):
+        assert a.status == b.status == "ok", (a.error, b.error)
+        assert [t.text for t in a.turns] == [t.text for t in b.turns]
+        assert a.prediction == b.prediction and len(a.calls) == len(b.calls) == 2
+
+    class Collective(ServerGeneration):
+        collective = True
+
+    several = VLLMBackend(
+        Collective(VLLMServerClient("http://127.0.0.1:9"), NoPush()), processor,
+        world_size=2, gather=lambda shares: [shares],
+    )  # fmt: skip
+    assert several.lockstep and several.agenerate is None
 
 
 def test_a_failed_push_stops_every_rank_with_one_line(answering, tmp_path):

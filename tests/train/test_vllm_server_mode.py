@@ -76,8 +76,8 @@ def test_server_logprobs_equal_the_policy_after_a_push_and_differ_before(
 def test_para_grpo_trains_against_the_vllm_server(
     vllm_tiny_server, tiny_qwen3_dir, tmp_path, shared_videos, smoke_args, train_probe
 ):
-    """Two PARA-GRPO steps, every turn sampled by the server, parallel crop_video rounds whose
-    frames go back to it, the weights pushed at each step. Between the steps the policy's output
+    """Two PARA-GRPO steps, every turn sampled by the server (each episode advancing on its own),
+    parallel crop_video rounds whose frames go back to it, the weights pushed at each step. Between the steps the policy's output
     layer is moved (a stand-in for an update big enough to see): step 2's sampler logprobs are
     still the policy's, so the server sampled from the pushed weights."""
     from transformers import TrainerCallback
@@ -118,6 +118,8 @@ def test_para_grpo_trains_against_the_vllm_server(
     # one push a step, each checked by the probe; no lockstep: no filler prompt was ever sent
     assert backend.syncs == 2 and gen.push.pushed == [0, 1]
     assert not backend.lockstep and backend.filler_prompts == 0
+    # every episode advanced on its own (engine.schedule auto): each request went alone
+    assert backend.agenerate is not None and backend.alone_requests > 0 and backend.calls == 0
     assert sorted(p.name for p in (run_dir / "vllm-weights").iterdir()) == ["step-1"]
     for out, rollout in zip(probe.outputs, probe.rollouts, strict=True):
         records = rollout["records"]

@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from paravt.agent.records import Generation, GenRequest
+from paravt.errors import ParavtError
 
 logger = logging.getLogger(__name__)
 
@@ -88,13 +89,18 @@ class _Steps:
         return await loop.run_in_executor(self.lane_pool, functools.partial(fn, *args))
 
     async def generate(self, req: GenRequest) -> Generation:
-        """One request's generation; a backend that raises fails this request only."""
+        """One request's generation; a backend that raises fails this request only, except with
+        a paravt error (a server still gone after its retries, a prompt vLLM ran otherwise than
+        sent): that stops the run, as it does in rounds, so no episode is scored in silence as a
+        failure the model never made."""
         try:
             if callable(self.agenerate):
                 return await self.agenerate(req)
             loop = asyncio.get_running_loop()
             gens = await loop.run_in_executor(self.gen_pool, self.engine._generate, [req])
             return gens[0]
+        except ParavtError:
+            raise
         except Exception as e:  # noqa: BLE001 - one failed request is its episode's error only
             logger.warning("generation failed for %s", req.key, exc_info=True)
             return Generation(error=f"{type(e).__name__}: {e}", finish_reason="error")

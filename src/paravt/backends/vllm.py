@@ -46,9 +46,11 @@ vLLM computes its own features). It reads no pixel rows.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -355,7 +357,55 @@ class VLLMBackend(TokenSampler):
         self.loaded_step: int | None = None
         self.syncs = 0  # weight pushes, for tests
         self.filler_prompts = 0  # prompts sent only to keep an equal share, for tests
+        self.alone_requests = 0  # requests sent on their own (agenerate), for tests
         self._images: dict[int, tuple[ImageItem, Any]] = {}
+        self._lanes: ThreadPoolExecutor | None = None  # agenerate's request threads
+
+    @property
+    def agenerate(self) -> Callable[[GenRequest], Coroutine[Any, Any, Generation]] | None:
+        """One request on its own, for episodes that advance on their own (``engine.schedule``
+        auto picks them when this is not None): only with a generator that takes one request
+        with its own settings (``generate_one``: paravt's server mode) and no lockstep. TRL's
+        colocated generator sets its sampling settings on itself for a whole call, so colocated
+        training keeps its rounds (vLLM's in-process async engine is ``AsyncVLLMBackend``)."""
+        if self.lockstep or not callable(getattr(self.generator, "generate_one", None)):
+            return None
+        return self._agenerate
+
+    async def _agenerate(self, request: GenRequest) -> Generation:
+        if self._lanes is None:
+            workers = int(getattr(getattr(self.generator, "client", None), "max_concurrency", 64))
+            self._lanes = ThreadPoolExecutor(max(1, workers), thread_name_prefix="paravt-vllm")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._lanes, self._alone, request)
+
+    def _alone(self, req: GenRequest) -> Generation:
+        """``generate([req])`` without touching the generator's shared settings."""
+        self.alone_requests += 1
+        out, groups = self.triage([req])
+        if out[0] is not None:
+            return out[0]
+        ((key, _),) = groups.items()
+        try:
+            images = self._pil_images(req)
+        except FrameError as e:
+            return Generation(error=str(e), finish_reason="error")
+        max_new, temperature, top_p = key
+        t0 = time.perf_counter()
+        reply = self.generator.generate_one(
+            self._vllm_prompt(req), images, max_tokens=max_new, temperature=temperature,
+            top_p=top_p, what=f"episode {req.episode_id} turn {req.turn}",
+        )  # fmt: skip
+        return self._finish(
+            req, key, reply.prompt_ids, list(reply.token_ids), list(reply.logprobs),
+            reply.cached_tokens, time.perf_counter() - t0,
+        )  # fmt: skip
+
+    def close(self) -> None:
+        """Stop ``agenerate``'s request threads (made on first use)."""
+        if self._lanes is not None:
+            self._lanes.shutdown(wait=False)
+            self._lanes = None
 
     # -- one optimizer step's rollout --------------------------------------------------------
     @contextmanager
@@ -476,24 +526,39 @@ class VLLMBackend(TokenSampler):
         for j, slot in enumerate(slots):
             if slot is None:
                 continue
-            check_reported_prompt(
-                slot[0].prompt_ids,
-                reported[j] if reported is not None else None,
-                self.codec.image_token_id,
-                episode=slot[0].episode_id,
-                turn=slot[0].turn,
-                sent_collapsed=self.collapse_pads,
-            )
             ids = list(completions[j])
             lps = sampled_logprobs(
                 ids,
                 logprobs[j] if logprobs is not None else None,
                 logprob_ids[j] if logprob_ids is not None else None,
             )
-            gen = self.turn_of(slot[0], ids, lps, max_new, dt)
-            gen.cached_tokens = cached[j]
-            gens.append(gen)
+            reported_j = reported[j] if reported is not None else None
+            gens.append(self._finish(slot[0], key, reported_j, ids, lps, cached[j], dt))
         return gens
+
+    def _finish(
+        self,
+        req: GenRequest,
+        key: Key,
+        reported: list[int] | None,
+        ids: list[int],
+        logprobs: list[float],
+        cached: int | None,
+        generate_s: float,
+    ) -> Generation:
+        """One sampled completion as the request's turn, after checking that the prompt vLLM ran
+        is the learner's stream (both ways of calling: ``_call`` and ``_alone``)."""
+        check_reported_prompt(
+            req.prompt_ids,
+            reported,
+            self.codec.image_token_id,
+            episode=req.episode_id,
+            turn=req.turn,
+            sent_collapsed=self.collapse_pads,
+        )
+        gen = self.turn_of(req, ids, logprobs, key[0], generate_s)
+        gen.cached_tokens = cached
+        return gen
 
 
 class FrameError(ParavtError):

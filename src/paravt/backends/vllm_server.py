@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from paravt.backends.vllm_server_client import VLLMServerClient, png_data_url
+from paravt.backends.vllm_server_client import ServerReply, VLLMServerClient, png_data_url
 from paravt.errors import ConfigError
 from paravt.train.launch.lockstep import exchange
 from paravt.train.vllm.stack import TESTED_SERVER_SERIES, series
@@ -93,12 +93,19 @@ class ServerGeneration:
             self.check_push(self.step)
         self._urls = {}
 
-    def _sampling(self) -> dict:
+    def _sampling(
+        self,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+    ) -> dict:
+        """The request's sampling parameters: the generator's settings, or the ones given (a
+        request on its own sets none of the shared attributes: ``generate_one``)."""
         sp = {
             "n": 1,
-            "max_tokens": int(self.max_completion_length),
-            "temperature": float(self.temperature),
-            "top_p": float(self.top_p),
+            "max_tokens": int(self.max_completion_length if max_tokens is None else max_tokens),
+            "temperature": float(self.temperature if temperature is None else temperature),
+            "top_p": float(self.top_p if top_p is None else top_p),
             "top_k": int(self.top_k or 0) or -1,
             "min_p": float(self.min_p),
             "repetition_penalty": float(self.repetition_penalty),
@@ -131,6 +138,24 @@ class ServerGeneration:
         logprobs = [[[lp] for lp in r.logprobs] for r in replies]
         logprob_ids = [[[t] for t in r.token_ids] for r in replies]
         return reported, completions, logprobs, logprob_ids
+
+    def generate_one(
+        self,
+        prompt: list[int],
+        images: list | None,
+        *,
+        max_tokens: int,
+        temperature: float,
+        top_p: float,
+        what: str = "",
+    ) -> ServerReply:
+        """One prompt's reply, with its own sampling settings and no shared state touched: the
+        call an episode that advances on its own makes from its own thread
+        (``VLLMBackend.agenerate``, ``engine.schedule``); many run at once, and the server
+        batches them."""
+        sp = self._sampling(max_tokens, temperature, top_p)
+        urls = [self._url(im) for im in images or []]
+        return self.client.generate(prompt, urls, sp, what=what)
 
 
 # -- the checks ---------------------------------------------------------------------------------
