@@ -11,11 +11,14 @@ again: the server is shared with the eval tests of the session.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
 import vllm_cache_check
+from gloo_ranks import run_two_ranks
 
 pytestmark = pytest.mark.vllm
 
@@ -137,6 +140,36 @@ def test_para_grpo_trains_against_the_vllm_server(
         assert diff.max() < 1e-3, diff.max()  # float32 on both sides
     rows = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
     assert [r["step"] for r in rows] == [1, 2] and all(math.isfinite(r["loss"]) for r in rows)
+
+
+def test_two_trainer_ranks_share_one_vllm_server(
+    vllm_tiny_server, tiny_qwen3_dir, tmp_path, shared_videos
+):
+    """``paravt train`` on 2 gloo ranks (DDP, torchrun) against the one real server, as the
+    reference lays it out (one inference server beside the trainers): each rank sends its own
+    requests, every episode on its own, with no lockstep (no handshake, no filler prompt); the
+    ranks meet only at the folder push, once a step, and both sample from the pushed weights
+    (each rank's sampler logprobs are its policy's within 1e-3 at both steps)."""
+    from paravt.backends.vllm_server_client import VLLMServerClient
+
+    base = vllm_tiny_server.base_url.removesuffix("/v1")
+    worker = Path(__file__).with_name("vllm_server_ranks_worker.py")
+    try:
+        done = run_two_ranks(
+            worker, str(tiny_qwen3_dir), str(shared_videos), base, str(tmp_path), timeout=480
+        )
+    finally:
+        _restore(VLLMServerClient(base), tiny_qwen3_dir)
+    assert done.returncode == 0, done.stderr[-4000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    for r in ranks:
+        print(f"rank {r['rank']}: {len(r['sent'])} requests, {r['alone']} alone, gaps {r['gaps']}")
+        assert r["world"] == 2 and r["global_step"] == 2
+        assert r["syncs"] == 2 and r["pushed"] == [0, 1]
+        assert not r["lockstep"] and r["fillers"] == 0 and r["rounds_calls"] == 0
+        assert r["alone"] > 0 and r["sent"]
+        assert len(r["gaps"]) == 2 and all(g is not None and g < 1e-3 for g in r["gaps"])
+    assert sorted(p.name for p in (tmp_path / "run" / "vllm-weights").iterdir()) == ["step-1"]
 
 
 def test_server_serves_round_two_from_its_prefix_cache(
