@@ -217,7 +217,7 @@ def test_colocated_vllm_serves_round_two_from_its_prefix_cache(colocated, video_
     kept = generator.generation_kwargs
     try:
         backend = VLLMBackend(generator, processor)
-        sampling = vllm_cache_check.sampling_kwargs(block, backend.suppress_ids)
+        sampling = vllm_cache_check.sampling_kwargs(block, vllm_cache_check.markup_ids(processor))
         generator.generation_kwargs = {**generator.generation_kwargs, **sampling}
         engine = EpisodeEngine(backend, vllm_cache_check.engine_config(block, BUDGET))
         video = str(video_path("torchcodec__testsrc2.mp4"))

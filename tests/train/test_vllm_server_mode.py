@@ -208,7 +208,7 @@ def test_server_serves_round_two_from_its_prefix_cache(
         reload=client.reload_weights, server=base,
     )  # fmt: skip
     backend = VLLMBackend(ServerGeneration(client, push), processor)
-    sampling = vllm_cache_check.sampling_kwargs(block, backend.suppress_ids)
+    sampling = vllm_cache_check.sampling_kwargs(block, vllm_cache_check.markup_ids(processor))
     backend.generator.generation_kwargs.update(sampling)
     budget = {"min_pixels": 4096, "max_pixels": 8192}
     engine = EpisodeEngine(backend, vllm_cache_check.engine_config(block, budget))

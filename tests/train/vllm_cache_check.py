@@ -2,7 +2,8 @@
 did with round 2 (``test_vllm_colocate.py``, ``test_vllm_server_mode.py``).
 
 Round 1 is sent to vLLM (no forced first turn): the main agent's pre-fill carries a
-``crop_video`` call, so a random model's round 1 is a tool turn whatever it samples after it. The
+``crop_video`` call, so a random model's round 1 is a tool turn whatever it samples after it (none
+of the chat's markup tokens: ``markup_ids``). The
 crop's frames come back, and round 2 is the forced answer over the whole context. vLLM caches
 whole KV blocks only, so round 2 can be served every full block of what round 1 computed (its
 prompt and all but its last sampled token): ``block * ((L1 + g1 - 1) // block)``. Each turn
@@ -31,10 +32,20 @@ def turn_tokens(block: int) -> int:
     return block + 8
 
 
+def markup_ids(processor) -> list[int]:
+    """Every added token of the tokenizer: the vision tokens (paravt ends a turn before one,
+    which would cut round 1 short) and the chat's markup (``<tool_call>``, ``</think>``, ...: a
+    random model whose vocabulary is a few hundred tokens, the tiny one's 531, samples one in
+    about one round in four: a stray ``</think>`` after the pre-filled call reads that call as
+    part of the thinking, an ``<answer>`` makes the turn an answer, and round 2 then carries no
+    crop frames, which failed this check once in CI)."""
+    tok = getattr(processor, "tokenizer", processor)
+    return sorted(int(i) for i in tok.added_tokens_decoder)
+
+
 def sampling_kwargs(block: int, banned: list[int] = ()) -> dict:
     """The generator's ``generation_kwargs``: no stop before the budget, and no ``banned`` token
-    (the vision tokens: paravt ends a turn before one, which would cut round 1 short; the random
-    models sample one within a few dozen tokens)."""
+    (``markup_ids``)."""
     out: dict = {"min_tokens": turn_tokens(block)}
     if banned:
         out["logit_bias"] = {int(t): -100.0 for t in banned}
