@@ -22,7 +22,8 @@ this process's affinity, the episode engine (video decoding, preprocessing, the 
 last, as a GPU host would have them (``os.sched_setaffinity``; vLLM's own
 ``VLLM_CPU_OMP_THREADS_BIND`` names the same core). The vLLM rows run in the order
 sync, async, async, sync (``--repeats`` 2) so a drift of the machine's load falls on both; each
-row's numbers are the mean of its runs. The load (``os.getloadavg``) is recorded before and after.
+row's numbers are the mean of its runs, after a warm-up run of every input. The load
+(``os.getloadavg``) is recorded before and after.
 The records of the two vLLM rows are compared token for token.
 
 Run from the vLLM environment (``scripts/vllm-env.sh``), one model per run (each under ~10 min
@@ -64,19 +65,26 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--new-tokens", type=int, default=96, help="random: greedy tokens a turn")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each vLLM row")
     ap.add_argument("--seed", type=int, default=5, help="make-toy-task seed")
+    ap.add_argument(
+        "--video-size",
+        type=int,
+        default=64,
+        help="the toy videos' edge in pixels (make-toy-task's size): larger makes each crop's "
+        "decoding a real part of a turn, as long high-resolution videos are",
+    )
     ap.add_argument("--kv-cache-gib", type=int, default=2)
     ap.add_argument("--results", help="default: benchmarks/results/bench_rollout_<model>.json")
     return ap.parse_args()
 
 
-def toy_inputs(out: Path, n: int, seed: int) -> list:
+def toy_inputs(out: Path, n: int, seed: int, size: int = 64) -> list:
     from paravt.agent.records import EpisodeInput
     from paravt.data.rows import read_rows
     from paravt.toy.generate import make_toy_task
     from paravt.toy.task import ToyTaskConfig
 
     make_toy_task(ToyTaskConfig(out=str(out), n=n, seed=seed, split="eval", visibility_videos=0,
-                                question_types=["mcq"]))  # fmt: skip
+                                question_types=["mcq"], size=size))  # fmt: skip
     rows = read_rows(out / "eval.jsonl", out).rows[:n]
     return [EpisodeInput(r.id, r.video, r.question, r.options, r.question_type) for r in rows]
 
@@ -177,7 +185,10 @@ def vllm_rows(folder: Path, cfg, inputs, cores: tuple[int, int], args) -> tuple[
         : 2 * args.repeats
     ]
     with backend:
-        timed(backend, dataclasses.replace(cfg, schedule="episodes"), inputs[:1])  # warm-up
+        # warm-up: every input once, in rounds. One episode was not enough: the first measured
+        # run then took 1.4-1.7x the later ones (vLLM meeting the batch's shapes), and as the
+        # ABBA order starts with vllm-sync that alone read as a 1.13-1.16x async gain
+        timed(backend, dataclasses.replace(cfg, schedule="rounds"), inputs)
         for label in order:
             print(label, file=sys.stderr, flush=True)
             row, recs = timed(backend, dataclasses.replace(cfg, schedule=schedules[label]), inputs)
@@ -204,7 +215,7 @@ def main() -> None:
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-rollout-") as tmp:
         work = Path(tmp)
-        inputs = toy_inputs(work / "toy", args.episodes, args.seed)
+        inputs = toy_inputs(work / "toy", args.episodes, args.seed, args.video_size)
         folder, cfg = model_and_engine(args.model, work, args.new_tokens)
         parameters = parameter_count(folder)
         os.sched_setaffinity(0, {pinned[1]})
@@ -232,6 +243,7 @@ def main() -> None:
         "parameters": parameters,
         "engine": dataclasses.asdict(cfg),
         "episodes": len(inputs),
+        "video_size": args.video_size,
         "rows": rows,
         "ratios": ratios,
         "vllm": {**info, "engine_args": "float32, enforce_eager, max_model_len 8192, seed 0"},
