@@ -50,6 +50,7 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+REPO = RESULTS.parent.parent
 #: the random model's pre-filled first turn: three parallel windows (its own text is noise)
 SWEEP = "<think>\nCheck three windows.\n</think>\n" + "\n".join(
     '<tool_call>\n{"name": "crop_video", "arguments": {"video_path": "v", '
@@ -241,7 +242,7 @@ def main() -> None:
     report = {
         "model": args.model,
         "parameters": parameters,
-        "engine": dataclasses.asdict(cfg),
+        "engine": repo_relative(dataclasses.asdict(cfg)),
         "episodes": len(inputs),
         "video_size": args.video_size,
         "rows": rows,
@@ -268,6 +269,18 @@ def main() -> None:
     print(json.dumps({"rows": {k: {m: v[m] for m in ("episodes_per_s", "generated_tokens_per_s")}
                                for k, v in rows.items()}, "ratios": ratios}, indent=1))  # fmt: skip
     print(f"-> {out}")
+
+
+def repo_relative(engine: dict) -> dict:
+    """The engine config with its file paths relative to the repository (the results are
+    committed: no host paths, ``tests/test_shipping.py``)."""
+    out = dict(engine)
+    for key in ("system_prompt", "user_template"):
+        value = out.get(key)
+        if isinstance(value, str) and Path(value).is_absolute():
+            path = Path(value)
+            out[key] = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else path.name
+    return out
 
 
 def parameter_count(folder: Path) -> int:
