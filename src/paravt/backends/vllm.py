@@ -11,8 +11,9 @@ episode's stream is still the exact concatenation the loss trains on (docs/PROTO
   colocate mode vLLM's processor expands each ``<|image_pad|>`` of a token prompt itself, so it is
   sent the stream with each frame's run of pads collapsed to one (``paravt.backends.vllm_prompt``);
   paravt's server-mode generator (``paravt.backends.vllm_server``) is sent the same collapsed
-  stream, and the server expands it the same way. Either way the prompt ids vLLM reports back must be the stream, or the call raises
-  ``VLLMPromptMismatchError`` naming the episode (never a silently wrong sample);
+  stream, and the server expands it the same way. Either way the prompt ids vLLM reports back
+  must be the stream, or the call raises ``VLLMPromptMismatchError`` naming the episode (never a
+  silently wrong sample);
 - requests are grouped by ``(max_new_tokens, temperature, top_p)`` (``TokenSampler.triage``, as the
   in-process policy backend does), one generate call per group, with ``max_completion_length``,
   ``temperature`` and ``top_p`` set on the generator for that call and one generation per request
@@ -22,17 +23,18 @@ episode's stream is still the exact concatenation the loss trains on (docs/PROTO
 - each turn's ``cached_tokens`` is how many of its prompt tokens vLLM's prefix cache served
   (``RequestOutput.num_cached_tokens`` colocated, the reply's usage in server mode): an episode's
   round r resends rounds < r verbatim (same ids, same PIL frame objects, so the same multimodal
-  hashes), and the count says whether vLLM saw it that way (tests/train/vllm_cache_check.py, run colocated and in server mode).
+  hashes), and the count says whether vLLM saw it that way (tests/train/vllm_cache_check.py,
+  run colocated and in server mode).
 
 Lockstep. A colocated call under tensor parallelism or with sleep mode is a collective (its weight
 reload gathers parameters; TRL's generator slices the group's results in equal shares). In server
 mode it is not: paravt's generator (``ServerGeneration.collective = False``) has every rank send
-its own requests, and the ranks meet only at the weight push. Episodes on different ranks need different numbers of rounds and budgets, so each
-call is preceded by one small gather of every rank's ``{group: count}`` and an "episodes still
-running" flag: each group any rank has is called on every rank in the same order, a rank with fewer
-requests pads its share with one-token filler prompts (TRL slices the results in equal shares) and
-drops their completions, and a rank whose episodes are done keeps joining (``drain``) until no rank
-is running. Colocated without TP or sleep mode, calls are local and nothing is gathered. A rank
+its own requests, and the ranks meet only at the weight push. Episodes on different ranks need
+different numbers of rounds and budgets, so each collective call is preceded by one small gather
+of every rank's ``{group: count}`` and an "episodes still running" flag: each group any rank has
+is called on every rank in the same order, a rank with fewer requests pads its share with
+one-token filler prompts (TRL slices the results in equal shares) and drops their completions,
+and a rank whose episodes are done keeps joining (``drain``) until no rank is running. Colocated without TP or sleep mode, calls are local and nothing is gathered. A rank
 whose rollout raises joins the others' next gather with its failure, and they raise
 ``RankFailedError`` there (``paravt.train.launch.lockstep.announce_failure``).
 
@@ -373,6 +375,7 @@ class VLLMBackend(TokenSampler):
         return self._agenerate
 
     async def _agenerate(self, request: GenRequest) -> Generation:
+        self.alone_requests += 1  # on the event loop's thread: no two updates race
         if self._lanes is None:
             workers = int(getattr(getattr(self.generator, "client", None), "max_concurrency", 64))
             self._lanes = ThreadPoolExecutor(max(1, workers), thread_name_prefix="paravt-vllm")
@@ -381,7 +384,6 @@ class VLLMBackend(TokenSampler):
 
     def _alone(self, req: GenRequest) -> Generation:
         """``generate([req])`` without touching the generator's shared settings."""
-        self.alone_requests += 1
         out, groups = self.triage([req])
         if out[0] is not None:
             return out[0]
