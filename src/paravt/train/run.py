@@ -222,6 +222,7 @@ def start_run_folder(
     import shutil
 
     from paravt.train.metrics import truncate_after  # loads transformers
+    from paravt.train.numerics import numerics_record  # loads torch
 
     (run_dir / "config.json").write_text(
         json.dumps(
@@ -229,6 +230,8 @@ def start_run_folder(
                 "command": to_dict(cfg),
                 "trainer_resolved": args.to_dict(),
                 "resumed_from": str(ckpt) if ckpt else None,
+                # threads, SIMD kernels, releases: what the seed and config leave open
+                "numerics": numerics_record(),
             },
             indent=2,
             default=str,
