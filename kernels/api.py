@@ -90,6 +90,16 @@ def _as_windows(frames) -> list[torch.Tensor]:
     return windows
 
 
+def _grid_tensor(grids: list[list[int]], device: torch.device) -> torch.Tensor:
+    """``grid_thw`` on ``device``. On CUDA the rows go through pinned memory with a non-blocking
+    copy: ``torch.tensor(..., device="cuda")`` copies from pageable memory and then waits for the
+    stream (a cudaStreamSynchronize per call, which also stalls the host behind any GPU work
+    queued before the call)."""
+    if device.type != "cuda":
+        return torch.tensor(grids, dtype=torch.long, device=device)
+    return torch.tensor(grids, dtype=torch.long).pin_memory().to(device, non_blocking=True)
+
+
 def pixel_values(
     frames: torch.Tensor | list[torch.Tensor],
     arch: str = "qwen3-vl",
@@ -133,7 +143,7 @@ def pixel_values(
             grids.append([-(-n // spec.temporal_patch_size), gh, gw])
         total_rows += pack.rows_for(n, h, w, spec, layout)
 
-    grid_thw = torch.tensor(grids, dtype=torch.long, device=device)
+    grid_thw = _grid_tensor(grids, device)
     triton_resize = _triton() if device.type == "cuda" and mode == "float" else None
     if triton_resize is not None:
         out = torch.empty((total_rows, spec.patch_dim), dtype=out_dtype, device=device)

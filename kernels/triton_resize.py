@@ -32,7 +32,11 @@ from paravt.kernels.pack import rows_for
 from paravt.kernels.spec import ArchSpec
 from paravt.kernels.weights import tap_table
 
-BLOCK_R = 16
+# Tile of output rows x columns per program. Measured on an H200 (benchmarks/results/gpu/
+# profile_pixel_values.json, 5x16 720p frames -> 168x280, kernels only): 4x64 took 1.0 ms, 8x64
+# 1.4 ms, 16x64 2.4 ms, 32x64 4.2 ms, all bit-identical: the horizontal gather pass (90% of the
+# GPU time) runs faster with fewer rows per program.
+BLOCK_R = 4
 BLOCK_C = 64
 
 
@@ -66,7 +70,9 @@ def _horizontal_pass(
     src = src_ptr + frame * stride_n + ch * stride_c + rows[:, None].to(tl.int64) * stride_h
     acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
     for t in range(taps):
-        wt = tl.load(weights_ptr + cols * taps + t, mask=cmask, other=0.0)
+        # Weights are stored tap-major ([taps, w_out]): one tap of 32 neighbouring columns is one
+        # 128-byte line, not 32 lines `taps` floats apart.
+        wt = tl.load(weights_ptr + t * w_out + cols, mask=cmask, other=0.0)
         px = tl.load(src + (start + t)[None, :].to(tl.int64) * stride_w, mask=mask, other=0)
         acc += px.to(tl.float32) * wt[None, :]
     dst = tmp_ptr + plane * H * w_out + rows[:, None].to(tl.int64) * w_out + cols[None, :]
@@ -109,7 +115,7 @@ def _vertical_pass_pack(
     src = tmp_ptr + plane.to(tl.int64) * H * w + cols[None, :]
     acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
     for t in range(taps):
-        wt = tl.load(weights_ptr + rows * taps + t, mask=rmask, other=0.0)
+        wt = tl.load(weights_ptr + t * h + rows, mask=rmask, other=0.0)  # tap-major [taps, h]
         v = tl.load(src + (start + t)[:, None].to(tl.int64) * w, mask=mask, other=0.0)
         acc += v * wt[:, None]
 
@@ -149,9 +155,13 @@ def _vertical_pass_pack(
 @lru_cache(maxsize=256)
 def _device_table(in_size: int, out_size: int, device: torch.device):
     """Tap table already on ``device``: a host->device copy per call would cost more than the
-    kernels themselves for a tool batch (tables depend only on the sizes, so they are reused)."""
+    kernels themselves for a tool batch (tables depend only on the sizes, so they are reused).
+
+    Weights go tap-major (``[taps, out]``, the transpose of ``TapTable.weights``) so that the
+    kernels' per-tap weight loads are contiguous across output columns/rows."""
     table = tap_table(in_size, out_size)
-    return table.starts.to(device), table.weights.to(device), table.taps
+    weights = table.weights.t().contiguous()
+    return table.starts.to(device), weights.to(device), table.taps
 
 
 @lru_cache(maxsize=16)
