@@ -1,7 +1,7 @@
 """What decides a run's numbers beyond its config: threads, kernels, library releases.
 
 Why: two builds of the toy chain with the same settings gave different models (the quick chain
-scored 98.3% at one commit and 66.7% when rebuilt). Float sums on a CPU depend on how many
+scored 98.3% built at 2 threads and 66.7% at 1). Float sums on a CPU depend on how many
 threads split them and on which SIMD kernels ATen picked, so a run's seed and config do not pin
 its weights; this record, written into every run's ``config.json``, names the rest. It reads
 the state only: it sets nothing.
