@@ -17,20 +17,8 @@
 #   bench_kernels_cuda.log.
 # Commit bench_kernels_cuda.json under benchmarks/results/ afterwards.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT_DIR="${OUT:-benchmarks/results/gpu}"
-mkdir -p "$OUT_DIR"
-PY="${PYTHON:-python3}"
-export PYTHONUNBUFFERED=1
-status=0
-
-if compgen -G ".whl/*.whl" > /dev/null; then
-  SITE="$(mktemp -d)"
-  timeout 120 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target "$SITE" .whl/*.whl > "$OUT_DIR/pip.log" 2>&1 \
-    && export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}" \
-    || { echo "wheel install failed (see pip.log)"; status=1; }
-fi
+# shellcheck source=benchmarks/gpu_setup.sh
+source "$(dirname "$0")/gpu_setup.sh"
 timeout 90 "$PY" -m pip install -q --no-index --no-deps --no-build-isolation -e . \
   >> "$OUT_DIR/pip.log" 2>&1 || { echo "paravt install failed (see pip.log)"; status=1; }
 if command -v paravt > /dev/null; then PARAVT=(paravt); else PARAVT=("$PY" -m paravt.cli.main); fi

@@ -10,20 +10,8 @@
 # Everything lands in $OUT (the device tool's output folder; benchmarks/results/gpu otherwise):
 #   pip.log, profile_pixel_values.json, profile_pixel_values.log.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT_DIR="${OUT:-benchmarks/results/gpu}"
-mkdir -p "$OUT_DIR"
-PY="${PYTHON:-python3}"
-export PYTHONUNBUFFERED=1
-status=0
-
-if compgen -G ".whl/*.whl" > /dev/null; then
-  SITE="$(mktemp -d)"
-  timeout 120 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target "$SITE" .whl/*.whl > "$OUT_DIR/pip.log" 2>&1 \
-    && export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}" \
-    || { echo "wheel install failed (see pip.log)"; status=1; }
-fi
+# shellcheck source=benchmarks/gpu_setup.sh
+source "$(dirname "$0")/gpu_setup.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv || true
 
 OLD=()

@@ -90,27 +90,27 @@ def _sync():
     torch.cuda.synchronize()
 
 
-def _wall(fn, reps: int) -> dict:
+def _timed(fn, reps: int, wait: bool) -> dict:
+    """Min and median ms of ``fn`` over ``reps`` calls, the GPU idle at each start; with
+    ``wait`` until its work is done (wall time), else until the call returns (host time)."""
     samples = []
     for _ in range(reps):
         _sync()
         t0 = time.perf_counter()
         fn()
-        _sync()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return {"min": round(min(samples), 4), "median": round(statistics.median(samples), 4)}
-
-
-def _host(fn, reps: int) -> dict:
-    """ms until the call returns (GPU idle at the start, not waited for at the end)."""
-    samples = []
-    for _ in range(reps):
-        _sync()
-        t0 = time.perf_counter()
-        fn()
+        if wait:
+            _sync()
         samples.append((time.perf_counter() - t0) * 1e3)
     _sync()
     return {"min": round(min(samples), 4), "median": round(statistics.median(samples), 4)}
+
+
+def _wall(fn, reps: int) -> dict:
+    return _timed(fn, reps, wait=True)
+
+
+def _host(fn, reps: int) -> dict:
+    return _timed(fn, reps, wait=False)
 
 
 def _pipelined(fn, calls: int, rounds: int = 3) -> float:
