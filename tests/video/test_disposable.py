@@ -14,11 +14,11 @@ from paravt.video.disposable import (
     h264_has_idr,
     hevc_cra_as_bla,
     hevc_is_disposable,
-    hvcc_layout,
     is_disposable,
     splice_rewrite,
     worth_skipping,
 )
+from paravt.video.nal import hvcc_layout
 
 pytest.importorskip("av")
 

@@ -116,7 +116,7 @@ class VideoSource:
         if mode == "qwen-vl-utils":
             # qwen-vl-utils samples from the frame count of an exact-mode decoder, which can differ
             # from the packet scan's (one frame more on a Matroska file here)
-            counted = int(self.decoders.own().metadata.num_frames or len(self.table))
+            counted = self.decoders.counted_frames()
             idx, warnings = qwen_overview_indices(counted, k)
             if counted != len(self.table):
                 warnings.append(f"decoder counts {counted} frames, packet scan {len(self.table)}")
@@ -215,6 +215,8 @@ class VideoSource:
             elif i in outcome.failed:
                 failed.append(float(t))
                 reasons.append(outcome.failed[i])
+        suspect = self._suspect(outcome)
+        damaged = sorted(float(v[2]) for v in by_pts.values() if v[0] in suspect)
         if not by_pts and failed:
             raise VideoDecodeError(
                 f"no frame of {self.path} could be decoded at the {len(failed)} requested times "
@@ -238,6 +240,11 @@ class VideoSource:
                 f"{moved} frames came back with another time than planned after a decoding "
                 "problem; their true times are reported"
             )
+        if damaged:
+            warnings.append(
+                f"{len(damaged)} frames ({damaged[0]:.2f}s to {damaged[-1]:.2f}s) were decoded "
+                "after damage in the file and may show decoding errors"
+            )
         times = sorted(by_pts)
         return Frames(
             parts=[by_pts[t][1] for t in times],
@@ -245,5 +252,16 @@ class VideoSource:
             failed=failed,
             warnings=warnings,
             indices=[by_pts[t][0] for t in times],
+            damaged=damaged,
             empty_size=(self.meta.height, self.meta.width),
         )
+
+    def _suspect(self, outcome: DecodeOutcome) -> set[int]:
+        """Frames of this outcome that may show damage: near a damaged packet of the file, a
+        frame the decoder failed, or one it returned with another time (it lost a picture), up
+        to the next restart point (``FrameTable.suspect_after``)."""
+        points = set(self.table.damaged) | set(outcome.failed)
+        points |= {
+            i for i, (_, pts) in outcome.frames.items() if abs(pts - self.table.pts[i]) > 1e-6
+        }
+        return self.table.suspect_after(points) if points else set()
