@@ -167,3 +167,7 @@ def test_the_hard_kinds_have_what_makes_them_hard(hard_videos):
     src = VideoSource(videos["no_duration_intra_refresh.mkv"])
     assert not src.decoders.seeks_are_safe()  # decoded by video.sequential
     assert VideoSource(videos["no_duration_gops.mkv"]).decoders.seeks_are_safe()
+    wide = VideoSource(videos["anamorphic.mp4"]).meta
+    assert wide.sample_aspect_ratio == pytest.approx(4 / 3)
+    assert (wide.width, wide.height, wide.display_size) == (320, 240, (427, 240))
+    assert VideoSource(videos["intra_refresh.mp4"]).meta.demoted_keyframes >= 2

@@ -9,7 +9,7 @@ of this class, and nothing else, so the source's private state stays private (to
 a small public class over the private core).
 
 Every decoder here is built from the frame table, so it seeks to restart points only
-(``video.restart``). Where torchcodec refuses the table (no duration in the file's header) the
+(``video.bitstream``). Where torchcodec refuses the table (no duration in the file's header) the
 decoders are exact-mode ones; if the table demoted a keyframe they would seek to it, so such a
 file is decoded packet by packet from its restart points instead (``video.sequential``).
 

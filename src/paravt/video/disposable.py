@@ -38,7 +38,7 @@ torchcodec has no skip option, so the skipping happens on the packets instead:
    x264/x265 clips).
 
 Anything unexpected — another codec, a rotated stream, a seek that does not land on the keyframe,
-a keyframe flag that is not a restart point (``video.restart``) inside the range,
+a keyframe flag that is not a restart point (``video.bitstream``) inside the range,
 a timestamp that does not come back, a decode error (corrupt region), PyAV missing — returns
 ``None`` and the caller decodes the normal way, which also reports per-frame failures.
 """
@@ -234,7 +234,7 @@ class _StreamFilter:
         self.splice = splice
         self.tb = stream.time_base
         self.segments = [_Segment(stream)]
-        # keyframes the table demoted (video.restart): torchcodec would seek to one inside a
+        # keyframes the table demoted (video.bitstream): torchcodec would seek to one inside a
         # segment, so a GOP that holds one is decoded the normal way
         self.demoted = {round(table.pts[i] / self.tb) for i in table.demoted}
         self.target_pts: dict[int, int] = {}  # frame index asked for -> its pts in ticks

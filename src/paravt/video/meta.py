@@ -15,6 +15,11 @@ class VideoMeta:
     ``begin``/``end`` are the stream's first pts and the end of its last frame, in seconds.
     ``duration = end - begin`` is the playable length; every time paravt shows a model or a user is
     on ``[0, duration]``, measured from the first frame.
+
+    ``sample_aspect_ratio`` is the width of one stored pixel over its height (1.0 for square
+    pixels; 4/3 for an anamorphic 320x240 shown 427x240). Frames are decoded and given to the
+    model as stored (the reference's preprocessing ignores it too); pictures for people (contact
+    sheets, the viewer) widen them by it.
     """
 
     path: str
@@ -27,7 +32,16 @@ class VideoMeta:
     end: float
     rotation: float | None
     codec: str | None
+    #: restart points (``video.bitstream``), and the keyframe flags that are not restart points
     num_keyframes: int = 0
+    demoted_keyframes: int = 0
+    sample_aspect_ratio: float = 1.0
+
+    @property
+    def display_size(self) -> tuple[int, int]:
+        """(width, height) at which a player shows a frame: the stored width times the sample
+        aspect ratio."""
+        return round(self.width * self.sample_aspect_ratio), self.height
 
 
 class FrameTable:
@@ -37,7 +51,7 @@ class FrameTable:
     t" and "where must a decode start to reach it" without touching the decoder, so requests from
     many calls can be mapped to frame indices and de-duplicated before anything is decoded.
 
-    Its keyframes are restart points only (``restart``, from ``video.restart``): a container's
+    Its keyframes are restart points only (``restart``, from ``video.bitstream``): a container's
     keyframe flag that the bitstream does not back is kept out of ``keyframes`` and out of the
     frame mappings handed to torchcodec, so no decoder ever seeks to it.
     """
@@ -56,7 +70,7 @@ class FrameTable:
         # decoder skip its own scan of the file (``frame_mappings``)
         self._ticks = ticks
         marked = is_key.to(torch.bool)
-        # restart points (``video.restart``): the keyframes a decode may start from; the first
+        # restart points (``video.bitstream``): the keyframes a decode may start from; the first
         # frame always counts, since every decode can start at the file's beginning
         self._restart = marked.clone() if restart is None else restart.to(torch.bool) & marked
         if len(self._restart):
@@ -74,7 +88,7 @@ class FrameTable:
         #: frames a decode may start from (every seek lands on one of these)
         self.keyframes: list[int] = [int(i) for i in self._restart.nonzero().flatten().tolist()]
         #: frames the container marks as keyframes that are not restart points: a decode reaching
-        #: past one starts at the restart point before it (``video.restart`` says why)
+        #: past one starts at the restart point before it (``video.bitstream`` says why)
         self.demoted: list[int] = [
             int(i) for i in (marked & ~self._restart).nonzero().flatten().tolist()
         ]

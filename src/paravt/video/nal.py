@@ -1,6 +1,6 @@
 """NAL units of H.264 and HEVC packets: where they start, their headers, their bytes.
 
-Shared by ``video.disposable`` (which pictures nothing references) and ``video.restart`` (which
+Shared by ``video.disposable`` (which pictures nothing references) and ``video.bitstream`` (which
 keyframes a decoder can restart from). A packet is either length-prefixed (MP4/Matroska:
 ``avcC``/``hvcC`` say how many bytes the prefix has) or Annex B (``00 00 01`` start codes).
 """

@@ -1,7 +1,7 @@
 """Decode frames packet by packet from restart points, for files torchcodec cannot be told them.
 
 Why: a ``VideoDecoder`` seeks to the keyframes of its own index. Built from paravt's frame table
-(``custom_frame_mappings``) that index holds the restart points only (``video.restart``); but
+(``custom_frame_mappings``) that index holds the restart points only (``video.bitstream``); but
 torchcodec refuses the table for a file whose header gives no duration or frame count (a
 Matroska or WebM written to a pipe, as browsers' MediaRecorder does), and in exact mode it
 scans the file itself and seeks to every flagged keyframe again. For such a file with a demoted

@@ -63,6 +63,8 @@ class VideoSource:
             rotation=None if header.rotation is None else float(header.rotation),
             codec=header.codec,
             num_keyframes=len(self.table.keyframes),
+            demoted_keyframes=len(self.table.demoted),
+            sample_aspect_ratio=_aspect(header),
         )
         #: the decoding seam for batch callers (``paravt.video.parallel``, ``paravt.tools.batch``):
         #: the own decoder (built on first need), more for parallel lanes, the filtered-packet path
@@ -265,3 +267,13 @@ class VideoSource:
             i for i, (_, pts) in outcome.frames.items() if abs(pts - self.table.pts[i]) > 1e-6
         }
         return self.table.suspect_after(points) if points else set()
+
+
+def _aspect(header) -> float:
+    """The stream's sample aspect ratio (1.0 where the header gives none or an unusable one)."""
+    ratio = getattr(header, "pixel_aspect_ratio", None)
+    try:
+        value = float(ratio) if ratio else 1.0
+    except (TypeError, ValueError, ZeroDivisionError):
+        return 1.0
+    return value if 0.1 <= value <= 10 else 1.0
