@@ -132,7 +132,7 @@ class BitstreamScan:
     reorder_delay: int = 0
 
 
-def nal_units_intact(data: bytes, length_size: int) -> bool:
+def nal_units_intact(data: bytes | memoryview, length_size: int) -> bool:
     """Whether a length-prefixed packet is exactly a sequence of whole NAL units (Annex B
     packets, with start codes, have no sizes to check and count as intact)."""
     if not length_size:
@@ -167,14 +167,18 @@ def scan_bitstream(path: str, codec: str | None, keyframe_times: list[float]) ->
                 return BitstreamScan()
             size = _length_size(ctx.name, ctx.extradata)
             scan = BitstreamScan(restart=set(), reorder_delay=int(ctx.has_b_frames or 0))
+            tb = stream.time_base
             for pkt in box.demux(stream):
                 if pkt.pts is None or pkt.size == 0:
                     continue
-                at = round(float(pkt.pts * stream.time_base), 6)
-                data = bytes(pkt)
-                if not nal_units_intact(data, size):
+                # a view, not a copy: the sizes are read in place (a 720p stream is ~100 MB)
+                intact = nal_units_intact(memoryview(pkt), size)
+                if intact and not pkt.is_keyframe:
+                    continue
+                at = round(float(pkt.pts * tb), 6)
+                if not intact:
                     scan.damaged.add(at)
-                if pkt.is_keyframe and at in wanted and test(data):
+                if pkt.is_keyframe and at in wanted and test(bytes(pkt)):
                     scan.restart.add(at)
             if len(wanted) <= 1:
                 scan.restart = None
