@@ -45,7 +45,6 @@ MODULE_LEVELS = {
     "paravt": 0,  # the package root: version and the error types only
     "paravt.tools.schema": 0,  # the crop_video schema, pure data: the parser and prompts read it
     "paravt.cli.common": 0,  # config options and output helpers shared by commands
-    "paravt.backends.base": 3,  # the Backend protocol: the engine (agent) needs only it
     "paravt.agent.backends": 4,  # the old public path: re-exports paravt.backends' names
 }
 #: (importer, imported) -> why this upward edge stays for now. Empty: the house has none.

@@ -17,10 +17,10 @@ import json
 import pytest
 import torch
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.config import CropSettings, EngineConfig
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
-from paravt.backends.base import BackendBase
 from paravt.backends.openai import OpenAIBackend
 from paravt.eval.agreement import answer_key, compare_answers
 from paravt.eval.results import ResultRow

@@ -1,4 +1,4 @@
-"""Backends: every model behind the episode engine, behind one protocol (``paravt.backends.base``).
+"""Backends: every model behind the episode engine, behind one protocol (``paravt.agent.backend``).
 
 Each module here serves the engine's ``generate(requests) -> generations`` and says which of its
 needs it meets (token ids, logprobs, images or pixel rows):
@@ -19,9 +19,9 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "Backend": "paravt.backends.base",
-    "BackendBase": "paravt.backends.base",
-    "check_backend": "paravt.backends.base",
+    "Backend": "paravt.agent.backend",
+    "BackendBase": "paravt.agent.backend",
+    "check_backend": "paravt.agent.backend",
     "backend_from_spec": "paravt.backends.factory",
     "check_serving": "paravt.backends.factory",
     "make_backend": "paravt.backends.factory",

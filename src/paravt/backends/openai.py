@@ -47,9 +47,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, ImageItem
-from paravt.backends.base import BackendBase
 from paravt.backends.http_retry import with_retries
 from paravt.backends.vllm_server_client import reported_cached_tokens
 from paravt.errors import ConfigError, UserError

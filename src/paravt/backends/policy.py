@@ -35,10 +35,10 @@ from typing import Any
 
 import torch
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
 from paravt.backends import cached_decode as cd
-from paravt.backends.base import BackendBase
 from paravt.backends.episode_state import EpisodeStates
 from paravt.backends.hf import cut_at_stop, left_pad
 from paravt.train.launch.lockstep import Lockstep, filler_image

@@ -33,9 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
-from paravt.backends.base import BackendBase
 from paravt.errors import UserError
 
 Script = "list[str] | dict[str, list[str]] | Callable[[GenRequest], Any]"

@@ -41,8 +41,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.records import Generation, GenRequest
-from paravt.backends.base import BackendBase
 from paravt.backends.scripted import ScriptedBackend
 from paravt.errors import ConfigError
 from paravt.rewards import RewardBreakdown, RewardConfig, compose

@@ -8,7 +8,7 @@ The submodules (``paravt.agent.backends.hf`` and the others) are gone: import
 
 from __future__ import annotations
 
-from paravt.backends.base import Backend, BackendBase
+from paravt.agent.backend import Backend, BackendBase
 from paravt.backends.factory import check_serving, make_backend
 from paravt.backends.hf import HFBackend
 from paravt.backends.openai import OpenAIBackend

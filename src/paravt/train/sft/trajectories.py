@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 
+from paravt.agent.backend import Backend
 from paravt.agent.records import EpisodeInput, ImageItem
-from paravt.backends.base import Backend
 from paravt.backends.factory import backend_from_spec
 from paravt.errors import ConfigError
 from paravt.train.gating import gated_frames
