@@ -33,11 +33,14 @@ LEVELS = [
     {"errors", "config", "grammar"},
     {"video", "kernels", "rewards", "models"},  # models: tiny offline models
     {"tools"},
-    {"agent", "viz"},  # viz draws the agent's episode records
-    # backends: every model behind the engine; beside train and toy, whose lockstep, streams and
-    # task they read (the protocol itself sits lower, in MODULE_LEVELS)
+    {"agent", "viz"},  # agent: the engine and its Backend protocol; viz draws episode records
+    # backends: the inference backends behind the engine (hf, openai, scripted) and the factory
     # serve: paravt's tools over MCP (the engine's window frames); viewer: the static site of runs
-    {"data", "eval", "train", "toy", "backends", "serve", "viewer"},
+    {"backends", "data", "serve", "viewer", "toy"},
+    # rollout: everything that samples for training (the policy, vLLM, lockstep, weight push,
+    # streams); eval: benchmarks through a backend the factory builds
+    {"rollout", "eval"},
+    {"train"},  # the learner: imports the rollout, never the reverse
     {"cli"},
 ]
 #: Modules that sit at another level than their room (``docs/INTERFACES.md`` says why).
@@ -227,8 +230,8 @@ def test_the_package_has_modules_in_every_room(package_edges):
 
 #: old public paths kept as thin re-exports (docs/CHANGELOG.md): for users, never for the package
 REEXPORTS = {"paravt.agent.backends", "paravt.toy.oracle"}
-#: the trainer core's one door into ``paravt.train.launch``: the rollout's lockstep primitives
-CORE_LAUNCH_IMPORTS = {"paravt.train.launch.lockstep"}
+#: the trainer core's doors into ``paravt.train.launch``: none (the lockstep is the rollout's)
+CORE_LAUNCH_IMPORTS: set[str] = set()
 
 
 def test_the_package_does_not_import_its_own_reexports(package_edges):
@@ -238,7 +241,7 @@ def test_the_package_does_not_import_its_own_reexports(package_edges):
 
 def test_the_trainer_core_leaves_the_launch_to_run(package_edges):
     """``paravt.train.run`` (and the sft run) compose ``paravt.train.launch``; the trainer core
-    (trainer, config, advantages, gating, metrics, ...) reaches into it only for the lockstep."""
+    (trainer, config, advantages, gating, metrics, ...) does not reach into it."""
 
     def core(module: str) -> bool:
         parts = module.split(".")

@@ -8,7 +8,7 @@
 
 A backend satisfies ``paravt.agent.backend.Backend`` (``generate`` and the members the engine
 reads; ``BackendBase`` holds their defaults); ``backend_from_spec`` checks that. The trainer's
-samplers (``paravt.backends.policy``, ``paravt.backends.vllm``) are built by the trainer from its
+samplers (``paravt.rollout.policy``, ``paravt.rollout.vllm``) are built by the trainer from its
 own model and TRL's generator, which no config names.
 """
 

@@ -29,13 +29,13 @@ through ``TrainingArguments``); generation unwraps the model with TRL's
 ``unwrap_model_for_generation``, which gathers ZeRO-3 parameters once per rollout
 (``ds3_gather_for_generation``) but leaves FSDP's sharded: there (and under ZeRO-3 without the
 gather) every forward of the rollout is a collective, and the policy backend samples in lockstep
-with the other ranks (``paravt.train.launch.lockstep``). Under FSDP and ZeRO-3 the loss forwards are
+with the other ranks (``paravt.rollout.lockstep``). Under FSDP and ZeRO-3 the loss forwards are
 collective too, so every rank holds the same number of loss rows and every row an image. A rank
 whose rollout raises tells the others at their next handshake (the lockstep's, or without one a
 handshake after the rollout), and they raise ``RankFailedError`` naming it.
 
 vLLM (``use_vllm=true``, ``vllm_mode`` server or colocate, every ``vllm_*`` key TRL's own): TRL
-builds its ``VLLMGeneration`` and the engine samples through it (``paravt.backends.vllm``:
+builds its ``VLLMGeneration`` and the engine samples through it (``paravt.rollout.vllm``:
 lockstep calls across ranks, weights pushed once per step). The sampler's logprobs feed TRL's
 ``vllm_importance_sampling_correction`` as TRL computes it for single-turn rollouts: the policy's
 old log-probs are computed for every vLLM rollout, the ratio between them and the sampler's
@@ -61,16 +61,6 @@ from trl.trainer.utils import nanmax, nanmin, nanstd, pad
 
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
-from paravt.backends.policy import PolicyBackend
-from paravt.backends.vllm import (
-    VLLMBackend,
-    budget_outside,
-    colocated_llm_settings,
-    importance_sampling_ratio,
-    missing_vllm_message,
-    require_vllm,
-)
-from paravt.backends.vllm_server import server_generation
 from paravt.errors import ConfigError, ParavtError
 from paravt.rewards import (
     RewardConfig,
@@ -80,14 +70,24 @@ from paravt.rewards import (
     open_think_turns,
     substantive_close_turns,
 )
+from paravt.rollout.lockstep import Lockstep, announce_failure, exchange, filler_image
+from paravt.rollout.policy import PolicyBackend
+from paravt.rollout.streams import FeatureMismatchError, mm_token_type_ids, record_row
+from paravt.rollout.vllm import (
+    VLLMBackend,
+    budget_outside,
+    colocated_llm_settings,
+    importance_sampling_ratio,
+    missing_vllm_message,
+    require_vllm,
+)
+from paravt.rollout.vllm_server import server_generation
 from paravt.train.advantages import GroupAdvantages, group_advantages
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_dump import dump_episodes
 from paravt.train.episode_errors import warn_if_every_episode_failed
 from paravt.train.gating import gated_frames
-from paravt.train.launch.lockstep import Lockstep, announce_failure, exchange, filler_image
 from paravt.train.metrics import episode_stats, step_metrics
-from paravt.train.streams import FeatureMismatchError, mm_token_type_ids, record_row
 
 logger = logging.getLogger(__name__)
 
@@ -212,7 +212,7 @@ class ParaGRPOTrainer(GRPOTrainer):
     def _init_trl(self, model, args, train_dataset, processing_class, callbacks, kwargs) -> None:
         """TRL's own construction, with paravt's vLLM choices around it: in server mode TRL
         builds no vLLM generator (its client and NCCL push cannot run on vLLM 0.32+; paravt's
-        own client does, ``paravt.backends.vllm_server``); colocated, vLLM is built in the
+        own client does, ``paravt.rollout.vllm_server``); colocated, vLLM is built in the
         learner's dtype and seeded by the trainer's seed (``colocated_llm_settings``)."""
         own_server = bool(args.use_vllm and args.vllm_mode == "server")
         colocated = args.use_vllm and args.vllm_mode == "colocate"
@@ -481,7 +481,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         return row
 
     def _row_from_record(self, record) -> dict:
-        """The record's row (``paravt.train.streams.record_row``), or a no-loss row; with, per
+        """The record's row (``paravt.rollout.streams.record_row``), or a no-loss row; with, per
         turn, where its generated ids sit in the completion and whether it leaves ``<think>`` open
         (the token-level anchor's first-occurrence rule and penalty)."""
         # the rows stay pieces here: ``_collate`` joins the whole batch's once

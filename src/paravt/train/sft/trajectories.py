@@ -3,7 +3,7 @@
 Why through the engine: a tool turn then holds frames really decoded from the row's video at the
 windows the trajectory asked for, and the example is the engine's own token stream — prompt ids
 (image pads expanded, think prefix included), generated ids, tool-turn ids — cut into prompt,
-completion and loss mask by ``paravt.train.streams.record_row``, the same function PARA-GRPO
+completion and loss mask by ``paravt.rollout.streams.record_row``, the same function PARA-GRPO
 reads its rollouts with. Nothing is decoded and re-tokenised.
 
 The trajectories are generated once per run and cached on disk in the run folder
@@ -34,8 +34,8 @@ from paravt.agent.backend import Backend
 from paravt.agent.records import EpisodeInput, ImageItem
 from paravt.backends.factory import backend_from_spec
 from paravt.errors import ConfigError
+from paravt.rollout.streams import record_row
 from paravt.train.gating import gated_frames
-from paravt.train.streams import record_row
 
 logger = logging.getLogger(__name__)
 
