@@ -36,10 +36,11 @@ LEVELS = [
     {"agent", "viz"},  # agent: the engine and its Backend protocol; viz draws episode records
     # backends: the inference backends behind the engine (hf, openai, scripted) and the factory
     # serve: paravt's tools over MCP (the engine's window frames); viewer: the static site of runs
-    {"backends", "data", "serve", "viewer", "toy"},
+    {"backends", "data", "serve", "viewer"},
     # rollout: everything that samples for training (the policy, vLLM, lockstep, weight push,
-    # streams); eval: benchmarks through a backend the factory builds
-    {"rollout", "eval"},
+    # streams); eval: benchmarks through a backend the factory builds; toy: the toy task and its
+    # oracle, a scripted backend
+    {"rollout", "eval", "toy"},
     {"train"},  # the learner: imports the rollout, never the reverse
     {"cli"},
 ]
@@ -48,7 +49,6 @@ MODULE_LEVELS = {
     "paravt": 0,  # the package root: version and the error types only
     "paravt.tools.schema": 0,  # the crop_video schema, pure data: the parser and prompts read it
     "paravt.cli.common": 0,  # config options and output helpers shared by commands
-    "paravt.agent.backends": 4,  # the old public path: re-exports paravt.backends' names
 }
 #: (importer, imported) -> why this upward edge stays for now. Empty: the house has none.
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
@@ -228,15 +228,8 @@ def test_the_package_has_modules_in_every_room(package_edges):
     assert len(package_edges) > 100  # the walk sees the package, not an empty folder
 
 
-#: old public paths kept as thin re-exports (docs/CHANGELOG.md): for users, never for the package
-REEXPORTS = {"paravt.agent.backends", "paravt.toy.oracle"}
 #: the trainer core's doors into ``paravt.train.launch``: none (the lockstep is the rollout's)
 CORE_LAUNCH_IMPORTS: set[str] = set()
-
-
-def test_the_package_does_not_import_its_own_reexports(package_edges):
-    used = [e.where() for e in package_edges if e.target in REEXPORTS]
-    assert not used, "import the new home (docs/CHANGELOG.md):\n  " + "\n  ".join(used)
 
 
 def test_the_trainer_core_leaves_the_launch_to_run(package_edges):

@@ -92,7 +92,7 @@ class ServerView(BackendBase):
 def test_the_server_renders_the_prompt_the_hf_backend_builds(
     toy_split, tiny_qwen3_dir, q3_processor, tool_role
 ):
-    from paravt.backends.toy_oracle import ToyOracleBackend
+    from paravt.toy.oracle import ToyOracleBackend
 
     openai = OpenAIBackend(
         "http://x/v1", str(tiny_qwen3_dir), tool_role=tool_role, image_format="png",

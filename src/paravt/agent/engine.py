@@ -576,7 +576,8 @@ class EpisodeEngine:
     def _execute(self, pending: list[tuple[_Episode, list]]) -> ToolBatch:
         """Run the calls of ``pending`` in one batched video pass (``tools.execute_windows``: one
         decoder per video, windows de-duplicated) and write each result into its call record."""
-        from paravt.tools.crop_video import WindowRequest, execute_windows  # loads torch
+        from paravt.tools.batch import execute_windows  # loads torch
+        from paravt.tools.results import WindowRequest
 
         cfg = self.config
         requests, owners = [], []

@@ -5,7 +5,8 @@ Each module here serves the engine's ``generate(requests) -> generations`` and s
 needs it meets (token ids, logprobs, images or pixel rows):
 
 - ``hf``: a local transformers model; ``openai``: an OpenAI-compatible HTTP server;
-- ``scripted``: replays given completions; ``toy_oracle``: plays the toy task by reading frames;
+- ``scripted``: replays given completions (the toy task's oracle, ``paravt.toy.oracle``, builds on
+  it);
 - ``factory``: ``make_backend`` builds one from a ``BackendConfig``;
 - the helpers the local samplers share (``cached_decode``, ``episode_state``, ``shared_vision``)
   and the HTTP retry rule (``http_retry``), which the trainer's samplers in ``paravt.rollout``
@@ -30,7 +31,6 @@ _EXPORTS = {
     "HFBackend": "paravt.backends.hf",
     "OpenAIBackend": "paravt.backends.openai",
     "ScriptedBackend": "paravt.backends.scripted",
-    "ToyOracleBackend": "paravt.backends.toy_oracle",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -128,7 +128,7 @@ def backend_from_spec(
     else:
         raise ConfigError(
             f"{section}.backend={spec!r}: use {' or '.join(SPEC_NAMES)}, or an import "
-            "path module:Attr (e.g. paravt.backends.toy_oracle:ToyOracleBackend)"
+            "path module:Attr (e.g. paravt.toy.oracle:ToyOracleBackend)"
         )
     if not isinstance(backend, Backend):
         missing = [name for name in BACKEND_MEMBERS if not hasattr(backend, name)]
