@@ -17,8 +17,10 @@ is never imported by it. verl and AReaL call the same part the rollout.
   reach the server once per step), ``vllm_stack`` and ``vllm_platform`` (which releases and
   which CPUs vLLM runs on, checked before a model loads; ``python -m paravt.rollout.vllm_platform``);
 - ``lockstep``: the ranks' small gathers that keep collective generate calls in step;
-- ``streams``: an episode record as a training row (``record_row``), the one cut both trainers
-  use.
+- ``streams``: an episode record as a ``LossRow`` (``record_row``), the one cut both trainers
+  use;
+- ``groups``: ``Rollout`` and ``RolloutGroup``, a step's episodes as they cross to the learner
+  (the episodes of one prompt, its K, and the policy version each was sampled under).
 
 vLLM is not a paravt dependency: the ``vllm*`` modules import it only where a sampler is built.
 """

@@ -81,15 +81,15 @@ def example_of(record: Any, image_pad_id: int, merge: int) -> dict | None:
     row = record_row(record, image_pad_id, merge)
     if row is None:
         return None
-    ids = row["prompt"] + row["completion"]
-    labels = [IGNORE_INDEX] * len(row["prompt"]) + [
-        t if m else IGNORE_INDEX for t, m in zip(row["completion"], row["mask"], strict=True)
+    ids = row.prompt + row.completion
+    labels = [IGNORE_INDEX] * len(row.prompt) + [
+        t if m else IGNORE_INDEX for t, m in zip(row.completion, row.mask, strict=True)
     ]
     return {
         "id": record.id,
         "input_ids": ids,
         "labels": labels,
-        "prompt_len": len(row["prompt"]),
+        "prompt_len": len(row.prompt),
         "frames": [it.data.contiguous() for it in record.images],
         "frame_meta": [
             (float(it.time), it.source, int(it.min_pixels), int(it.max_pixels), tuple(it.grid_thw))
