@@ -165,7 +165,7 @@ def hf_row(folder: Path, cfg, inputs) -> tuple[dict, list]:
 
 def vllm_rows(folder: Path, cfg, inputs, cores: tuple[int, int], args) -> tuple[dict, dict]:
     """vllm-sync and vllm-async on one engine, in ABBA order; their records compared."""
-    from paravt.backends.vllm_async import AsyncVLLMBackend
+    from paravt.rollout.vllm_async import AsyncVLLMBackend
 
     gen_core, engine_core = cores
     os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(args.kv_cache_gib)  # vLLM's own settings

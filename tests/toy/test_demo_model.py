@@ -10,11 +10,11 @@ from paravt.agent.config import InferConfig
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
 from paravt.backends.factory import make_backend
-from paravt.backends.toy_oracle import episode_reward
 from paravt.config import load_config
 from paravt.data.rows import read_rows
 from paravt.toy.demo import DEMO_MODEL, demo_card, demo_model_dir, with_demo_defaults
 from paravt.toy.generate import make_toy_task
+from paravt.toy.oracle import episode_reward
 from paravt.toy.prompts import toy_system_prompt
 from paravt.toy.task import ToyTaskConfig
 

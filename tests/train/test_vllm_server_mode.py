@@ -3,9 +3,9 @@ environment, ``scripts/vllm-env.sh``; skipped elsewhere).
 
 The server is vLLM's OpenAI server (``vllm_tiny_server``: dev mode, ``--enable-scale-out``,
 processed logprobs) on a free loopback port, CPU, float32. The trainer talks to it through
-paravt's own client (``paravt.backends.vllm_server_client``: token ids and frames in, token ids and
+paravt's own client (``paravt.rollout.vllm_server_client``: token ids and frames in, token ids and
 logprobs out) and pushes its weights by a reload from the run folder
-(``paravt.train.vllm.weight_push``). Each test leaves the server holding the folder's weights
+(``paravt.rollout.weight_push``). Each test leaves the server holding the folder's weights
 again: the server is shared with the eval tests of the session.
 """
 
@@ -36,15 +36,15 @@ def test_server_logprobs_equal_the_policy_after_a_push_and_differ_before(
     tolerance — and the step's folder is the only one left."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from paravt.backends.vllm_server import (
+    from paravt.errors import ConfigError
+    from paravt.rollout.vllm_server import (
         WeightsProbe,
         check_server,
         refuse_other_weights,
         within,
     )
-    from paravt.backends.vllm_server_client import VLLMServerClient
-    from paravt.errors import ConfigError
-    from paravt.train.vllm.weight_push import FolderReloadPush, save_checkpoint
+    from paravt.rollout.vllm_server_client import VLLMServerClient
+    from paravt.rollout.weight_push import FolderReloadPush, save_checkpoint
 
     base = vllm_tiny_server.base_url.removesuffix("/v1")
     client = VLLMServerClient(base)
@@ -150,7 +150,7 @@ def test_two_trainer_ranks_share_one_vllm_server(
     requests, every episode on its own, with no lockstep (no handshake, no filler prompt); the
     ranks meet only at the folder push, once a step, and both sample from the pushed weights
     (each rank's sampler logprobs are its policy's within 1e-3 at both steps)."""
-    from paravt.backends.vllm_server_client import VLLMServerClient
+    from paravt.rollout.vllm_server_client import VLLMServerClient
 
     base = vllm_tiny_server.base_url.removesuffix("/v1")
     worker = Path(__file__).with_name("vllm_server_ranks_worker.py")
@@ -184,10 +184,10 @@ def test_server_serves_round_two_from_its_prefix_cache(
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
-    from paravt.backends.vllm_server import ServerGeneration
-    from paravt.backends.vllm_server_client import VLLMServerClient
-    from paravt.train.vllm.weight_push import FolderReloadPush, save_checkpoint
+    from paravt.rollout.vllm import VLLMBackend
+    from paravt.rollout.vllm_server import ServerGeneration
+    from paravt.rollout.vllm_server_client import VLLMServerClient
+    from paravt.rollout.weight_push import FolderReloadPush, save_checkpoint
 
     base = vllm_tiny_server.base_url.removesuffix("/v1")
     client = VLLMServerClient(base)

@@ -7,7 +7,8 @@ import pytest
 import torch
 from torchcodec.decoders import VideoDecoder
 
-from paravt.tools.crop_video import CropConfig, WindowRequest, execute_windows
+from paravt.tools.batch import execute_windows
+from paravt.tools.results import CropConfig, WindowRequest
 from paravt.video import VideoSource
 from paravt.video.disposable import (
     decode_skipping,

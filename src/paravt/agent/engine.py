@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from paravt.agent.async_engine import run_episodes
+from paravt.agent.backend import Backend, check_backend
 from paravt.agent.config import EngineConfig
 from paravt.agent.prompts import Prompts, load_prompts
 from paravt.agent.records import (
@@ -42,7 +43,6 @@ from paravt.agent.tool_turns import (
     truncate_summary,
 )
 from paravt.agent.vision import at_budget, budget_resizer, preprocess
-from paravt.backends.base import Backend, check_backend
 from paravt.errors import ConfigError, UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
@@ -263,14 +263,14 @@ class EpisodeEngine:
         backend generates asynchronously (``agenerate``: the openai backend, vLLM's async engine)
         and samples without a lockstep (a sharded policy must join every forward)."""
         schedule = self.config.schedule
-        lockstep = bool(getattr(self.backend, "lockstep", False))
+        lockstep = bool(self.backend.lockstep)
         if schedule == "episodes" and lockstep:
             raise ConfigError(
                 f"engine.schedule=episodes: the {type(self.backend).__name__} samples in lockstep "
                 "with the other ranks (every rank joins every forward); use schedule=rounds or auto"
             )
         if schedule == "auto":
-            return callable(getattr(self.backend, "agenerate", None)) and not lockstep
+            return self.backend.agenerate is not None and not lockstep
         return schedule == "episodes"
 
     # -- episode start: overview frames and the first prompt ---------------------------------
@@ -576,7 +576,8 @@ class EpisodeEngine:
     def _execute(self, pending: list[tuple[_Episode, list]]) -> ToolBatch:
         """Run the calls of ``pending`` in one batched video pass (``tools.execute_windows``: one
         decoder per video, windows de-duplicated) and write each result into its call record."""
-        from paravt.tools.crop_video import WindowRequest, execute_windows  # loads torch
+        from paravt.tools.batch import execute_windows  # loads torch
+        from paravt.tools.results import WindowRequest
 
         cfg = self.config
         requests, owners = [], []

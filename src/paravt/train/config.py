@@ -4,7 +4,7 @@ Every TRL option keeps its meaning and passes straight through — ``beta``, ``e
 ``loss_type``, ``num_generations``, ``gradient_checkpointing``, ``bf16``, the distributed options
 of ``TrainingArguments`` (``fsdp``/``fsdp_config``, ``deepspeed``, ``ddp_backend``, ...) and TRL's
 vLLM keys (``use_vllm``, ``vllm_mode``, ``vllm_server_*``, ``vllm_importance_sampling_*``, ...;
-the episode engine samples through TRL's vLLM generator, see ``paravt.backends.vllm``). The
+the episode engine samples through TRL's vLLM generator, see ``paravt.rollout.vllm``). The
 few that only TRL's own rollout reads, and that the episode rollout cannot honour, are refused
 at start (``REFUSED``: a one-line ``ConfigError`` naming the key and the fix). The
 added fields below are the ones the paper's recipe needs and TRL does not have; the episode
@@ -111,14 +111,14 @@ class ParaGRPOConfig(GRPOConfig):
     metrics_file: str = field(
         default="metrics.jsonl", metadata={"help": "Per-step metrics (run folder)."}
     )
-    # -- server mode through paravt's own client (paravt.backends.vllm_server) --------
+    # -- server mode through paravt's own client (paravt.rollout.vllm_server) --------
     vllm_weight_push: str = field(
         default="folder",
         metadata={
             "help": "Server mode: how the weights reach the server each step. folder = write "
             "safetensors under vllm_push_dir and have the server reload them (any device; the "
             "server must read that folder); nccl = vLLM's NCCL weight transfer (GPUs; not run "
-            "here). paravt.train.vllm.weight_push says why."
+            "here). paravt.rollout.weight_push says why."
         },
     )
     vllm_push_dir: str | None = field(
@@ -216,7 +216,7 @@ class ParaGRPOConfig(GRPOConfig):
 
     def _check_vllm_keys(self) -> None:
         """The vLLM settings that cannot serve multi-turn episodes, refused before anything loads
-        (whether vLLM is installed is checked where training starts: paravt.backends.vllm)."""
+        (whether vLLM is installed is checked where training starts: paravt.rollout.vllm)."""
         if self.vllm_mode not in ("server", "colocate"):
             raise ConfigError(f"vllm_mode={self.vllm_mode!r}: use server or colocate")
         modes = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")

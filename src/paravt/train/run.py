@@ -322,7 +322,7 @@ def run_training(
     line (``paravt.train.progress``), which then replaces HF's tqdm bar and printed log dicts.
     """
     # torch and trl load here, when a run starts: importing run.py stays light
-    from paravt.backends.vllm import require_vllm
+    from paravt.rollout.vllm import require_vllm
     from paravt.train.metrics import MetricsJsonl
     from paravt.train.trainer import ParaGRPOTrainer
 

@@ -9,8 +9,8 @@ episode's stream is still the exact concatenation the loss trains on (docs/PROTO
   identity and its features fill the pads one to one;
 - the request's ``prompt_ids`` hold the frames' image pads expanded (the learner's stream). In
   colocate mode vLLM's processor expands each ``<|image_pad|>`` of a token prompt itself, so it is
-  sent the stream with each frame's run of pads collapsed to one (``paravt.backends.vllm_prompt``);
-  paravt's server-mode generator (``paravt.backends.vllm_server``) is sent the same collapsed
+  sent the stream with each frame's run of pads collapsed to one (``paravt.rollout.vllm_prompt``);
+  paravt's server-mode generator (``paravt.rollout.vllm_server``) is sent the same collapsed
   stream, and the server expands it the same way. Either way the prompt ids vLLM reports back
   must be the stream, or the call raises ``VLLMPromptMismatchError`` naming the episode (never a
   silently wrong sample);
@@ -36,7 +36,7 @@ is called on every rank in the same order, a rank with fewer requests pads its s
 one-token filler prompts (TRL slices the results in equal shares) and drops their completions,
 and a rank whose episodes are done keeps joining (``drain``) until no rank is running. Colocated without TP or sleep mode, calls are local and nothing is gathered. A rank
 whose rollout raises joins the others' next gather with its failure, and they raise
-``RankFailedError`` there (``paravt.train.launch.lockstep.announce_failure``).
+``RankFailedError`` there (``paravt.rollout.lockstep.announce_failure``).
 
 Weights are pushed once per optimizer step (``rollout(step)``), before the step's first round
 (``push_weights``: TRL's ``sync_weights``, except colocated on vLLM's CPU platform, see there).
@@ -60,17 +60,17 @@ from trl.import_utils import is_vllm_available
 
 from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.backends.openai import budget_frame
-from paravt.backends.policy import TokenSampler
-from paravt.backends.vllm_prompt import (
+from paravt.errors import ConfigError, ParavtError
+from paravt.rollout.lockstep import announce_failure, exchange
+from paravt.rollout.policy import TokenSampler
+from paravt.rollout.vllm_platform import CpuInfo, cpu_problem, host_cpu
+from paravt.rollout.vllm_prompt import (
     VLLMPromptMismatchError,
     check_reported_prompt,
     collapse_image_pads,
     image_pad_runs,
 )
-from paravt.errors import ConfigError, ParavtError
-from paravt.train.launch.lockstep import announce_failure, exchange
-from paravt.train.vllm.platform import CpuInfo, cpu_problem, host_cpu
-from paravt.train.vllm.stack import stack_problem as vllm_stack_problem
+from paravt.rollout.vllm_stack import stack_problem as vllm_stack_problem
 
 Key = tuple[int, float, float]
 
@@ -94,9 +94,9 @@ def missing_vllm_message(mode: str) -> str:
 
 def require_vllm(args: Any, cpu: CpuInfo | None = None) -> None:
     """ConfigError naming the fix when ``use_vllm`` is on and vLLM cannot be imported, when the
-    CPU is one no vLLM CPU build runs on (``paravt.train.vllm.platform``; ``cpu``: this host's by
+    CPU is one no vLLM CPU build runs on (``paravt.rollout.vllm_platform``; ``cpu``: this host's by
     default), or when the installed vLLM / TRL / transformers are not a stack paravt was put
-    together with (``paravt.train.vllm.stack``) — checked before a model is loaded (TRL would only
+    together with (``paravt.rollout.vllm_stack``) — checked before a model is loaded (TRL would only
     find out deep inside the trainer's construction, or the process would die of SIGILL)."""
     if not getattr(args, "use_vllm", False):
         return
