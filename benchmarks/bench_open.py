@@ -87,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = {
         "benchmark": "bench_open",
-        "command": " ".join(["bench_open.py", *(argv if argv is not None else sys.argv[1:])]),
+        # file names only: a results file holds no path of the machine it ran on
+        "command": " ".join(
+            ["bench_open.py", *(Path(a).name if "/" in a else a for a in (argv or sys.argv[1:]))]
+        ),
         "baseline": "torchcodec_scan: the packet scan every open already pays",
         "repeats": args.repeats,
         "machine": {

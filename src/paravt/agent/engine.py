@@ -515,6 +515,7 @@ class EpisodeEngine:
             cached_tokens=int(gen.cached_tokens or 0),
             generate_s=gen.generate_s,
             preprocess_s=req.preprocess_s + gen.preprocess_s,
+            policy_version=gen.policy_version,
         )
         self._append_generated(ep, gen, turn)
         ep.ctx.messages = ep.ctx.messages + [{"role": "assistant", "content": text}]
@@ -732,6 +733,7 @@ class EpisodeEngine:
                     text=text,
                     finish_reason=gen.finish_reason,
                     generate_s=gen.generate_s,
+                    policy_version=gen.policy_version,
                 )
                 if self.codec is not None:
                     ids = (

@@ -158,6 +158,9 @@ class Generation:
     cached_tokens: int | None = None
     preprocess_s: float = 0.0
     generate_s: float = 0.0
+    #: the weights that sampled it: the trainer's policy version (optimizer steps) when the
+    #: backend is a training sampler that knows it, else ``None`` (``paravt.rollout.gate``)
+    policy_version: int | None = None
 
 
 @dataclass
@@ -204,6 +207,9 @@ class TurnRecord:
     generate_s: float = 0.0
     preprocess_s: float = 0.0
     decode_s: float = 0.0
+    #: the policy version that sampled this turn (``Generation.policy_version``): with bounded
+    #: staleness the turns of one episode may come from two versions (a partial rollout)
+    policy_version: int | None = None
 
 
 @dataclass

@@ -54,22 +54,30 @@ class Rollout:
         epoch: int,
         inputs: list[EpisodeInput],
         records: list[EpisodeRecord],
-        policy_version: int,
+        policy_version: int | list[int],
     ) -> Rollout:
         """The batch's episodes as groups: each run of consecutive episodes of one prompt (and
         one K) is a group, so ``inputs`` and ``records`` give back the batch in its order. All
-        were sampled under ``policy_version``."""
+        were sampled under ``policy_version``, or each under its own (a list: bounded
+        staleness, the oldest version among the episode's turns)."""
         if len(inputs) != len(records):
             raise ParavtError(f"engine returned {len(records)} records for {len(inputs)} episodes")
+        versions = (
+            list(policy_version)
+            if isinstance(policy_version, list)
+            else [policy_version] * len(inputs)
+        )
+        if len(versions) != len(inputs):
+            raise ParavtError(f"{len(versions)} policy versions for {len(inputs)} episodes")
         groups: list[RolloutGroup] = []
-        for inp, rec in zip(inputs, records, strict=True):
+        for inp, rec, version in zip(inputs, records, versions, strict=True):
             last = groups[-1] if groups else None
             if last is None or (last.prompt_id, last.frames_k) != (inp.id, inp.frames_k):
                 last = RolloutGroup(inp.id, int(inp.frames_k or 0), [], [], [])
                 groups.append(last)
             last.inputs.append(inp)
             last.records.append(rec)
-            last.policy_versions.append(policy_version)
+            last.policy_versions.append(version)
         return cls(epoch, groups)
 
     @property

@@ -144,6 +144,26 @@ class ParaGRPOConfig(GRPOConfig):
             "every push (a push the server did not take stops the run)."
         },
     )
+    # -- bounded staleness (paravt.rollout.producer) ---------------------------------------
+    max_staleness: int = field(
+        default=0,
+        metadata={
+            "help": "k: how many policy versions an episode may lag the learner. 0 is the "
+            "synchronous loop (push, roll out, learn). k >= 1 (server mode only): rollouts of "
+            "steps up to k ahead run while the trainers learn; the loss is the decoupled PPO "
+            "objective (the sampler's log-probs the behaviour policy, the step's old log-probs "
+            "the proximal one, token-level truncated importance weights: "
+            "vllm_importance_sampling_correction with a token_* mode); a group older than k is "
+            "dropped and sampled again. The paper's run: 2 (AReaL max_head_offpolicyness)."
+        },
+    )
+    max_staleness_pause_s: float = field(
+        default=600.0,
+        metadata={
+            "help": "Bounded staleness: the longest a weight push waits for the sampling "
+            "requests under way to end (a turn never straddles a push)."
+        },
+    )
     # TRL logs the prompts' images with the completions table; paravt's episodes have no such
     # images to give it (REFUSED below), so the default is off here
     log_multimodal: bool = field(
@@ -202,6 +222,9 @@ class ParaGRPOConfig(GRPOConfig):
             self.vllm_seed = int(self.seed)
         if self.use_vllm:
             self._check_vllm_keys()
+        staleness = staleness_problem(self)
+        if staleness:
+            raise ConfigError(staleness)
         refused = refused_option(self)
         if refused:
             raise ConfigError(refused)
@@ -273,4 +296,39 @@ def refused_option(cfg: GRPOConfig) -> str | None:
         value = getattr(cfg, key)
         if value != unused and not (unused is None and value == {}):
             return f"trainer.{key}={value!r}: {why}"
+    return None
+
+
+def staleness_problem(cfg: ParaGRPOConfig) -> str | None:
+    """Why ``max_staleness`` cannot run with this config (one line), or None."""
+    k = int(cfg.max_staleness)
+    if k < 0:
+        return f"trainer.max_staleness={k}: use 0 (synchronous) or a positive number of steps"
+    if k == 0:
+        return None
+    if not (cfg.use_vllm and cfg.vllm_mode == "server"):
+        return (
+            f"trainer.max_staleness={k} needs server mode (use_vllm=true, vllm_mode=server): "
+            "rollouts for later steps run on a vLLM server while the trainers learn; in-process "
+            "samplers (the policy itself, colocated vLLM) hold the weights being trained, so "
+            "they cannot sample while the learner updates them. Set max_staleness=0"
+        )
+    spg = cfg.steps_per_generation or cfg.gradient_accumulation_steps
+    if spg != cfg.gradient_accumulation_steps or cfg.num_iterations != 1:
+        return (
+            f"trainer.max_staleness={k} counts staleness in optimizer steps and needs one "
+            "rollout per optimizer step: leave steps_per_generation at gradient_accumulation_"
+            f"steps ({cfg.gradient_accumulation_steps}) and num_iterations at 1"
+        )
+    if not cfg.vllm_importance_sampling_correction or not str(
+        cfg.vllm_importance_sampling_mode
+    ).startswith("token_"):
+        return (
+            f"trainer.max_staleness={k} trains with the decoupled loss, whose behaviour-policy "
+            "weight is TRL's per-token importance-sampling correction: set "
+            "vllm_importance_sampling_correction=true and vllm_importance_sampling_mode="
+            "token_truncate"
+        )
+    if cfg.max_staleness_pause_s <= 0:
+        return "trainer.max_staleness_pause_s must be > 0 (seconds a push waits for requests)"
     return None

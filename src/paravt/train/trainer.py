@@ -87,6 +87,7 @@ from paravt.rollout.vllm import (
 )
 from paravt.rollout.vllm_server import server_generation
 from paravt.train.advantages import GroupAdvantages, group_advantages
+from paravt.train.async_rollout import AsyncRollouts
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_dump import dump_episodes
 from paravt.train.episode_errors import warn_if_every_episode_failed
@@ -213,6 +214,9 @@ class ParaGRPOTrainer(GRPOTrainer):
         self.keep_last_rollout = False
         self._dumping = True  # the episode dump until its size bound (train.episode_dump)
         self.last_rollout: dict[str, Any] = {}
+        # bounded staleness (trainer.max_staleness >= 1, server mode): rollouts of later steps
+        # run while the trainers learn (paravt.train.async_rollout)
+        self._async = self._async_rollouts(args) if args.max_staleness > 0 else None
 
     def _init_trl(self, model, args, train_dataset, processing_class, callbacks, kwargs) -> None:
         """TRL's own construction, with paravt's vLLM choices around it: in server mode TRL
@@ -327,6 +331,37 @@ class ParaGRPOTrainer(GRPOTrainer):
             world_size=self.accelerator.num_processes,
             gather=gather_object,
         )
+
+    def _async_rollouts(self, args: ParaGRPOConfig) -> AsyncRollouts:
+        """The producer side of bounded staleness: the step's episodes run by the engine without
+        a push (the learner pushes at the start of each step), on the trainer's own step
+        batches (a fresh copy of its data loader)."""
+
+        def run(rows: list[dict], epoch: int) -> tuple[list, list]:
+            inputs = self.episode_inputs(rows, epoch, "train")
+            return inputs, self._make_engine("train").run(inputs)
+
+        return AsyncRollouts(
+            self._backend,
+            max_staleness=args.max_staleness,
+            group_size=self.num_generations,
+            every=args.steps_per_generation * self.num_iterations,
+            run=run,
+            rerun=lambda inputs: self._make_engine("train").run(inputs),
+            dataloader=self.get_train_dataloader,
+            gather=gather_object,
+            rank=self.accelerator.process_index,
+            pause_s=args.max_staleness_pause_s,
+        )
+
+    def train(self, *args, **kwargs):
+        """TRL's training loop; the rollout producer (bounded staleness) stops with it, however
+        it ends."""
+        try:
+            return super().train(*args, **kwargs)
+        finally:
+            if self._async is not None:
+                self._async.close()
 
     # -- engine ------------------------------------------------------------------------------
     def _engine_config(self, mode: str):
@@ -563,14 +598,19 @@ class ParaGRPOTrainer(GRPOTrainer):
         # rank whose rollout raises would leave the others in the rewards' gather. One handshake
         # after the rollout carries its failure instead (with a lockstep the backend's does).
         handshake = self.accelerator.num_processes > 1 and not self._backend.lockstep
+        step = int(self.state.global_step)
         try:
-            ep_inputs = self.episode_inputs(inputs, epoch, mode)
-            records = self.run_episodes(ep_inputs, mode)
-            if len(records) != len(inputs):
-                raise ParavtError(
-                    f"engine returned {len(records)} records for {len(inputs)} episodes"
-                )
-            rollout = Rollout.of_batch(epoch, ep_inputs, records, int(self.state.global_step))
+            if self._async is not None and mode == "train":
+                rollout = self._async_rollout(inputs, step, epoch)
+                records = rollout.records
+            else:
+                ep_inputs = self.episode_inputs(inputs, epoch, mode)
+                records = self.run_episodes(ep_inputs, mode)
+                if len(records) != len(inputs):
+                    raise ParavtError(
+                        f"engine returned {len(records)} records for {len(inputs)} episodes"
+                    )
+                rollout = Rollout.of_batch(epoch, ep_inputs, records, step)
         except Exception as e:
             if handshake:
                 announce_failure(gather_object, e)
@@ -579,6 +619,22 @@ class ParaGRPOTrainer(GRPOTrainer):
             exchange(gather_object, None)
         warn_if_every_episode_failed(records, int(self.state.global_step) + 1)
         return rollout
+
+    def _async_rollout(self, inputs: list[dict], step: int, epoch: int) -> Rollout:
+        """The rollout of ``step`` from the producer (``paravt.train.async_rollout``), as groups
+        with each episode's policy version, and the step's ``async/*`` metrics."""
+        assert self._async is not None
+        got = self._async.step(inputs, step)
+        if got.epoch != epoch:
+            logger.warning(
+                "step %d: the rollout gated K for epoch %d, the trainer is in epoch %d",
+                step,
+                got.epoch,
+                epoch,
+            )
+        for key, value in got.log.metrics().items():
+            self._metrics["train"][key].append(value)
+        return Rollout.of_batch(got.epoch, got.inputs, got.records, got.versions)
 
     def _rewards(self, records: list, device) -> tuple[list, torch.Tensor]:
         """``(local breakdowns, all ranks' rewards)``: NaN for a failed episode; gathered because
@@ -808,6 +864,27 @@ class ParaGRPOTrainer(GRPOTrainer):
         m["sampling/importance_sampling_ratio/max"].append(
             nanmax(gathered(flat.max() if flat.numel() else zero)).item()
         )
+        # how much the truncation (or masking) changed: the share of the loss tokens (episodes,
+        # in a sequence mode) whose weight the bounds moved; bounded staleness reads it per step
+        diff = torch.nan_to_num((old_logps - sampling_logps) * loss_mask, nan=0.0)
+        raw = torch.exp(diff if per_token else diff.sum(dim=-1, keepdim=True))
+        raw_flat = raw[mask] if per_token else raw[mask.any(dim=1)].flatten()
+        lo = (
+            -math.inf
+            if a.vllm_importance_sampling_clip_min is None
+            else a.vllm_importance_sampling_clip_min
+        )
+        hi = (
+            math.inf
+            if a.vllm_importance_sampling_clip_max is None
+            else a.vllm_importance_sampling_clip_max
+        )
+        moved = ((raw_flat < lo) | (raw_flat > hi)).float()
+        counts = torch.stack([moved.sum(), torch.tensor(float(moved.numel()), device=device)])
+        total = gathered(counts.unsqueeze(0)).sum(dim=0)
+        m["sampling/importance_sampling_ratio/truncated_share"].append(
+            (total[0] / total[1].clamp(min=1.0)).item()
+        )
         return ratio
 
     def _log_episodes(self, records, breakdowns, ep_inputs, advantages, epoch, mode):
@@ -851,6 +928,8 @@ class ParaGRPOTrainer(GRPOTrainer):
                             },
                             "advantage": adv,
                             "turns": len(r.turns),
+                            # the weights that sampled each turn (bounded staleness: may lag)
+                            "policy_versions": [t.policy_version for t in r.turns],
                             "calls": [c.status for c in r.calls],
                             "images": len(r.images),
                             "prompt_len": r.prompt_len,
