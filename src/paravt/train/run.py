@@ -41,7 +41,7 @@ from paravt.train.launch.startup import rank_split, shared_model_path, warn_if_p
 
 logger = logging.getLogger(__name__)
 
-RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
+RECIPES = ("paragrpo", "paragrpo-sync", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
 
 @dataclass
