@@ -58,6 +58,14 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/collective_rpc":
             with s.lock:
                 s.reloads.append(body.get("kwargs", {}).get("weights_path"))
+                failing = s.fail_reload_from is not None and len(s.reloads) > s.fail_reload_from
+            if failing:  # a server that cannot read the pushed folder
+                raw = b'{"error": "reload failed: no such folder"}'
+                self.send_response(500)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+                return None
             return self._send({})
         if self.path == "/inference/v1/generate":
             return self._send(s.reply(body["token_ids"]))
@@ -76,6 +84,8 @@ class StandInServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.seen: dict[str, int] = {}
         self.reloads: list[str | None] = []
+        #: reloads after this many fail (HTTP 500), None: never
+        self.fail_reload_from: int | None = None
         self.requests = 0
         self.url = f"http://127.0.0.1:{self.server_address[1]}"
 

@@ -228,9 +228,18 @@ def test_para_grpo_at_max_staleness_2_learns_from_rollouts_one_version_back(
     ahead), crop_video frames going back to it, one weight push a step with each turn recording
     the version that sampled it. The steps consume at least one group sampled one version back
     or more, none more than 2; the sampler's logprobs of a stale turn are its own version's, so
-    they differ from the learner's old log-probs, and the per-token weight corrects for it."""
+    they differ from the learner's old log-probs, and the per-token weight corrects for it.
+    (The policy's output layer is moved at every step's end, a stand-in for an update big
+    enough to see: the random smoke model's groups rarely have a reward spread.)"""
+    from transformers import TrainerCallback
+
     from paravt.train.metrics import read_jsonl
     from paravt.train.run import load_command_config, run_training
+
+    class Move(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kw):
+            with torch.no_grad():
+                model.lm_head.weight.mul_(1.5)
 
     run_dir = tmp_path / "run"
     base_url = vllm_tiny_server.base_url.removesuffix("/v1")
@@ -240,12 +249,17 @@ def test_para_grpo_at_max_staleness_2_learns_from_rollouts_one_version_back(
             run_dir, shared_videos, f"model={tiny_qwen3_dir}", "trainer.use_vllm=true",
             "trainer.vllm_mode=server", f"trainer.vllm_server_base_url={base_url}",
             "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=4",
-            "trainer.max_staleness=2", "trainer.save_steps=100", "trainer.learning_rate=0.05",
+            "trainer.max_staleness=2", "trainer.save_steps=100",
         ),
     )  # fmt: skip
     probe = train_probe()
+
+    def attach(trainer):
+        probe.attach(trainer)
+        trainer.add_callback(Move())
+
     try:
-        summary = run_training(cfg, on_trainer=probe.attach)
+        summary = run_training(cfg, on_trainer=attach)
     finally:
         _restore(probe.trainer.vllm_generation.client, tiny_qwen3_dir)
     assert summary["global_step"] == 4
