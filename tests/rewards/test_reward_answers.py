@@ -414,7 +414,7 @@ def test_an_open_ended_hedge_is_no_answer_for_the_reward_and_the_judge():
         ("red square (blue square)", [["red", "square"], ["blue", "square"]]),
         ("red square; blue square", [["red", "square"], ["blue", "square"]]),
         ("red square, not blue square", [["red", "square"]]),  # the other one rejected
-        ("red-blue square", [["red-blue", "square"]]),  # a hyphenated word stays whole
+        ("red-blue square", [["red"], ["blue", "square"]]),  # a hyphen joins, as any symbol
         ("1/2 of 3.5", [["1/2", "of", "3.5"]]),  # so does a number
         ("红色或蓝色", [["红", "色"], ["蓝", "色"]]),
     ],

@@ -12,7 +12,7 @@ this rule a hedge never earns more than a committed wrong answer (the property
 ``tests/rewards/test_reward_hedges.py`` checks on generated hedges).
 
 - **Options** (:func:`extract_mcq_letter`): a candidate is named by its letter standing as a
-  token (``B``, ``(B)``, ``b.`` as a label, ``the answer is b``) or by its own text; ``A``/``I``
+  token, in either case (``B``, ``(b)``, ``the answer is b``), or by its own text; ``A``/``I``
   before an ordinary word is the article/pronoun unless the answer names another candidate
   (then it is one more, and the answer is none).
 - **Spans** (:func:`parse_span`): every span written, the same span written twice is one.
@@ -118,7 +118,9 @@ def answer_text(prediction: Any) -> str:
 
 # Markup that decorates an answer without naming anything: emphasis, code, headings, quotes,
 # strike-through and HTML-like tags (``**B**``, ``<b>B</b>``). Removed before reading.
-_MARKUP = re.compile(r"</?[A-Za-z][A-Za-z0-9]*\s*/?>|[*_`~#]+")
+_MARKUP = re.compile(
+    r"</?(?:b|i|u|s|em|strong|code|mark|del|ins|sub|sup|small|span|p|br|hr)\s*/?>|[*_`#]+|~~"
+)
 
 
 def _plain(text: Any) -> str:
@@ -187,28 +189,29 @@ def _committed(s: str, mentions: list[_Mention]) -> Any:
 # --------------------------------------------------------------------------- MCQ
 
 # A letter token: one of A–J with no Latin letter or digit beside it (Chinese may touch it:
-# "答案是D"), not the first letter of an abbreviation ("E.g.") or of a hyphenated or
-# apostrophe'd word ("A-frame", "I'm").
+# "答案是D"), not part of an abbreviation ("e.g.", "i.e."), of a hyphenated word ("A-frame") or
+# of a contraction ("I'm", "I'd").
+_NOT_CJK_WORD = r"[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
 _LETTER = re.compile(
-    r"(?<![A-Za-z0-9\u00c0-\u024f])(?<![A-Za-z]{2}[-–])([A-Ja-j])"
-    r"(?![A-Za-z0-9\u00c0-\u024f])(?!\.[A-Za-z])(?![-–][A-Za-z]{2})(?!['’][A-Za-z])"
+    rf"(?<!{_NOT_CJK_WORD})(?<![A-Za-z]{{2}}[-–])"
+    r"(?![A-Ja-j]\.[A-Za-z]\.)(?!(?<=[A-Za-z]\.)[A-Ja-j]\.)"
+    r"([A-Ja-j])"
+    rf"(?!{_NOT_CJK_WORD})(?![-–][A-Za-z]{{2}})(?!['’](?:m|s|d|ll|ve|re|t)\b)"
 )
-# Words after a capital A/I that keep it a letter ("A is correct", "A and B"): otherwise "A man",
-# "I think" are the article and the pronoun.
-_CONNECTORS = frozenset(
-    "is was because since as and or which that would should will seems appears".split()
+#: Words that join one candidate to another: the conjunctions and hedge words of English,
+#: Spanish, French, German, Italian, Portuguese and Russian ("or", "oder", "ou", "или"). They
+#: split an open-ended answer into phrases, and after an ``A``/``I`` they keep it a letter.
+JOIN_WORDS = frozenset(
+    """or and vs versus either nor plus but unless otherwise alternatively maybe perhaps possibly
+    probably also else o u y e ni pero quizás quizá también ou et mais soit aussi oder und aber
+    vielleicht bzw sowie auch oppure ma forse mas talvez или и либо""".split()
 )
-# Where a lower-case letter is marked as a choice: the whole answer, a bracket, a label opening a
-# line, or after an answer/option phrase ("the answer is b", "选b").
-_LOWER_MARKED = (
-    re.compile(r"^[\s(\[{]*[a-j][\s)\]}]*[.:)]?\s*$"),
-    re.compile(r"[(\[（【]\s*[a-j]\s*[)\]）】]"),
-    re.compile(r"(?m)^\s*[a-j](?:[.:)]|\s+[-–—])(?=\s|$)"),
-    re.compile(
-        r"(?i:\b(?:answer|option|choice)\b(?:\s+(?:is|would\s+be|should\s+be|will\s+be|must\s+be))?"
-        r"\s*[:=\-]?\s*(?:option\s*|choice\s*)?[(\[]?\s*)[a-j](?![A-Za-z0-9])"
-        r"|(?:答案|选项|选择|选)\s*(?:应该是|应为|应是|是|为)?\s*[:：]?\s*[(\[（【]?\s*[a-j](?![A-Za-z0-9])"
-    ),
+# Words after an A/I that keep it a letter ("A is correct", "A might also be right", "a or b"):
+# a verb that says something of it, or a joining word. Otherwise "A man", "I think" are the
+# article and the pronoun.
+_CONNECTORS = JOIN_WORDS | frozenset(
+    """is was are were be because since as which that would should will seems seem appears
+    appear looks look might may could can must too then""".split()
 )
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+", re.UNICODE)
 
@@ -257,28 +260,31 @@ def _option_texts(options: Sequence[Any]) -> list[str]:
     return out
 
 
-def _reads_as_word(s: str, end: int, letter: str) -> bool:
-    """``A``/``I`` (either case) followed by an ordinary lower-case word: the article, the
-    pronoun."""
+def _article(s: str, end: int, letter: str) -> str:
+    """How an ``A``/``I`` (either case) ending at ``end`` reads: ``"letter"``, or, before an
+    ordinary lower-case word (not one of :data:`_CONNECTORS`), the article/pronoun — ``"maybe"``
+    for a capital (a letter after all when the answer names another candidate: ``B. A might be
+    right`` is two), ``"word"`` for a small one (``D. 1633. The video shows a clock`` is D)."""
     if letter.upper() not in "AI":
-        return False
-    m = re.match(r"\s+([A-Za-z'’]+)", s[end:])
-    return bool(m) and m.group(1)[0].islower() and m.group(1).lower() not in _CONNECTORS
+        return "letter"
+    m = re.match(r"\s+([^\W\d_]+)", s[end:])
+    if not m or not m.group(1)[0].islower() or m.group(1).lower() in _CONNECTORS:
+        return "letter"
+    return "maybe" if letter.isupper() else "word"
 
 
 def _letter_mentions(s: str, valid: str, taken: list[_Mention]) -> tuple[list, list]:
-    """The letters the answer names as tokens (outside option texts), split into sure ones and
-    ones that may be the article or pronoun (``A man``, ``I think``)."""
-    lower_marked = any(p.search(s) for p in _LOWER_MARKED)
+    """The letters the answer names as tokens (outside option texts), in either case, split into
+    sure ones and capitals that may be the article or pronoun (``A man``, ``I think``)."""
     sure, maybe = [], []
     for m in _LETTER.finditer(s):
         letter = m.group(1)
         if letter.upper() not in valid or any(t.start <= m.start() < t.end for t in taken):
             continue
-        if letter.islower() and not lower_marked:
-            continue
+        kind = _article(s, m.end(), letter)
         mention = _Mention(m.start(), m.end(), LETTERS.index(letter.upper()))
-        (maybe if _reads_as_word(s, m.end(), letter) else sure).append(mention)
+        if kind != "word":
+            (sure if kind == "letter" else maybe).append(mention)
     return sure, maybe
 
 
@@ -286,12 +292,12 @@ def extract_mcq_letter(text: Any, options: Sequence[Any] | None = None) -> str |
     """The option letter (``"A"``–``"J"``) an answer commits to, or ``None``.
 
     The one-candidate rule (module docstring): every option the answer names — by its letter as a
-    token or by its own text — merged per option, explicitly rejected ones dropped; exactly one
-    left is the answer. A capital ``A``/``I`` before an ordinary word is the article/pronoun when
-    the answer names nothing else, and one more candidate when it does. Lower-case letters count
-    only when one of them is marked as a choice (the whole answer, ``(b)``, ``b.`` opening a
-    line, ``the answer is b``): in prose they are words. With ``options`` the letter must be one
-    of theirs (five options → A–E). Never raises.
+    token (either case) or by its own text — merged per option, explicitly rejected ones dropped;
+    exactly one left is the answer. ``A``/``I`` before an ordinary word is the article/pronoun
+    when the answer names nothing else, and one more candidate when it does (``A man opens the
+    door`` is none without options, ``B. A man opens it`` is two); a small ``a``/``i`` before an
+    ordinary word is always the article/pronoun (``B, a man opens it`` is B). With ``options``
+    the letter must be one of theirs (five options → A–E). Never raises.
     """
     s = _plain(text)
     if not s.strip():
@@ -463,28 +469,21 @@ FUNCTION_WORDS = frozenset(
 )
 _OE_WORD = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
-    r"|\d+(?:[.,:/]\d+)+"
-    r"|[^\W_]+(?:['’-][^\W_]+)*",
+    r"|\d+(?:[-.,:/]\d+)+"
+    r"|[^\W_]+(?:['’][^\W_]+)*",
     re.UNICODE,
 )
 # What joins two phrases of an open-ended answer: any character that is not part of a word (a
 # symbol, a bracket, punctuation, a line break: "red | blue square", "red square (blue square)",
-# "red square; blue square"), and the conjunctions and hedge words of English, Chinese, Spanish,
-# French, German, Italian, Portuguese, Russian and Japanese ("red or blue", "红或蓝", "rot oder
-# blau", "rouge ou bleu"). An answer's lead-in ("the answer is", "答案是") joins too: it is no
-# phrase of its own.
-_OE_JOIN_WORDS = (
-    r"or|and|vs|versus|either|nor|plus|but|unless|otherwise|alternatively|maybe|perhaps|"
-    r"possibly|probably|also|else|"
-    r"o|u|y|e|ni|pero|quizás|quizá|también|ou|et|mais|soit|aussi|oder|und|aber|vielleicht|bzw|"
-    r"sowie|auch|oppure|ma|forse|mas|talvez|или|и|либо|или же"
-)
+# "red square; blue square"), the joining words (JOIN_WORDS: "red or blue", "rot oder blau") and
+# their Chinese and Japanese counterparts ("红或蓝"). An answer's lead-in ("the answer is",
+# "答案是") joins too: it is no phrase of its own.
 _OE_JOIN = re.compile(
     r"(?i:\b(?:the\s+)?(?:final\s+|correct\s+|best\s+)?answer"
     r"(?:\s+(?:is|would\s+be|should\s+be|will\s+be|must\s+be))?\b)"
-    rf"|(?i:(?<![^\W_])(?:{_OE_JOIN_WORDS})(?![^\W_]))"
-    r"|答案(?:应该是|应为|是|为)?|或者|还是|以及|或|和|与|及|跟|または|それとも|か|や"
-    r"|[^\w\s'’\-.,:/]|(?<![^\W_])['’-]|['’-](?![^\W_])|(?<!\d)[.,:/]|[.,:/](?!\d)|\n",
+    rf"|(?i:(?<![^\W_])(?:{'|'.join(sorted(JOIN_WORDS, key=len, reverse=True))})(?![^\W_]))"
+    r"|答案(?:应该是|应为|是|为)?|或者|还是|以及|也许|或许|可能|或|和|与|及|跟|または|それとも|か|や"
+    r"|[^\w\s'’.,:/-]|(?<![^\W_])['’]|['’](?![^\W_])|(?<!\d)[-.,:/]|[-.,:/](?!\d)|\n",
     re.UNICODE,
 )
 # A phrase that opens with a negation rejects its words ("red square, not blue square").
@@ -504,7 +503,8 @@ def oe_phrases(text: Any) -> list[list[str]]:
     """The phrases an open-ended answer names, each as its words (lower case, articles dropped):
     the answer text split at every joiner (``_OE_JOIN``), empty pieces and pieces that open with
     a negation (``not blue``) left out. ``red | blue square`` is two phrases, ``a red square``
-    one, ``red-blue square`` one (a hyphenated word stays whole)."""
+    one, ``red-blue square`` two (a hyphen between words joins, as any symbol does; between
+    digits it is part of the number, ``3-5``)."""
     out = []
     for piece in _OE_JOIN.split(_plain(text)):
         words = [w.lower() for w in _OE_WORD.findall(piece or "")]

@@ -30,8 +30,8 @@ anchor: unclosed       −0.3   some turn leaves a ``<think>`` open (clipped awa
 
 "Substantive" is one rule for every think term (:class:`ThinkRule`, docs/ANSWERS.md
 "Reasoning"): at least ``think_min_chars`` (10) visible characters of reasoning, tags removed (the
-reference's rule), holding at least ``think_min_words`` (3) distinct words, ``think_min_new_words``
-(2) of them not in the question, and one grammatical word (ours). A word is a run of two or more
+reference's rule), holding at least ``think_min_words`` (3) distinct words, at least
+``think_min_new_words`` (2) of them not in the question, and a grammatical word (ours). A word is a run of two or more
 visible letters, or one CJK character, in lower case; invisible characters (Unicode's
 default-ignorable code points such as the Hangul filler U+3164), one letter or syllable repeated
 (``aa``, ``lala``) and Lorem ipsum's placeholder Latin are no words. Why it matters here more than
@@ -52,6 +52,7 @@ think-before-call credit.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -218,20 +219,33 @@ def _repeats(word: str) -> bool:
     return n >= 2 and any(n % k == 0 and word == word[:k] * (n // k) for k in range(1, n // 2 + 1))
 
 
+def _is_word(w: str) -> bool:
+    """A word of reasoning (lower case): CJK, or Latin-script letters that are not one letter or
+    syllable repeated, not Lorem ipsum, with a vowel (``hmm``, ``shh`` have none), and, with two
+    letters, a grammatical word (``is``, ``at``: other pairs, ``ba``, ``ok``, are syllables)."""
+    if not w.isascii():
+        return True
+    if _repeats(w) or w in LOREM_IPSUM or not any(v in w for v in "aeiouy"):
+        return False
+    return len(w) != 2 or w in GRAMMAR_WORDS
+
+
 def reasoning_words(text: str) -> set[str]:
-    """The distinct words of a piece of reasoning, lower case: runs of two or more visible letters
-    or single CJK characters, leaving out repeated letters or syllables (``aa``, ``lala``) and
-    Lorem ipsum's placeholder Latin."""
-    words = {w.lower() for w in _REASONING_WORD.findall(visible_text(text))}
-    return {w for w in words if not _repeats(w) and w not in LOREM_IPSUM}
+    """The distinct words of a piece of reasoning, lower case (:func:`_is_word`): runs of visible
+    letters and single CJK characters, minus a word said three or more times in a row (``no no
+    no``, ``la la la``)."""
+    tokens = [w.lower() for w in _REASONING_WORD.findall(visible_text(text))]
+    runs = [list(g) for _, g in itertools.groupby(tokens)]
+    return {run[0] for run in runs if len(run) < 3 and _is_word(run[0])}
 
 
 @dataclass(frozen=True)
 class ThinkRule:
     """What makes a think substantive (docs/ANSWERS.md, "Reasoning"): at least ``min_chars``
     visible characters, tags removed, holding at least ``min_words`` distinct words
-    (:func:`reasoning_words`), ``min_new_words`` of them not in the question, and at least one
-    grammatical word (:data:`GRAMMAR_WORDS`). ``min_words = 0`` is the characters rule alone."""
+    (:func:`reasoning_words`), at least ``min_new_words`` of them not in the question, and at
+    least one grammatical word (:data:`GRAMMAR_WORDS`). ``min_words = 0`` is the characters rule
+    alone."""
 
     min_chars: int = 10
     min_words: int = 3
@@ -249,9 +263,10 @@ class ThinkRule:
         if self.min_words <= 0:
             return True
         words = reasoning_words(reasoning)
+        new = words - self.question_words
         return (
             len(words) >= self.min_words
-            and len(words - self.question_words) >= self.min_new_words
+            and len(new) >= self.min_new_words
             and bool(words & GRAMMAR_WORDS)
         )
 
