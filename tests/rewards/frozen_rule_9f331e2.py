@@ -14,6 +14,7 @@ The body below the marker is main 9f331e2's ``src/paravt/rewards/answers.py`` ve
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 import re
 import string
@@ -592,8 +593,9 @@ def old_rule():
     the frozen rule above (and pay the tool bonus at R_acc >= threshold, whatever the answer), so
     ``ParaGRPOTrainer.score_episode`` and ``compose`` give the totals main 9f331e2 gave. Every
     other part of the composition is today's code."""
-    from paravt.rewards import compose as compose_mod
-    from paravt.rewards import format as format_mod
+    # the modules, not the package's re-exported functions of the same names
+    compose_mod = importlib.import_module("paravt.rewards.compose")
+    format_mod = importlib.import_module("paravt.rewards.format")
 
     saved = (compose_mod.accuracy, compose_mod.bonus_earned, format_mod.ThinkRule.holds)
     compose_mod.accuracy = accuracy
