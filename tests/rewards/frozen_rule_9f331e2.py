@@ -1,5 +1,5 @@
 """A frozen copy of the answer-reading and think rules as they stood at main 9f331e2, before
-issue #49 replaced them with the one-candidate rule: the "before" side of
+the one-candidate rule replaced them (4 Dec 2026): the "before" side of
 ``test_reward_adversarial.py``. Never edited; never imported by the library.
 
 Why a copy and not constants: a hard-coded "before" total says nothing once the rule moves (a check

@@ -10,7 +10,7 @@ every form (no answer: the one-candidate rule, docs/ANSWERS.md), filler reasonin
 honest answers that reject the other options (scored as their letter), a generic noun (no tool
 bonus), and the unclosed think that the protocol's clip absorbs after a call (kept: the reference
 composes R_fmt that way). Each of those rows is scored twice from one engine run: by today's rule,
-and by a frozen copy of the rule before issue #49 (``frozen_rule_9f331e2.py``), so "before" is
+and by a frozen copy of the rule before the one-candidate rule (``frozen_rule_9f331e2.py``), so "before" is
 computed, never a constant. The generated versions are ``test_reward_hedges.py`` and
 ``test_reward_filler.py``.
 """
@@ -153,7 +153,7 @@ def test_two_unrelated_numbers_are_no_span(processor, pancake):
 # call); for filler reasoning, the same episode with no reasoning; for an honest answer the old
 # rule refused, the same episode answering with the bare letter. "Now" is the total through this
 # engine and ``score_episode``; "before" is the same record scored with the frozen copy of the
-# rule as it stood before issue #49 swapped in (``frozen_rule_9f331e2.old_rule``), so a row whose
+# rule as it stood before the one-candidate rule swapped in (``frozen_rule_9f331e2.old_rule``), so a row whose
 # hole had never been open shows it instead of passing on a constant.
 
 WHOLE = crop('{"video_path": "video", "start_time": 0, "end_time": 10.4}')  # the whole video
@@ -223,7 +223,7 @@ def test_a_hedge_the_audits_found_scores_no_more_than_a_wrong_guess(
     assert now.total <= wrong_guess[qtype] + 1e-9, (now, before)
 
 
-#: the hedges the 4 Dec 2026 audit found open (issue #49); the others were closed on 3 Dec
+#: the hedges the 4 Dec 2026 audit found open; the others were closed on 3 Dec
 AUDIT_4_DEC = {
     "B | C", "B - C", "B – or C", "B ∨ C", "B >> C", "B unless C", "B 还是 C",
     "B. C might also be right.", "Answer: B\nAnswer: C", "The answer is B. The answer is C.",
@@ -302,7 +302,7 @@ FILLER = [
 ]  # fmt: skip
 
 
-#: the filler the 4 Dec 2026 audit found still paid (issue #49); the rest was closed on 3 Dec
+#: the filler the 4 Dec 2026 audit found still paid; the rest was closed on 3 Dec
 FILLER_4_DEC = {
     "ㅤㅤ ㅤㅤㅤ ㅤㅤㅤㅤ", "What does the man do?", "aa bb cc dd", "lorem ipsum dolor",
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",

@@ -256,6 +256,24 @@ def test_anchor_lambda_and_vanilla():
     assert format_score(base, anchor, RewardConfig(anchor_lambda=0.5)) == pytest.approx(1.0)
     assert format_score(base, anchor, RewardConfig(anchor_lambda=0.1)) == pytest.approx(0.87)
     assert format_score(base, anchor, RewardConfig.vanilla()) == pytest.approx(0.8)
+
+
+def test_the_vanilla_baseline_has_the_reference_baselines_format_weights():
+    """The reference's vanilla GRPO runs its format reward in the default mode (its
+    ``paravt/rl/rewards/format.py`` with ANSWER_SUFFIX off): think 0.3, answer 0.2, answer close
+    0.1, with no anchor; PARA-GRPO's constrained mode pays 0.2 / 0.3 / 0.2 (docs/PROTOCOL.md
+    §5.6). The packaged recipe states the same (tests/train/test_reward_config.py)."""
+    vanilla, para = RewardConfig.vanilla(), RewardConfig()
+    assert (vanilla.think_bonus, vanilla.answer_bonus, vanilla.answer_close_bonus) == (
+        0.3,
+        0.2,
+        0.1,
+    )
+    assert (para.think_bonus, para.answer_bonus, para.answer_close_bonus) == (0.2, 0.3, 0.2)
+    assert vanilla.anchor_lambda == 0.0 and not vanilla.token_anchor
+    text = f"<think>{THINK}</think><answer>B</answer>"
+    assert format_terms(text, vanilla).base == pytest.approx(0.3 + 0.2 + 0.1 + 0.1)
+    assert format_terms(text, para).base == pytest.approx(0.2 + 0.3 + 0.2 + 0.1)
     assert RewardConfig().anchor_lambda == 0.5 and RewardConfig().format_weight == 1.0
 
 
@@ -327,8 +345,10 @@ def test_no_call_earns_no_think_before_call(completion):
 
     terms = format_terms(completion)
     assert terms.think_before_call == 0.0
-    r = compose("", completion, None, "B", "mcq", cfg=RewardConfig.vanilla())
-    assert r.fmt_base == pytest.approx(0.8) and r.fmt == pytest.approx(0.8)
+    cfg = RewardConfig.vanilla()
+    r = compose("", completion, None, "B", "mcq", cfg=cfg)
+    paid = cfg.think_bonus + cfg.answer_bonus + cfg.answer_close_bonus + cfg.balanced_bonus
+    assert r.fmt_base == pytest.approx(paid) and r.fmt == pytest.approx(paid)  # no call term
 
 
 def test_think_before_call_follows_r_tools_notion_of_a_call():

@@ -72,5 +72,13 @@ class RewardConfig:
 
     @classmethod
     def vanilla(cls) -> RewardConfig:
-        """The vanilla-GRPO baseline: no anchoring (docs/PROTOCOL.md §5.6)."""
-        return cls(anchor_lambda=0.0, token_anchor=False)
+        """The vanilla-GRPO baseline as the reference runs it (docs/PROTOCOL.md §5.6): no
+        anchoring, and the format weights of its default mode — think 0.3, answer 0.2, answer
+        close 0.1 — where PARA-GRPO's constrained mode pays 0.2 / 0.3 / 0.2."""
+        return cls(
+            anchor_lambda=0.0,
+            token_anchor=False,
+            think_bonus=0.3,
+            answer_bonus=0.2,
+            answer_close_bonus=0.1,
+        )
