@@ -398,3 +398,28 @@ def test_every_turns_prefill_counts_once():
     assert format_terms(with_prefill, prefix="<think>\n") == format_terms(with_prefill)
     t = format_terms(with_prefill)
     assert t.anchor_unclosed == 0.0 and t.balanced == 0.1 and t.anchor_flow == 0.3
+
+
+SPAM = "<|im_start|>" * 5  # the reference zeroes a completion under 300 characters holding five
+
+
+@pytest.mark.parametrize(
+    "completion, calls",
+    [
+        (SPAM, 0),  # nothing else: no think, no answer, the pre-fill left open
+        (SPAM + CALL, 1),  # spam, then a call that ran
+        (f"{THINK}</think>\n<answer>B</answer>{SPAM}", 0),  # a real answer, then spam
+        (f"{THINK}</think>{SPAM}<answer>B</answer>", 0),
+    ],
+)
+def test_im_start_spam_earns_nothing_the_same_episode_would_not_earn_without_it(completion, calls):
+    """paravt keeps no short-circuit for ``<|im_start|>`` spam (docs/PROTOCOL.md §7.1): spam
+    alone earns 0, and spam added to an episode never raises its reward."""
+    from paravt.rewards import ToolExecutionSummary, compose
+
+    ex = ToolExecutionSummary(parseable_calls=calls, executed_ok=calls)
+    spammed = compose("<think>\n", completion, ex, "B", "mcq", ["x", "y", "z"])
+    clean = compose("<think>\n", completion.replace(SPAM, ""), ex, "B", "mcq", ["x", "y", "z"])
+    assert spammed.total <= clean.total + 1e-9
+    if completion == SPAM:
+        assert spammed.total == 0.0

@@ -531,7 +531,7 @@ def _oe_words(text: Any) -> list[str]:
 
 def oe_content_words(text: Any) -> set[str]:
     """The words of an open-ended answer that are not grammatical (:data:`FUNCTION_WORDS`): what
-    the answer is about. The tool bonus asks an answer for every content word of its gold."""
+    the answer is about. The tool bonus asks an answer for exactly its gold's content words."""
     return {w for w in _oe_words(text) if w not in FUNCTION_WORDS}
 
 
@@ -625,13 +625,14 @@ def bonus_earned(
     cfg: Any,
 ) -> bool:
     """Whether an answer is correct enough for the tool's correct-answer bonus (R_tool): R_acc at
-    or above ``cfg.tool_correct_threshold``, and for an open-ended answer every content word of
-    the gold (:func:`oe_content_words`; any of a list of golds).
+    or above ``cfg.tool_correct_threshold``, and for an open-ended answer the gold's content words
+    exactly (:func:`oe_content_words`; any of a list of golds): none missing, none added.
 
-    Why the second condition: F1 pays part of an answer, so a generic noun alone (``square`` for
-    gold ``a red square``, F1 0.67) reached the bonus without the word that tells the candidates
-    apart. The reward cannot know which gold word that is, so the bonus asks for all of them; F1
-    still pays the partial answer as R_acc."""
+    Why: F1 pays part of an answer, so a generic noun alone (``square`` for gold ``a red square``,
+    F1 0.67) reached the bonus without the word that tells the candidates apart, and so did two
+    candidates written side by side with no joiner (``red blue square``, F1 0.8), which the phrase
+    rule cannot see. The reward cannot know which gold word tells the candidates apart, so the
+    bonus asks for all of them and nothing else; F1 still pays a partial answer as R_acc."""
     try:
         if float(acc) < cfg.tool_correct_threshold:
             return False
@@ -641,4 +642,4 @@ def bonus_earned(
         return True
     have = oe_content_words(prediction)
     golds = gold if isinstance(gold, (list, tuple)) else [gold]
-    return any(oe_content_words(g) <= have for g in golds if g is not None)
+    return any(oe_content_words(g) == have for g in golds if g is not None)

@@ -15,7 +15,7 @@ Levels (docs/PROTOCOL.md §5.4; docs/TRAIN.md "Reward rules"):
   the model;
 * plus ``tool_correct_bonus`` (0.5) when the answer is correct **and a call executed**. Correct
   means R_acc ≥ ``tool_correct_threshold`` (0.5; the reference pays at R_acc > 0), and for an
-  open-ended answer also every content word of the gold (``paravt.rewards.answers.bonus_earned``;
+  open-ended answer also exactly the gold's content words (``paravt.rewards.answers.bonus_earned``;
   ``compose`` passes it as ``correct``).
 
 *Choice*: the correct-answer bonus needs an executed call (``tool_bonus_requires_call=True``).
