@@ -296,7 +296,7 @@ def test_eval_scoring_reads_an_untagged_answer_with_an_explanation():
     assert scored["iou"] == pytest.approx(1.0)
 
 
-# -- two answers are no answer (docs/ANSWERS.md rule 7, in every form) -------------------------
+# -- two answers are no answer (docs/ANSWERS.md, "One candidate") ---------------------------------
 
 
 @pytest.mark.parametrize(
