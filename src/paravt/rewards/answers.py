@@ -164,25 +164,27 @@ _REJECT_AFTER = re.compile(
 _COORDINATION = re.compile(r"[\s,/&]*(?i:(?:and|or|&|和|或|与|及)\s*)?[\s(\[\"'“‘]*$")
 
 
-def _rejected(s: str, m: _Mention, mentions: list[_Mention]) -> bool:
-    """Whether the text explicitly rejects the candidate named at ``m``: a negation just before
-    it, or a rejecting predicate after it and the candidates coordinated with it."""
-    if _REJECT_BEFORE.search(s, 0, m.start):
-        return True
-    end = m.end
-    for nxt in mentions:
-        if nxt.start >= end and _COORDINATION.match(s[end : nxt.start]):
-            end = max(end, nxt.end)
-        elif nxt.start >= end:
-            break
-    return bool(_REJECT_AFTER.match(s, end))
+def _rejected(s: str, ordered: list[_Mention]) -> list[bool]:
+    """For each mention (in text order): does the text explicitly reject its candidate — a
+    negation just before it, or a rejecting predicate after it and the candidates coordinated
+    with it ("A and C are wrong")? One pass from the end, so a long run is linear."""
+    reach = [m.end for m in ordered]  # where the run of coordinated mentions from here ends
+    for i in range(len(ordered) - 2, -1, -1):
+        m, nxt = ordered[i], ordered[i + 1]
+        if nxt.start < m.end or _COORDINATION.match(s, m.end, nxt.start):
+            reach[i] = max(m.end, reach[i + 1])
+    return [
+        bool(_REJECT_BEFORE.search(s, max(0, m.start - 40), m.start))
+        or bool(_REJECT_AFTER.match(s, reach[i]))
+        for i, m in enumerate(ordered)
+    ]
 
 
 def _committed(s: str, mentions: list[_Mention]) -> Any:
     """The one candidate left once mentions of the same candidate are merged and the rejected
     ones dropped, or ``None``."""
     ordered = sorted(mentions, key=lambda m: (m.start, m.end))
-    kept = {m.key for m in ordered if not _rejected(s, m, ordered)}
+    kept = {m.key for m, out in zip(ordered, _rejected(s, ordered), strict=True) if not out}
     return kept.pop() if len(kept) == 1 else None
 
 
@@ -236,14 +238,20 @@ def _option_mentions(s: str, options: Sequence[Any], n: int) -> list[_Mention]:
         for j in range(len(words) - k + 1):
             if words[j : j + k] == need:
                 found.append(_Mention(tokens[j][0], tokens[j + k - 1][1], i))
-    return [
-        m
-        for m in found
-        if not any(
-            o.start <= m.start and m.end <= o.end and o.end - o.start > m.end - m.start
-            for o in found
-        )  # fmt: skip
-    ]
+    return _outermost(found)
+
+
+def _outermost(found: list[_Mention]) -> list[_Mention]:
+    """``found`` without the mentions that lie inside a longer one (one pass in text order)."""
+    out: list[_Mention] = []
+    widest: _Mention | None = None  # the earlier mention reaching furthest
+    for m in sorted(found, key=lambda m: (m.start, -m.end)):
+        inside = widest is not None and widest.end >= m.end
+        if not (inside and widest.end - widest.start > m.end - m.start):
+            out.append(m)
+        if widest is None or m.end > widest.end:
+            widest = m
+    return out
 
 
 def _option_texts(options: Sequence[Any]) -> list[str]:
@@ -372,11 +380,14 @@ def _span_mentions(s: str) -> list[_Mention]:
     unreadable one by its characters). A dash/"to" span wins over a comma pair that overlaps it
     (``At 1, 12 to 20``)."""
     taken: list[_Mention] = []
+    covered = bytearray(len(s))
     for pattern in (_STRONG, _BRACKETED, _COMMA):
         for m in pattern.finditer(s):
             a, b = m.span()
-            if not any(a < t.end and b > t.start for t in taken):
+            if not any(covered[a:b]):
                 taken.append(_Mention(a, b, _pair(*m.groups()) or ("unreadable", a)))
+        for t in taken:
+            covered[t.start : t.end] = b"\x01" * (t.end - t.start)
     return sorted(taken, key=lambda t: t.start)
 
 

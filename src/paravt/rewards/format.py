@@ -31,17 +31,18 @@ anchor: unclosed       −0.3   some turn leaves a ``<think>`` open (clipped awa
 "Substantive" is one rule for every think term (:class:`ThinkRule`, docs/ANSWERS.md
 "Reasoning"): at least ``think_min_chars`` (10) visible characters of reasoning, tags removed (the
 reference's rule), holding at least ``think_min_words`` (3) distinct words, at least
-``think_min_new_words`` (2) of them not in the question, and a grammatical word (ours). A word is a run of two or more
-visible letters, or one CJK character, in lower case; invisible characters (Unicode's
-default-ignorable code points such as the Hangul filler U+3164), one letter or syllable repeated
-(``aa``, ``lala``) and Lorem ipsum's placeholder Latin are no words. Why it matters here more than
-in the reference: the pre-fill supplies a ``<think>`` opener to every turn, so a term that needed
-only the opener (or only a ``</think>`` after it) would be paid for ``<think>\n</think>`` or
-``<think>\n<tool_call>…`` with no reasoning at all; and ten characters of anything
-(``aaaaaaaaaa``, ``ㅤㅤㅤ`` in U+3164, the question pasted back, ``lorem ipsum dolor``) paid every
-think term, 2.80 in all with a correct answer after one call (reward audits of 3 and 4 Dec 2026).
-The rule refuses filler that costs nothing to write; it cannot tell sense from a grammatical
-sentence of nonsense, and does not try.
+``think_min_new_words`` (2) of them not in the question, and a grammatical word (ours). A word is
+a run of three or more visible letters, a two-letter grammatical word, or one CJK character, in
+lower case (:func:`reasoning_words`); invisible characters (Unicode's default-ignorable code
+points such as the Hangul filler U+3164), one letter or syllable repeated (``aa``, ``lala``), a
+word said three times in a row and Lorem ipsum's placeholder Latin are no words. Why it matters
+here more than in the reference: the pre-fill supplies a ``<think>`` opener to every turn, so a
+term that needed only the opener (or only a ``</think>`` after it) would be paid for
+``<think>\n</think>`` or ``<think>\n<tool_call>…`` with no reasoning at all; and ten characters
+of anything (``aaaaaaaaaa``, ``ㅤㅤㅤ`` in U+3164, the question pasted back, ``lorem ipsum
+dolor``) paid every think term, 2.80 in all with a correct answer after one call (reward audits of
+3 and 4 Dec 2026). The rule refuses filler that costs nothing to write; it cannot tell sense from
+a grammatical sentence of nonsense, and does not try.
 
 R_fmt = clip(base + anchor_lambda · anchor, 0, 1). The empty-tag exploit
 ``<think></think><answer></answer>`` earns no answer credit (answer, answer_close and flow need a
@@ -80,7 +81,8 @@ __all__ = [
 _TAG = re.compile(r"<(/?)(think|answer|tool_call|tool_code|tool_response)>")
 _WORD = re.compile(r"[^\W_]")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-# A word of reasoning: a run of two or more letters, or one CJK character (no spaces there).
+# A candidate word of reasoning: a run of two or more letters, or one CJK character (no spaces
+# there); reasoning_words keeps the ones that are words.
 _REASONING_WORD = re.compile(rf"[{_CJK}]|[^\W\d_{_CJK}]{{2,}}")
 # Unicode's default-ignorable code points (DerivedCoreProperties.txt, Default_Ignorable_Code_Point):
 # characters that render as nothing, among them the Hangul fillers U+115F, U+1160, U+3164 and
