@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from paravt.rewards.answers import accuracy
+from paravt.rewards.answers import accuracy, bonus_earned
 from paravt.rewards.config import RewardConfig
 from paravt.rewards.format import format_score, format_terms
 from paravt.rewards.tool import ToolExecutionSummary, tool_reward
@@ -64,10 +64,12 @@ def compose(
     options: Sequence[Any] | None = None,
     cfg: RewardConfig | None = None,
     answer: str | None = None,
+    question: str | None = None,
 ) -> RewardBreakdown:
     """The reward of one episode. ``prefix`` is the assistant pre-fill (e.g. ``"<think>\\n"``),
     ``completion`` the generated turns' texts (a list, one per turn; a string is one turn),
-    ``execution`` its tool execution counts."""
+    ``execution`` its tool execution counts, ``question`` the question asked (reasoning that only
+    restates it earns no think term; without it that check is skipped)."""
     cfg = cfg or RewardConfig()
     if isinstance(completion, (list, tuple)):
         turns = [t if isinstance(t, str) else "" for t in completion] or [""]
@@ -75,10 +77,11 @@ def compose(
         turns = [completion if isinstance(completion, str) else ""]
     prediction = answer if answer is not None else final_answer_text(turns[-1])
     acc = accuracy(prediction, gold, question_type, options, oe_metric=cfg.oe_metric)
+    correct = bonus_earned(prediction, gold, question_type, options, acc, cfg)
     ex = ToolExecutionSummary.of(execution)
-    terms = format_terms(turns, cfg, prefix=prefix or "", calls_made=ex.called)
+    terms = format_terms(turns, cfg, prefix=prefix or "", calls_made=ex.called, question=question)
     fmt = format_score(terms.base, terms.anchor, cfg)
-    tool = tool_reward(ex, acc, cfg)
+    tool = tool_reward(ex, acc, cfg, correct=correct)
     total = acc + cfg.format_weight * fmt + tool
     return RewardBreakdown(
         acc=acc, fmt=fmt, anchor=terms.anchor, tool=tool, total=total, fmt_base=terms.base

@@ -13,8 +13,10 @@ Levels (docs/PROTOCOL.md §5.4; docs/TRAIN.md "Reward rules"):
   a call that cannot run ever earns;
 * ``tool_executed`` (0.3) when at least one call executed: its window decoded and went back to
   the model;
-* plus ``tool_correct_bonus`` (0.5) when the answer is correct (R_acc ≥
-  ``tool_correct_threshold``) **and a call executed**.
+* plus ``tool_correct_bonus`` (0.5) when the answer is correct **and a call executed**. Correct
+  means R_acc ≥ ``tool_correct_threshold`` (0.5; the reference pays at R_acc > 0), and for an
+  open-ended answer also exactly the gold's content words (``paravt.rewards.answers.bonus_earned``;
+  ``compose`` passes it as ``correct``).
 
 *Choice*: the correct-answer bonus needs an executed call (``tool_bonus_requires_call=True``).
 Without any call it would be a second accuracy reward that pays for *not* using the tool, which is
@@ -69,9 +71,12 @@ def _count(value: Any) -> int:
         return 0
 
 
-def tool_reward(execution: Any, acc: float, cfg: RewardConfig | None = None) -> float:
+def tool_reward(
+    execution: Any, acc: float, cfg: RewardConfig | None = None, correct: bool | None = None
+) -> float:
     """R_tool ∈ [0, 1] from an execution summary (or anything :meth:`ToolExecutionSummary.of`
-    reads) and the episode's R_acc."""
+    reads) and the episode's R_acc. ``correct`` decides the bonus when given (the composition
+    passes :func:`~paravt.rewards.answers.bonus_earned`); otherwise R_acc ≥ the threshold."""
     cfg = cfg or RewardConfig()
     ex = ToolExecutionSummary.of(execution)
     if ex.executed_ok > 0:
@@ -80,10 +85,11 @@ def tool_reward(execution: Any, acc: float, cfg: RewardConfig | None = None) -> 
         level = cfg.tool_parseable
     else:
         level = 0.0
-    try:
-        correct = float(acc) >= cfg.tool_correct_threshold
-    except (TypeError, ValueError):
-        correct = False
+    if correct is None:
+        try:
+            correct = float(acc) >= cfg.tool_correct_threshold
+        except (TypeError, ValueError):
+            correct = False
     # the bonus needs a call that ran: a refused or failed call never saw the video
     if correct and (ex.executed_ok > 0 or not cfg.tool_bonus_requires_call):
         level += cfg.tool_correct_bonus

@@ -460,6 +460,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             cfg,
             # the engine's final answer (forced turn included), never an earlier tool turn's
             answer=record.prediction if record.prediction is not None else "",
+            question=record.question,  # reasoning that only restates it earns no think term
         )
 
     def _token_bonus(
