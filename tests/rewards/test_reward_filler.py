@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paravt.rewards import RewardConfig, ToolExecutionSummary, compose
+from paravt.rewards import RewardConfig, ToolCounts, compose
 
 SETTINGS = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CFG = RewardConfig()
@@ -31,7 +31,7 @@ CALL = (
     '<tool_call>{"name": "crop_video", "arguments": '
     '{"video_path": "video", "start_time": 0, "end_time": 10}}</tool_call>'
 )
-EXECUTED = ToolExecutionSummary(parseable_calls=1, executed_ok=1)
+EXECUTED = ToolCounts(parseable_calls=1, executed_ok=1)
 OPTIONS = ["cyan", "red", "yellow", "green"]
 QUESTIONS = [
     "What colour was the square that appeared briefly?",

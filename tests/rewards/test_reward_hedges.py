@@ -42,7 +42,7 @@ from functools import lru_cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paravt.rewards import LETTERS, RewardConfig, ToolExecutionSummary, compose
+from paravt.rewards import LETTERS, RewardConfig, ToolCounts, compose
 
 SETTINGS = settings(
     max_examples=1000,
@@ -56,7 +56,7 @@ CALL = (
     '<tool_call>{"name": "crop_video", "arguments": '
     '{"video_path": "video", "start_time": 2, "end_time": 5}}</tool_call>'
 )
-EXECUTED = ToolExecutionSummary(parseable_calls=1, executed_ok=1)
+EXECUTED = ToolCounts(parseable_calls=1, executed_ok=1)
 GRID = [i / 20 for i in range(21)]
 
 

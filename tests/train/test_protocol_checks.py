@@ -12,7 +12,7 @@ import torch
 
 
 def test_rewards_see_the_think_prefix_exactly_once(smoke_run):
-    from paravt.rewards import ToolExecutionSummary, compose
+    from paravt.rewards import ToolCounts, compose
     from paravt.rewards.format import scored_text
 
     _, _, probe = smoke_run
@@ -28,7 +28,7 @@ def test_rewards_see_the_think_prefix_exactly_once(smoke_run):
             for text, gen in zip(texts, generated, strict=True):
                 assert scored_text(prefix, text).count("<think>") == 1 + gen.count("<think>")
             tc = rec.tool_counts
-            execution = ToolExecutionSummary(tc.parseable_calls, tc.executed_ok, tc.errors)
+            execution = ToolCounts(tc.parseable_calls, tc.executed_ok, tc.errors)
             once = compose(
                 prefix,
                 generated,

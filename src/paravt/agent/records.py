@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from paravt.errors import UserError
 from paravt.rewards.answers import QUESTION_TYPES, QuestionType, require_letterable
+from paravt.rewards.tool import ToolCounts  # the one record of an episode's tool calls
 
 
 @dataclass
@@ -229,17 +230,6 @@ class TokenCounts:
     tool: int = 0
     image: int = 0
     total: int = 0
-
-
-@dataclass
-class ToolCounts:
-    """Execution counts the tool reward and the metrics read (from execution, not from text)."""
-
-    parseable_calls: int = 0
-    executed_ok: int = 0
-    errors: int = 0
-    parse_errors: int = 0
-    over_cap: int = 0
 
 
 @dataclass

@@ -7,6 +7,7 @@ Modules: ``answers`` (answer reading and R_acc), ``format`` (R_fmt with the anch
 ``compose`` (the total with its breakdown), ``config`` (``RewardConfig``).
 """
 
+from paravt.rewards import tool as _tool
 from paravt.rewards.answers import (
     FUNCTION_WORDS,
     LETTERS,
@@ -43,7 +44,7 @@ from paravt.rewards.format import (
     visible_text,
 )
 from paravt.rewards.token_anchor import ANCHOR_TAGS, anchor_positions, anchor_token_bonus
-from paravt.rewards.tool import ToolExecutionSummary, tool_reward
+from paravt.rewards.tool import ToolCounts, tool_reward
 
 __all__ = [
     "ANCHOR_TAGS",
@@ -54,7 +55,7 @@ __all__ = [
     "FormatTerms",
     "RewardBreakdown",
     "RewardConfig",
-    "ToolExecutionSummary",
+    "ToolCounts",
     "UnknownQuestionTypeError",
     "accuracy",
     "anchor_positions",
@@ -86,3 +87,8 @@ __all__ = [
     "tool_reward",
     "visible_text",
 ]
+
+
+def __getattr__(name: str):
+    """The deprecated names of the reward's records (``paravt.rewards.tool``)."""
+    return _tool.__getattr__(name)

@@ -23,7 +23,7 @@ from typing import Any
 from paravt.rewards.answers import accuracy, bonus_earned
 from paravt.rewards.config import RewardConfig
 from paravt.rewards.format import format_score, format_terms
-from paravt.rewards.tool import ToolExecutionSummary, tool_reward
+from paravt.rewards.tool import ToolCounts, tool_reward
 
 __all__ = ["RewardBreakdown", "compose", "final_answer_text"]
 
@@ -78,7 +78,7 @@ def compose(
     prediction = answer if answer is not None else final_answer_text(turns[-1])
     acc = accuracy(prediction, gold, question_type, options, oe_metric=cfg.oe_metric)
     correct = bonus_earned(prediction, gold, question_type, options, acc, cfg)
-    ex = ToolExecutionSummary.of(execution)
+    ex = ToolCounts.of(execution)
     terms = format_terms(turns, cfg, prefix=prefix or "", calls_made=ex.called, question=question)
     fmt = format_score(terms.base, terms.anchor, cfg)
     tool = tool_reward(ex, acc, cfg, correct=correct)

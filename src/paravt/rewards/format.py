@@ -368,7 +368,7 @@ def format_terms(
 
     ``text`` is one string (one turn) or one text per generated turn; ``prefix`` is the
     assistant pre-fill of every turn (counted once per turn, see :func:`scored_text`).
-    ``calls_made`` is R_tool's notion of "a call exists" (``ToolExecutionSummary.called``):
+    ``calls_made`` is R_tool's notion of "a call exists" (``ToolCounts.called``):
     ``False`` zeroes the think-before-call term whatever the text says; ``None`` reads it from
     the text alone. ``question``, when given, is the question the episode answers: reasoning
     that only restates it is no reasoning (:class:`ThinkRule`).

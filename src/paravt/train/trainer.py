@@ -67,7 +67,6 @@ from paravt.agent.records import EpisodeInput
 from paravt.errors import ConfigError, ParavtError
 from paravt.rewards import (
     RewardConfig,
-    ToolExecutionSummary,
     anchor_token_bonus,
     compose,
     open_think_turns,
@@ -446,14 +445,10 @@ class ParaGRPOTrainer(GRPOTrainer):
         """RewardBreakdown of one episode, or None when the episode failed (unscorable)."""
         if getattr(record, "status", "ok") != "ok" or not record.token_ids:
             return None
-        tc = record.tool_counts
-        execution = ToolExecutionSummary(
-            parseable_calls=tc.parseable_calls, executed_ok=tc.executed_ok, errors=tc.errors
-        )
         return compose(
             record.prefix,
             [t.text for t in record.turns],  # one text per turn: the final turn is explicit
-            execution,
+            record.tool_counts,
             record.gold,
             record.question_type,
             record.options,
