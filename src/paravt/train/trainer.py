@@ -913,15 +913,7 @@ class ParaGRPOTrainer(GRPOTrainer):
                             "k": e.frames_k,
                             "status": r.status,
                             "error": r.error,
-                            "reward": None
-                            if b is None
-                            else {
-                                "acc": b.acc,
-                                "fmt": b.fmt,
-                                "anchor": b.anchor,
-                                "tool": b.tool,
-                                "total": b.total,
-                            },
+                            "reward": None if b is None else b.terms(),
                             "advantage": adv,
                             "turns": len(r.turns),
                             # the weights that sampled each turn (bounded staleness: may lag)
