@@ -40,12 +40,14 @@ from paravt.errors import ConfigError
 from paravt.rollout.lockstep import exchange
 from paravt.rollout.vllm_server_client import ServerReply, VLLMServerClient, png_data_url
 from paravt.rollout.vllm_stack import TESTED_SERVER_SERIES, series
+from paravt.rollout.weight_gather import gathered_buckets, torch_dtype
 from paravt.rollout.weight_push import (
+    AwaitingClient,
     FolderReloadPush,
     NCCLPush,
     WeightPush,
     WeightPushError,
-    save_checkpoint,
+    outcome_broadcast,
 )
 
 logger = logging.getLogger(__name__)
@@ -347,7 +349,8 @@ def _dtype(model: Any) -> Any:
 def server_generation(trainer: Any) -> ServerGeneration:
     """The server-mode generator of a ``ParaGRPOTrainer`` (TRL built no vLLM generator: see
     ``ParaGRPOTrainer.__init__``), after ``check_server``; the weights are compared at the first
-    push (``trainer.vllm_check_weights``)."""
+    push (``trainer.vllm_check_weights``), and after every push (``paravt.rollout.weight_push``:
+    in the push's ``settle`` when it overlaps)."""
     a = trainer.args
     acc = trainer.accelerator
     base = a.vllm_server_base_url or f"http://{a.vllm_server_host}:{a.vllm_server_port}"
@@ -363,25 +366,8 @@ def server_generation(trainer: Any) -> ServerGeneration:
         from accelerate.utils import gather_object
 
         gather = gather_object
-    if acc.is_main_process:
-        check_server(client, name, wait_s=float(a.vllm_server_timeout))
-    if a.vllm_weight_push == "nccl":  # not run here (module doc of vllm_weight_push)
-        world = client.call("GET", "/get_world_size")["world_size"] if acc.is_main_process else 0
-        push: WeightPush = NCCLPush(
-            base, model, rank=acc.process_index, master_address=a.vllm_server_host,
-            master_port=a.vllm_group_port, server_world_size=world, gather=gather,
-        )  # fmt: skip
-    else:
-        folder = a.vllm_push_dir or str(Path(a.output_dir) / "vllm-weights")
-        push = FolderReloadPush(
-            folder,
-            state_dict=lambda: acc.get_state_dict(trainer.model),
-            save=save_checkpoint(model),
-            reload=client.reload_weights,
-            is_main=acc.is_main_process,
-            gather=gather,
-            server=client.base_url,
-        )
+    dtype = torch_dtype(_serving_dtype(client, name, a, acc.is_main_process, gather))
+    push, overlap = _weight_push(trainer, client, base, dtype, gather)
     start = check = None
     if a.vllm_check_weights:
         probe = WeightsProbe(
@@ -389,6 +375,9 @@ def server_generation(trainer: Any) -> ServerGeneration:
         )
         start = lambda: refuse_other_weights(probe, model, name)  # noqa: E731
         check = push_checker(probe, model)
+    if overlap:  # the check runs once the push is loaded; requests wait for it (module doc)
+        push.check, check = check, None
+        client = AwaitingClient(client, push)
     return ServerGeneration(
         client, push,
         max_completion_length=a.max_completion_length, temperature=a.temperature,
@@ -396,3 +385,63 @@ def server_generation(trainer: Any) -> ServerGeneration:
         repetition_penalty=a.repetition_penalty, generation_kwargs=a.generation_kwargs,
         check_start=start, check_push=check,
     )  # fmt: skip
+
+
+def _serving_dtype(client: VLLMServerClient, name: str, a: Any, is_main: bool, gather: Any) -> str:
+    """``check_server`` on the main process, then the dtype the weights are pushed in on every
+    rank: the server's (its ``/server_info``), else ``trainer.vllm_dtype``. A server the main
+    process refuses is refused on every rank (the others would wait in the push's gathers)."""
+    share: tuple[str | None, str | None] = (None, None)
+    problem: ConfigError | None = None
+    if is_main:
+        try:
+            served = str(
+                check_server(client, name, wait_s=float(a.vllm_server_timeout)).get("dtype") or ""
+            )
+            share = (served.removeprefix("torch.") or None, None)
+        except ConfigError as e:
+            problem, share = e, (None, str(e))
+    served, why = exchange(gather or (lambda s: s), share)[0]
+    if problem is not None:
+        raise problem
+    if why is not None:
+        raise ConfigError(why)
+    chosen = served or a.vllm_dtype
+    logger.info("weights pushed in %s (%s)", chosen, "the server's" if served else "vllm_dtype")
+    return chosen
+
+
+def _weight_push(
+    trainer: Any, client: VLLMServerClient, base: str, dtype: Any, gather: Any
+) -> tuple[WeightPush, bool]:
+    """The push ``trainer.vllm_weight_push`` names, and whether it overlaps."""
+    a, acc = trainer.args, trainer.accelerator
+    bucket = int(float(a.vllm_push_bucket_mb) * 2**20)
+
+    def policy() -> Any:  # at push time: prepared (sharded) by then
+        return acc.unwrap_model(trainer.model)
+
+    if a.vllm_weight_push == "nccl":  # not run here (module doc of vllm_weight_push)
+
+        def reset_caches() -> None:
+            for cache in ("prefix", "encoder", "mm"):
+                client.call("POST", f"/reset_{cache}_cache", what=f"resetting the {cache} cache")
+
+        nccl = NCCLPush(
+            base, policy, is_main=acc.is_main_process, bucket_bytes=bucket, device=acc.device,
+            dtype=dtype, gather=gather, after=reset_caches,
+            timeout_s=a.vllm_server_request_timeout_s,
+        )  # fmt: skip
+        return nccl, False
+    overlap = bool(a.vllm_push_overlap)
+    several = acc.num_processes > 1
+    folder = FolderReloadPush(
+        a.vllm_push_dir or str(Path(a.output_dir) / "vllm-weights"),
+        reload=client.reload_weights, is_main=acc.is_main_process, gather=gather,
+        server=client.base_url, threads=a.vllm_push_threads, overlap=overlap,
+        buckets=lambda: gathered_buckets(
+            policy(), dtype=dtype, bucket_bytes=bucket, keep=acc.is_main_process
+        ),
+        broadcast=outcome_broadcast(a.ddp_timeout) if several and overlap else None,
+    )  # fmt: skip
+    return folder, overlap

@@ -1,46 +1,80 @@
 """Pushing the policy's weights into a vLLM server (server mode), behind one interface.
 
 ``push(step)`` is called on every trainer rank, once per optimizer step, before the step's first
-generate call; it returns on every rank only once the server holds the step's weights. Only the
-main process talks to the server. Its outcome is then exchanged, so a failed push raises the same
-one-line ``WeightPushError`` on every rank (no rank waits in a later collective for one that
-stopped).
+generate call; ``settle()`` is called on every rank once the step's old and reference log-probs
+are computed, before its optimizer step. By the time ``settle`` returns, on every rank, the server
+holds the step's weights; no request is sent under them before it does. A failed push raises the
+same one-line ``WeightPushError`` on every rank (its outcome is exchanged), so no rank waits in a
+later collective for one that stopped, and no rank goes on with weights the server does not hold.
+
+What is sent (both ways): every tensor whole, in the serving dtype (the server's own, read from
+its ``/server_info``, else ``trainer.vllm_dtype``), gathered bucket by bucket on every rank
+(``paravt.rollout.weight_gather``: ZeRO-3 partitions and FSDP2 shards, at most
+``trainer.vllm_push_bucket_mb`` gathered at a time), kept by trainer rank 0 only.
 
 Two ways, chosen by ``trainer.vllm_weight_push``:
 
-- ``folder`` (the default; the one run here, on a CPU): the main process writes the policy as
-  safetensors (``save_pretrained``: the checkpoint's own names, what vLLM loaded at start) into
-  ``{vllm_push_dir}/step-N``, then asks the server to reload in place from that folder
+- ``folder`` (the default; the one run here, on a CPU): rank 0 writes each gathered bucket as a
+  safetensors shard of ``{vllm_push_dir}/step-N`` (the modules' names, the checkpoint's; an index
+  ``model.safetensors.index.json``), ``trainer.vllm_push_threads`` shards at once, while the
+  next bucket is gathered; then asks the server to reload in place from that folder
   (``collective_rpc("reload_weights", weights_path=...)``, vLLM's layerwise in-place reload,
-  which also redoes the CPU kernels' weight repacking) and resets its prefix cache. The previous
-  step's folder is removed once the new one is loaded. Why this one: vLLM 0.32's own
-  weight-transfer API (``/init_weight_transfer_engine``, ``/update_weights``) has NCCL and CUDA-IPC
-  backends only, and ``collective_rpc`` takes JSON strings, not tensors (a tensor channel would
-  need a worker extension installed in the server). A reload from a folder needs nothing on the
-  server but dev mode, runs on any device, and works across hosts when the folder is shared. Its
-  cost is a write and a read of the weights each step (bf16: 2 bytes a parameter), fine on a CPU
-  or a small model, slow for a large one: there use ``nccl``. Under ZeRO-3 or FSDP the full state
-  dict is gathered (a collective on every rank) before the main process writes it.
-- ``nccl`` (GPUs; **not run here**: no CUDA on this machine): vLLM's own trainer-side engine
-  (``vllm.distributed.weight_transfer``: ``NCCLTrainerWeightTransferEngine`` over
-  ``HTTPVLLMWeightSyncClient``, the source ``ModuleSource(model)``), set up once with the
-  server's ``/init_weight_transfer_engine`` and then one ``send_weights()`` a step. The server
-  must be started with ``--weight-transfer-config '{"backend": "nccl"}'``; it needs vLLM in the
-  training environment.
+  which also redoes the CPU kernels' weight repacking) and resets its caches. The previous
+  step's folder is removed once the new one is loaded. With ``trainer.vllm_push_overlap`` (the
+  default) ``push`` returns once the weights are gathered: rank 0 finishes the writes and the
+  reload on a thread of its own while the learner goes on — in the synchronous loop the
+  rollout's first-round video work, with bounded staleness the rollout hand-over and the old and
+  reference log-prob passes — and its outcome reaches every rank over a gloo group of its own
+  (``outcome_broadcast``). Every sampling request waits for it (``AwaitingClient``: the server
+  client ``ServerGeneration`` is given), so a request made under the new version is sent only
+  once the server has loaded it; ``settle`` waits for it on the main thread and then runs the
+  weights check (``vllm_check_weights``) while the policy still holds the pushed weights. The
+  price: rank 0 holds the gathered model (serving dtype) in host memory until it is written.
+  Without overlap a push holds at most ``threads + 1`` buckets there and returns once the server
+  holds the weights.
+
+  Why a folder: vLLM 0.32's own weight-transfer API (``/init_weight_transfer_engine``,
+  ``/update_weights``) has NCCL and CUDA-IPC backends only, and ``collective_rpc`` takes JSON
+  strings, not tensors. A reload from a folder needs nothing on the server but dev mode, runs on
+  any device, and works across hosts when the folder is shared. Its cost is a write and a read
+  of the weights each step (``benchmarks/bench_weight_push.py`` measures it).
+- ``nccl`` (GPUs; **not run here**: no CUDA on this machine). Trainer rank 0 alone joins vLLM's
+  NCCL group, as its rank 0: the source of the broadcast and the group's master (its own
+  address, a free port), the server's workers at ranks 1..W (``rank_offset`` 1). Every rank
+  takes part in the bucketed gather; rank 0 streams the tensors to the workers (packed
+  broadcast), the others only drive the gathers. Reused from TRL 1.16
+  (``trl.experimental.async_grpo``): ``WeightTransferClient`` (the rendezvous on rank 0 — its
+  address, a free port, ``rank_offset`` 1, the server's world size + 1 —, the dtype check,
+  ``start_weight_update`` / ``update_weights`` with the packed broadcast on a thread /
+  ``finish_weight_update``, pause and resume) over its ``VLLMClient``. Not reused: its trainer's
+  ``_streaming_iter`` (one parameter at a time, FSDP2 only: no ZeRO-3 gather, no cast to the
+  serving dtype) and ``_iter_vllm_named_params`` (see ``weight_gather``), nor vLLM's own
+  ``NCCLTrainerWeightTransferEngine``, which does the same rendezvous as TRL's client. The
+  server must be started with ``--weight-transfer-config '{"backend": "nccl"}'``; the trainers
+  need vLLM installed. Synchronous: ``push`` returns once the workers hold the weights.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from paravt.errors import UserError
 from paravt.rollout.lockstep import exchange
+from paravt.rollout.weight_gather import Bucket, gathered_buckets, manifest, named_tensors
 
 logger = logging.getLogger(__name__)
+
+#: the folder push's index of shards (Hugging Face's name; vLLM's loader reads it)
+INDEX_NAME = "model.safetensors.index.json"
 
 
 class WeightPushError(UserError):
@@ -48,62 +82,319 @@ class WeightPushError(UserError):
 
 
 class WeightPush(Protocol):
-    """What the server generator needs from a weight push."""
+    """What the server generator and the trainer need from a weight push (module doc)."""
 
     def push(self, step: int) -> None: ...
+
+    def settle(self) -> None: ...
 
 
 def _solo(shares: list) -> list:
     return shares
 
 
+def _why(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}".replace("\n", " ")
+
+
+def _raise_first(server: str, step: int, outcomes: list) -> None:
+    """``WeightPushError`` naming the first rank whose outcome is a failure (the same on every
+    rank: the outcomes were exchanged)."""
+    failed = [(r, f) for r, f in enumerate(outcomes) if f]
+    if failed:
+        rank, why = failed[0]
+        raise WeightPushError(
+            f"weight push of step {step} to the vLLM server {server} failed on rank {rank}: {why}"
+        )
+
+
+@dataclass
+class PushTimes:
+    """What the last push cost: seconds the caller was held (``blocked_s``: the gather, and
+    without overlap the rest too), seconds until the server held the weights (``total_s``),
+    bytes written, shards, and the most gathered bytes rank 0 held at once."""
+
+    step: int
+    blocked_s: float = 0.0
+    total_s: float = 0.0
+    bytes: int = 0
+    shards: int = 0
+    peak_held_bytes: int = 0
+
+
+class _Outcome:
+    """One overlapped push's outcome on this rank: None (loaded) or why it failed."""
+
+    def __init__(self, step: int):
+        self.step = step
+        self._done = threading.Event()
+        self.failure: str | None = None
+
+    def set(self, failure: str | None) -> None:
+        self.failure = failure
+        self._done.set()
+
+    def wait(self) -> str | None:
+        self._done.wait()
+        return self.failure
+
+
+class ShardWriter:
+    """Buckets written as safetensors shards of ``folder`` on ``threads`` threads, then the index.
+
+    ``held`` bounds the buckets handed over and not yet written (``submit`` waits for a slot);
+    None: no bound."""
+
+    def __init__(self, folder: Path, threads: int, held: int | None):
+        self.folder = folder
+        self._pool = ThreadPoolExecutor(max(1, int(threads)), thread_name_prefix="paravt-push")
+        self._slots = threading.BoundedSemaphore(held) if held else None
+        self._lock = threading.Lock()
+        self._futures: list[Future] = []
+        self.weight_map: dict[str, str] = {}
+        self.bytes = 0
+        self.held_bytes = 0
+        self.peak_held_bytes = 0
+
+    def submit(self, bucket: Bucket) -> None:
+        if self._slots is not None:
+            self._slots.acquire()
+        name = f"model-{bucket.index + 1:05d}.safetensors"
+        with self._lock:
+            self.held_bytes += bucket.nbytes
+            self.peak_held_bytes = max(self.peak_held_bytes, self.held_bytes)
+            self.weight_map.update(dict.fromkeys(bucket.names, name))
+            self.bytes += bucket.nbytes
+        self._futures.append(self._pool.submit(self._write, self.folder / name, bucket))
+
+    def _write(self, path: Path, bucket: Bucket) -> None:
+        from safetensors.torch import save_file  # with torch: the rollout's optional stack
+
+        try:
+            save_file(dict(zip(bucket.names, bucket.tensors, strict=True)), str(path),
+                      metadata={"format": "pt"})  # fmt: skip
+        finally:
+            bucket.tensors.clear()  # the copy is let go of as soon as it is on disk
+            with self._lock:
+                self.held_bytes -= bucket.nbytes
+            if self._slots is not None:
+                self._slots.release()
+
+    def finish(self) -> None:
+        """Wait for every shard (the first failure is raised), then write the index."""
+        try:
+            for f in self._futures:
+                f.result()
+        finally:
+            self._pool.shutdown(wait=True)
+        index = {
+            "metadata": {"total_size": self.bytes},
+            "weight_map": dict(sorted(self.weight_map.items())),
+        }
+        (self.folder / INDEX_NAME).write_text(json.dumps(index, indent=1) + "\n")
+
+    def abort(self) -> None:
+        for f in self._futures:
+            f.cancel()
+        self._pool.shutdown(wait=True)
+
+
 class FolderReloadPush:
     """The ``folder`` push (module doc).
 
-    ``state_dict`` returns the full state dict on the main process (it is called on every rank:
-    a collective under sharding); ``save`` writes ``(folder, state_dict)`` as a checkpoint;
-    ``reload`` asks the server to load a folder; ``gather`` is the all-gather of one object per
-    rank (``None``: one process)."""
+    ``buckets()`` yields the gathered buckets (``weight_gather.gathered_buckets``: called on
+    every rank, tensors on the main process only); ``reload`` asks the server to load a folder;
+    ``gather`` is the all-gather of one object per rank (``None``: one process); ``threads``
+    shards are written at once; ``overlap`` returns from ``push`` before the writes and the
+    reload end (module doc), ``broadcast`` carrying rank 0's outcome to the others
+    (``outcome_broadcast``; needed with several ranks) and ``check(step)`` the weights check
+    ``settle`` runs.
+
+    Without ``buckets`` the push is the one before the bucketed gather (kept for callers that
+    hold a state dict, and as the benchmark's baseline): ``state_dict()`` returns the full state
+    dict on the main process (a collective under sharding), ``save(folder, state_dict)`` writes
+    it, synchronously, in the learner's dtype."""
 
     def __init__(
         self,
         folder: str | Path,
         *,
-        state_dict: Callable[[], dict],
-        save: Callable[[Path, dict], None],
         reload: Callable[[str], None],
+        state_dict: Callable[[], dict] | None = None,
+        save: Callable[[Path, dict], None] | None = None,
         is_main: bool = True,
         gather: Callable[[list], list] | None = None,
         server: str = "",
+        buckets: Callable[[], Iterator[Bucket]] | None = None,
+        threads: int = 4,
+        overlap: bool = False,
+        broadcast: Callable[[str | None], str | None] | None = None,
+        check: Callable[[int], None] | None = None,
     ):
+        if buckets is None and (state_dict is None or save is None):
+            raise ValueError("FolderReloadPush needs buckets, or state_dict and save")
         self.folder = Path(folder)
         self._state_dict, self._save, self._reload = state_dict, save, reload
         self.is_main = is_main
         self._gather = gather or _solo
         self.server = server
-        self.pushed: list[int] = []  # steps pushed, for tests
+        self._buckets, self.threads = buckets, int(threads)
+        self.overlap = bool(overlap and buckets is not None)
+        self._broadcast, self.check = broadcast, check
+        self.pushed: list[int] = []  # steps the server holds, for tests
+        self.last: PushTimes | None = None
         self._current: Path | None = None
+        self._pending: _Outcome | None = None
+        self._failed: _Outcome | None = None  # a push that failed: later requests fail too
 
+    # -- the protocol ------------------------------------------------------------------------
     def push(self, step: int) -> None:
+        if self._pending is not None:  # no settle since the last push: wait for it now
+            logger.warning("push of step %d: the previous push was not settled; its weights "
+                           "check is skipped", step)  # fmt: skip
+            self._take_outcome()
+        t0 = time.perf_counter()
+        self.last = PushTimes(step)
+        if self._buckets is None:
+            self._push_state_dict(step)
+            self.last.blocked_s = self.last.total_s = time.perf_counter() - t0
+            self.pushed.append(step)
+            return
+        failure, job = None, None
+        try:
+            job = self._gather_and_write(step)
+            if job is not None and not self.overlap:
+                self._finish(job, step)
+        except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc); logged
+            logger.exception("weight push of step %d failed", step)
+            failure = _why(e)
+        _raise_first(self.server, step, exchange(self._gather, failure))
+        self.last.blocked_s = time.perf_counter() - t0
+        if self.overlap:
+            self._pending = _Outcome(step)
+            self._go_on(job, step, t0)
+            return
+        self.last.total_s = self.last.blocked_s
+        self.pushed.append(step)
+
+    def loaded(self) -> None:
+        """Wait until the server holds the weights of the push under way (none: at once);
+        ``WeightPushError`` if it failed. Local (no collective): any thread may call it."""
+        outcome = self._pending or self._failed
+        failure = outcome.wait() if outcome is not None else None
+        if outcome is not None and failure:
+            raise WeightPushError(
+                f"weight push of step {outcome.step} to the vLLM server {self.server} failed on "
+                f"rank 0: {failure}"
+            )
+
+    def settle(self) -> None:
+        """On every rank, on the main thread, before the optimizer step: wait for the overlapped
+        push under way, raise on every rank if it failed, then run the weights check."""
+        if self._pending is None:
+            return
+        step = self._take_outcome()
+        if self.check is not None:
+            self.check(step)
+
+    # -- the parts ---------------------------------------------------------------------------
+    def _take_outcome(self) -> int:
+        pending = self._pending
+        assert pending is not None
+        try:
+            self.loaded()
+        except WeightPushError:
+            self._failed = pending
+            raise
+        finally:
+            self._pending = None
+        self.pushed.append(pending.step)
+        return pending.step
+
+    def _gather_and_write(self, step: int) -> tuple[ShardWriter, Path] | None:
+        """Every rank: drive the gathers. Main process: hand each bucket to the shard writer as
+        it comes (the next bucket is gathered while the last ones are written)."""
+        assert self._buckets is not None
+        if not self.is_main:
+            for _ in self._buckets():
+                pass
+            return None
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tmp = self.folder / f".step-{step}.partial"
+        for stale in (tmp, self.folder / f"step-{step}"):
+            if stale.exists():
+                shutil.rmtree(stale)
+        tmp.mkdir()
+        writer = ShardWriter(tmp, self.threads, None if self.overlap else self.threads)
+        try:
+            for bucket in self._buckets():
+                writer.submit(bucket)
+        except BaseException:
+            writer.abort()
+            raise
+        return writer, tmp
+
+    def _finish(self, job: tuple[ShardWriter, Path], step: int) -> None:
+        """Main process: the shards and the index on disk, the folder in place, the server
+        reloaded from it, the previous folder removed."""
+        writer, tmp = job
+        writer.finish()
+        final = self.folder / f"step-{step}"
+        tmp.rename(final)
+        assert self.last is not None
+        self.last.bytes, self.last.shards = writer.bytes, len(set(writer.weight_map.values()))
+        self.last.peak_held_bytes = writer.peak_held_bytes
+        self._reload(str(final.resolve()))
+        self._drop_previous(final)
+
+    def _go_on(self, job: tuple[ShardWriter, Path] | None, step: int, t0: float) -> None:
+        """Overlap: the main process finishes on a thread and tells the others; they wait for
+        its word on a thread each."""
+        pending = self._pending
+        assert pending is not None
+
+        def finish() -> None:
+            failure = None
+            try:
+                assert job is not None
+                self._finish(job, step)
+                assert self.last is not None
+                self.last.total_s = time.perf_counter() - t0
+            except Exception as e:  # noqa: BLE001 - the outcome every rank reads; logged
+                logger.exception("weight push of step %d failed", step)
+                failure = _why(e)
+            pending.set(self._tell(failure))
+
+        def hear() -> None:
+            pending.set(self._tell(None))
+
+        name = f"paravt-push-{step}"
+        threading.Thread(target=finish if self.is_main else hear, name=name, daemon=True).start()
+
+    def _tell(self, failure: str | None) -> str | None:
+        """Rank 0's outcome, on every rank (one process: its own)."""
+        if self._broadcast is None:
+            return failure
+        try:
+            return self._broadcast(failure)
+        except Exception as e:  # noqa: BLE001 - an outcome that never arrived fails the push
+            logger.exception("the weight push's outcome did not arrive")
+            return failure or f"its outcome did not reach every rank ({_why(e)})"
+
+    def _push_state_dict(self, step: int) -> None:
         failure: str | None = None
         try:
+            assert self._state_dict is not None
             sd = self._state_dict()
             if self.is_main:
                 self._write_and_reload(step, sd)
         except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc); logged
             logger.exception("weight push of step %d failed", step)
-            failure = f"{type(e).__name__}: {e}"
-        outcomes = exchange(self._gather, failure)
-        failed = [(r, f) for r, f in enumerate(outcomes) if f]
-        if failed:
-            rank, why = failed[0]
-            raise WeightPushError(
-                f"weight push of step {step} to the vLLM server {self.server} failed on rank "
-                f"{rank}: {why}"
-            )
-        self.pushed.append(step)
+            failure = _why(e)
+        _raise_first(self.server, step, exchange(self._gather, failure))
 
     def _write_and_reload(self, step: int, state_dict: dict) -> None:
+        assert self._save is not None
         self.folder.mkdir(parents=True, exist_ok=True)
         final = self.folder / f"step-{step}"
         tmp = self.folder / f".step-{step}.partial"
@@ -113,14 +404,18 @@ class FolderReloadPush:
         self._save(tmp, state_dict)
         tmp.rename(final)
         self._reload(str(final.resolve()))
+        self._drop_previous(final)
+
+    def _drop_previous(self, final: Path) -> None:
         previous, self._current = self._current, final
         if previous is not None and previous != final and previous.exists():
             shutil.rmtree(previous, ignore_errors=True)
 
 
 def save_checkpoint(model: Any) -> Callable[[Path, dict], None]:
-    """``save(folder, state_dict)`` for ``FolderReloadPush``: ``model.save_pretrained`` with the
-    gathered state dict, safetensors only (no tokenizer: the server keeps its own)."""
+    """``save(folder, state_dict)`` for ``FolderReloadPush`` without buckets:
+    ``model.save_pretrained`` with the gathered state dict, safetensors only (no tokenizer: the
+    server keeps its own)."""
 
     def save(folder: Path, state_dict: dict) -> None:
         model.save_pretrained(str(folder), state_dict=state_dict, safe_serialization=True)
@@ -128,59 +423,130 @@ def save_checkpoint(model: Any) -> Callable[[Path, dict], None]:
     return save
 
 
+class AwaitingClient:
+    """The server client ``ServerGeneration`` samples through, with every sampling request held
+    until the overlapped push under way is loaded (``FolderReloadPush.loaded``); everything
+    else is the client's own."""
+
+    def __init__(self, client: Any, push: FolderReloadPush):
+        self.client, self.push = client, push
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        self.push.loaded()
+        return self.client.generate(*args, **kwargs)
+
+    def generate_many(self, *args: Any, **kwargs: Any) -> Any:
+        self.push.loaded()
+        return self.client.generate_many(*args, **kwargs)
+
+    def prompt_logprobs(self, *args: Any, **kwargs: Any) -> Any:
+        self.push.loaded()
+        return self.client.prompt_logprobs(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
+def outcome_broadcast(timeout_s: float) -> Callable[[str | None], str | None]:
+    """Rank 0's word to every rank, over a gloo group of its own (formed here: call it on every
+    rank, in the same order as the other groups): the overlapped push's outcome travels from
+    threads while the main threads run their own collectives on the default group."""
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    group = dist.new_group(backend="gloo", timeout=timedelta(seconds=float(timeout_s)))
+
+    def broadcast(value: str | None) -> str | None:
+        box = [value]
+        dist.broadcast_object_list(box, src=0, group=group)
+        return box[0]
+
+    return broadcast
+
+
 class NCCLPush:
-    """The ``nccl`` push (module doc). **Not run here** (no CUDA): written against vLLM 0.32's
-    ``vllm.distributed.weight_transfer`` API; the API test checks the names and signatures it
-    uses exist in every accepted release."""
+    """The ``nccl`` push (module doc). **Not run here** (no CUDA): written against TRL 1.16's
+    ``WeightTransferClient`` and vLLM 0.32's weight-transfer endpoints; the API test checks the
+    vLLM names it calls exist in every accepted release.
+
+    ``model()`` returns the policy (unwrapped); ``dtype`` the serving ``torch.dtype`` (None: the
+    learner's); ``device`` where rank 0 casts what it sends (its GPU); ``after()`` runs on rank
+    0 once the workers hold the weights (the cache resets)."""
 
     def __init__(
         self,
         base_url: str,
-        model: Any,
+        model: Callable[[], Any],
         *,
-        rank: int,
-        master_address: str,
-        master_port: int,
-        server_world_size: int,
+        is_main: bool,
+        bucket_bytes: int,
+        device: Any,
+        dtype: Any = None,
         gather: Callable[[list], list] | None = None,
+        after: Callable[[], None] | None = None,
+        timeout_s: float = 1800.0,
     ):
-        from vllm.distributed.weight_transfer.base import ModuleSource
-        from vllm.distributed.weight_transfer.clients import HTTPVLLMWeightSyncClient
-        from vllm.distributed.weight_transfer.nccl_engine import (
-            NCCLTrainerInitInfo,
-            NCCLTrainerWeightTransferEngine,
-        )
-
         self.server = base_url
+        self._model, self.is_main, self.bucket_bytes = model, is_main, int(bucket_bytes)
+        self.device, self.dtype = device, dtype
         self._gather = gather or _solo
-        info = NCCLTrainerInitInfo(
-            master_address=master_address,
-            master_port=int(master_port),
-            world_size=1 + int(server_world_size),
-            rank=int(rank),
-        )
-        try:
-            self.engine = NCCLTrainerWeightTransferEngine.trainer_init(
-                info, client=HTTPVLLMWeightSyncClient(base_url), source=ModuleSource(model)
-            )
-        except Exception as e:  # noqa: BLE001 - re-raised typed, with the server named
-            raise WeightPushError(
-                f"cannot open the NCCL weight transfer to the vLLM server {base_url} ({e}); start "
-                'it with --weight-transfer-config \'{"backend": "nccl"}\', or set '
-                "trainer.vllm_weight_push=folder"
-            ) from e
+        self._after, self.timeout_s = after, float(timeout_s)
+        self.transfer: Any = None  # TRL's WeightTransferClient: rank 0, from the first push
         self.pushed: list[int] = []
 
     def push(self, step: int) -> None:
+        model = self._model()
         failure: str | None = None
-        try:
-            self.engine.send_weights()
+        if self.is_main:  # 1. rank 0 alone: the group (first push) and the server paused
+            try:
+                if self.transfer is None:
+                    self.transfer = self._open(model)
+                self.transfer.pause()
+            except Exception as e:  # noqa: BLE001 - re-raised on every rank below; logged
+                logger.exception("NCCL weight push of step %d: opening the transfer failed", step)
+                failure = _why(e)
+        # no rank enters a gather rank 0 will not join
+        _raise_first(self.server, step, exchange(self._gather, failure))
+        failure = None
+        try:  # 2. every rank gathers; rank 0 sends
+            pairs = named_tensors(gathered_buckets(
+                model, dtype=self.dtype, bucket_bytes=self.bucket_bytes, keep=self.is_main,
+                device=self.device,
+            ))  # fmt: skip
+            if self.is_main:
+                self.transfer.send_weights(pairs)  # left paused on failure, as TRL leaves it
+                self.transfer.resume()
+                if self._after is not None:
+                    self._after()
+            else:
+                for _ in pairs:
+                    pass
         except Exception as e:  # noqa: BLE001 - every rank must hear of it; logged
             logger.exception("NCCL weight push of step %d failed", step)
-            failure = f"{type(e).__name__}: {e}"
-        failed = [f for f in exchange(self._gather, failure) if f]
-        if failed:
-            raise WeightPushError(
-                f"weight push of step {step} to the vLLM server {self.server} failed: {failed[0]}"
-            )
+            failure = _why(e)
+        _raise_first(self.server, step, exchange(self._gather, failure))
         self.pushed.append(step)
+
+    def settle(self) -> None:
+        """Nothing to wait for: ``push`` returns once the workers hold the weights."""
+
+    def _open(self, model: Any) -> Any:
+        from trl.experimental.async_grpo.vllm_client import VLLMClient
+        from trl.experimental.async_grpo.weight_transfer import WeightTransferClient
+
+        names, dtypes, shapes = manifest(model, self.dtype)
+        transfer = WeightTransferClient(
+            vllm_client=VLLMClient(self.server, self.timeout_s),
+            weight_update_info={"names": names, "dtype_names": dtypes, "shapes": shapes},
+            weight_sync_timeout=int(self.timeout_s),
+        )
+        try:
+            transfer.init_weight_transfer()
+        except Exception as e:  # noqa: BLE001 - re-raised typed, with the fix
+            raise WeightPushError(
+                f"cannot open the NCCL weight transfer to the vLLM server {self.server} ({e}); "
+                'start it with --weight-transfer-config \'{"backend": "nccl"}\' and '
+                "VLLM_SERVER_DEV_MODE=1, or set trainer.vllm_weight_push=folder"
+            ) from e
+        return transfer
