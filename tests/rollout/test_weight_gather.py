@@ -64,6 +64,34 @@ def test_the_copies_are_the_push_s_own(model):
     assert torch.equal(first, live) and first.data_ptr() != live.data_ptr()
 
 
+def test_views_are_handed_over_when_asked_and_cast_by_the_consumer(model):
+    """``own=False`` (the synchronous folder push): a plain model's tensors come as views of the
+    live weights, in the learner's dtype, and ``ready()`` gives them in the serving dtype."""
+    (bucket, *_) = gathered_buckets(
+        model, dtype=torch.bfloat16, bucket_bytes=1 << 30, keep=True, own=False
+    )
+    live = model.state_dict()
+    first, name = bucket.tensors[0], bucket.names[0]
+    assert first.dtype == torch.float32 and first.data_ptr() == live[name].data_ptr()
+    ready = bucket.ready()
+    assert [t.dtype for t in ready] == [torch.bfloat16] * len(ready)
+    assert all(
+        torch.equal(t, live[n].to(torch.bfloat16)) for n, t in zip(bucket.names, ready, strict=True)
+    )
+
+
+def test_a_bucket_is_cast_into_a_kept_buffer_as_tensors_of_their_own(model):
+    (bucket, *_) = gathered_buckets(
+        model, dtype=torch.bfloat16, bucket_bytes=1 << 30, keep=True, own=False
+    )
+    assert bucket.needs_cast()
+    buf = bytearray(bucket.span())
+    into = bucket.ready_into(buf)
+    assert all(torch.equal(a, b) for a, b in zip(into, bucket.ready(), strict=True))
+    storages = {t.untyped_storage().data_ptr() for t in into}
+    assert len(storages) == len(into)  # safetensors refuses tensors that share one
+
+
 def test_a_rank_that_does_not_keep_gets_the_same_buckets_empty(model):
     kept = list(gathered_buckets(model, dtype=torch.bfloat16, bucket_bytes=96 * 1024, keep=True))
     empty = list(gathered_buckets(model, dtype=torch.bfloat16, bucket_bytes=96 * 1024, keep=False))

@@ -79,9 +79,9 @@ def test_server_logprobs_equal_the_policy_after_a_push_and_differ_before(
 def test_the_bucketed_push_in_bf16_shards_is_what_the_server_holds(
     vllm_tiny_server, tiny_qwen3_dir, tmp_path
 ):
-    """The push ``server_generation`` builds: the policy (output layer scaled by 4) gathered in
-    buckets of 64 KB, cast to bfloat16, several safetensors shards and their index written on 3
-    threads, overlapped (``push`` returns before the reload; a request through
+    """The push ``server_generation`` builds: the policy (output layer scaled by 4) handed over
+    in buckets of 64 KB, cast to bfloat16 by 3 writer threads into their kept buffers, several
+    safetensors shards and their index, overlapped (``push`` returns before the reload; a request through
     ``AwaitingClient`` waits for it). The float32 server then holds exactly the bf16-rounded
     policy: its probe logprobs are those of the policy rounded to bf16 (float32 arithmetic on
     both sides), and within the tolerance of the policy itself."""
@@ -105,7 +105,7 @@ def test_the_bucketed_push_in_bf16_shards_is_what_the_server_holds(
     push = FolderReloadPush(
         tmp_path / "push", reload=client.reload_weights, server=base, threads=3, overlap=True,
         buckets=lambda: gathered_buckets(
-            model, dtype=torch.bfloat16, bucket_bytes=64 * 1024, keep=True
+            model, dtype=torch.bfloat16, bucket_bytes=64 * 1024, keep=True, own=False
         ),
     )  # fmt: skip
     try:

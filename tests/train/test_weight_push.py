@@ -43,10 +43,14 @@ def server():
 
 
 def _push(model, tmp_path, url, dtype, **kwargs) -> FolderReloadPush:
+    """As ``server_generation`` builds it: views of the live weights handed to the writers
+    (``own=False``; nothing changes them before ``settle``)."""
     client = VLLMServerClient(url, retries=0)
     return FolderReloadPush(
         tmp_path / "push", reload=client.reload_weights, server=url,
-        buckets=lambda: gathered_buckets(model, dtype=dtype, bucket_bytes=BOUND, keep=True),
+        buckets=lambda: gathered_buckets(
+            model, dtype=dtype, bucket_bytes=BOUND, keep=True, own=False
+        ),
         **kwargs,
     )  # fmt: skip
 
@@ -63,7 +67,8 @@ def _read(folder) -> dict:
 @pytest.mark.parametrize("serving", [torch.bfloat16, torch.float16, torch.float32])
 def test_the_folder_push_writes_shards_in_the_serving_dtype(model, tmp_path, server, serving):
     """An fp32 policy served in bf16 or fp16 is written in it (half the bytes); served in fp32
-    it stays fp32. Several shards, written on 3 threads, load back as the state dict."""
+    it stays fp32. Several shards, cast and written on 3 threads, load back as the state dict;
+    the writers' cast buffers are kept for the next push, at most one a thread."""
     httpd = server()
     push = _push(model, tmp_path, httpd.url, serving, threads=3)
     push.push(0)
@@ -77,9 +82,17 @@ def test_the_folder_push_writes_shards_in_the_serving_dtype(model, tmp_path, ser
     stats = push.last
     assert stats is not None and stats.shards == len(list(folder.glob("*.safetensors"))) > 3
     assert stats.bytes == sum(t.numel() for t in want.values()) * serving.itemsize
+    kept = push.scratch.bytes
     push.push(1)
     assert sorted(p.name for p in (tmp_path / "push").iterdir()) == ["step-1"]
-    assert push.pushed == [0, 1]
+    assert push.pushed == [0, 1] and _read(tmp_path / "push" / "step-1").keys() == got.keys()
+    if serving == torch.float32:  # nothing to cast: nothing kept
+        assert kept == 0 and push.scratch.bytes == 0
+    else:
+        spans = [b.span() for b in gathered_buckets(
+            model, dtype=serving, bucket_bytes=BOUND, keep=True, own=False
+        )]  # fmt: skip
+        assert 0 < kept <= 3 * max(spans) and 0 < push.scratch.bytes <= 3 * max(spans)
 
 
 def test_the_overlapped_push_returns_first_and_requests_wait_for_the_reload(
@@ -138,3 +151,24 @@ def test_a_push_before_the_last_one_settled_waits_for_it(model, tmp_path, server
 def test_a_push_needs_buckets_or_a_state_dict():
     with pytest.raises(ValueError, match="needs buckets, or state_dict and save"):
         FolderReloadPush("/tmp/x", reload=print)
+
+
+def test_the_numbers_train_md_quotes_are_the_benchmark_s():
+    """docs/TRAIN.md's seconds per GB of the folder push are those of the committed
+    benchmarks/results/bench_weight_push.json."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    bench = json.loads((repo / "benchmarks/results/bench_weight_push.json").read_text())
+    r, gb = bench["results"], bench["setup"]["model_gb_fp32"]
+    text = " ".join((repo / "docs/TRAIN.md").read_text().split())
+    quoted = [
+        f"{r['baseline']['s_per_gb']} s per GB before",
+        f"{r['bucketed']['s_per_gb']} s per GB after ({r['bucketed']['speedup_vs_baseline']}×",
+        f"{r['overlapped']['s_per_gb']} s per GB overlapped",
+        f"the learner was held {round(r['overlapped']['blocked_s'] / gb, 2)} s per GB",
+        f"{r['baseline_fp32_server']['s_per_gb']} → {r['bucketed_fp32_server']['s_per_gb']} s",
+        f"took {r['bucketed']['scratch_mb']:g} MB",
+        f"--repeats {len(r['baseline']['all_seconds'])}",
+    ]
+    assert [q for q in quoted if q not in text] == []

@@ -439,8 +439,10 @@ def _weight_push(
         a.vllm_push_dir or str(Path(a.output_dir) / "vllm-weights"),
         reload=client.reload_weights, is_main=acc.is_main_process, gather=gather,
         server=client.base_url, threads=a.vllm_push_threads, overlap=overlap,
+        # views of the live weights where they are whole already: the trainer settles the
+        # push before its optimizer step changes them (ParaGRPOTrainer, after old/ref)
         buckets=lambda: gathered_buckets(
-            policy(), dtype=dtype, bucket_bytes=bucket, keep=acc.is_main_process
+            policy(), dtype=dtype, bucket_bytes=bucket, keep=acc.is_main_process, own=False
         ),
         broadcast=outcome_broadcast(a.ddp_timeout) if several and overlap else None,
     )  # fmt: skip

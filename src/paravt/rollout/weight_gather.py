@@ -17,7 +17,12 @@ as it is doubles the bytes of an fp32 policy served in bf16. Here:
   are. The rank that keeps the weights (``keep``: the one that sends them) copies each tensor to
   ``device`` in the serving dtype; the others keep nothing. So a rank holds at most one gathered
   bucket of the learner's weights at a time, and the keeping rank one more copy per bucket its
-  consumer has not let go of.
+  consumer has not let go of. With ``own=False`` a tensor that is already whole on ``device``
+  (a plain model's) is handed over as a view of the live weights, and cast by its consumer
+  (``Bucket.ready``, on the consumer's thread: a folder push's writers cast in parallel): for a
+  consumer that is done with the bucket before the weights change (a push that holds its
+  caller until then); ZeRO-3's gather buffer is always copied (it is freed when the bucket
+  ends).
 
 The names are the modules' own (``state_dict``), which are the checkpoint's for the models paravt
 trains (Qwen3-VL, Qwen2.5-VL: ``save_pretrained`` writes the same keys), with the two wrapper
@@ -60,13 +65,50 @@ class Entry:
 @dataclass
 class Bucket:
     """One gathered bucket: its index in the plan, its tensors' names, and, on the keeping rank,
-    the tensors themselves (full, in the serving dtype, on the device asked for; empty on the
-    other ranks). ``nbytes`` is their size in the serving dtype, known on every rank."""
+    the tensors themselves (full, on the device asked for; empty on the other ranks): in the
+    serving ``dtype``, or still views in the learner's where the gather left the cast to the
+    consumer (``own=False``): ``ready()`` gives them in the serving dtype either way.
+    ``nbytes`` is their size in the serving dtype, known on every rank."""
 
     index: int
     names: list[str]
     nbytes: int
     tensors: list[Any] = field(default_factory=list)
+    dtype: Any = None
+
+    def ready(self) -> list[Any]:
+        """The tensors in the serving dtype (cast here, on the caller's thread, if needed)."""
+        if self.dtype is None:
+            return list(self.tensors)
+        return [t if t.dtype == self.dtype else t.to(self.dtype) for t in self.tensors]
+
+    def needs_cast(self) -> bool:
+        """Whether ``ready`` would cast: the gather left views in the learner's dtype."""
+        return self.dtype is not None and any(t.dtype != self.dtype for t in self.tensors)
+
+    def ready_into(self, buffer: bytearray) -> list[Any]:
+        """``ready()``, cast into ``buffer`` (at least ``span()`` bytes, CPU tensors only) rather
+        than into fresh memory: a buffer kept from push to push has its pages touched once,
+        where fresh memory is faulted in every time (5x the cast's own cost on this host). Each
+        tensor is a ``torch.frombuffer`` of its own slice, so none shares a storage with another
+        (safetensors refuses tensors that do)."""
+        import torch
+
+        out, at = [], 0
+        for t in self.tensors:
+            dst = torch.frombuffer(buffer, dtype=self.dtype, count=t.numel(), offset=at)
+            out.append(dst.view(t.shape).copy_(t))
+            at += _aligned(t.numel() * self.dtype.itemsize)
+        return out
+
+    def span(self) -> int:
+        """The bytes ``ready_into`` lays the tensors out in (each slice 64-byte aligned)."""
+        size = self.dtype.itemsize if self.dtype is not None else 0
+        return sum(_aligned(t.numel() * (size or t.element_size())) for t in self.tensors)
+
+
+def _aligned(n: int) -> int:
+    return -(-int(n) // 64) * 64
 
 
 def torch_dtype(name: str | None) -> Any:
@@ -153,10 +195,12 @@ def gathered_buckets(
     bucket_bytes: int,
     keep: bool,
     device: Any = "cpu",
+    own: bool = True,
 ) -> Iterator[Bucket]:
     """The model's tensors bucket by bucket (module doc). Call it on every rank, in step: each
     bucket's gathers are collectives. ``dtype``: the serving ``torch.dtype`` (None: the
-    learner's); ``keep``: this rank keeps the tensors (on ``device``)."""
+    learner's); ``keep``: this rank keeps the tensors (on ``device``); ``own=False``: tensors
+    already whole on ``device`` are handed as views, cast by ``Bucket.ready`` (module doc)."""
     import torch
 
     pairs = tensors_of(model)
@@ -166,13 +210,13 @@ def gathered_buckets(
         # does): CUDA's current device is per thread
         torch.cuda.set_device(torch.device(device))
     for index, members in enumerate(plan_buckets(entries, dtype, bucket_bytes)):
-        bucket = Bucket(index, [entries[i].name for i in members], 0)
+        bucket = Bucket(index, [entries[i].name for i in members], 0, dtype=dtype)
         bucket.nbytes = sum(_size(entries[i], dtype)[1] for i in members)
         with torch.no_grad(), _zero3_gathered([pairs[i] for i in members]):
             for i in members:
                 full = _full(*pairs[i])
                 if keep:
-                    bucket.tensors.append(_owned(full, pairs[i][0], dtype, device))
+                    bucket.tensors.append(_kept(full, pairs[i][0], dtype, device, own))
                 del full
         yield bucket
 
@@ -181,7 +225,7 @@ def named_tensors(buckets: Iterator[Bucket]) -> Iterator[tuple[str, Any]]:
     """``(name, tensor)`` one at a time, for a consumer that takes a stream (vLLM's packed NCCL
     broadcast). On a rank that keeps nothing it only drives the gathers."""
     for bucket in buckets:
-        yield from zip(bucket.names, bucket.tensors, strict=False)
+        yield from zip(bucket.names, bucket.ready(), strict=False)
 
 
 def _full(entry: Entry, t: Any) -> Any:
@@ -190,10 +234,16 @@ def _full(entry: Entry, t: Any) -> Any:
     return t.data if entry.how == "zero3" else t.detach()
 
 
-def _owned(full: Any, entry: Entry, dtype: Any, device: Any) -> Any:
-    """``full`` on ``device`` in ``dtype``, in memory of its own: never the live parameter (the
-    optimizer changes it in place) nor ZeRO-3's gather buffer (freed when the bucket ends). A
-    sharded tensor's ``full_tensor()`` is already a fresh all-gathered copy."""
+def _kept(full: Any, entry: Entry, dtype: Any, device: Any, own: bool) -> Any:
+    """What the keeping rank holds of one tensor (module doc): ``full`` on ``device`` in
+    ``dtype``, in memory of its own — never the live parameter (the optimizer changes it in
+    place) nor ZeRO-3's gather buffer (freed when the bucket ends) — or, with ``own=False``, a
+    tensor already whole on ``device`` as it is. A sharded tensor's ``full_tensor()`` is already
+    a fresh all-gathered copy."""
+    import torch
+
+    if not own and entry.how == "plain" and full.device == torch.device(device):
+        return full.contiguous()
     out = full.to(device=device, dtype=dtype or full.dtype)
     if entry.how != "dtensor" and out.data_ptr() == full.data_ptr():
         out = out.clone()

@@ -2,7 +2,8 @@
 
 ``push(step)`` is called on every trainer rank, once per optimizer step, before the step's first
 generate call; ``settle()`` is called on every rank once the step's old and reference log-probs
-are computed, before its optimizer step. By the time ``settle`` returns, on every rank, the server
+are computed, before its optimizer step (``ParaGRPOTrainer._generate_and_score_completions``);
+the weights must not change in between. By the time ``settle`` returns, on every rank, the server
 holds the step's weights; no request is sent under them before it does. A failed push raises the
 same one-line ``WeightPushError`` on every rank (its outcome is exchanged), so no rank waits in a
 later collective for one that stopped, and no rank goes on with weights the server does not hold.
@@ -17,7 +18,9 @@ Two ways, chosen by ``trainer.vllm_weight_push``:
 - ``folder`` (the default; the one run here, on a CPU): rank 0 writes each gathered bucket as a
   safetensors shard of ``{vllm_push_dir}/step-N`` (the modules' names, the checkpoint's; an index
   ``model.safetensors.index.json``), ``trainer.vllm_push_threads`` shards at once, while the
-  next bucket is gathered; then asks the server to reload in place from that folder
+  next bucket is gathered (tensors already whole on the host are handed over as views of the
+  live weights and cast by the writers, into cast buffers kept from push to push:
+  ``Scratch``); then asks the server to reload in place from that folder
   (``collective_rpc("reload_weights", weights_path=...)``, vLLM's layerwise in-place reload,
   which also redoes the CPU kernels' weight repacking) and resets its caches. The previous
   step's folder is removed once the new one is loaded. With ``trainer.vllm_push_overlap`` (the
@@ -29,9 +32,10 @@ Two ways, chosen by ``trainer.vllm_weight_push``:
   client ``ServerGeneration`` is given), so a request made under the new version is sent only
   once the server has loaded it; ``settle`` waits for it on the main thread and then runs the
   weights check (``vllm_check_weights``) while the policy still holds the pushed weights. The
-  price: rank 0 holds the gathered model (serving dtype) in host memory until it is written.
-  Without overlap a push holds at most ``threads + 1`` buckets there and returns once the server
-  holds the weights.
+  price, where the weights are not whole on the host already (GPUs, FSDP2, ZeRO-3): rank 0
+  holds the gathered model (serving dtype) in host memory until it is written. Without overlap
+  a push holds at most ``threads + 1`` gathered buckets there and returns once the server holds
+  the weights.
 
   Why a folder: vLLM 0.32's own weight-transfer API (``/init_weight_transfer_engine``,
   ``/update_weights``) has NCCL and CUDA-IPC backends only, and ``collective_rpc`` takes JSON
@@ -139,14 +143,43 @@ class _Outcome:
         return self.failure
 
 
+class Scratch:
+    """Byte buffers the writers cast buckets into, kept from push to push (``Bucket.ready_into``):
+    as many as writers cast at once, each grown to the largest bucket it took."""
+
+    def __init__(self):
+        self._free: list[bytearray] = []
+        self._lock = threading.Lock()
+
+    def take(self, nbytes: int) -> bytearray:
+        with self._lock:
+            fits = [b for b in self._free if len(b) >= nbytes]
+            if fits:
+                buf = min(fits, key=len)
+                self._free.remove(buf)
+                return buf
+            if self._free:  # too small: let the smallest go, this one replaces it
+                self._free.remove(min(self._free, key=len))
+        return bytearray(nbytes)
+
+    def give(self, buf: bytearray) -> None:
+        with self._lock:
+            self._free.append(buf)
+
+    @property
+    def bytes(self) -> int:
+        with self._lock:
+            return sum(len(b) for b in self._free)
+
+
 class ShardWriter:
     """Buckets written as safetensors shards of ``folder`` on ``threads`` threads, then the index.
 
     ``held`` bounds the buckets handed over and not yet written (``submit`` waits for a slot);
-    None: no bound."""
+    None: no bound. A bucket the gather left to cast is cast into a ``scratch`` buffer."""
 
-    def __init__(self, folder: Path, threads: int, held: int | None):
-        self.folder = folder
+    def __init__(self, folder: Path, threads: int, held: int | None, scratch: Scratch):
+        self.folder, self._scratch = folder, scratch
         self._pool = ThreadPoolExecutor(max(1, int(threads)), thread_name_prefix="paravt-push")
         self._slots = threading.BoundedSemaphore(held) if held else None
         self._lock = threading.Lock()
@@ -170,10 +203,19 @@ class ShardWriter:
     def _write(self, path: Path, bucket: Bucket) -> None:
         from safetensors.torch import save_file  # with torch: the rollout's optional stack
 
+        buf = None
         try:
-            save_file(dict(zip(bucket.names, bucket.tensors, strict=True)), str(path),
+            if bucket.needs_cast() and all(t.device.type == "cpu" for t in bucket.tensors):
+                buf = self._scratch.take(bucket.span())  # cast here, on this writer's thread
+                tensors = bucket.ready_into(buf)
+            else:
+                tensors = bucket.ready()
+            save_file(dict(zip(bucket.names, tensors, strict=True)), str(path),
                       metadata={"format": "pt"})  # fmt: skip
+            del tensors
         finally:
+            if buf is not None:
+                self._scratch.give(buf)
             bucket.tensors.clear()  # the copy is let go of as soon as it is on disk
             with self._lock:
                 self.held_bytes -= bucket.nbytes
@@ -246,6 +288,7 @@ class FolderReloadPush:
         self._current: Path | None = None
         self._pending: _Outcome | None = None
         self._failed: _Outcome | None = None  # a push that failed: later requests fail too
+        self.scratch = Scratch()  # the writers' cast buffers, kept from push to push
 
     # -- the protocol ------------------------------------------------------------------------
     def push(self, step: int) -> None:
@@ -268,7 +311,12 @@ class FolderReloadPush:
         except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc); logged
             logger.exception("weight push of step %d failed", step)
             failure = _why(e)
-        _raise_first(self.server, step, exchange(self._gather, failure))
+        try:
+            _raise_first(self.server, step, exchange(self._gather, failure))
+        except WeightPushError:
+            if job is not None and self.overlap:  # another rank failed: this one's writes stop
+                job[0].abort()
+            raise
         self.last.blocked_s = time.perf_counter() - t0
         if self.overlap:
             self._pending = _Outcome(step)
@@ -325,7 +373,9 @@ class FolderReloadPush:
             if stale.exists():
                 shutil.rmtree(stale)
         tmp.mkdir()
-        writer = ShardWriter(tmp, self.threads, None if self.overlap else self.threads)
+        writer = ShardWriter(
+            tmp, self.threads, None if self.overlap else self.threads, self.scratch
+        )
         try:
             for bucket in self._buckets():
                 writer.submit(bucket)

@@ -145,9 +145,10 @@ class ParaGRPOConfig(GRPOConfig):
             "and rank 0 writes them and has the server reload while the learner goes on (the "
             "rollout's first video work; with max_staleness the old and reference log-prob "
             "passes). No request is sent under the new weights before the server holds them, "
-            "and the step waits for them before its optimizer step. Rank 0 holds the gathered "
-            "model (serving dtype) in host memory meanwhile. false: the push returns once the "
-            "server holds the weights, with at most vllm_push_threads + 1 buckets in memory."
+            "and the step waits for them before its optimizer step. Weights not whole on the "
+            "host (GPUs, FSDP2, ZeRO-3): rank 0 holds the gathered model (serving dtype) in host "
+            "memory meanwhile. false: the push returns once the server holds the weights, with "
+            "at most vllm_push_threads + 1 gathered buckets in memory."
         },
     )
     vllm_server_retries: int = field(
