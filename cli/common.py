@@ -6,6 +6,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -47,6 +48,38 @@ def resolve_config(
     """Defaults ← explicit flags ← YAML ← --set, validated into ``cls`` (errors exit 2)."""
     base = {k: v for k, v in (flags or {}).items() if v is not None}
     return load_config(cls, config_path, overrides, base=base)
+
+
+def force_option(fn: Callable) -> Callable:
+    return click.option(
+        "--force",
+        is_flag=True,
+        help="Write into the folder even when it holds files this command did not write.",
+    )(fn)
+
+
+def check_output_folder(
+    path: str | Path, command: str, ours: Callable[[Path], bool], force: bool
+) -> None:
+    """Refuse to write into ``path`` when it holds something the command did not write.
+
+    Absent or empty is fine; so is a folder ``ours`` recognises as this command's earlier output
+    (it is rewritten); anything else needs ``--force``. The message names what is there."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{command}: {folder} is a file, not a folder: choose a folder path")
+    if force or not folder.is_dir():
+        return
+    entries = sorted(folder.iterdir())
+    if not entries or ours(folder):
+        return
+    names = [e.name + ("/" if e.is_dir() else "") for e in entries]
+    shown = ", ".join(names[:5]) + (f", ... ({len(names)} in all)" if len(names) > 5 else "")
+    raise UserError(
+        f"{command}: {folder} already holds files it did not write ({shown}); choose a new or "
+        "empty folder, or pass --force to write into it anyway (files of the same name are "
+        "replaced)"
+    )
 
 
 def emit_json(obj: Any) -> None:
