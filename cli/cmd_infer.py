@@ -17,6 +17,7 @@ import click
 from rich.markup import escape
 
 from paravt.agent.config import InferConfig, redacted_backend
+from paravt.agent.preflight import VideoChecks, check_budget
 from paravt.agent.records import EpisodeInput
 from paravt.agent.safe_text import visible
 from paravt.agent.view import VIEW_WIDTH, episode_view
@@ -24,12 +25,14 @@ from paravt.cli.common import (
     config_options,
     emit_json,
     json_option,
+    quiet_model_loading,
     resolve_config,
     stderr_console,
     stdout_console,
 )
 from paravt.config import to_dict
-from paravt.errors import UserError
+from paravt.errors import ItemsFailedError, UserError
+from paravt.models.locate import locate_model, weights_error
 from paravt.rewards.answers import QUESTION_TYPES
 from paravt.toy.demo import with_demo_defaults
 
@@ -122,6 +125,30 @@ def _sheet_paths(sheet: str | None, inputs: list) -> dict:
         inp.id: base.with_name(f"{base.stem}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', inp.id)}.png")
         for inp in inputs
     }
+
+
+def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
+    """Before the model loads: the model is found (a folder, the local cache, the Hub), every
+    video opens, and every episode's first turn fits the model's context. Returns the warnings;
+    bad input is a ``UserError`` naming it (for stdin questions, with its line's id)."""
+    notes: list[str] = []
+    arch = context = None
+    if cfg.backend.kind == "hf":
+        located = locate_model(cfg.backend.model)
+        arch, context = located.arch, located.context_length
+        notes += [located.note] if located.note else []
+    checks = VideoChecks()
+    for inp in inputs:
+        try:
+            facts = checks.check(inp.video)
+        except UserError as e:
+            raise UserError(str(e) if single else f"question {inp.id}: {e}") from None
+        k = inp.frames_k or cfg.engine.frames
+        flag = "--frames" if single or inp.frames_k is None else f'question {inp.id}: "frames"'
+        for w in check_budget(cfg.engine, facts, k, arch, context, frames_flag=flag):
+            if w not in notes:
+                notes.append(w)
+    return notes
 
 
 def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool, single: bool):
@@ -252,9 +279,20 @@ def command(
     if sheets and not cfg.engine.keep_images:
         raise UserError("--sheet draws the frames the model saw: drop engine.keep_images=false")
     console = stderr_console()
+    with console.status(f"checking the model and {len({i.video for i in inputs})} video(s)"):
+        warnings = _preflight(cfg, inputs, single=question != "-")
+    for w in warnings:
+        click.echo(f"paravt: warning: {w}", err=True)
     out = stdout_console(max_width=VIEW_WIDTH)
+    quiet_model_loading()
     with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
-        backend = make_backend(cfg.backend)
+        try:
+            backend = make_backend(cfg.backend)
+        except Exception as e:
+            typed = weights_error(e, cfg.backend.model)
+            if typed is None:
+                raise
+            raise typed from e
         check_serving(backend, cfg.engine)
     engine = EpisodeEngine(backend, cfg.engine, keep_pixels=False)
     config = to_dict(cfg)
@@ -262,9 +300,11 @@ def command(
     records = []
     for start in range(0, len(inputs), cfg.batch_size):
         chunk = inputs[start : start + cfg.batch_size]
-        with console.status(
-            f"answering questions {start + 1}-{start + len(chunk)} of {len(inputs)}"
-        ):
+        label = f"questions {start + 1}-{start + len(chunk)} of {len(inputs)}"
+        with console.status(label) as status:
+            engine.progress = lambda line, label=label, status=status: status.update(
+                f"{label}: {line}"
+            )
             done = engine.run(chunk)
         records.extend(done)
         _emit(done, config, console, out, as_json, trace, quiet, single=len(inputs) == 1)
@@ -273,5 +313,10 @@ def command(
                 from paravt.viz.episode_sheet import write_episode_sheet
 
                 console.print(f"sheet: {write_episode_sheet(rec, sheets[rec.id])}")
-    if len(records) == 1 and records[0].status == "error":
-        raise UserError(f"{records[0].video}: {records[0].error}")
+    failed = [r for r in records if r.status != "ok"]
+    if failed:  # each error is shown above (the view, --quiet's stderr line, the JSON record)
+        ids = ", ".join(f"{r.id} ({r.error_kind or 'error'})" for r in failed[:5])
+        raise ItemsFailedError(
+            f"{len(failed)} of {len(records)} questions failed: {ids}"
+            + (", ..." if len(failed) > 5 else "")
+        )

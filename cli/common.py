@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from paravt.config import load_config, to_dict
-from paravt.errors import UserError
+from paravt.errors import ItemsFailedError, UserError
 
 T = TypeVar("T")
 
@@ -87,6 +87,14 @@ def emit_json(obj: Any) -> None:
     click.echo(json.dumps(to_dict(obj), indent=2, default=str))
 
 
+def quiet_model_loading() -> None:
+    """Leave out transformers' own progress bars (``Loading weights``, ``Writing model
+    shards``): the command shows its own status line on stderr while a model loads."""
+    from transformers.utils import logging as hf_logging  # transformers loads torch
+
+    hf_logging.disable_progress_bar()
+
+
 def stderr_console():
     """A rich console bound to stderr (progress, tables for people, logs)."""
     from rich.console import Console
@@ -127,6 +135,9 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
             traceback.print_exc()
         click.echo(f"paravt: error: {e}", err=True)
         return 2
+    except ItemsFailedError as e:
+        click.echo(f"paravt: {e}", err=True)
+        return 1
     except KeyboardInterrupt:
         click.echo("paravt: interrupted", err=True)
         return 130
