@@ -17,10 +17,10 @@ from paravt.cli.common import (
     config_options,
     emit_json,
     json_option,
+    print_table,
     quiet_model_loading,
     resolve_config,
     stderr_console,
-    stdout_console,
 )
 from paravt.errors import UserError
 from paravt.eval.compare import compare_runs
@@ -166,7 +166,7 @@ def _print(summary: dict, as_json: bool) -> None:
     if as_json:
         emit_json(summary)
         return
-    stdout_console().print(summary_table(summary))
+    print_table(summary_table(summary))
 
 
 def _progress_hook(console):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -95,11 +96,76 @@ def quiet_model_loading() -> None:
     hf_logging.disable_progress_bar()
 
 
+def quiet_training_libraries() -> None:
+    """What ``train`` and ``sft`` leave out of stderr: transformers' own progress bars, and the
+    FutureWarnings of a rename between the libraries. TRL 1.16 reads transformers' old names of
+    activation checkpointing (``gradient_checkpointing``, ``is_gradient_checkpointing``, renamed
+    in 5.24), so that warning came once a step, and nothing in a recipe answers it; any other
+    FutureWarning is shown once."""
+    warnings.filterwarnings("once", category=FutureWarning)
+    warnings.filterwarnings(
+        "ignore",
+        message=r"`(is_)?gradient_checkpointing(_kwargs)?` is deprecated",
+        category=FutureWarning,
+    )
+    quiet_model_loading()
+
+
 def stderr_console():
     """A rich console bound to stderr (progress, tables for people, logs)."""
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+class StepProgress:
+    """Progress of a command's known number of steps on stderr: a rich bar redrawn in place on a
+    terminal; elsewhere (a log file, a pipe) a plain line at each tenth of the way and at the end,
+    so a long run says where it is without flooding the log."""
+
+    def __init__(self, label: str, total: int):
+        self.label, self.total, self.done, self._printed = label, max(1, total), 0, -1
+        self.console = stderr_console()
+        self.bar = None
+        if self.console.is_terminal:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.task = self.bar.add_task(label, total=self.total)
+
+    def __enter__(self) -> StepProgress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def update(self, done: int, text: str | None = None) -> None:
+        """``done`` steps of ``total`` are finished; ``text`` says what runs now."""
+        self.done = min(done, self.total)
+        line = f"{self.label}: {text}" if text else self.label
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, description=line)
+            return
+        tenth = self.done * 10 // self.total
+        if tenth > self._printed or self.done == self.total:
+            self._printed = tenth
+            self.console.print(f"{line} [{self.done}/{self.total}]", highlight=False, markup=False)
 
 
 def stdout_console(max_width: int | None = None):
@@ -111,6 +177,19 @@ def stdout_console(max_width: int | None = None):
     if max_width is not None:
         console.width = min(console.width, max_width) if console.is_terminal else max_width
     return console
+
+
+def print_table(renderable: Any) -> None:
+    """Print a rich table (or a group of them) on stdout whole: off a terminal the page is as
+    wide as the widest table, instead of rich's 80 columns (which cut cells to ``workl…``); on
+    a terminal the terminal's width decides, as there."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        wide = console.options.update_width(10_000)  # measured unconstrained, not at 80
+        console.width = max(80, console.measure(renderable, options=wide).maximum)
+    console.print(renderable)
 
 
 def run_guarded(group: click.Group, argv: list[str] | None) -> int:

@@ -137,6 +137,12 @@ def episode_view(rec: Any):
         parts.append(
             Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(visible(rec.error))}")
         )
+    elif rec.prediction is None or not str(rec.prediction).strip():
+        last = rec.turns[-1] if rec.turns else None
+        why = "no <answer> tag, and nothing in the final text reads as one"
+        if last is not None and last.finish_reason == "length":
+            why += f"; the last turn stopped at its token limit ({last.generated_tokens} tokens)"
+        parts.append(Text.from_markup(f"[bold]Final answer:[/] [yellow]none[/]  ({escape(why)})"))
     else:
         how = ANSWER_SOURCES.get(rec.answer_source or "", rec.answer_source or "")
         parts.append(

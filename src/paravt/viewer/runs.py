@@ -137,8 +137,11 @@ def _eval_run(path: Path, run: RunData) -> None:
 
 
 def _train_run(path: Path, run: RunData) -> None:
+    """Every dumped episode. The generations of one prompt share its id; each is told apart by
+    its step, rank and ``generation`` (its place among that step's episodes of the id)."""
     folder = path / "episodes"
     for f in sorted(folder.glob("dump-rank*.jsonl")):
+        seen: dict[tuple, int] = {}
         for row in read_lines(f, run.notes):
             rec = row.get("record")
             if not isinstance(rec, dict):
@@ -167,6 +170,9 @@ def _train_run(path: Path, run: RunData) -> None:
             }
             _from_record(ep, rec)
             ep["k"] = row.get("k") or ep["k"]
+            key = (ep["step"], ep["rank"], ep["id"])
+            ep["generation"] = seen.get(key, 0)
+            seen[key] = ep["generation"] + 1
             run.episodes.append(ep)
     if not run.episodes:
         run.notes.append(
