@@ -172,6 +172,14 @@ def run_sft(
             "skipped_rows": len(data_report.skipped),
         },
     )
+    if is_main and console is not None:  # one live line instead of HF's tqdm bar and log dicts
+        from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+        from paravt.train.progress import ProgressLine  # loads transformers
+
+        trainer.remove_callback(ProgressCallback)
+        trainer.remove_callback(PrinterCallback)
+        trainer.add_callback(ProgressLine(console))
     if on_trainer is not None:  # tests attach probes here
         on_trainer(trainer)
     return train_and_save(
