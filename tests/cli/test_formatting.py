@@ -122,3 +122,23 @@ def test_the_viewer_index_tells_a_prompts_generations_apart(tmp_path, paravt_cli
     ]
     assert cells == [("row-3", "1", "0", "0.70"), ("row-3", "1", "1", "-0.70"),
                      ("row-3", "2", "0", "0.70"), ("row-3", "2", "1", "-0.70")]  # fmt: skip
+
+
+def test_the_viewer_shows_non_square_pixels_at_their_display_shape(tmp_path, paravt_cli):
+    """A dumped 32x32 frame of a video whose pixels are twice as wide as high is a 64x32
+    picture on the episode's page."""
+    from PIL import Image
+
+    frames = tmp_path / "run" / "episodes" / "frames"
+    frames.mkdir(parents=True)
+    Image.new("RGB", (32, 32), (200, 40, 40)).save(frames / "f0.jpg")
+    record = {"id": "e", "video": "v.mp4", "question": "Which?", "question_type": "mcq",
+              "options": ["a", "b"], "gold": "A", "prediction": "A", "turns": [], "calls": [],
+              "overview_times": [1.0],
+              "video_meta": {"duration": 4.0, "pixel_aspect_ratio": 2.0}}  # fmt: skip
+    row = {"step": 1, "rank": 0, "k": 1, "record": record, "reward": None,
+           "frames": [{"source": "overview", "time": 1.0, "file": "f0.jpg"}]}  # fmt: skip
+    (tmp_path / "run" / "episodes" / "dump-rank0.jsonl").write_text(json.dumps(row) + "\n")
+    assert paravt_cli("view", tmp_path / "run", "-o", tmp_path / "site").returncode == 0
+    [shown] = sorted((tmp_path / "site" / "frames").glob("*.jpg"))
+    assert Image.open(shown).size == (64, 32)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paravt.errors import UserError
+from paravt.viz.layout import pixel_aspect
 
 
 @dataclass
@@ -60,6 +61,7 @@ def _from_record(ep: dict, rec: dict) -> None:
     ep["overview_times"] = rec.get("overview_times") or ep.get("overview_times") or []
     ep["k"] = rec.get("frames_k") or len(ep["overview_times"])
     ep["duration"] = (rec.get("video_meta") or {}).get("duration")
+    ep["pixel_aspect"] = pixel_aspect(rec.get("video_meta"))
     ep["answer_source"] = rec.get("answer_source")
     ep["prefix"] = rec.get("prefix") or ""
     ep["subagents"] = rec.get("subagents") or []
