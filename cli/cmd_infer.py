@@ -76,6 +76,12 @@ def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
 
     if question != "-":
         opts = list(options) or None
+        if opts is not None and len(opts) == 1:
+            raise UserError(
+                f"--option was given once ({opts[0]!r}): a multiple-choice question needs at "
+                "least 2 options; give every choice with --option, or none for an open-ended "
+                "question"
+            )
         return [EpisodeInput("q0", video, question, opts, kind(opts, qtype))]
     inputs = []
     for n, line in enumerate(sys.stdin, start=1):
@@ -130,7 +136,9 @@ def _sheet_paths(sheet: str | None, inputs: list) -> dict:
 def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
     """Before the model loads: the model is found (a folder, the local cache, the Hub), every
     video opens, and every episode's first turn fits the model's context. Returns the warnings;
-    bad input is a ``UserError`` naming it (for stdin questions, with its line's id)."""
+    bad input is a ``UserError`` naming it. Of stdin questions, one whose video cannot be used
+    runs on as its own error record (the engine's one-line warning names it, and the command
+    exits 1), unless none of them can run."""
     notes: list[str] = []
     arch = context = None
     if cfg.backend.kind == "hf":
@@ -138,16 +146,23 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
         arch, context = located.arch, located.context_length
         notes += [located.note] if located.note else []
     checks = VideoChecks()
+    failed: list[str] = []
     for inp in inputs:
         try:
             facts = checks.check(inp.video)
         except UserError as e:
-            raise UserError(str(e) if single else f"question {inp.id}: {e}") from None
+            if single:
+                raise
+            failed.append(f"question {inp.id}: {e}")
+            continue
         k = inp.frames_k or cfg.engine.frames
         flag = "--frames" if single or inp.frames_k is None else f'question {inp.id}: "frames"'
         for w in check_budget(cfg.engine, facts, k, arch, context, frames_flag=flag):
             if w not in notes:
                 notes.append(w)
+    if failed and len(failed) == len(inputs):
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        raise UserError(f"no question can run: {failed[0]}{more}")
     return notes
 
 

@@ -71,18 +71,41 @@ def test_infer_checks_the_video_before_the_model_loads(
     assert r.stdout == ""
 
 
-def test_a_stdin_batch_with_a_bad_video_names_its_question(
+def test_a_stdin_batch_whose_videos_all_fail_stops_before_the_model(
     bad_files, gop_video, unloadable_model, paravt_cli, monkeypatch
 ):
+    import io
+
+    rows = [{"id": "broken", "question": "B?", "video": str(bad_files["text"])},
+            {"id": "gone", "question": "C?", "video": str(bad_files["missing"])}]  # fmt: skip
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(json.dumps(x) + "\n" for x in rows)))
+    r = paravt_cli("infer", gop_video, "-q", "-", "--model", unloadable_model)
+    assert r.returncode == 2
+    line = one_line(r)
+    assert "no question can run: question broken" in line and "(and 1 more)" in line
+
+
+def test_a_stdin_batch_runs_past_a_bad_video_and_exits_1(
+    bad_files, gop_video, tiny_qwen3_dir, paravt_cli, monkeypatch
+):
+    """One question's unreadable video is that question's error record; the others run. The
+    video is named once on stderr (the engine's warning), then the summary line."""
     import io
 
     rows = [{"id": "fine", "question": "A?", "video": str(gop_video)},
             {"id": "broken", "question": "B?", "video": str(bad_files["text"])}]  # fmt: skip
     monkeypatch.setattr("sys.stdin", io.StringIO("".join(json.dumps(x) + "\n" for x in rows)))
-    r = paravt_cli("infer", gop_video, "-q", "-", "--model", unloadable_model)
-    assert r.returncode == 2
-    line = one_line(r)
-    assert "question broken" in line and bad_files["text"].name in line
+    r = paravt_cli(
+        "infer", gop_video, "-q", "-", "--model", tiny_qwen3_dir, "--json",
+        "--frames", "2", "--max-turns", "1", "--set", "engine.max_new_tokens=4",
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    records = {x["record"]["id"]: x["record"] for x in map(json.loads, r.stdout.splitlines())}
+    assert records["fine"]["status"] == "ok" and records["broken"]["error_kind"] == "video"
+    lines = r.stderr.strip().splitlines()
+    assert "Traceback" not in r.stderr
+    assert sum(bad_files["text"].name in ln for ln in lines) == 1
+    assert lines[-1] == "paravt: 1 of 2 questions failed: broken (video)"
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +151,9 @@ def test_a_model_folder_that_is_not_one_is_one_line(what, tmp_path, gop_video, p
     assert r.returncode == 2
     line = one_line(r)
     assert str(folder) in line
-    assert {"empty": "empty", "no_config": "config.json", "missing": "no such folder"}[what] in line
+    assert {"empty": "empty", "no_config": "config.json", "missing": "model folder not found"}[
+        what
+    ] in line
 
 
 @pytest.mark.parametrize("command", ["train", "sft"])
@@ -247,3 +272,33 @@ def test_eval_opens_a_video_before_the_model_loads_for_it(
         result["error"]["kind"] == "video" and bad_files["text"].name in result["error"]["message"]
     )
     assert "weights" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_multiple_choice_question_with_one_option_is_refused(
+    gop_video, unloadable_model, paravt_cli, monkeypatch
+):
+    import io
+
+    r = paravt_cli("infer", gop_video, "-q", "Which?", "--option", "red",
+                   "--model", unloadable_model)  # fmt: skip
+    assert r.returncode == 2
+    line = one_line(r)
+    assert "--option was given once ('red')" in line and "at least 2" in line
+    row = {"id": "solo", "question": "Which?", "options": ["red"]}
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(row) + "\n"))
+    r = paravt_cli("infer", gop_video, "-q", "-", "--model", unloadable_model)
+    assert r.returncode == 2
+    assert "episode 'solo' has 1 option ('red')" in one_line(r)
+
+
+def test_a_training_row_with_one_option_is_skipped_with_its_reason(tmp_path):
+    from paravt.data.rows import read_rows
+
+    rows = [{"id": "r1", "video": "v.mp4", "question": "Which?", "options": ["red"],
+             "answer": "A"},
+            {"id": "r2", "video": "v.mp4", "question": "Which?", "options": ["red", "blue"],
+             "answer": "A"}]  # fmt: skip
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got = read_rows(tmp_path / "train.jsonl", tmp_path)
+    assert [r.id for r in got.rows] == ["r2"]
+    assert [s.id for s in got.skipped] == ["r1"] and "has 1 option" in got.skipped[0].reason

@@ -170,7 +170,7 @@ def locate_model(spec: str, label: str = "--model ") -> LocatedModel:
         return check_folder(folder, spec, label)
     if _looks_like_path(spec) or not HUB_ID.match(spec):
         raise UserError(
-            f"{label}{spec}: no such folder{_suggestion(spec)}; pass an existing model folder "
+            f"{label}{spec}: model folder not found{_suggestion(spec)}; pass an existing folder "
             "or a Hub id (owner/name)"
         )
     config = _cached_config(spec)
