@@ -17,7 +17,6 @@ import click
 from rich.markup import escape
 
 from paravt.agent.config import InferConfig, redacted_backend
-from paravt.agent.preflight import VideoChecks, check_budget
 from paravt.agent.records import EpisodeInput
 from paravt.agent.safe_text import visible
 from paravt.agent.view import VIEW_WIDTH, episode_view
@@ -139,6 +138,8 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
     bad input is a ``UserError`` naming it. Of stdin questions, one whose video cannot be used
     runs on as its own error record (the engine's one-line warning names it, and the command
     exits 1), unless none of them can run."""
+    from paravt.agent.preflight import VideoChecks, check_budget  # loads torch (paravt.kernels)
+
     notes: list[str] = []
     arch = context = None
     if cfg.backend.kind == "hf":
