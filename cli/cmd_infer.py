@@ -33,7 +33,7 @@ from paravt.config import to_dict
 from paravt.errors import ItemsFailedError, UserError
 from paravt.models.locate import locate_model, weights_error
 from paravt.rewards.answers import QUESTION_TYPES
-from paravt.toy.demo import with_demo_defaults
+from paravt.toy.demo import DEMO_MODEL, with_demo_defaults
 
 
 def _flags(kw: dict) -> dict:
@@ -214,7 +214,8 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
 @click.option(
     "--model",
     help="Hub id or local model folder (hf), or the served model name (openai); toy-demo: the "
-    "shipped toy model with the engine settings it was trained under.",
+    "shipped toy model with the engine settings it was trained under (it answers multiple-choice "
+    "questions about toy videos only).",
 )
 @click.option(
     "--backend",
@@ -276,7 +277,12 @@ def command(
     as_json,
     **kw,
 ) -> None:
-    """Answer QUESTION about VIDEO with parallel crop_video tool calls."""
+    """Answer QUESTION about VIDEO with parallel crop_video tool calls.
+
+    Exit codes: 0 every question answered; 1 it ran, but a question failed (its error is in
+    the output: the episode, --quiet's stderr line, the JSON record); 2 bad input, refused
+    before anything ran (a flag, the model, the video, a budget past the model's context).
+    """
     from pathlib import Path
 
     from paravt.agent.engine import EpisodeEngine
@@ -291,6 +297,13 @@ def command(
     if quiet and as_json:
         raise UserError("--quiet and --json both choose what stdout holds: pass one of them")
     inputs = _questions(video, question, options, cfg.question_type)
+    if kw.get("model") == DEMO_MODEL and any(i.question_type != "mcq" for i in inputs):
+        click.echo(
+            f"paravt: warning: --model {DEMO_MODEL} answers multiple-choice questions about toy "
+            "videos only (it was trained to name the colour among the options); give --option "
+            "for each choice",
+            err=True,
+        )
     sheets = _sheet_paths(sheet, inputs)  # a bad destination fails here, before the model loads
     if sheets and not cfg.engine.keep_images:
         raise UserError("--sheet draws the frames the model saw: drop engine.keep_images=false")
