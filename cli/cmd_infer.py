@@ -167,6 +167,56 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
     return notes
 
 
+def _check_flags(cfg: InferConfig, video: str, question: str, quiet: bool, as_json: bool):
+    """The flags that cannot go together, or a video path that is not there: one line, exit 2."""
+    from pathlib import Path
+
+    if question != "-" and not Path(video).is_file():
+        raise UserError(f"video not found: {video} (pass the path of a video file)")
+    if cfg.backend.kind == "openai" and cfg.backend.model == "":
+        raise UserError("--backend openai needs --model (the name the server serves)")
+    if quiet and as_json:
+        raise UserError("--quiet and --json both choose what stdout holds: pass one of them")
+
+
+def _load_backend(cfg: InferConfig, console):
+    """The model behind the engine (a status line while it loads); weights that cannot be read
+    are one line, and an ``openai`` server is checked before the first episode."""
+    from paravt.backends.factory import check_serving, make_backend
+
+    quiet_model_loading()
+    with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
+        try:
+            backend = make_backend(cfg.backend)
+        except Exception as e:
+            typed = weights_error(e, cfg.backend.model)
+            if typed is None:
+                raise
+            raise typed from e
+        check_serving(backend, cfg.engine)
+    return backend
+
+
+def _write_sheets(records, sheets: dict, console) -> None:
+    for rec in records:
+        if rec.id in sheets and rec.status == "ok":
+            from paravt.viz.episode_sheet import write_episode_sheet  # loads torch
+
+            console.print(f"sheet: {write_episode_sheet(rec, sheets[rec.id])}")
+
+
+def _raise_if_failed(records) -> None:
+    """Exit 1 when a question failed: each error is shown above (the view, ``--quiet``'s stderr
+    line, the JSON record), so this line only counts them."""
+    failed = [r for r in records if r.status != "ok"]
+    if failed:
+        ids = ", ".join(f"{r.id} ({r.error_kind or 'error'})" for r in failed[:5])
+        raise ItemsFailedError(
+            f"{len(failed)} of {len(records)} questions failed: {ids}"
+            + (", ..." if len(failed) > 5 else "")
+        )
+
+
 def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool, single: bool):
     """Stdout: the episode view (default), the answer alone (``--quiet``) or JSON records
     (``--json``); the view goes to stderr with ``--trace``, and errors always do."""
@@ -283,19 +333,11 @@ def command(
     the output: the episode, --quiet's stderr line, the JSON record); 2 bad input, refused
     before anything ran (a flag, the model, the video, a budget past the model's context).
     """
-    from pathlib import Path
-
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.factory import check_serving, make_backend
 
     kw["question_type"] = question_type
     cfg = resolve_config(InferConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
-    if question != "-" and not Path(video).is_file():
-        raise UserError(f"video not found: {video} (pass the path of a video file)")
-    if cfg.backend.kind == "openai" and cfg.backend.model == "":
-        raise UserError("--backend openai needs --model (the name the server serves)")
-    if quiet and as_json:
-        raise UserError("--quiet and --json both choose what stdout holds: pass one of them")
+    _check_flags(cfg, video, question, quiet, as_json)
     inputs = _questions(video, question, options, cfg.question_type)
     if kw.get("model") == DEMO_MODEL and any(i.question_type != "mcq" for i in inputs):
         click.echo(
@@ -312,20 +354,10 @@ def command(
         warnings = _preflight(cfg, inputs, single=question != "-")
     for w in warnings:
         click.echo(f"paravt: warning: {w}", err=True)
-    out = stdout_console(max_width=VIEW_WIDTH)
-    quiet_model_loading()
-    with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
-        try:
-            backend = make_backend(cfg.backend)
-        except Exception as e:
-            typed = weights_error(e, cfg.backend.model)
-            if typed is None:
-                raise
-            raise typed from e
-        check_serving(backend, cfg.engine)
-    engine = EpisodeEngine(backend, cfg.engine, keep_pixels=False)
+    engine = EpisodeEngine(_load_backend(cfg, console), cfg.engine, keep_pixels=False)
     config = to_dict(cfg)
     config["backend"] = redacted_backend(config["backend"])  # the record never carries the key
+    out = stdout_console(max_width=VIEW_WIDTH)
     records = []
     for start in range(0, len(inputs), cfg.batch_size):
         chunk = inputs[start : start + cfg.batch_size]
@@ -337,15 +369,5 @@ def command(
             done = engine.run(chunk)
         records.extend(done)
         _emit(done, config, console, out, as_json, trace, quiet, single=len(inputs) == 1)
-        for rec in done:
-            if rec.id in sheets and rec.status == "ok":
-                from paravt.viz.episode_sheet import write_episode_sheet
-
-                console.print(f"sheet: {write_episode_sheet(rec, sheets[rec.id])}")
-    failed = [r for r in records if r.status != "ok"]
-    if failed:  # each error is shown above (the view, --quiet's stderr line, the JSON record)
-        ids = ", ".join(f"{r.id} ({r.error_kind or 'error'})" for r in failed[:5])
-        raise ItemsFailedError(
-            f"{len(failed)} of {len(records)} questions failed: {ids}"
-            + (", ..." if len(failed) > 5 else "")
-        )
+        _write_sheets(done, sheets, console)
+    _raise_if_failed(records)

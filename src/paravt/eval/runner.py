@@ -216,6 +216,13 @@ class Runner:
         except UserError as e:  # e.g. more options than letters: this sample's problem only
             return self._failed(sample, "annotation", str(e))
 
+    def _locate_model(self) -> LocatedModel | None:
+        """The local model this run will load, found before it starts (None: another backend)."""
+        local = self._backend is None and self.cfg.script is None
+        if local and self.cfg.backend.kind == "hf":
+            return locate_model(self.cfg.backend.model)
+        return None
+
     def _check_budget(self, facts) -> None:
         """A first turn past the model's context stops the run (the settings are wrong for
         every sample, not this one); the first warning of one near it is logged once."""
@@ -287,9 +294,7 @@ class Runner:
         loaded, assigned, self._index = self.load()
         _check_user_template(self.cfg.engine.user_template, assigned)
         _check_resume(self.cfg, self.paths)
-        local = self._backend is None and self.cfg.script is None
-        if local and self.cfg.backend.kind == "hf":
-            self.model = locate_model(self.cfg.backend.model)
+        self.model = self._locate_model()
         self.paths.results.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(
             self.paths.run,
