@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from paravt.cli.common import check_output_folder, emit_json, force_option, json_option
+from paravt.cli.common import (
+    check_output_folder,
+    emit_json,
+    force_option,
+    json_option,
+    quiet_model_loading,
+)
 from paravt.errors import UserError
 
 
@@ -81,6 +87,7 @@ def command(
     if preset not in PRESETS:
         raise UserError(f"unknown --preset {preset!r}; choose one of: {', '.join(PRESETS)}")
     check_output_folder(out_dir, "make-tiny-model", _earlier_tiny_model, force)
+    quiet_model_loading()  # no "Writing model shards" bar: the result is one line
     t0 = time.perf_counter()
     path = make_tiny_model(
         out_dir,
