@@ -33,6 +33,20 @@ on 2 cores):
     OMP_NUM_THREADS=1 VENV/bin/python benchmarks/bench_rollout.py --model random
 
 Output: ``benchmarks/results/bench_rollout_<model>.json``.
+
+``--workload paper`` / ``--workload toy-rl``: the two vLLM rows on episodes that differ as real
+ones do (issue #46: with every episode the same length, per-episode scheduling cannot win). The
+random model samples every token at temperature 1.0; what each episode *does* is drawn, per
+episode, from a stated distribution (``WORKLOADS``, recorded in the JSON): whether it calls the
+tool at all (κ), how many call rounds (1 to 3, the protocol's cap), how many parallel calls a
+round (1 to 5, the cap), and how many tokens each turn samples (log-normal, clipped) before the
+turn's calls or answer are written after them (``ShapedBackend``). ``paper``: κ = 0.21, the
+paper's PARA-GRPO tool-call rate; ``toy-rl``: κ = 0.76 and the turn lengths of the toy PARA-GRPO
+run from the weak prior (``experiments/toy_paradox/results/rl-weak-corrected/
+rl-weak-paragrpo-s0-metrics.jsonl``: 1.8 turns and 244 generated tokens an episode on average,
+96 to 341). Both schedules get the same shapes, so they do the same work:
+
+    OMP_NUM_THREADS=1 VENV/bin/python benchmarks/bench_rollout.py --model random --workload paper
 """
 
 from __future__ import annotations
@@ -41,6 +55,7 @@ import argparse
 import dataclasses
 import gc
 import json
+import math
 import os
 import platform
 import statistics
@@ -59,6 +74,128 @@ SWEEP = "<think>\nCheck three windows.\n</think>\n" + "\n".join(
 )
 
 
+#: heterogeneous workloads (module doc): share of episodes that call the tool, turn lengths
+#: (log-normal median and sigma, clipped), the answer turn's, rounds and calls a round
+WORKLOADS = {
+    "paper": {"kappa": 0.21, "rounds": [1, 2, 3], "calls": [1, 2, 3, 4, 5],
+              "turn_tokens": {"median": 112, "sigma": 0.5, "min": 16, "max": 384},
+              "answer_tokens": {"median": 24, "sigma": 0.4, "min": 8, "max": 64},
+              "source": "kappa: the paper's PARA-GRPO tool-call rate (0.21); rounds and calls: "
+                        "uniform up to the protocol's caps (3 rounds, 5 calls); turn lengths: "
+                        "the toy run's (toy-rl)"},
+    "toy-rl": {"kappa": 0.76, "rounds": [1, 2, 3], "calls": [1, 2, 3, 4, 5],
+               "turn_tokens": {"median": 112, "sigma": 0.5, "min": 16, "max": 384},
+               "answer_tokens": {"median": 24, "sigma": 0.4, "min": 8, "max": 64},
+               "source": "experiments/toy_paradox/results/rl-weak-corrected/"
+                         "rl-weak-paragrpo-s0-metrics.jsonl: kappa 0.76, 1.8 turns and 244 "
+                         "generated tokens an episode (96-341) on average over its 30 steps"},
+}  # fmt: skip
+
+
+@dataclasses.dataclass
+class EpisodeShape:
+    """What one episode does: ``tokens[i]`` sampled tokens at turn ``i``, then ``calls[i]``
+    crop_video calls (a call turn) or the answer (the last turn)."""
+
+    tokens: list[int]
+    calls: list[int]
+
+    @property
+    def rounds(self) -> int:
+        return len(self.calls)
+
+
+def draw_shapes(ids: list[str], spec: dict, seed: int) -> dict[str, EpisodeShape]:
+    import random
+
+    rng = random.Random(seed)
+
+    def length(d: dict) -> int:
+        return max(
+            d["min"], min(d["max"], round(rng.lognormvariate(math.log(d["median"]), d["sigma"])))
+        )
+
+    shapes = {}
+    for episode in ids:
+        rounds = rng.choice(spec["rounds"]) if rng.random() < spec["kappa"] else 0
+        calls = [rng.choice(spec["calls"]) for _ in range(rounds)]
+        tokens = [length(spec["turn_tokens"]) for _ in range(rounds)]
+        shapes[episode] = EpisodeShape(tokens + [length(spec["answer_tokens"])], calls)
+    return shapes
+
+
+class ShapedBackend:
+    """A token-space backend whose turns do what an episode's shape says: the request samples
+    that turn's number of tokens from the real model (cut at the first markup token, so the
+    model's noise never reads as a tag), then the turn's calls or its answer are written after
+    them, as text the engine parses (module doc). Everything else is the inner backend's."""
+
+    def __init__(self, inner, shapes: dict[str, EpisodeShape], duration_s: float, seed: int):
+        import random
+
+        self.inner, self.shapes, self.duration = inner, shapes, float(duration_s)
+        self.rng = random.Random(seed)
+        codec = inner.codec
+        self.codec, self.tok = codec, codec.tokenizer
+        self.markup = set(self.tok.all_special_ids) | set(self.tok.get_added_vocab().values())
+        self.stop = codec.stop_ids[0]
+        for name in ("pixel_dtype", "pixel_device", "reads_image_pixels", "resize_arch"):
+            setattr(self, name, getattr(inner, name))
+        self.lockstep = None
+        self.agenerate = self._agenerate
+
+    def keep_episode_state(self, budget_bytes: int) -> None:
+        self.inner.keep_episode_state(budget_bytes)
+
+    def end_episodes(self, episode_ids: list[str]) -> None:
+        self.inner.end_episodes(episode_ids)
+
+    def _request(self, req):
+        shape = self.shapes[req.episode_id]
+        turn = min(req.turn, shape.rounds)
+        return dataclasses.replace(req, max_new_tokens=shape.tokens[turn]), shape, turn
+
+    def _suffix(self, shape: EpisodeShape, turn: int) -> str:
+        if turn >= shape.rounds or turn >= len(shape.calls):
+            return "\n</think>\n<answer>A</answer>"
+        calls = []
+        for _ in range(shape.calls[turn]):
+            start = self.rng.uniform(0, max(0.0, self.duration - 10))
+            end = min(self.duration, start + self.rng.uniform(5, 20))
+            args = {"video_path": "video", "start_time": round(start, 1), "end_time": round(end, 1)}
+            calls.append(
+                '<tool_call>\n{"name": "crop_video", "arguments": '
+                + json.dumps(args)
+                + "}\n</tool_call>"
+            )
+        return "\n</think>\n" + "\n".join(calls)
+
+    def _shaped(self, gen, shape: EpisodeShape, turn: int):
+        if gen.error is not None:
+            return gen
+        ids = list(gen.token_ids or [])
+        cut = next((j for j, t in enumerate(ids) if t in self.markup), len(ids))
+        sampled = ids[:cut]
+        suffix = self.tok.encode(self._suffix(shape, turn), add_special_tokens=False)
+        lps = list(gen.logprobs or [])[:cut] + [math.nan] * (len(suffix) + 1)
+        gen.token_ids = sampled + suffix + [self.stop]
+        gen.logprobs = lps
+        gen.text = self.tok.decode(sampled + suffix)
+        gen.finish_reason = "stop"
+        return gen
+
+    def generate(self, requests):
+        shaped = [self._request(r) for r in requests]
+        gens = self.inner.generate([r for r, _, _ in shaped])
+        return [
+            self._shaped(g, shape, turn) for g, (_, shape, turn) in zip(gens, shaped, strict=True)
+        ]
+
+    async def _agenerate(self, request):
+        req, shape, turn = self._request(request)
+        return self._shaped(await self.inner.agenerate(req), shape, turn)
+
+
 def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", choices=("toy-demo", "random"), required=True)
@@ -74,6 +211,13 @@ def parse_args() -> argparse.Namespace:
         "decoding a real part of a turn, as long high-resolution videos are",
     )
     ap.add_argument("--kv-cache-gib", type=int, default=2)
+    ap.add_argument(
+        "--workload",
+        choices=("fixed", *WORKLOADS),
+        default="fixed",
+        help="fixed: every episode the same (greedy, --new-tokens a turn); paper / toy-rl: "
+        "heterogeneous episodes at temperature 1.0 (random model only, no hf row)",
+    )
     ap.add_argument("--results", help="default: benchmarks/results/bench_rollout_<model>.json")
     return ap.parse_args()
 
@@ -163,9 +307,23 @@ def hf_row(folder: Path, cfg, inputs) -> tuple[dict, list]:
     return row, recs
 
 
-def vllm_rows(folder: Path, cfg, inputs, cores: tuple[int, int], args) -> tuple[dict, dict]:
-    """vllm-sync and vllm-async on one engine, in ABBA order; their records compared."""
-    from paravt.backends.vllm_async import AsyncVLLMBackend
+def mixed_engine(new_tokens: int):
+    """The heterogeneous workloads' engine: up to 3 call rounds and a forced answer, sampled at
+    temperature 1.0, small frames (the turns' lengths come from the shapes)."""
+    from paravt.agent.config import CropSettings, EngineConfig
+
+    crop = CropSettings(max_frames=4, min_pixels=1024, max_pixels=1024)
+    return EngineConfig(frames=4, min_pixels=1024, max_pixels=1024, crop=crop, max_turns=3,
+                        max_parallel=5, think_prefix="<think>\n", max_new_tokens=new_tokens,
+                        forced_tokens_mcq=new_tokens, temperature=1.0)  # fmt: skip
+
+
+def vllm_rows(
+    folder: Path, cfg, inputs, cores: tuple[int, int], args, wrap=None
+) -> tuple[dict, dict]:
+    """vllm-sync and vllm-async on one engine, in ABBA order; their records compared. ``wrap``:
+    what the engine drives instead of the vLLM backend itself (``ShapedBackend``)."""
+    from paravt.rollout.vllm_async import AsyncVLLMBackend
 
     gen_core, engine_core = cores
     os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(args.kv_cache_gib)  # vLLM's own settings
@@ -185,14 +343,15 @@ def vllm_rows(folder: Path, cfg, inputs, cores: tuple[int, int], args) -> tuple[
     order = (["vllm-sync", "vllm-async", "vllm-async", "vllm-sync"] * args.repeats)[
         : 2 * args.repeats
     ]
+    driven = backend if wrap is None else wrap(backend)
     with backend:
         # warm-up: every input once, in rounds. One episode was not enough: the first measured
         # run then took 1.4-1.7x the later ones (vLLM meeting the batch's shapes), and as the
         # ABBA order starts with vllm-sync that alone read as a 1.13-1.16x async gain
-        timed(backend, dataclasses.replace(cfg, schedule="rounds"), inputs)
+        timed(driven, dataclasses.replace(cfg, schedule="rounds"), inputs)
         for label in order:
             print(label, file=sys.stderr, flush=True)
-            row, recs = timed(backend, dataclasses.replace(cfg, schedule=schedules[label]), inputs)
+            row, recs = timed(driven, dataclasses.replace(cfg, schedule=schedules[label]), inputs)
             runs[label].append(row)
             records.setdefault(label, recs)
     rows = {label: mean_row(rs) for label, rs in runs.items()}
@@ -205,6 +364,58 @@ def vllm_rows(folder: Path, cfg, inputs, cores: tuple[int, int], args) -> tuple[
     return rows, {"start_s": round(start_s, 1), "sync_vs_async_same": same, "records": records}
 
 
+def mixed_main(args, cores, pinned, load_before, t_all) -> None:
+    """``--workload paper|toy-rl``: the two vLLM rows on heterogeneous episodes (module doc)."""
+    from paravt.models.tiny import make_tiny_model
+    from paravt.video import VideoSource
+
+    spec = WORKLOADS[args.workload]
+    with tempfile.TemporaryDirectory(prefix="bench-rollout-") as tmp:
+        work = Path(tmp)
+        inputs = toy_inputs(work / "toy", args.episodes, args.seed, args.video_size)
+        folder = make_tiny_model(work / "random-model", arch="qwen3-vl", preset="rollout")
+        cfg = mixed_engine(spec["turn_tokens"]["max"])
+        shapes = draw_shapes([i.id for i in inputs], spec, args.seed)
+        # the shortest video: every drawn window lies inside every episode's video
+        duration = min(VideoSource(v).meta.duration for v in {i.video for i in inputs})
+        os.sched_setaffinity(0, {pinned[1]})
+        rows, info = vllm_rows(
+            folder, cfg, inputs, pinned, args,
+            wrap=lambda b: ShapedBackend(b, shapes, duration, args.seed),
+        )  # fmt: skip
+        parameters = parameter_count(folder)
+    info.pop("records")
+    ratio = rows["vllm-async"]["episodes_per_s"] / rows["vllm-sync"]["episodes_per_s"]
+    rounds = [sh.rounds for sh in shapes.values()]
+    report = {
+        "model": "random", "parameters": parameters, "workload": args.workload,
+        "workload_spec": spec,
+        "drawn": {
+            "episodes": len(shapes),
+            "calling": sum(r > 0 for r in rounds),
+            "rounds": {str(k): rounds.count(k) for k in sorted(set(rounds))},
+            "sampled_tokens": sum(sum(sh.tokens) for sh in shapes.values()),
+            "calls": sum(sum(sh.calls) for sh in shapes.values()),
+        },
+        "engine": repo_relative(dataclasses.asdict(cfg)),
+        "video_size": args.video_size, "video_seconds": round(duration, 1),
+        "rows": rows,
+        "ratios": {"vllm_async_over_vllm_sync_episodes_per_s": round(ratio, 3),
+                   "target": "episodes on their own >= 1.3x rounds"},
+        "vllm": {**info, "engine_args": "float32, enforce_eager, max_model_len 8192, seed 0"},
+        "cores": {"vllm": pinned[0], "episode_engine": pinned[1], "available": cores},
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "versions": versions(), "total_s": round(time.perf_counter() - t_all, 1),
+        "command": " ".join(["OMP_NUM_THREADS=1 python benchmarks/bench_rollout.py", *sys.argv[1:]]),
+    }  # fmt: skip
+    out = Path(args.results or RESULTS / f"bench_rollout_random_{args.workload}.json")
+    out.write_text(json.dumps(report, indent=1, default=str) + "\n")
+    print(json.dumps({"rows": {k: {m: v[m] for m in ("episodes_per_s", "generated_tokens_per_s")}
+                               for k, v in rows.items()}, "ratio": ratio}, indent=1))  # fmt: skip
+    print(f"-> {out}")
+
+
 def main() -> None:
     args = parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -214,6 +425,11 @@ def main() -> None:
     pinned = (cores[0], cores[-1])
     load_before = os.getloadavg()
     t_all = time.perf_counter()
+    if args.workload != "fixed":
+        if args.model != "random":
+            sys.exit("--workload paper|toy-rl runs the random model: add --model random")
+        mixed_main(args, cores, pinned, load_before, t_all)
+        return
     with tempfile.TemporaryDirectory(prefix="bench-rollout-") as tmp:
         work = Path(tmp)
         inputs = toy_inputs(work / "toy", args.episodes, args.seed, args.video_size)

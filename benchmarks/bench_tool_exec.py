@@ -93,6 +93,13 @@ CODECS: dict[str, dict] = {
         "gop_s": 5, "source": "footage", "ext": "mp4",
         "note": "open GOPs: keyframes are non-IDR I pictures (x264's default is closed GOPs)",
     },
+    "x264_veryfast_intra_refresh": {
+        "encoder": "libx264", "args": ["-preset", "veryfast", "-x264-params", "intra-refresh=1"],
+        "gop_s": 5, "source": "footage", "ext": "mp4",
+        "note": "periodic intra refresh: the only IDR of each 30 s unit is its first picture; the "
+                "recovery points every 5 s are not restart points (paravt.video.bitstream), so a "
+                "window decodes from its unit's IDR, up to 30 s back",
+    },
     "x265": {
         "encoder": "libx265", "args": ["-preset", "veryfast", "-x265-params", "log-level=error"],
         "gop_s": 5, "source": "footage", "ext": "mp4",

@@ -2,7 +2,7 @@
 
 Claim (docs/TOY_TASK.md): on the toy task the parallel sweep solves the task at K = 4, and
 answering from the overview alone is near chance at K = 4 but not at K = 64. The oracle
-(``paravt.backends.toy_oracle.ToyOracleBackend``) is run on a generated split at training pixel budgets
+(``paravt.toy.oracle.ToyOracleBackend``) is run on a generated split at training pixel budgets
 and every episode is scored with ``paravt.rewards.compose``. Per setting: mcq accuracy, tvg mean
 IoU and share with IoU ≥ 0.5, mean R_fmt, κ (share of episodes with an executed call) and parse
 failures. Output: ``benchmarks/results/bench_toy_oracle.json``.
@@ -35,8 +35,8 @@ def main() -> None:
     from paravt.agent.config import EngineConfig
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.records import EpisodeInput
-    from paravt.backends.toy_oracle import ToyOracleBackend, episode_reward
     from paravt.data.rows import read_rows
+    from paravt.toy.oracle import ToyOracleBackend, episode_reward
 
     data = Path(args.data)
     rows = read_rows(data / f"{args.split}.jsonl", data).rows[: args.limit]

@@ -117,7 +117,8 @@ open(sys.argv[2], "w").write(json.dumps(out))
 DECODE_DRIVER = r"""
 import json, resource, sys
 from paravt.agent.vision import at_budget, budget_resizer
-from paravt.tools.crop_video import CropConfig, WindowRequest, execute_windows
+from paravt.tools.batch import execute_windows
+from paravt.tools.results import CropConfig, WindowRequest
 from paravt.video import VideoSource
 video, mode, out = sys.argv[1:4]
 lo, hi, arch = 784, 50176, "qwen3-vl"

@@ -244,7 +244,7 @@ def _trl_crop_tool(timing):
     from PIL import Image
 
     from paravt.tools.batch import window_plan
-    from paravt.tools.crop_video import CropConfig
+    from paravt.tools.results import CropConfig
     from paravt.video import VideoSource
 
     config = CropConfig(max_frames=WINDOW_FRAMES)

@@ -38,7 +38,12 @@ def parse_window_flag(text: str) -> dict:
     metavar="START:END",
     help="A crop_video window (repeatable); shows its frames instead of the overview.",
 )
-@click.option("--workers", type=int, default=None, help="Decoder pool size for windows.")
+@click.option(
+    "--workers",
+    type=int,
+    default=None,
+    help="Decoder pool size (0: one per core, as infer and eval decode).",
+)
 @click.option(
     "--sheet", type=click.Path(dir_okay=False), default=None, help="Write a contact sheet PNG here."
 )
@@ -117,6 +122,7 @@ def _windows(src, cfg: FramesConfig, windows, window_args: list[dict], result: d
                 "times": [round(t, 6) for t in r.times],
                 "size": list(r.frames.shape[2:]) if r.ok else None,
                 "failed": r.failed,
+                "damaged": r.damaged,
                 "warnings": r.warnings,
                 "error_kind": r.error_kind,
             }
@@ -131,8 +137,12 @@ def _windows(src, cfg: FramesConfig, windows, window_args: list[dict], result: d
 
 
 def _overview(src, cfg: FramesConfig, result: dict) -> list:
-    """Sample the overview into ``result["overview"]``; returns the sheet's one group."""
-    frames = src.overview(cfg.k, mode=cfg.mode)
+    """Sample the overview into ``result["overview"]``; returns the sheet's one group. It is
+    decoded the way the episode engine decodes it (the same lanes on ``workers`` decoders), so
+    what this shows is what a model is given, before the resize to its pixel budget."""
+    from paravt.video.parallel import resolve_workers
+
+    frames = src.overview(cfg.k, mode=cfg.mode, workers=resolve_workers(cfg.workers))
     result["overview"] = {
         "mode": cfg.mode,
         "k": cfg.k,
@@ -140,6 +150,7 @@ def _overview(src, cfg: FramesConfig, result: dict) -> list:
         "indices": frames.indices,
         "size": list(frames.size or ()),
         "failed": frames.failed,
+        "damaged": frames.damaged,
         "warnings": frames.warnings,
     }
     return [("", frames.data, frames.times)]

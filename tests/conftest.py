@@ -61,7 +61,7 @@ def pytest_terminal_summary(terminalreporter, config):
     if line is not None:
         terminalreporter.write_line(f"vLLM probe: {line}")
     if "vllm" in sys.modules:  # a colocated engine ran in this process: which ops it had
-        from paravt.train.vllm.platform import mapped_vllm_ops
+        from paravt.rollout.vllm_platform import mapped_vllm_ops
 
         ops = ", ".join(mapped_vllm_ops()) or "none"
         terminalreporter.write_line(f"vLLM ops mapped in the test process: {ops}")
@@ -86,7 +86,7 @@ def pytest_collection_modifyitems(config, items):
     elif vllm_items:
         # vLLM is installed: load it the way a run would, in a child (a build this CPU cannot
         # run kills the child, not pytest); where it cannot run, its tests skip with the reason
-        from paravt.train.vllm.platform import probe
+        from paravt.rollout.vllm_platform import probe
 
         seen = probe()
         config.stash[VLLM_PROBE] = seen.line()

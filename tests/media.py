@@ -183,6 +183,106 @@ def multi_stream_mkv(out: Path) -> Path:
     return out
 
 
+#: The hard kinds for frame equality (tests/video/test_frame_equality.py): 12 s of moving
+#: testsrc2 at 320x240 @ 25 with keyframes in the middle, each made so that a decode which seeks
+#: to the wrong place, or trusts the wrong flag, returns other pictures than a straight decode.
+_HARD_SRC = ("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=12")
+
+
+def _x264(out: Path, *extra: str, vf: str | None = None, pix_fmt: str = "yuv420p") -> Path:
+    _need("libx264")
+    _run(
+        *_HARD_SRC, *(("-vf", vf) if vf else ()), "-pix_fmt", pix_fmt, "-c:v", "libx264",
+        *extra, str(out),
+    )  # fmt: skip
+    return out
+
+
+def open_gop_mp4(out: Path) -> Path:
+    """x264 open GOPs (every keyframe after the first a non-IDR I picture with a recovery point
+    SEI; B-frames before it in display order reference the previous GOP)."""
+    return _x264(out, "-x264-params", "keyint=50:min-keyint=50:scenecut=0:open-gop=1:bframes=3")
+
+
+def high444_mp4(out: Path) -> Path:
+    """H.264 High 4:4:4, keyframes forced at 3.8 and 7.25 s, open GOP (the issue's file)."""
+    return _x264(
+        out, "-profile:v", "high444", "-force_key_frames", "3.8,7.25",
+        "-x264-params", "open-gop=1:keyint=1000:scenecut=0", pix_fmt="yuv444p",
+    )  # fmt: skip
+
+
+def non_idr_i_mp4(out: Path) -> Path:
+    """Non-IDR I pictures that FFmpeg flags as keyframes (a one-reference stream: its parser's
+    guess) at white flashes at 3.8 and 7.24 s: not restart points by the bitstream."""
+    return _x264(
+        out, "-x264-params", "keyint=1000:min-keyint=1000:ref=1:bframes=0",
+        vf="drawbox=c=white:t=fill:enable='eq(n,95)+eq(n,181)'",
+    )  # fmt: skip
+
+
+def intra_refresh_mp4(out: Path) -> Path:
+    """x264 periodic intra refresh: no I picture after the first; every "keyframe" is a P
+    picture whose recovery point SEI says the pictures come right some frames later."""
+    return _x264(out, "-x264-params", "intra-refresh=1:keyint=97")
+
+
+def anamorphic_mp4(out: Path) -> Path:
+    """Non-square pixels: 320x240 stored, sample aspect ratio 4:3 (shown 427x240)."""
+    return _x264(out, "-g", "50", vf="setsar=4/3")
+
+
+def no_duration_gops_mkv(out: Path) -> Path:
+    """Matroska written to a pipe (no duration, no cues) with a keyframe every 2 s: torchcodec
+    takes no frame table for it, so its decoders are exact-mode ones."""
+    _need("libx264")
+    with out.open("wb") as sink:
+        subprocess.run(
+            [ffmpeg_exe(), "-loglevel", "error", *_HARD_SRC, "-c:v", "libx264",
+             "-pix_fmt", "yuv420p", "-g", "50", "-f", "matroska", "pipe:1"],
+            stdout=sink, check=True,
+        )  # fmt: skip
+    return out
+
+
+def no_duration_intra_refresh_mkv(out: Path) -> Path:
+    """Both at once: no duration in the header and keyframe flags that are not restart points
+    (decoded packet by packet from restart points: ``paravt.video.sequential``)."""
+    _need("libx264")
+    with out.open("wb") as sink:
+        subprocess.run(
+            [ffmpeg_exe(), "-loglevel", "error", *_HARD_SRC, "-c:v", "libx264",
+             "-pix_fmt", "yuv420p", "-x264-params", "intra-refresh=1:keyint=97",
+             "-f", "matroska", "pipe:1"],
+            stdout=sink, check=True,
+        )  # fmt: skip
+    return out
+
+
+def hevc_open_gop_mp4(out: Path) -> Path:
+    """x265 open GOPs: CRA keyframes whose leading pictures reference the previous GOP."""
+    _need("libx265")
+    _run(
+        *_HARD_SRC, "-pix_fmt", "yuv420p", "-c:v", "libx265",
+        "-x265-params", "keyint=50:min-keyint=50:scenecut=0:open-gop=1:log-level=error",
+        str(out),
+    )  # fmt: skip
+    return out
+
+
+#: name -> generator of the hard kinds (each ~0.3 s to make).
+HARD_KINDS: dict[str, Callable[[Path], Path]] = {
+    "open_gop.mp4": open_gop_mp4,
+    "high444_open_gop.mp4": high444_mp4,
+    "non_idr_i.mp4": non_idr_i_mp4,
+    "intra_refresh.mp4": intra_refresh_mp4,
+    "anamorphic.mp4": anamorphic_mp4,
+    "no_duration_gops.mkv": no_duration_gops_mkv,
+    "no_duration_intra_refresh.mkv": no_duration_intra_refresh_mkv,
+    "hevc_open_gop.mp4": hevc_open_gop_mp4,
+}
+
+
 #: real file name in ../shared/videos -> generator of a file with the properties tests read.
 STAND_INS: dict[str, Callable[[Path], Path]] = {
     "torchcodec__testsrc2.mp4": testsrc2_720p,

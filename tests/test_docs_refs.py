@@ -36,7 +36,6 @@ TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".txt", ".sh", ".toml", ".cfg", 
 #: section numbers were kept for exactly that reason; the short form is only tolerated there.
 SHORT_FORM_ALLOWED = (
     "src/paravt/toy/",
-    "src/paravt/backends/toy_oracle.py",
     "src/paravt/train/sft/",
     "experiments/toy_paradox/",
 )

@@ -12,9 +12,9 @@ imported) and fails on
   police.
 
 A room is a top-level part of paravt (``paravt.video``, ``paravt.config``, ``paravt.kernels``,
-``paravt.backends``, ``paravt.cli``, as in ``tests/test_import_graph.py``), and each part of
-``paravt.train`` named in ``SUB_ROOMS`` (the launch machinery, the trainer's vLLM side, SFT) is a
-room of its own: the trainer core reaches them through public names only. Dunders are public.
+``paravt.backends``, ``paravt.rollout``, ``paravt.cli``, as in ``tests/test_import_graph.py``), and
+each part of ``paravt.train`` named in ``SUB_ROOMS`` (the launch machinery, SFT) is a room of its
+own: the trainer core reaches them through public names only. Dunders are public.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _private(name: str) -> bool:
 
 
 #: parts of a room that are rooms of their own for private names
-SUB_ROOMS = {"train.launch", "train.vllm", "train.sft"}
+SUB_ROOMS = {"train.launch", "train.sft"}
 
 
 def room_of(module: str) -> str:

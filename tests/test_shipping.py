@@ -90,7 +90,7 @@ def test_quick_starts_name_no_folder_a_clone_lacks():
 
 
 @pytest.mark.parametrize(
-    "name", ["cpu-smoke", "sft-smoke", "sft-toy", "paragrpo", "vanilla_grpo"]
+    "name", ["cpu-smoke", "sft-smoke", "sft-toy", "paragrpo", "paragrpo-sync", "vanilla_grpo"]
 )  # fmt: skip
 def test_no_packaged_recipe_points_at_shared(name, tmp_path, monkeypatch):
     """Every recipe's data names no ``../shared`` folder; the CPU ones also load, as typed
@@ -99,9 +99,11 @@ def test_no_packaged_recipe_points_at_shared(name, tmp_path, monkeypatch):
     from paravt.train.run import RECIPES, load_command_config, recipe_path
     from paravt.train.sft.run import load_sft_config
 
-    assert set(RECIPES) == {"cpu-smoke", "sft-smoke", "sft-toy", "paragrpo", "vanilla_grpo"}
+    assert set(RECIPES) == {
+        "cpu-smoke", "sft-smoke", "sft-toy", "paragrpo", "paragrpo-sync", "vanilla_grpo"
+    }  # fmt: skip
     assert "shared" not in str(read_yaml(recipe_path(name)).get("data"))
-    if name in ("paragrpo", "vanilla_grpo"):
+    if name in ("paragrpo", "paragrpo-sync", "vanilla_grpo"):
         return
     clone = tmp_path / "clone"  # no ../shared beside it
     clone.mkdir()

@@ -21,7 +21,7 @@ class ConfigError(UserError):
 
 class RankFailedError(ParavtError):
     """Another rank of a multi-process run failed: raised on every other rank at the next
-    handshake of the rollout (``paravt.train.launch.lockstep``), instead of waiting in a collective
+    handshake of the rollout (``paravt.rollout.lockstep``), instead of waiting in a collective
     until the process group times out. ``rank``, ``kind`` and ``message`` name that rank's
     error; its own traceback is in that rank's log."""
 

@@ -16,9 +16,9 @@ import dataclasses
 import pytest
 from agent_helpers import call, record_view, small_config
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
-from paravt.backends.base import BackendBase
 from paravt.backends.scripted import ScriptedBackend
 from paravt.errors import ConfigError
 

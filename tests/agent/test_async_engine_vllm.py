@@ -49,7 +49,7 @@ def toy_inputs(tmp_path_factory):
 @pytest.fixture(scope="module")
 def demo_vllm():
     pytest.importorskip("vllm")
-    from paravt.backends.vllm_async import AsyncVLLMBackend
+    from paravt.rollout.vllm_async import AsyncVLLMBackend
     from paravt.toy.demo import demo_model_dir
 
     with pytest.MonkeyPatch.context() as mp:

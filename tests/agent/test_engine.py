@@ -13,9 +13,9 @@ import logging
 import pytest
 from agent_helpers import call, small_config
 
+from paravt.agent.backend import Backend
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput, Generation
-from paravt.backends.base import Backend
 from paravt.backends.openai import OpenAIBackend
 from paravt.backends.scripted import ScriptedBackend
 from paravt.video.source import VideoSource
@@ -438,3 +438,37 @@ def test_the_engine_refuses_an_object_that_is_not_a_backend():
     for backend in (ScriptedBackend(["x"]), OpenAIBackend("http://127.0.0.1:9/v1", "m")):
         assert isinstance(backend, Backend)
         assert EpisodeEngine(backend, small_config()).backend is backend
+
+
+def test_the_optional_capabilities_are_declared_not_probed():
+    """``lockstep`` and ``agenerate`` are members of the protocol with a "has none" default: an
+    object that has every other member but not these is refused by name, and what the engine
+    decides (rounds or episodes on their own) follows the declared values alone."""
+
+    class NoCapabilities:  # every member but the two optional capabilities
+        codec = pixel_dtype = pixel_device = resize_arch = None
+        reads_image_pixels = False
+
+        def generate(self, requests):
+            return []
+
+        def keep_episode_state(self, budget_bytes):
+            pass
+
+        def end_episodes(self, episode_ids):
+            pass
+
+    with pytest.raises(TypeError, match="NoCapabilities is not a paravt Backend: it has no "
+                       r"lockstep, agenerate \(subclass paravt.agent.backend.BackendBase"):  # fmt: skip
+        EpisodeEngine(NoCapabilities(), small_config())
+    backend = ScriptedBackend(["x"])
+    assert backend.lockstep is None and backend.agenerate is None  # BackendBase's defaults
+    assert not EpisodeEngine(backend, small_config(schedule="auto")).episodes_advance_alone()
+
+    async def one(request):
+        return Generation(text="x")
+
+    backend.agenerate = one
+    assert EpisodeEngine(backend, small_config(schedule="auto")).episodes_advance_alone()
+    backend.lockstep = True
+    assert not EpisodeEngine(backend, small_config(schedule="auto")).episodes_advance_alone()

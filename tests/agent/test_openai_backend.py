@@ -304,7 +304,7 @@ def test_a_reply_the_server_split_comes_back_as_generated(q3_processor, toy_spli
     answer), split by the server's own parser into reasoning, content and tool_calls, are
     written back byte for byte, so the engine parses the same calls as from a local model."""
     from paravt.backends.openai import reply_text
-    from paravt.backends.toy_oracle import ToyOracleBackend
+    from paravt.toy.oracle import ToyOracleBackend
 
     out = toy_split
     rows = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()][:2]

@@ -217,7 +217,8 @@ def test_frames_resized_on_the_decode_lanes_give_the_same_rows_byte_for_byte(
     """``budget_resizer`` applied by the decode lanes (overview and crop_video windows) gives the
     frames ``at_budget`` makes from the full-size decode, and ``preprocess`` of either writes the
     rows of the full-size frames, byte for byte (426x240 and 330x186: sizes the rule changes)."""
-    from paravt.tools.crop_video import CropConfig, WindowRequest, execute_windows
+    from paravt.tools.batch import execute_windows
+    from paravt.tools.results import CropConfig, WindowRequest
 
     codec = ChatCodec(q3_processor)
     for video, (lo, hi) in itertools.product((pancake, str(odd_size_video)), _BUDGETS):

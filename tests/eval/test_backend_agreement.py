@@ -17,10 +17,10 @@ import json
 import pytest
 import torch
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.config import CropSettings, EngineConfig
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
-from paravt.backends.base import BackendBase
 from paravt.backends.openai import OpenAIBackend
 from paravt.eval.agreement import answer_key, compare_answers
 from paravt.eval.results import ResultRow
@@ -92,7 +92,7 @@ class ServerView(BackendBase):
 def test_the_server_renders_the_prompt_the_hf_backend_builds(
     toy_split, tiny_qwen3_dir, q3_processor, tool_role
 ):
-    from paravt.backends.toy_oracle import ToyOracleBackend
+    from paravt.toy.oracle import ToyOracleBackend
 
     openai = OpenAIBackend(
         "http://x/v1", str(tiny_qwen3_dir), tool_role=tool_role, image_format="png",

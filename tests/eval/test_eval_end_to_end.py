@@ -11,8 +11,8 @@ import logging
 
 import pytest
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.records import Generation
-from paravt.backends.base import BackendBase
 from paravt.backends.scripted import ScriptedBackend
 from paravt.config import load_config
 from paravt.eval.config import EvalConfig

@@ -22,6 +22,7 @@ from paravt.eval.results import (
     read_results,
     write_results,
 )
+from paravt.rewards import ToolCounts
 
 OLD = Path(__file__).parent / "data" / "results_v1"  # written by 5ed035b, before ResultRow
 
@@ -53,7 +54,12 @@ def test_old_lines_read_as_rows_and_write_back_unchanged(tmp_path):
     assert by_id["no-video"].error == ResultError(
         "video_missing", "video not found: toy/videos/absent.mp4"
     )
-    assert by_id["eval-00000-mcq"].tools == ToolUsage(1, 1, 1, 0, 0, 2)
+    counts = ToolCounts(parseable_calls=1, executed_ok=1, errors=0, parse_errors=0)
+    assert by_id["eval-00000-mcq"].tools == ToolUsage(counts, attempted=1, turns=2)
+    assert by_id["eval-00000-mcq"].tools.to_dict() == {
+        "executed": 1, "attempted": 1, "parseable": 1, "malformed": 0, "tool_errors": 0,
+        "turns": 2,
+    }  # fmt: skip
     assert by_id["eval-00000-mcq"].question_type == "mcq"
 
 

@@ -5,15 +5,20 @@ scripted backend over a real video, real tool execution) and scored by the train
 Each row is one exploit an audit found; the assertions are the rules that close it
 (docs/TRAIN.md "Reward rules"): a call that cannot run earns at most the parse credit and never
 the correctness bonus; a think-less call under the pre-fill earns no think term; "B or C" is no
-answer; "Video 3 shows it 12 times" is no span. The 3 Dec 2026 audit added hedges in every form (an
-open-ended "X or Y", ``B (or C)``, two option texts, two spans joined by ", or": no answer),
-filler reasoning (no think term), and the unclosed think that the protocol's clip absorbs after a
-call (kept: the reference composes R_fmt that way); those rows carry their totals before and after.
+answer; "Video 3 shows it 12 times" is no span. The 3 and 4 Dec 2026 audits added hedges in
+every form (no answer: the one-candidate rule, docs/ANSWERS.md), filler reasoning (no think term),
+honest answers that reject the other options (scored as their letter), a generic noun (no tool
+bonus), and the unclosed think that the protocol's clip absorbs after a call (kept: the reference
+composes R_fmt that way). Each of those rows is scored twice from one engine run: by today's rule,
+and by a frozen copy of the rule before the one-candidate rule (``frozen_rule_9f331e2.py``), so "before" is
+computed, never a constant. The generated versions are ``test_reward_hedges.py`` and
+``test_reward_filler.py``.
 """
 
 from __future__ import annotations
 
 import pytest
+from frozen_rule_9f331e2 import old_rule
 
 from paravt.agent.config import CropSettings, EngineConfig
 from paravt.agent.engine import EpisodeEngine
@@ -141,15 +146,15 @@ def test_two_unrelated_numbers_are_no_span(processor, pancake):
     assert b.acc == 1.0 and b.tool == pytest.approx(0.8)
 
 
-# ------------------------------------------------------------- the 3 Dec 2026 audit's holes
+# ------------------------------------------------------------- the audits' holes, before and after
 #
-# Each exploit the 3 Dec 2026 audit found, beside the honest completion it must not beat. The
-# bound is "an honest wrong answer's reward plus the tool terms it truly earned": for a hedge, the
-# same episode committing to a wrong candidate (same format, same executed call, so R_tool 0.3
-# and no bonus); for filler reasoning, the same episode with no reasoning at all; for an unclosed
-# think, the same episode with it closed. ``before`` is the total under the rules before that audit
-# (main at 5ed035b), ``after`` the total now; both measured through this engine and
-# ``score_episode``.
+# Each completion an audit found (3 and 4 Dec 2026) beside the honest completion it must not beat:
+# for a hedge, the same episode committing to the wrong candidate (same reasoning, same executed
+# call); for filler reasoning, the same episode with no reasoning; for an honest answer the old
+# rule refused, the same episode answering with the bare letter. "Now" is the total through this
+# engine and ``score_episode``; "before" is the same record scored with the frozen copy of the
+# rule as it stood before the one-candidate rule swapped in (``frozen_rule_9f331e2.old_rule``), so a row whose
+# hole had never been open shows it instead of passing on a constant.
 
 WHOLE = crop('{"video_path": "video", "start_time": 0, "end_time": 10.4}')  # the whole video
 
@@ -159,138 +164,149 @@ def answering(answer: str) -> list[str]:
     return [THINK + GOOD, f"The window shows it clearly.</think>\n<answer>{answer}</answer>"]
 
 
-# (id, turns, question type, gold, options, honest bound's turns, before, after)
-HOLES = [
-    # open-ended: token F1 paid both candidates' words; 0.57 cleared the 0.5 bonus threshold
-    (
-        "oe: two candidates joined by 'or'",
-        answering("a red square or a blue square"),
-        "oe",
-        "a red square",
-        None,
-        answering("a green circle"),
-        2.371,
-        1.3,
-    ),
-    # mcq: "(or" hid the second letter from the hedge rule, which read B
-    ("mcq: B (or C)", answering("B (or C)"), "mcq", "B", OPTIONS, answering("C"), 2.8, 1.3),
-    # mcq: two option texts joined by "or" read as the longer option (B)
-    (
-        "mcq: two option texts joined by 'or'",
-        answering("He opens a door or He pours milk"),
-        "mcq",
-        "B",
-        OPTIONS,
-        answering("He pours milk"),
-        2.8,
-        1.3,
-    ),
-    # tvg: ", or" between two spans was not read as an alternative
-    (
-        "tvg: two spans joined by ', or'",
-        answering("3 - 12 s, or 20 - 25 s"),
-        "tvg",
-        [3.0, 12.0],
-        None,
-        answering("20 - 25 s"),
-        2.8,
-        1.3,
-    ),
-    # think: any 10 characters counted as reasoning, with a call over the whole video: full marks
-    (
-        "think: 10 junk characters, a call over the whole video",
-        ["aaaaaaaaaa</think>\n" + WHOLE, "aaaaaaaaaa</think>\n<answer>B</answer>"],
-        "mcq",
-        "B",
-        OPTIONS,
-        ["</think>\n" + WHOLE, "</think>\n<answer>B</answer>"],
-        2.8,
-        2.4,
-    ),
-]
+def now_and_before(processor, video, turns, qtype="mcq", gold="B", options=OPTIONS):
+    """The episode's total under today's rule and under the frozen one, from one engine run."""
+    rec, now = run_and_score(processor, video, turns, qtype, gold, options)
+    with old_rule():
+        before = ParaGRPOTrainer.score_episode(None, rec, RewardConfig())
+    return now, before
 
 
-@pytest.mark.parametrize("row", HOLES, ids=[r[0] for r in HOLES])
-def test_each_hole_of_the_audit_is_closed(processor, pancake, row):
-    _, turns, qtype, gold, options, honest_turns, before, after = row
-    _, b = run_and_score(processor, pancake, turns, qtype, gold=gold, options=options)
-    assert b.total == pytest.approx(after, abs=1e-3)
-    assert after < before  # the hole paid more before
-    _, honest = run_and_score(processor, pancake, honest_turns, qtype, gold=gold, options=options)
-    assert b.total <= honest.total + 1e-9, (b, honest)
+SQUARE = "a red square"
+MCQ_HEDGES = [
+    "B | C", "B - C", "B – or C", "B ∨ C", "B >> C", "B unless C", "B 还是 C",
+    "B. C might also be right.", "Answer: B\nAnswer: C", "The answer is B. The answer is C.",
+    "B. He pours milk.", "B (or C)", "B or maybe C", "(B), or (C)", "the answer is B (or perhaps C)",
+    "He opens a door or He pours milk", "B or he pours milk", "he opens a door (maybe he sits down)",
+]  # fmt: skip
+TVG_HEDGES = [
+    "3-7. 9-12.", "3 - 7 s (9 - 12 s)", "3-7 vs. 9-12", "3-7 + 9-12",
+    "The answer is 3-7, but 9-12 is also possible", "3 - 7 s, or 9 - 12 s", "[3, 7], or [9, 12]",
+    "3-7 9-12",
+]  # fmt: skip
+OE_HEDGES = [
+    "red | blue square", "red & blue square", "red + blue square", "red square (blue square)",
+    "red square; blue square", "a red square or a blue square", "red/blue square",
+    "red, maybe blue square",
+]  # fmt: skip
+#: per question type: the gold, the options, and the committed wrong answer that bounds a hedge
+BOUNDS = {
+    "mcq": ("B", OPTIONS, "C"),
+    "tvg": ([3.0, 7.0], None, "9 - 12 s"),
+    "oe": (SQUARE, None, "a blue square"),
+}
+HEDGES = (
+    [("mcq", h) for h in MCQ_HEDGES]
+    + [("tvg", h) for h in TVG_HEDGES]
+    + [("oe", h) for h in OE_HEDGES]
+)
+
+
+@pytest.fixture(scope="module")
+def wrong_guess(processor, pancake):
+    """The committed wrong answer's total per question type (one engine run each)."""
+    out = {}
+    for qtype, (gold, options, wrong) in BOUNDS.items():
+        _, b = run_and_score(processor, pancake, answering(wrong), qtype, gold, options)
+        assert b.tool == pytest.approx(0.3)  # executed, no bonus
+        out[qtype] = b.total
+    return out
+
+
+@pytest.mark.parametrize("qtype, hedge", HEDGES, ids=[h for _, h in HEDGES])
+def test_a_hedge_the_audits_found_scores_no_more_than_a_wrong_guess(
+    processor, pancake, wrong_guess, qtype, hedge
+):
+    gold, options, _ = BOUNDS[qtype]
+    now, before = now_and_before(processor, pancake, answering(hedge), qtype, gold, options)
+    assert now.acc == 0.0 and now.tool == pytest.approx(0.3), (now, before)
+    assert now.total <= wrong_guess[qtype] + 1e-9, (now, before)
+
+
+#: the hedges the 4 Dec 2026 audit found open; the others were closed on 3 Dec
+AUDIT_4_DEC = {
+    "B | C", "B - C", "B – or C", "B ∨ C", "B >> C", "B unless C", "B 还是 C",
+    "B. C might also be right.", "Answer: B\nAnswer: C", "The answer is B. The answer is C.",
+    "B. He pours milk.", "3-7. 9-12.", "3 - 7 s (9 - 12 s)", "3-7 vs. 9-12", "3-7 + 9-12",
+    "The answer is 3-7, but 9-12 is also possible", "red | blue square", "red & blue square",
+    "red + blue square", "red square (blue square)", "red square; blue square",
+}  # fmt: skip
+
+
+def test_the_frozen_rule_paid_exactly_the_hedges_the_4_dec_audit_found(
+    processor, pancake, wrong_guess
+):
+    """Under the frozen rule, exactly the 4 Dec audit's hedges beat a wrong guess (the issue's
+    2.80 and 2.47) and the 3 Dec ones did not: the test above is not vacuous, and the frozen copy
+    is the rule the audit measured."""
+    paid = set()
+    for qtype, hedge in HEDGES:
+        gold, options, _ = BOUNDS[qtype]
+        _, before = now_and_before(processor, pancake, answering(hedge), qtype, gold, options)
+        if before.total > wrong_guess[qtype] + 1e-9:
+            paid.add(hedge)
+    assert paid == AUDIT_4_DEC
+
+
+def test_a_generic_noun_earns_no_tool_bonus(processor, pancake, wrong_guess):
+    """``square`` for gold ``a red square``: F1 0.67, over the 0.5 threshold, but the bonus asks
+    for every content word of the gold. Before: the bonus was paid."""
+    now, before = now_and_before(processor, pancake, answering("square"), "oe", SQUARE, None)
+    assert now.acc == pytest.approx(2 / 3) and now.tool == pytest.approx(0.3)
+    assert before.tool == pytest.approx(0.8) and before.total > now.total
+    _, full = run_and_score(processor, pancake, answering("red square"), "oe", SQUARE, None)
+    assert full.tool == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(
+    "answer", ["The answer is B; A is wrong.", "B, because A and C show other actions"]
+)
+def test_an_answer_that_rejects_the_others_scores_as_its_letter(processor, pancake, answer):
+    now, before = now_and_before(processor, pancake, answering(answer))
+    _, honest = run_and_score(processor, pancake, answering("B"))
+    assert now.total == pytest.approx(honest.total)
+    assert before.total < honest.total  # the old rule read two letters: no answer
 
 
 def test_an_unclosed_think_is_clipped_away_after_a_call_as_in_the_reference(processor, pancake):
     """The protocol's R_fmt is clip(base + λ·anchor, 0, 1) (docs/PROTOCOL.md §5.2, as the
-    reference composes it): after an executed call the base terms reach 1.0 (1.1 when balanced),
-    so the −0.3 of a think left open in the tool turn is clipped away. That is the paper's
-    composition, kept. Without a call the base terms stop at 0.8 and the penalty is paid."""
-    reasoning = "I need to see the middle of the clip first.\n"  # no </think>: left open
-    _, unclosed = run_and_score(processor, pancake, [reasoning + GOOD, ANSWER])
-    _, closed = run_and_score(processor, pancake, [THINK + GOOD, ANSWER])
-    assert unclosed.anchor == pytest.approx(0.4 + 0.3 - 0.3) and closed.anchor == pytest.approx(0.7)
-    assert unclosed.fmt_base == pytest.approx(1.0) and closed.fmt_base == pytest.approx(1.1)
-    assert unclosed.fmt == closed.fmt == 1.0  # before and after the audit: 2.8 both
-    assert unclosed.total == pytest.approx(closed.total) == pytest.approx(2.8)
+    reference composes it). After an executed call with a substantive think before it, the base
+    terms reach 1.0 (1.1 when balanced), so a think left open — in the tool turn or in the final
+    turn — is clipped away. The −0.3 bites only where the base terms leave room: when no turn
+    closes a substantive think (anchor −0.3 alone), and in an episode without a call."""
+    closed_turns = [THINK + GOOD, ANSWER]
+    _, closed = run_and_score(processor, pancake, closed_turns)
+    open_tool = ["I need to see the middle of the clip first.\n" + GOOD, ANSWER]
+    open_final = [THINK + GOOD, "The window shows the answer clearly.\n<answer>B</answer>"]
+    for turns in (open_tool, open_final):
+        _, b = run_and_score(processor, pancake, turns)
+        assert b.anchor < closed.anchor and b.fmt == closed.fmt == 1.0
+        assert b.total == pytest.approx(closed.total)
+    # no turn closes its think: the anchor is −0.3 alone, and R_fmt falls below 1
+    both_open = [open_tool[0], open_final[1]]
+    _, b = run_and_score(processor, pancake, both_open)
+    assert b.anchor == pytest.approx(-0.3) and b.fmt < 1.0 and b.total < closed.total
     # no call: the same think left open costs λ·0.3 and the balanced term
     _, open_direct = run_and_score(processor, pancake, ["I saw it in the overview.\n<answer>B"])
     _, closed_direct = run_and_score(processor, pancake, [ANSWER])
     assert open_direct.total < closed_direct.total
 
 
-# An independent table: other strings of the same kinds, each scored against its honest bound
-# (the same episode committing to a wrong candidate). Every one of them is no answer now: R_acc 0,
-# R_tool 0.3 (the call executed, no bonus), total 1.3. The last column is its total before the
-# audit (5ed035b; 1.3 where an older rule had already closed it).
-OTHER_HEDGES = [
-    ("oe", "red", None, "red/blue", 2.47),
-    ("oe", "red", None, "either red or blue", 1.7),
-    ("oe", "red", None, "red, maybe blue", 2.3),
-    ("oe", "red", None, "red (or possibly blue)", 1.7),
-    ("oe", "the man opens the door", None, "he opens the door or he sits down", 1.7),
-    ("mcq", "B", OPTIONS, "B or maybe C", 2.8),
-    ("mcq", "B", OPTIONS, "(B), or (C)", 2.8),
-    ("mcq", "B", OPTIONS, "the answer is B (or perhaps C)", 2.8),
-    ("mcq", "B", OPTIONS, "B / C", 1.3),
-    ("mcq", "B", OPTIONS, "B; C", 1.3),
-    ("mcq", "B", OPTIONS, "B or he pours milk", 2.8),
-    ("mcq", "B", OPTIONS, "either he opens a door or he pours milk", 2.8),
-    ("mcq", "B", OPTIONS, "He pours milk / He opens a door", 2.8),
-    ("mcq", "B", OPTIONS, "he opens a door (maybe he sits down)", 2.8),
-    ("tvg", [3.0, 12.0], None, "3-12 or 20-25", 1.3),
-    ("tvg", [3.0, 12.0], None, "[3, 12], or [20, 25]", 2.8),
-    ("tvg", [3.0, 12.0], None, "3 - 12 s (or maybe 20 - 25 s)", 2.8),
-    ("tvg", [3.0, 12.0], None, "the answer is 3-12 s, or possibly 20-25 s", 2.8),
-    ("tvg", [3.0, 12.0], None, "0:03-0:12 / 0:20-0:25", 1.3),
-    ("tvg", [3.0, 12.0], None, "3-12 20-25", 2.8),
-]
-WRONG = {"oe": "green", "mcq": "D", "tvg": "20 - 25 s"}
+#: Reasoning that costs nothing, from the audits: each earned every think term before (2.8 with a
+#: call over the whole video), and earns nothing over no reasoning now. The generated version of
+#: this list is tests/rewards/test_reward_filler.py.
+FILLER = [
+    "..........", "ok ok ok ok ok", "0123456789", "hmm, hmm, hmm.", "x" * 40, "a b c d e f",
+    "\u3164" * 12, "ㅤㅤ ㅤㅤㅤ ㅤㅤㅤㅤ", "What does the man do?", "aa bb cc dd", "la la la la",
+    "lorem ipsum dolor", "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
+]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def wrong_guess(processor, pancake):
-    """The honest wrong answer's total per question type (one engine run each)."""
-    golds = {"oe": ("red", None), "mcq": ("B", OPTIONS), "tvg": ([3.0, 12.0], None)}
-    out = {}
-    for qtype, (gold, options) in golds.items():
-        _, b = run_and_score(processor, pancake, answering(WRONG[qtype]), qtype, gold, options)
-        assert b.acc == 0.0 and b.tool == pytest.approx(0.3)
-        out[qtype] = b.total
-    return out
-
-
-@pytest.mark.parametrize("row", OTHER_HEDGES, ids=[r[3] for r in OTHER_HEDGES])
-def test_other_hedges_score_no_more_than_a_wrong_guess(processor, pancake, wrong_guess, row):
-    qtype, gold, options, answer, before = row
-    _, b = run_and_score(processor, pancake, answering(answer), qtype, gold=gold, options=options)
-    assert b.acc == 0.0 and b.tool == pytest.approx(0.3)
-    assert b.total <= wrong_guess[qtype] + 1e-9
-    assert b.total <= before
-
-
-#: Reasoning that costs nothing: no think term, no think-before-call, no anchor close or flow
-#: (each scored 2.8, full marks, before the audit; 2.4 now, as with no reasoning at all).
-FILLER = ["..........", "ok ok ok ok ok", "0123456789", "hmm, hmm, hmm.", "x" * 40, "a b c d e f"]
+#: the filler the 4 Dec 2026 audit found still paid; the rest was closed on 3 Dec
+FILLER_4_DEC = {
+    "ㅤㅤ ㅤㅤㅤ ㅤㅤㅤㅤ", "What does the man do?", "aa bb cc dd", "lorem ipsum dolor",
+    "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -300,13 +316,15 @@ def no_reasoning(processor, pancake):
         processor, pancake, ["</think>\n" + WHOLE, "</think>\n<answer>B</answer>"]
     )
     _, honest = run_and_score(processor, pancake, [THINK + WHOLE, ANSWER])
-    assert (none.total, honest.total) == (pytest.approx(2.4), pytest.approx(2.8))
+    assert none.total < honest.total
     return none.total
 
 
 @pytest.mark.parametrize("filler", FILLER)
 def test_filler_reasoning_earns_nothing_over_none(processor, pancake, no_reasoning, filler):
     turns = [f"{filler}</think>\n" + WHOLE, f"{filler}</think>\n<answer>B</answer>"]
-    _, b = run_and_score(processor, pancake, turns)
-    assert b.acc == 1.0 and b.tool == pytest.approx(0.8)  # the answer and the call are real
-    assert b.total == pytest.approx(no_reasoning)
+    now, before = now_and_before(processor, pancake, turns)
+    assert now.acc == 1.0 and now.tool == pytest.approx(0.8)  # the answer and the call are real
+    assert now.total == pytest.approx(no_reasoning), (now, before)
+    # the frozen rule paid the think terms for exactly the 4 Dec audit's filler
+    assert (before.total > no_reasoning + 1e-9) == (filler in FILLER_4_DEC), before

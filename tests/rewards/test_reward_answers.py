@@ -12,6 +12,8 @@ from paravt.rewards import (
     exact_match,
     extract_mcq_letter,
     mcq_gold_letter,
+    oe_hedged,
+    oe_phrases,
     parse_span,
     temporal_iou,
     temporal_iou_hull,
@@ -44,7 +46,7 @@ TEN = [f"option text {i}" for i in range(10)]
         ("(B) The dog runs away", "B"),
         ("B because the dog leaves", "B"),
         ("Option A is wrong; the answer is B", "B"),
-        ("I think it is C", "C"),
+        ("I think it is C", None),  # without options I is an option letter too: two candidates
         ("A", "A"),
         ("A.", "A"),
         ("(A)", "A"),
@@ -62,6 +64,12 @@ TEN = [f"option text {i}" for i in range(10)]
 )
 def test_mcq_letter_without_options(text, letter):
     assert extract_mcq_letter(text) == letter
+
+
+def test_the_pronoun_i_with_four_options():
+    """With four options I is no letter, so "I think" is the pronoun in every case."""
+    assert extract_mcq_letter("I think it is C", OPTIONS) == "C"
+    assert extract_mcq_letter("I", OPTIONS) is None
 
 
 @pytest.mark.parametrize("letter", list("EFGHIJ"))
@@ -288,7 +296,7 @@ def test_eval_scoring_reads_an_untagged_answer_with_an_explanation():
     assert scored["iou"] == pytest.approx(1.0)
 
 
-# -- two answers are no answer (docs/ANSWERS.md rule 7, in every form) -------------------------
+# -- two answers are no answer (docs/ANSWERS.md, "One candidate") ---------------------------------
 
 
 @pytest.mark.parametrize(
@@ -323,7 +331,7 @@ def test_two_different_letters_are_no_answer(text):
     ],
 )
 def test_one_letter_with_other_words_still_reads(text, letter):
-    assert extract_mcq_letter(text) == letter
+    assert extract_mcq_letter(text, OPTIONS) == letter
 
 
 # -- which span is the answer -------------------------------------------------------------------
@@ -336,10 +344,13 @@ def test_one_letter_with_other_words_still_reads(text, letter):
         ("<answer>Video 3 shows it 12 times</answer>", None),
         ("There are 2 people and 5 cars", None),
         ("The event starts at 6.6 and ends at 15.2", (6.6, 15.2)),  # labelled times
-        ('The question asks about "0 - 30 s"; the answer is 12.5 - 18', (12.5, 18.0)),
-        ('You asked about "0 - 30 s". It happens at 12.5 - 18', (12.5, 18.0)),  # quoted dropped
-        ("In the 0-30 s window, the answer is 12.5 - 18", (12.5, 18.0)),  # marked by the phrase
-        ("12.5 - 18. The window 0 - 30 was cropped first.", (12.5, 18.0)),  # opens the answer
+        # two spans, whichever marks one: quoted, after an answer phrase, opening the text
+        ('The question asks about "0 - 30 s"; the answer is 12.5 - 18', None),
+        ('You asked about "0 - 30 s". It happens at 12.5 - 18', None),
+        ("In the 0-30 s window, the answer is 12.5 - 18", None),
+        ("12.5 - 18. The window 0 - 30 was cropped first.", None),
+        ("12.5 - 18; 0 - 30 is wrong", (12.5, 18.0)),  # the other one rejected
+        ("12.5 - 18, not 0 - 30", (12.5, 18.0)),
         ("12.5-18 s (0:12.5-0:18)", (12.5, 18.0)),  # one span, written twice
         ("I looked at 0-30, then at 12-18", None),  # two spans, neither marked: no answer
         ("12-18 or 20-25", None),  # alternatives
@@ -372,7 +383,8 @@ def test_a_lone_period_is_no_answer_to_gold_a():
 def test_a_span_right_after_chinese_text():
     assert parse_span("答案是3-9") == (3.0, 9.0)
     assert parse_span("答案是3-9秒") == (3.0, 9.0)
-    assert parse_span("我看了0-30，答案是3-9") == (3.0, 9.0)
+    assert parse_span("我看了0-30，答案是3-9") is None  # two spans
+    assert parse_span("答案是3-9，不是0-30") == (3.0, 9.0)  # the other one rejected
 
 
 def test_an_open_ended_hedge_is_no_answer_for_the_reward_and_the_judge():
@@ -384,7 +396,53 @@ def test_an_open_ended_hedge_is_no_answer_for_the_reward_and_the_judge():
         assert token_f1(hedge, "red") == 0.0 and not rule_match(hedge, "red")
     assert exact_match("red or blue", "red or blue") == 1.0  # the gold offers them too
     assert token_f1("to be or not", "to be or not to be") > 0.5
-    # one uncertain candidate, a fraction, and a list are read as usual
-    assert token_f1("maybe red", "red") == pytest.approx(2 / 3)
+    # one uncertain candidate and a fraction are one phrase
+    assert token_f1("maybe red", "red") == 1.0
     assert not oe_hedged("1/2", "0.5") and rule_match("the red square", "red")
-    assert token_f1("red and blue", "red") == pytest.approx(0.5)  # F1's partial credit
+    # a list names two phrases: no answer for the reward; the judge credits the containment
+    assert token_f1("red and blue", "red") == 0.0 and rule_match("red and blue", "red")
+
+
+@pytest.mark.parametrize(
+    "answer, phrases",
+    [
+        ("a red square", [["red", "square"]]),
+        ("The answer is a red square.", [["red", "square"]]),
+        ("Answer: red square", [["red", "square"]]),
+        ("red | blue square", [["red"], ["blue", "square"]]),
+        ("red & blue square", [["red"], ["blue", "square"]]),
+        ("red square (blue square)", [["red", "square"], ["blue", "square"]]),
+        ("red square; blue square", [["red", "square"], ["blue", "square"]]),
+        ("red square, not blue square", [["red", "square"]]),  # the other one rejected
+        ("red-blue square", [["red"], ["blue", "square"]]),  # a hyphen joins, as any symbol
+        ("1/2 of 3.5", [["1/2", "of", "3.5"]]),  # so does a number
+        ("红色或蓝色", [["红", "色"], ["蓝", "色"]]),
+    ],
+)
+def test_open_ended_phrases(answer, phrases):
+    assert oe_phrases(answer) == phrases
+    assert oe_hedged(answer, "a red square") == (len(phrases) > 1)
+
+
+def test_the_tool_bonus_needs_exactly_the_gold_content_words():
+    """A generic noun alone reaches F1 0.67 against "a red square" but not the bonus, nor do two
+    candidates side by side (F1 0.8, no joiner to see) or an added detail; the gold's words do.
+    Multiple choice and grounding keep the threshold alone."""
+    from paravt.rewards import RewardConfig, bonus_earned
+
+    cfg = RewardConfig()
+    for answer, f1, bonus in [
+        ("square", 2 / 3, False),
+        ("red", 2 / 3, False),
+        ("blue square", 0.5, False),
+        ("a red square", 1.0, True),
+        ("The red square.", 1.0, True),
+        ("red blue square", 0.8, False),
+        ("the red square in the corner", 2 / 3, False),
+    ]:
+        acc = token_f1(answer, "a red square")
+        assert acc == pytest.approx(f1), answer
+        assert bonus_earned(answer, "a red square", "oe", None, acc, cfg) is bonus, answer
+    assert bonus_earned("B", "B", "mcq", None, 1.0, cfg)
+    assert bonus_earned("3-9", [3, 9.5], "tvg", None, 0.5, cfg)
+    assert not bonus_earned("3-9", [3, 20], "tvg", None, 0.35, cfg)

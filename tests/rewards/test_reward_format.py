@@ -256,6 +256,24 @@ def test_anchor_lambda_and_vanilla():
     assert format_score(base, anchor, RewardConfig(anchor_lambda=0.5)) == pytest.approx(1.0)
     assert format_score(base, anchor, RewardConfig(anchor_lambda=0.1)) == pytest.approx(0.87)
     assert format_score(base, anchor, RewardConfig.vanilla()) == pytest.approx(0.8)
+
+
+def test_the_vanilla_baseline_has_the_reference_baselines_format_weights():
+    """The reference's vanilla GRPO runs its format reward in the default mode (its
+    ``paravt/rl/rewards/format.py`` with ANSWER_SUFFIX off): think 0.3, answer 0.2, answer close
+    0.1, with no anchor; PARA-GRPO's constrained mode pays 0.2 / 0.3 / 0.2 (docs/PROTOCOL.md
+    §5.6). The packaged recipe states the same (tests/train/test_reward_config.py)."""
+    vanilla, para = RewardConfig.vanilla(), RewardConfig()
+    assert (vanilla.think_bonus, vanilla.answer_bonus, vanilla.answer_close_bonus) == (
+        0.3,
+        0.2,
+        0.1,
+    )
+    assert (para.think_bonus, para.answer_bonus, para.answer_close_bonus) == (0.2, 0.3, 0.2)
+    assert vanilla.anchor_lambda == 0.0 and not vanilla.token_anchor
+    text = f"<think>{THINK}</think><answer>B</answer>"
+    assert format_terms(text, vanilla).base == pytest.approx(0.3 + 0.2 + 0.1 + 0.1)
+    assert format_terms(text, para).base == pytest.approx(0.2 + 0.3 + 0.2 + 0.1)
     assert RewardConfig().anchor_lambda == 0.5 and RewardConfig().format_weight == 1.0
 
 
@@ -272,7 +290,7 @@ def test_constants_come_from_config():
         anchor_flow=0.07,
         anchor_unclosed=-0.08,
     )
-    t = format_terms(f"<think>abc</think>{CALL}<think>x<answer>B</answer>", cfg)
+    t = format_terms(f"<think>it is</think>{CALL}<think>x<answer>B</answer>", cfg)
     assert (t.think, t.answer, t.answer_close, t.think_before_call, t.balanced) == (
         0.01,
         0.02,
@@ -327,8 +345,10 @@ def test_no_call_earns_no_think_before_call(completion):
 
     terms = format_terms(completion)
     assert terms.think_before_call == 0.0
-    r = compose("", completion, None, "B", "mcq", cfg=RewardConfig.vanilla())
-    assert r.fmt_base == pytest.approx(0.8) and r.fmt == pytest.approx(0.8)
+    cfg = RewardConfig.vanilla()
+    r = compose("", completion, None, "B", "mcq", cfg=cfg)
+    paid = cfg.think_bonus + cfg.answer_bonus + cfg.answer_close_bonus + cfg.balanced_bonus
+    assert r.fmt_base == pytest.approx(paid) and r.fmt == pytest.approx(paid)  # no call term
 
 
 def test_think_before_call_follows_r_tools_notion_of_a_call():
@@ -378,3 +398,28 @@ def test_every_turns_prefill_counts_once():
     assert format_terms(with_prefill, prefix="<think>\n") == format_terms(with_prefill)
     t = format_terms(with_prefill)
     assert t.anchor_unclosed == 0.0 and t.balanced == 0.1 and t.anchor_flow == 0.3
+
+
+SPAM = "<|im_start|>" * 5  # the reference zeroes a completion under 300 characters holding five
+
+
+@pytest.mark.parametrize(
+    "completion, calls",
+    [
+        (SPAM, 0),  # nothing else: no think, no answer, the pre-fill left open
+        (SPAM + CALL, 1),  # spam, then a call that ran
+        (f"{THINK}</think>\n<answer>B</answer>{SPAM}", 0),  # a real answer, then spam
+        (f"{THINK}</think>{SPAM}<answer>B</answer>", 0),
+    ],
+)
+def test_im_start_spam_earns_nothing_the_same_episode_would_not_earn_without_it(completion, calls):
+    """paravt keeps no short-circuit for ``<|im_start|>`` spam (docs/PROTOCOL.md §7.1): spam
+    alone earns 0, and spam added to an episode never raises its reward."""
+    from paravt.rewards import ToolCounts, compose
+
+    ex = ToolCounts(parseable_calls=calls, executed_ok=calls)
+    spammed = compose("<think>\n", completion, ex, "B", "mcq", ["x", "y", "z"])
+    clean = compose("<think>\n", completion.replace(SPAM, ""), ex, "B", "mcq", ["x", "y", "z"])
+    assert spammed.total <= clean.total + 1e-9
+    if completion == SPAM:
+        assert spammed.total == 0.0

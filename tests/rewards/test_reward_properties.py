@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from paravt.rewards import (
     LETTERS,
     RewardConfig,
-    ToolExecutionSummary,
+    ToolCounts,
     accuracy,
     compose,
     extract_mcq_letter,
@@ -105,7 +105,7 @@ def test_iou_in_range_and_equals_hull_iou(xs):
     acc=st.floats(-1, 2, allow_nan=False),
 )
 def test_tool_and_compose_in_range(prefix, completion, counts, acc):
-    ex = ToolExecutionSummary(*counts)
+    ex = ToolCounts(*counts)
     assert 0.0 <= tool_reward(ex, acc) <= 1.0
     r = compose(prefix, completion, ex, "B", "mcq", ["x", "y", "z"])
     assert 0.0 <= r.acc <= 1.0 and 0.0 <= r.fmt <= 1.0 and 0.0 <= r.tool <= 1.0

@@ -9,7 +9,7 @@ import pytest
 from paravt.rewards import (
     RewardBreakdown,
     RewardConfig,
-    ToolExecutionSummary,
+    ToolCounts,
     compose,
     final_answer_text,
     tool_reward,
@@ -36,15 +36,15 @@ CALL = (
     ],
 )
 def test_tool_levels(parseable, executed, errors, acc, expected):
-    ex = ToolExecutionSummary(parseable_calls=parseable, executed_ok=executed, errors=errors)
+    ex = ToolCounts(parseable_calls=parseable, executed_ok=executed, errors=errors)
     assert tool_reward(ex, acc) == pytest.approx(expected)
 
 
 def test_tool_reward_config_and_inputs():
-    ex = ToolExecutionSummary(parseable_calls=0)
+    ex = ToolCounts(parseable_calls=0)
     assert tool_reward(ex, 1.0, RewardConfig(tool_bonus_requires_call=False)) == 0.5
     big = RewardConfig(tool_executed=0.9, tool_correct_bonus=0.5)
-    assert tool_reward(ToolExecutionSummary(1, 1, 0), 1.0, big) == 1.0  # clipped to [0, 1]
+    assert tool_reward(ToolCounts(1, 1, 0), 1.0, big) == 1.0  # clipped to [0, 1]
     # the engine's counts object, a dict, or nothing
     counts = SimpleNamespace(parseable_calls=2, executed_ok=1, errors=0, parse_errors=3)
     assert tool_reward(counts, 0.0) == pytest.approx(0.3)
@@ -53,9 +53,7 @@ def test_tool_reward_config_and_inputs():
     # the strict reading: a call that did not run earns nothing at all
     assert tool_reward({"parseable_calls": 1}, 1.0, RewardConfig(tool_parseable=0.0)) == 0.0
     assert tool_reward(None, 1.0) == 0.0
-    assert ToolExecutionSummary.of({"parseable_calls": "x", "executed_ok": -4}) == (
-        ToolExecutionSummary(0, 0, 0)
-    )
+    assert ToolCounts.of({"parseable_calls": "x", "executed_ok": -4}) == (ToolCounts(0, 0, 0))
 
 
 def test_tool_reward_reads_no_text():
@@ -63,7 +61,7 @@ def test_tool_reward_reads_no_text():
     r = compose(
         "",
         CALL + "<tool_response>8 frames</tool_response><answer>B</answer>",
-        ToolExecutionSummary(0, 0, 1),
+        ToolCounts(0, 0, 1),
         "B",
         "mcq",
         ["a", "b"],
@@ -76,7 +74,7 @@ def test_compose_breakdown():
         "<think>\n",
         "I look at 10 to 20 s.</think>" + CALL + "<think>The dog leaves the room.</think>"
         "<answer>B</answer>",
-        ToolExecutionSummary(parseable_calls=1, executed_ok=1, errors=0),
+        ToolCounts(parseable_calls=1, executed_ok=1, errors=0),
         gold="B",
         question_type="mcq",
         options=["a cat", "a dog", "a bird", "a fish"],
@@ -92,14 +90,14 @@ def test_compose_breakdown():
 
 def test_compose_weight_and_vanilla():
     # a substantive think left open before the answer: base 0.2 + 0.3 + 0.2, anchor -0.3
-    args = ("", "<think>I look at it twice <answer>A</answer>", ToolExecutionSummary(), "B", "mcq")
+    args = ("", "<think>I look at it twice <answer>A</answer>", ToolCounts(), "B", "mcq")
     paper = compose(*args)
     assert paper.acc == 0.0 and paper.tool == 0.0
     assert paper.fmt == pytest.approx(0.7 - 0.5 * 0.3)
     half = compose(*args, cfg=RewardConfig(format_weight=0.5))
     assert half.total == pytest.approx(0.5 * paper.fmt)
-    vanilla = compose(*args, cfg=RewardConfig.vanilla())
-    assert vanilla.fmt == pytest.approx(0.7) and vanilla.anchor == pytest.approx(-0.3)
+    vanilla = compose(*args, cfg=RewardConfig.vanilla())  # the reference baseline's 0.3 + 0.2 + 0.1
+    assert vanilla.fmt == pytest.approx(0.6) and vanilla.anchor == pytest.approx(-0.3)
 
 
 def test_prefilled_think_changes_the_reward():
@@ -145,7 +143,7 @@ def test_compose_takes_the_turns_of_an_episode():
     """The turn boundary is explicit; an earlier tool turn's answer earns nothing."""
     tool_turn = "<think>Look at the start first.</think><answer>A</answer>" + CALL
     final = "<think>The start shows a dog.</think>"
-    ex = ToolExecutionSummary(parseable_calls=1, executed_ok=1)
+    ex = ToolCounts(parseable_calls=1, executed_ok=1)
     r = compose("", [tool_turn, final], ex, "A", "mcq", ["a dog", "a cat"])
     assert r.acc == 0.0  # the final turn holds no answer
     assert r.fmt_base == pytest.approx(0.2 + 0.3 + 0.1) and r.anchor == pytest.approx(0.4)
@@ -154,3 +152,26 @@ def test_compose_takes_the_turns_of_an_episode():
     assert answered.fmt_base == pytest.approx(1.1) and answered.anchor == pytest.approx(0.7)
     # the same episode joined into one string would have read turn 0's answer
     assert compose("", tool_turn + final, ex, "A", "mcq").fmt_base == pytest.approx(1.1)
+
+
+def test_one_tool_counts_record_for_the_engine_the_reward_and_eval():
+    """The engine's counts, the reward's and an eval line's are one type: no copy under other
+    names (the eval line is a view of it); the old reward name still answers, with a
+    FutureWarning naming the release that removes it."""
+    import paravt.rewards
+    from paravt.agent.records import EpisodeRecord
+    from paravt.agent.records import ToolCounts as EngineCounts
+    from paravt.eval.results import ToolUsage
+
+    assert EngineCounts is ToolCounts
+    assert (
+        type(EpisodeRecord("e", "v", "q", "mcq", None, "A", "parallel", "frames").tool_counts)
+        is ToolCounts
+    )
+    counts = ToolCounts(parseable_calls=2, executed_ok=1, errors=1, parse_errors=1)
+    view = ToolUsage(counts, attempted=2, turns=3)
+    counts.executed_ok += 1  # the engine counting on: the view follows
+    assert (view.executed, view.parseable, view.malformed, view.tool_errors) == (2, 2, 1, 1)
+    assert ToolUsage.from_dict(view.to_dict()) == view
+    with pytest.warns(FutureWarning, match="removed in paravt 0.2"):
+        assert paravt.rewards.ToolExecutionSummary is ToolCounts

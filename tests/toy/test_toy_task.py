@@ -15,7 +15,8 @@ from paravt.cli.main import main
 from paravt.data.rows import read_rows
 from paravt.errors import ConfigError
 from paravt.eval.adapters import load_split
-from paravt.tools.crop_video import CropConfig, WindowRequest, execute_windows
+from paravt.tools.batch import execute_windows
+from paravt.tools.results import CropConfig, WindowRequest
 from paravt.toy.detect import needle_colour
 from paravt.toy.generate import make_toy_task
 from paravt.toy.render import encode_mp4, render_frames

@@ -33,7 +33,7 @@ class FakeVLLMServer:
     """In-process stand-in for ``trl vllm-serve`` (see the module docstring)."""
 
     def __init__(self, model: Any, processing_class: Any, mm_processor_kwargs: dict | None = None):
-        from paravt.backends.policy import PolicyBackend
+        from paravt.rollout.policy import PolicyBackend
 
         self.model = model.eval()
         # vLLM samples from the whole vocabulary: a model folder's suppress_tokens is not applied

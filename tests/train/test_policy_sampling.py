@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from paravt.agent.records import GenRequest
-from paravt.backends.policy import PolicyBackend
+from paravt.rollout.policy import PolicyBackend
 
 
 def _requests(ids: list[int], n: int) -> list[GenRequest]:
@@ -50,7 +50,7 @@ def test_lockstep_samples_what_the_other_rank_samples_and_drops_the_fillers(tiny
     other rank runs. Only this rank's own requests get answers."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from paravt.train.launch.lockstep import Lockstep
+    from paravt.rollout.lockstep import Lockstep
 
     model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32).eval()
     processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)
@@ -90,7 +90,7 @@ def test_rollouts_reuse_each_episodes_cache_and_sample_the_same_tokens(tiny_qwen
     from paravt.agent.config import CropSettings, EngineConfig
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.records import EpisodeInput
-    from paravt.train.launch.lockstep import Lockstep
+    from paravt.rollout.lockstep import Lockstep
 
     model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32).eval()
     processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)

@@ -12,7 +12,7 @@ import torch
 
 
 def test_rewards_see_the_think_prefix_exactly_once(smoke_run):
-    from paravt.rewards import ToolExecutionSummary, compose
+    from paravt.rewards import ToolCounts, compose
     from paravt.rewards.format import scored_text
 
     _, _, probe = smoke_run
@@ -28,7 +28,7 @@ def test_rewards_see_the_think_prefix_exactly_once(smoke_run):
             for text, gen in zip(texts, generated, strict=True):
                 assert scored_text(prefix, text).count("<think>") == 1 + gen.count("<think>")
             tc = rec.tool_counts
-            execution = ToolExecutionSummary(tc.parseable_calls, tc.executed_ok, tc.errors)
+            execution = ToolCounts(tc.parseable_calls, tc.executed_ok, tc.errors)
             once = compose(
                 prefix,
                 generated,
@@ -67,6 +67,8 @@ def test_turn_spans_are_the_generated_runs_and_prefills_are_prompt(smoke_run):
 
 
 def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
+    from paravt.rollout.streams import LossRow
+
     _, _, probe = smoke_run
     trainer = probe.trainer
     tok = trainer._tokenizer
@@ -87,9 +89,9 @@ def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
     spans = [(0, len(gen1)), (len(gen1) + len(tool), len(ids))]
     width = len(ids) + 2
     rows = [
-        {"completion": ids, "ok": True, "turns": spans, "open_think": [False, False]},
-        {"completion": gen1, "ok": False},
-        {"completion": ids, "ok": True, "turns": spans, "flat": True},
+        LossRow([], ids, mask, [0.0] * len(ids), turns=spans, open_think=[False, False]),
+        LossRow([], gen1, [0] * len(gen1), [0.0] * len(gen1), ok=False),
+        LossRow([], ids, mask, [0.0] * len(ids), turns=spans, flat=True),
     ]
     completion_ids = torch.tensor(
         [ids + [pad, pad], gen1 + [pad] * (width - len(gen1)), ids + [pad, pad]], dtype=torch.long
@@ -121,7 +123,7 @@ def test_token_anchor_bonus_only_on_generated_structural_tokens(smoke_run):
             row = trainer._row_from_record(rec)
             expected = torch.zeros(adv.shape[1])
             if not flat:
-                b = trainer._token_bonus(row["completion"], row["turns"], row["open_think"])
+                b = trainer._token_bonus(row.completion, row.turns, row.open_think)
                 expected[: len(b)] = torch.tensor(b)
             expected = expected * mask[i]
             assert torch.allclose(adv[i] - a, expected, atol=1e-6)

@@ -12,7 +12,7 @@ from gloo_ranks import run_two_ranks
 from rank_failure_worker import FAULT
 
 from paravt.errors import RankFailedError
-from paravt.train.launch.lockstep import Lockstep, RankFailure, announce_failure, exchange
+from paravt.rollout.lockstep import Lockstep, RankFailure, announce_failure, exchange
 
 
 @pytest.mark.ranks

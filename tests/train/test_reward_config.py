@@ -24,6 +24,7 @@ NEW_VALUES = {
     "anchor_lambda": 0.25,
     "think_min_chars": 12,
     "think_min_words": 2,
+    "think_min_new_words": 1,
     "think_bonus": 0.15,
     "answer_bonus": 0.35,
     "answer_close_bonus": 0.25,

@@ -189,7 +189,7 @@ def test_bad_config_is_a_user_error_with_exit_2(tmp_path):
     vanilla = para_config(load_command_config("vanilla_grpo", one_proc))
     assert vanilla.rewards.anchor_lambda == 0 and not vanilla.frames_gating
     assert vanilla.engine.think_prefix == ""
-    from paravt.backends.vllm import is_vllm_available
+    from paravt.rollout.vllm import is_vllm_available
 
     if not is_vllm_available():  # use_vllm=true without vLLM: the fix, before TRL builds anything
         from paravt.errors import ConfigError

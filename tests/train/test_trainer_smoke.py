@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections import defaultdict
 
@@ -209,12 +210,12 @@ def test_a_truncated_episode_leaves_the_loss_and_padding_keeps_pad_to_multiple_o
     edited = copy.deepcopy(records[0])
     for reason, truncated in (("length", True), ("stop", False)):
         edited.turns[-1].finish_reason = reason
-        assert trainer._row_from_record(edited)["truncated"] is truncated
+        assert trainer._row_from_record(edited).truncated is truncated
     rows = [trainer._row_from_record(r) for r in records]
-    live = [i for i, r in enumerate(rows) if r["ok"] and sum(r["mask"]) > 0]
+    live = [i for i, r in enumerate(rows) if r.ok and sum(r.mask) > 0]
     assert len(live) >= 2
     cut = live[0]
-    rows = [dict(r, truncated=i == cut) for i, r in enumerate(rows)]
+    rows = [dataclasses.replace(r, truncated=i == cut) for i, r in enumerate(rows)]
     saved = trainer.mask_truncated_completions, trainer.pad_to_multiple_of
     try:
         trainer.mask_truncated_completions, trainer.pad_to_multiple_of = False, None
@@ -223,15 +224,30 @@ def test_a_truncated_episode_leaves_the_loss_and_padding_keeps_pad_to_multiple_o
         masked = trainer._collate(rows, torch.device("cpu"))
     finally:
         trainer.mask_truncated_completions, trainer.pad_to_multiple_of = saved
-    cut_tokens = int(plain["loss_mask"][cut].sum())
-    assert cut_tokens > 0 and int(masked["loss_mask"][cut].sum()) == 0
+    cut_tokens = int(plain.loss_mask[cut].sum())
+    assert cut_tokens > 0 and int(masked.loss_mask[cut].sum()) == 0
     for i in live[1:]:
-        assert int(masked["loss_mask"][i].sum()) == int(plain["loss_mask"][i].sum())
-    assert int(masked["num_items_in_batch"]) == int(plain["num_items_in_batch"]) - cut_tokens
-    assert masked["prompt_ids"].size(1) % 8 == 0 and masked["completion_ids"].size(1) % 8 == 0
-    assert masked["completion_ids"].size(1) >= plain["completion_ids"].size(1)
-    mm = masked["forward_kwargs"]["mm_token_type_ids"]
-    assert mm.shape == masked["prompt_completion_ids"].shape
+        assert int(masked.loss_mask[i].sum()) == int(plain.loss_mask[i].sum())
+    assert int(masked.num_items_in_batch) == int(plain.num_items_in_batch) - cut_tokens
+    assert masked.prompt_ids.size(1) % 8 == 0 and masked.completion_ids.size(1) % 8 == 0
+    assert masked.completion_ids.size(1) >= plain.completion_ids.size(1)
+    mm = masked.mm_token_type_ids
+    assert mm.shape == masked.prompt_completion_ids.shape
+
+
+def test_each_rollout_crosses_as_groups_with_the_step_they_were_sampled_under(smoke_run):
+    """The learner reads the rollout as ``RolloutGroup``s: the step's episodes in batch order,
+    one K per group, every episode with the policy version (optimizer steps taken) that sampled
+    it, which in the synchronous loop is the step itself."""
+    _, _, probe = smoke_run
+    for step, ro in enumerate(probe.rollouts):
+        groups = ro["groups"]
+        assert [r for g in groups for r in g.records] == ro["records"]
+        assert [e for g in groups for e in g.inputs] == ro["episode_inputs"]
+        for g in groups:
+            assert {e.id for e in g.inputs} == {g.prompt_id}
+            assert {e.frames_k for e in g.inputs} == {g.frames_k}
+            assert g.policy_versions == [step] * len(g.records)
 
 
 def test_the_recipe_as_shipped_updates_the_model_from_its_first_step(tmp_path, monkeypatch):

@@ -115,7 +115,7 @@ ROLLOUT_OPTIONS = {
     "num_generations_eval": "honoured: the group size in evaluation",
     "num_iterations": "honoured: old log-probs when a rollout is reused",
     "scale_rewards": "honoured: paravt.train.advantages",
-    "use_vllm": "honoured: paravt.backends.vllm",
+    "use_vllm": "honoured: paravt.rollout.vllm",
     "vllm_importance_sampling_correction": "honoured: _vllm_sampling_correction",
     "vllm_importance_sampling_mode": "honoured: _vllm_sampling_correction",
     "vllm_importance_sampling_clip_min": "honoured: _vllm_sampling_correction",

@@ -117,7 +117,7 @@ def _engine_config(**kw):
 def test_engine_through_trl_vllm_generation(tiny, video_path):
     """Real generation, real frames: pads fill the server's features, streams are as sampled."""
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
+    from paravt.rollout.vllm import VLLMBackend
 
     model, processor = tiny
     server, generator = _server_generator(tiny, max_completion_length=99)
@@ -196,7 +196,7 @@ class ColocatedExpansion:
         return int(grid.prod()) // self.merge
 
     def generate(self, prompts, images, num_generations):
-        from paravt.backends.vllm_prompt import image_pad_runs
+        from paravt.rollout.vllm_prompt import image_pad_runs
 
         reported = []
         for j, ids in enumerate(prompts):
@@ -223,8 +223,8 @@ def test_colocated_vllm_gets_one_pad_per_frame_and_reports_the_stream(tiny, vide
     naming the episode."""
     from paravt.agent.config import CropSettings
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
-    from paravt.backends.vllm_prompt import VLLMPromptMismatchError, image_pad_runs
+    from paravt.rollout.vllm import VLLMBackend
+    from paravt.rollout.vllm_prompt import VLLMPromptMismatchError, image_pad_runs
 
     _, processor = tiny
     backend = VLLMBackend(ColocatedExpansion(processor, []), processor, first_turn_text=FORCED)
@@ -257,7 +257,7 @@ def test_sampler_logprobs_match_the_policy(tiny, video_path):
     """The server holds the pushed weights and sees the same frames: its logprob of each sampled
     token is the policy's own (what TRL's importance-sampling correction measures)."""
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
+    from paravt.rollout.vllm import VLLMBackend
 
     model, processor = tiny
     _, generator = _server_generator(tiny)
@@ -291,7 +291,7 @@ def test_sampler_logprobs_match_the_policy(tiny, video_path):
 
 def test_vision_token_and_unechoed_stop_end_a_turn(tiny):
     from paravt.agent.records import GenRequest
-    from paravt.backends.vllm import VLLMBackend, sampled_logprobs
+    from paravt.rollout.vllm import VLLMBackend, sampled_logprobs
 
     _, processor = tiny
 
@@ -336,9 +336,9 @@ def test_a_failed_rollout_tells_the_other_ranks_at_their_next_handshake(tiny):
     goes to the others' next handshake before it is re-raised; a failure read at a handshake
     raises ``RankFailedError`` naming the rank, and is not announced again."""
     from paravt.agent.records import GenRequest
-    from paravt.backends.vllm import VLLMBackend
     from paravt.errors import RankFailedError
-    from paravt.train.launch.lockstep import RankFailure
+    from paravt.rollout.lockstep import RankFailure
+    from paravt.rollout.vllm import VLLMBackend
 
     _, processor = tiny
 
@@ -370,8 +370,8 @@ def test_a_failed_rollout_tells_the_other_ranks_at_their_next_handshake(tiny):
 
 
 def test_importance_sampling_ratio_modes():
-    from paravt.backends.vllm import importance_sampling_ratio
     from paravt.errors import ConfigError
+    from paravt.rollout.vllm import importance_sampling_ratio
 
     old = torch.tensor([[-1.0, -1.0, -1.0], [-1.0, -1.0, -1.0]])
     sampled = torch.tensor([[-1.5, -1.0, float("nan")], [-1.0, -3.0, -1.0]])
@@ -421,7 +421,7 @@ def test_use_vllm_without_vllm_is_a_config_error_before_any_model_loads(
 def test_colocated_vllm_refuses_a_budget_its_processor_would_resize(tiny, monkeypatch):
     """Colocated vLLM loads the model folder's processor: a frame budget entirely outside its
     pixel range would be re-sized on every frame (features != pads) — refused up front."""
-    import paravt.backends.vllm as vb
+    import paravt.rollout.vllm as vb
     from paravt.errors import ConfigError
     from paravt.train.run import load_command_config, para_config
     from paravt.train.trainer import ParaGRPOTrainer
@@ -446,7 +446,7 @@ def test_training_steps_through_trl_vllm_generation(
     import trl.trainer.grpo_trainer as grpo
     from fake_vllm import serverless_factory
 
-    import paravt.backends.vllm as vb
+    import paravt.rollout.vllm as vb
     import paravt.train.trainer as trainer_module
     from paravt.train.metrics import read_jsonl
     from paravt.train.run import load_command_config, run_training

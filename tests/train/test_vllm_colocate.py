@@ -37,8 +37,8 @@ def colocated(tmp_path_factory):
     from transformers import AutoModelForImageTextToText, AutoProcessor
     from trl.generation.vllm_generation import VLLMGeneration
 
-    from paravt.backends.vllm import colocated_llm_settings
     from paravt.models.tiny import make_tiny_model
+    from paravt.rollout.vllm import colocated_llm_settings
     from paravt.train.run import load_command_config, para_config
 
     args = para_config(load_command_config("cpu-smoke", (f"trainer.seed={SEED}",)))
@@ -114,8 +114,8 @@ def test_colocated_vllm_samples_paravt_stream_with_frames(colocated, video_path)
     vLLM over the overview and the four window frames."""
     from paravt.agent.config import CropSettings
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
-    from paravt.backends.vllm_prompt import image_pad_runs
+    from paravt.rollout.vllm import VLLMBackend
+    from paravt.rollout.vllm_prompt import image_pad_runs
 
     model, processor, generator = colocated
     with torch.no_grad():  # the engine starts from the folder's weights: the push must fix that
@@ -178,8 +178,8 @@ def test_colocated_vllm_given_the_expanded_stream_is_an_error(colocated, video_p
     check catches it and names the episode. (One frame: with several, vLLM 0.32 on CPU puts every
     frame's features into the first run and its engine fails with "Encoder cache miss".)"""
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
-    from paravt.backends.vllm_prompt import VLLMPromptMismatchError
+    from paravt.rollout.vllm import VLLMBackend
+    from paravt.rollout.vllm_prompt import VLLMPromptMismatchError
 
     _, processor, generator = colocated
     backend = VLLMBackend(generator, processor)
@@ -199,7 +199,7 @@ def test_colocated_vllm_serves_round_two_from_its_prefix_cache(colocated, video_
     prompt — and each overview frame reached vLLM's input processor under the same multimodal
     hash in both rounds. The count is the turn's ``cached_tokens`` in the episode record."""
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
+    from paravt.rollout.vllm import VLLMBackend
 
     _, processor, generator = colocated
     engine_core = generator.llm.llm_engine

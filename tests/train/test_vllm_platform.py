@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from paravt.errors import ConfigError
-from paravt.train.vllm.platform import (
+from paravt.rollout.vllm_platform import (
     EXIT_CANNOT_RUN,
     cpu_problem,
     host_cpu,
@@ -72,7 +72,7 @@ def test_a_cpu_no_build_runs_on_is_one_line_naming_the_feature_and_the_fix():
 
 
 def test_require_vllm_refuses_such_a_cpu_before_anything_loads():
-    from paravt.backends.vllm import require_vllm
+    from paravt.rollout.vllm import require_vllm
     from paravt.train.run import load_command_config, para_config
 
     args = para_config(load_command_config("cpu-smoke", ("trainer.use_vllm=true",)))

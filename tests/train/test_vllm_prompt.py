@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paravt.backends.vllm_prompt import (
+from paravt.rollout.vllm_prompt import (
     VLLMPromptMismatchError,
     check_reported_prompt,
     collapse_image_pads,

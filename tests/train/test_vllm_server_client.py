@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from test_vllm_backend import FORCED, _engine_config, _episodes
 
-from paravt.backends.vllm_server import ServerGeneration, check_server
-from paravt.backends.vllm_server_client import VLLMServerClient, VLLMServerError
 from paravt.errors import ConfigError
-from paravt.train.vllm.weight_push import FolderReloadPush, WeightPushError
+from paravt.rollout.vllm_server import ServerGeneration, check_server
+from paravt.rollout.vllm_server_client import VLLMServerClient, VLLMServerError
+from paravt.rollout.weight_push import FolderReloadPush, WeightPushError
 
 
 class Answers(BaseHTTPRequestHandler):
@@ -110,7 +110,7 @@ def test_a_server_that_stops_mid_run_is_retried_then_named_and_the_rollout_stops
     scored as a failure in silence. The same whether the episodes go in rounds or on their
     own."""
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
+    from paravt.rollout.vllm import VLLMBackend
 
     eos = processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
     httpd = answering(budget=1, eos=eos)
@@ -146,7 +146,7 @@ def test_the_servers_prefix_cache_count_is_the_turns_cached_tokens(
     ``cached_tokens`` in the record, in rounds and with episodes on their own; a server started
     without the flag reports none (0)."""
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
+    from paravt.rollout.vllm import VLLMBackend
 
     eos = processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
     httpd = answering(eos=eos, cached=cached)
@@ -170,7 +170,7 @@ def test_server_mode_episodes_advance_on_their_own_and_send_what_the_rounds_send
     (token ids, frames, sampling) as in synchronous rounds, and the records are the same. Under a
     lockstep (a collective generator on several ranks) there is no ``agenerate``: rounds."""
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
+    from paravt.rollout.vllm import VLLMBackend
 
     eos = processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
     episodes = _episodes(video_path("torchcodec__testsrc2.mp4"), 3)

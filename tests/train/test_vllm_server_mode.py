@@ -3,9 +3,9 @@ environment, ``scripts/vllm-env.sh``; skipped elsewhere).
 
 The server is vLLM's OpenAI server (``vllm_tiny_server``: dev mode, ``--enable-scale-out``,
 processed logprobs) on a free loopback port, CPU, float32. The trainer talks to it through
-paravt's own client (``paravt.backends.vllm_server_client``: token ids and frames in, token ids and
+paravt's own client (``paravt.rollout.vllm_server_client``: token ids and frames in, token ids and
 logprobs out) and pushes its weights by a reload from the run folder
-(``paravt.train.vllm.weight_push``). Each test leaves the server holding the folder's weights
+(``paravt.rollout.weight_push``). Each test leaves the server holding the folder's weights
 again: the server is shared with the eval tests of the session.
 """
 
@@ -36,15 +36,15 @@ def test_server_logprobs_equal_the_policy_after_a_push_and_differ_before(
     tolerance — and the step's folder is the only one left."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from paravt.backends.vllm_server import (
+    from paravt.errors import ConfigError
+    from paravt.rollout.vllm_server import (
         WeightsProbe,
         check_server,
         refuse_other_weights,
         within,
     )
-    from paravt.backends.vllm_server_client import VLLMServerClient
-    from paravt.errors import ConfigError
-    from paravt.train.vllm.weight_push import FolderReloadPush, save_checkpoint
+    from paravt.rollout.vllm_server_client import VLLMServerClient
+    from paravt.rollout.weight_push import FolderReloadPush, save_checkpoint
 
     base = vllm_tiny_server.base_url.removesuffix("/v1")
     client = VLLMServerClient(base)
@@ -150,7 +150,7 @@ def test_two_trainer_ranks_share_one_vllm_server(
     requests, every episode on its own, with no lockstep (no handshake, no filler prompt); the
     ranks meet only at the folder push, once a step, and both sample from the pushed weights
     (each rank's sampler logprobs are its policy's within 1e-3 at both steps)."""
-    from paravt.backends.vllm_server_client import VLLMServerClient
+    from paravt.rollout.vllm_server_client import VLLMServerClient
 
     base = vllm_tiny_server.base_url.removesuffix("/v1")
     worker = Path(__file__).with_name("vllm_server_ranks_worker.py")
@@ -184,10 +184,10 @@ def test_server_serves_round_two_from_its_prefix_cache(
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
-    from paravt.backends.vllm_server import ServerGeneration
-    from paravt.backends.vllm_server_client import VLLMServerClient
-    from paravt.train.vllm.weight_push import FolderReloadPush, save_checkpoint
+    from paravt.rollout.vllm import VLLMBackend
+    from paravt.rollout.vllm_server import ServerGeneration
+    from paravt.rollout.vllm_server_client import VLLMServerClient
+    from paravt.rollout.weight_push import FolderReloadPush, save_checkpoint
 
     base = vllm_tiny_server.base_url.removesuffix("/v1")
     client = VLLMServerClient(base)
@@ -218,3 +218,71 @@ def test_server_serves_round_two_from_its_prefix_cache(
     rounds = vllm_cache_check.check_round_two_hits(record, block)
     print(f"server, block {block}: {rounds}")
     vllm_cache_check.check_same_frame_hashes(hashes)
+
+
+def test_para_grpo_at_max_staleness_2_learns_from_rollouts_one_version_back(
+    vllm_tiny_server, tiny_qwen3_dir, tmp_path, shared_videos, smoke_args, train_probe
+):
+    """Bounded staleness against the real server: 4 PARA-GRPO steps at ``max_staleness = 2``,
+    every turn sampled by the server while the trainer learns (the producer runs up to 2 steps
+    ahead), crop_video frames going back to it, one weight push a step with each turn recording
+    the version that sampled it. The steps consume at least one group sampled one version back
+    or more, none more than 2; the sampler's logprobs of a stale turn are its own version's, so
+    they differ from the learner's old log-probs, and the per-token weight corrects for it.
+    (The policy's output layer is moved at every step's end, a stand-in for an update big
+    enough to see: the random smoke model's groups rarely have a reward spread.)"""
+    from transformers import TrainerCallback
+
+    from paravt.train.metrics import read_jsonl
+    from paravt.train.run import load_command_config, run_training
+
+    class Move(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kw):
+            with torch.no_grad():
+                model.lm_head.weight.mul_(1.5)
+
+    run_dir = tmp_path / "run"
+    base_url = vllm_tiny_server.base_url.removesuffix("/v1")
+    cfg = load_command_config(
+        "cpu-smoke",
+        smoke_args(
+            run_dir, shared_videos, f"model={tiny_qwen3_dir}", "trainer.use_vllm=true",
+            "trainer.vllm_mode=server", f"trainer.vllm_server_base_url={base_url}",
+            "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=4",
+            "trainer.max_staleness=2", "trainer.save_steps=100",
+        ),
+    )  # fmt: skip
+    probe = train_probe()
+
+    def attach(trainer):
+        probe.attach(trainer)
+        trainer.add_callback(Move())
+
+    try:
+        summary = run_training(cfg, on_trainer=attach)
+    finally:
+        _restore(probe.trainer.vllm_generation.client, tiny_qwen3_dir)
+    assert summary["global_step"] == 4
+    trainer = probe.trainer
+    assert trainer._backend.syncs == 4 and trainer.vllm_generation.push.pushed == [0, 1, 2, 3]
+    rows = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
+    ages = [r["async/staleness_max"] for r in rows]
+    print(f"staleness per step: {ages}; waits {[round(r['async/wait_s'], 2) for r in rows]}")
+    assert max(ages) >= 1 and max(ages) <= 2 and all(r["async/groups_dropped"] == 0 for r in rows)
+    stale_gaps = []
+    for step, (out, rollout) in enumerate(zip(probe.outputs, probe.rollouts, strict=True)):
+        for g in rollout["groups"]:
+            assert all(0 <= step - v <= 2 for v in g.policy_versions)
+        records = rollout["records"]
+        ok_calls = [c for r in records for c in r.calls if c.status == "ok"]
+        assert ok_calls and all(c.n_frames > 0 for c in ok_calls)
+        mask = (out["completion_mask"] * out["tool_mask"]).bool()
+        diff = (out["old_per_token_logps"][mask] - out["sampling_per_token_logps"][mask]).abs()
+        versions = [min(v for v in (t.policy_version for t in r.turns) if v is not None)
+                    for r in records if r.status == "ok"]  # fmt: skip
+        if step and min(versions) < step:
+            stale_gaps.append(float(diff.max()))
+        else:
+            assert diff.max() < 1e-3, diff.max()  # sampled by the weights it learns with
+    # at least one step learned from tokens of older weights, and saw the difference
+    assert stale_gaps and max(stale_gaps) > 1e-3, stale_gaps

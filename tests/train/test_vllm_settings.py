@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from paravt.backends.vllm import colocated_llm_settings
 from paravt.errors import ConfigError
+from paravt.rollout.vllm import colocated_llm_settings
 from paravt.train.run import load_command_config, para_config, start_run_folder
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from paravt.errors import ConfigError
-from paravt.train.vllm.stack import CONSTRAINTS_FILE, STACKS, series, stack_problem
+from paravt.rollout.vllm_stack import CONSTRAINTS_FILE, STACKS, series, stack_problem
 
 
 def test_the_stacks_in_the_constraints_file_pass_and_others_are_named():
@@ -42,7 +42,7 @@ def test_the_stacks_in_the_constraints_file_pass_and_others_are_named():
 
 
 def test_a_stack_outside_them_fails_before_a_model_loads(monkeypatch):
-    import paravt.backends.vllm as vb
+    import paravt.rollout.vllm as vb
     from paravt.train.run import load_command_config, para_config
 
     monkeypatch.setattr(vb, "is_vllm_available", lambda *a, **k: True)

@@ -28,7 +28,7 @@ def main() -> None:
     from test_vllm_backend import FORCED, _engine_config, _episodes
 
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.vllm import VLLMBackend
+    from paravt.rollout.vllm import VLLMBackend
 
     model_dir, video, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     acc = Accelerator(cpu=True)

@@ -22,7 +22,8 @@ PUBLIC = {
 #: The seam's own surface (``paravt.video.decoders.SourceDecoders``), held to a list the same way.
 DECODERS_PUBLIC = {
     "path", "table", "device", "num_threads", "skip_disposable", "codec", "rotation", "created",
-    "own", "built", "new", "decode_skipping", "decode", "close",
+    "own", "built", "new", "decode_skipping", "decode", "close", "counted_frames",
+    "seeks_are_safe",
 }  # fmt: skip
 
 

@@ -70,3 +70,23 @@ def test_frames_takes_every_crop_config_key(gop_video, capsys):
     assert out["config"]["skip_disposable"] is False and out["config"]["decoder_threads"] == 2
     assert len(out["windows"][0]["times"]) == 4  # max_frames (6 s at 1 fps) reached the tool
     assert out["stats"]["pictures_skipped"] == 0
+
+
+def test_frames_shows_the_overview_the_engine_decodes(video_path, capsys):
+    """``paravt frames -k 64`` decodes the overview the way infer does (one lane per core), so it
+    shows the same frames, the same failures and the same damage as the model gets."""
+    import torch
+
+    from paravt.video import VideoSource
+    from paravt.video.parallel import resolve_workers
+
+    path = video_path("decord__corrupted.mp4")
+    assert main(["frames", str(path), "-k", "64", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["config"]["workers"] == 0
+    engine = VideoSource(path).overview(64, workers=resolve_workers(0))
+    assert shown["overview"]["times"] == [round(t, 6) for t in engine.times]
+    assert shown["overview"]["damaged"] == engine.damaged and engine.damaged
+    assert shown["overview"]["failed"] == engine.failed
+    one = VideoSource(path).overview(64, workers=1)
+    assert torch.equal(one.data, engine.data)  # and the lanes change no pixel

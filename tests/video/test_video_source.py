@@ -211,7 +211,7 @@ def test_pool_decoders_built_from_the_frame_table_decode_the_same_frames(video_p
         if want is not None:
             assert got.pts_seconds == pytest.approx(want.pts_seconds, abs=1e-9)
             assert torch.equal(got.data, want.data), f"frame {i} of {name}"
-    assert make_decoder(src.path).metadata.num_frames == src.meta.num_frames
+    assert make_decoder(src.path).decoder.metadata.num_frames == src.meta.num_frames
 
 
 @pytest.mark.parametrize("skip", [True, False], ids=["without-disposable", "plain-decode"])

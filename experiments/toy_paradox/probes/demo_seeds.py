@@ -21,7 +21,7 @@ from paravt.agent.config import InferConfig
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
 from paravt.backends.factory import make_backend
-from paravt.backends.toy_oracle import episode_reward
+from paravt.toy.oracle import episode_reward
 from paravt.config import load_config
 from paravt.data.rows import read_rows
 from paravt.rewards.answers import LETTERS, extract_mcq_letter

@@ -11,7 +11,7 @@ from paravt.agent.records import ImageItem
 from paravt.agent.vision import preprocess
 from paravt.toy.detect import needle_colour
 from paravt.toy.task import PALETTE
-from paravt.train.streams import mm_token_type_ids
+from paravt.rollout.streams import mm_token_type_ids
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--model", required=True)

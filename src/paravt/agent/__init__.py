@@ -1,4 +1,9 @@
-"""The agent room: prompts, the turn parser, the episode engine and its backends.
+"""The agent room: prompts, the episode engine, and its contract with the model behind it.
+
+The contract (``paravt.agent.backend``: ``Backend``, ``BackendBase``) is the engine's; the backends
+that fulfil it live above this room (``paravt.backends`` for inference, ``paravt.rollout`` for the
+trainer's samplers), and this room imports none of them (build one with
+``paravt.backends.make_backend``).
 
 Names are imported lazily so ``import paravt.agent`` stays cheap (no torch, no transformers)::
 
@@ -10,6 +15,8 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
+    "Backend": "paravt.agent.backend",
+    "BackendBase": "paravt.agent.backend",
     "EpisodeEngine": "paravt.agent.engine",
     "EngineConfig": "paravt.agent.config",
     "BackendConfig": "paravt.agent.config",
@@ -24,12 +31,13 @@ _EXPORTS = {
     "TurnRecord": "paravt.agent.records",
     "ChatCodec": "paravt.agent.chat",
     "load_prompts": "paravt.agent.prompts",
-    "make_backend": "paravt.backends.factory",
     "parse_turn": "paravt.grammar",
 }
 
 __all__ = [
     "DEFAULT_MODEL_ID",
+    "Backend",
+    "BackendBase",
     "BackendConfig",
     "CallRecord",
     "ChatCodec",
@@ -43,7 +51,6 @@ __all__ = [
     "ImageItem",
     "TurnRecord",
     "load_prompts",
-    "make_backend",
     "parse_turn",
 ]
 

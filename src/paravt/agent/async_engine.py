@@ -80,7 +80,7 @@ class _Steps:
         self.engine = engine
         self.lane_pool = lane_pool
         self.gen_pool = gen_pool
-        self.agenerate = getattr(engine.backend, "agenerate", None)
+        self.agenerate = engine.backend.agenerate  # None: generate on a thread, one at a time
         self.tools = _Batcher(engine._execute, self.lane)
 
     async def lane(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -94,7 +94,7 @@ class _Steps:
         sent): that stops the run, as it does in rounds, so no episode is scored in silence as a
         failure the model never made."""
         try:
-            if callable(self.agenerate):
+            if self.agenerate is not None:
                 return await self.agenerate(req)
             loop = asyncio.get_running_loop()
             gens = await loop.run_in_executor(self.gen_pool, self.engine._generate, [req])

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from paravt.agent.async_engine import run_episodes
+from paravt.agent.backend import Backend, check_backend
 from paravt.agent.config import EngineConfig
 from paravt.agent.prompts import Prompts, load_prompts
 from paravt.agent.records import (
@@ -43,7 +44,6 @@ from paravt.agent.tool_turns import (
     truncate_summary,
 )
 from paravt.agent.vision import at_budget, budget_resizer, preprocess
-from paravt.backends.base import Backend, check_backend
 from paravt.errors import ConfigError, UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
@@ -268,14 +268,14 @@ class EpisodeEngine:
         backend generates asynchronously (``agenerate``: the openai backend, vLLM's async engine)
         and samples without a lockstep (a sharded policy must join every forward)."""
         schedule = self.config.schedule
-        lockstep = bool(getattr(self.backend, "lockstep", False))
+        lockstep = bool(self.backend.lockstep)
         if schedule == "episodes" and lockstep:
             raise ConfigError(
                 f"engine.schedule=episodes: the {type(self.backend).__name__} samples in lockstep "
                 "with the other ranks (every rank joins every forward); use schedule=rounds or auto"
             )
         if schedule == "auto":
-            return callable(getattr(self.backend, "agenerate", None)) and not lockstep
+            return self.backend.agenerate is not None and not lockstep
         return schedule == "episodes"
 
     # -- episode start: overview frames and the first prompt ---------------------------------
@@ -527,6 +527,7 @@ class EpisodeEngine:
             cached_tokens=int(gen.cached_tokens or 0),
             generate_s=gen.generate_s,
             preprocess_s=req.preprocess_s + gen.preprocess_s,
+            policy_version=gen.policy_version,
         )
         self._append_generated(ep, gen, turn)
         ep.ctx.messages = ep.ctx.messages + [{"role": "assistant", "content": text}]
@@ -588,7 +589,8 @@ class EpisodeEngine:
     def _execute(self, pending: list[tuple[_Episode, list]]) -> ToolBatch:
         """Run the calls of ``pending`` in one batched video pass (``tools.execute_windows``: one
         decoder per video, windows de-duplicated) and write each result into its call record."""
-        from paravt.tools.crop_video import WindowRequest, execute_windows  # loads torch
+        from paravt.tools.batch import execute_windows  # loads torch
+        from paravt.tools.results import WindowRequest
 
         cfg = self.config
         requests, owners = [], []
@@ -743,6 +745,7 @@ class EpisodeEngine:
                     text=text,
                     finish_reason=gen.finish_reason,
                     generate_s=gen.generate_s,
+                    policy_version=gen.policy_version,
                 )
                 if self.codec is not None:
                     ids = (

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from paravt.errors import UserError
 from paravt.rewards.answers import QUESTION_TYPES, QuestionType, require_letterable
+from paravt.rewards.tool import ToolCounts  # the one record of an episode's tool calls
 
 
 @dataclass
@@ -158,6 +159,9 @@ class Generation:
     cached_tokens: int | None = None
     preprocess_s: float = 0.0
     generate_s: float = 0.0
+    #: the weights that sampled it: the trainer's policy version (optimizer steps) when the
+    #: backend is a training sampler that knows it, else ``None`` (``paravt.rollout.gate``)
+    policy_version: int | None = None
 
 
 @dataclass
@@ -204,6 +208,9 @@ class TurnRecord:
     generate_s: float = 0.0
     preprocess_s: float = 0.0
     decode_s: float = 0.0
+    #: the policy version that sampled this turn (``Generation.policy_version``): with bounded
+    #: staleness the turns of one episode may come from two versions (a partial rollout)
+    policy_version: int | None = None
 
 
 @dataclass
@@ -223,17 +230,6 @@ class TokenCounts:
     tool: int = 0
     image: int = 0
     total: int = 0
-
-
-@dataclass
-class ToolCounts:
-    """Execution counts the tool reward and the metrics read (from execution, not from text)."""
-
-    parseable_calls: int = 0
-    executed_ok: int = 0
-    errors: int = 0
-    parse_errors: int = 0
-    over_cap: int = 0
 
 
 @dataclass

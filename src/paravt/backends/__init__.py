@@ -1,15 +1,18 @@
-"""Backends: every model behind the episode engine, behind one protocol (``paravt.backends.base``).
+"""Backends for inference: the models behind the episode engine in ``paravt infer``/``eval``, each
+fulfilling the engine's protocol (``paravt.agent.backend``).
 
 Each module here serves the engine's ``generate(requests) -> generations`` and says which of its
 needs it meets (token ids, logprobs, images or pixel rows):
 
 - ``hf``: a local transformers model; ``openai``: an OpenAI-compatible HTTP server;
-- ``scripted``: replays given completions; ``toy_oracle``: plays the toy task by reading frames;
-- ``policy``: the model being trained, sampled in-process; ``vllm``: vLLM through TRL's
-  generator (colocate and server mode), with ``vllm_prompt`` for its token prompts;
-- ``factory``: ``make_backend`` builds one from a ``BackendConfig``.
+- ``scripted``: replays given completions (the toy task's oracle, ``paravt.toy.oracle``, builds on
+  it);
+- ``factory``: ``make_backend`` builds one from a ``BackendConfig``;
+- the helpers the local samplers share (``cached_decode``, ``episode_state``, ``shared_vision``)
+  and the HTTP retry rule (``http_retry``), which the trainer's samplers in ``paravt.rollout``
+  (the policy, vLLM) build on too: this room sits below the rollout and imports nothing of it.
 
-Names load on first use, so that the engine importing the protocol does not load every backend::
+Names load on first use, so that importing one backend does not load every backend::
 
     from paravt.backends import make_backend, Backend
 """
@@ -19,19 +22,15 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "Backend": "paravt.backends.base",
-    "BackendBase": "paravt.backends.base",
-    "check_backend": "paravt.backends.base",
+    "Backend": "paravt.agent.backend",
+    "BackendBase": "paravt.agent.backend",
+    "check_backend": "paravt.agent.backend",
     "backend_from_spec": "paravt.backends.factory",
     "check_serving": "paravt.backends.factory",
     "make_backend": "paravt.backends.factory",
     "HFBackend": "paravt.backends.hf",
     "OpenAIBackend": "paravt.backends.openai",
     "ScriptedBackend": "paravt.backends.scripted",
-    "ToyOracleBackend": "paravt.backends.toy_oracle",
-    "PolicyBackend": "paravt.backends.policy",
-    "TokenSampler": "paravt.backends.policy",
-    "VLLMBackend": "paravt.backends.vllm",
 }
 
 __all__ = sorted(_EXPORTS)

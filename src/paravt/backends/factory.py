@@ -6,9 +6,9 @@
   (``scripted``, ``hf`` or an import path ``module:Attr``) and built over the caller's
   processor, so its token ids are the caller's (``paravt sft``'s ``trajectories.backend``).
 
-A backend satisfies ``paravt.backends.base.Backend`` (``generate`` and the members the engine
+A backend satisfies ``paravt.agent.backend.Backend`` (``generate`` and the members the engine
 reads; ``BackendBase`` holds their defaults); ``backend_from_spec`` checks that. The trainer's
-samplers (``paravt.backends.policy``, ``paravt.backends.vllm``) are built by the trainer from its
+samplers (``paravt.rollout.policy``, ``paravt.rollout.vllm``) are built by the trainer from its
 own model and TRL's generator, which no config names.
 """
 
@@ -20,8 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.backend import BACKEND_MEMBERS, Backend, BackendBase
 from paravt.agent.config import BackendConfig, EngineConfig
-from paravt.backends.base import BACKEND_MEMBERS, Backend, BackendBase
 from paravt.backends.hf import HFBackend
 from paravt.backends.openai import OpenAIBackend
 from paravt.backends.scripted import ScriptedBackend, from_script_file
@@ -128,13 +128,13 @@ def backend_from_spec(
     else:
         raise ConfigError(
             f"{section}.backend={spec!r}: use {' or '.join(SPEC_NAMES)}, or an import "
-            "path module:Attr (e.g. paravt.backends.toy_oracle:ToyOracleBackend)"
+            "path module:Attr (e.g. paravt.toy.oracle:ToyOracleBackend)"
         )
     if not isinstance(backend, Backend):
         missing = [name for name in BACKEND_MEMBERS if not hasattr(backend, name)]
         raise ConfigError(
             f"{section}.backend={spec}: {type(backend).__name__} is not a backend (it has no "
-            f"{', '.join(missing)}); subclass paravt.backends.base.BackendBase"
+            f"{', '.join(missing)}); subclass paravt.agent.backend.BackendBase"
         )
     return backend
 

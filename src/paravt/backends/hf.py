@@ -19,10 +19,10 @@ import logging
 import time
 from typing import Any
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, join_rows
-from paravt.backends.base import BackendBase
 from paravt.backends.cached_decode import (
     Row,
     build_batch,

@@ -47,11 +47,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, ImageItem
-from paravt.backends.base import BackendBase
 from paravt.backends.http_retry import with_retries
-from paravt.backends.vllm_server_client import reported_cached_tokens
 from paravt.errors import ConfigError, UserError
 
 logger = logging.getLogger(__name__)
@@ -217,6 +216,14 @@ def encode_image(item: ImageItem, fmt: str = "jpeg", arch: str | None = None) ->
         Image.fromarray(array).save(buf, format="JPEG", quality=90)
     b64 = base64.b64encode(buf.getvalue()).decode("ascii")
     return f"data:image/{fmt};base64,{b64}"
+
+
+def reported_cached_tokens(reply: dict) -> int | None:
+    """``usage.prompt_tokens_details.cached_tokens`` of an OpenAI-style reply (vLLM's prefix-cache
+    hits; sent only with ``--enable-prompt-tokens-details``), None when absent."""
+    details = (reply.get("usage") or {}).get("prompt_tokens_details") or {}
+    value = details.get("cached_tokens") if isinstance(details, dict) else None
+    return int(value) if isinstance(value, int) else None
 
 
 class OpenAIBackend(BackendBase):

@@ -18,7 +18,7 @@ a generation error, which the engine records as an episode error.
 It is a backend like ``hf`` and ``openai``, and users use it: ``paravt eval --backend scripted
 --script FILE`` replays a JSON file (``from_script_file``, reached through
 ``paravt.backends.make_backend``), and ``paravt sft`` plays cold-start trajectories with
-it. ``paravt.backends.toy_oracle`` builds on it (the toy oracle is a scripted policy whose script is a
+it. ``paravt.toy.oracle`` builds on it (the toy oracle is a scripted policy whose script is a
 function of the request).
 
 Serves the engine's needs: token ids when given a processor (else messages only);
@@ -33,9 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
-from paravt.backends.base import BackendBase
 from paravt.errors import UserError
 
 Script = "list[str] | dict[str, list[str]] | Callable[[GenRequest], Any]"

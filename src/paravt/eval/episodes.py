@@ -60,12 +60,9 @@ def row_of(record: EpisodeRecord, sample: EvalSample, index: int, split: str) ->
         error=error,
         forced=bool(record.forced),
         tools=ToolUsage(
-            executed=counts.executed_ok,
+            counts,
             # every call that parsed, whatever its fate (ran, over the cap, failed, ignored)
             attempted=sum(1 for c in record.calls if c.name is not None),
-            parseable=counts.parseable_calls,
-            malformed=counts.parse_errors,
-            tool_errors=counts.errors,
             turns=len(record.turns),
         ),
         overview_times=[round(float(t), 3) for t in record.overview_times],

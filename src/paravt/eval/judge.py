@@ -18,19 +18,28 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from paravt.rewards import oe_hedged, oe_tokens  # the reward's rules: one for both
-from paravt.rewards import token_f1 as f1
+from paravt.rewards import answer_text, oe_tokens, offers_alternatives, overlap_f1
+
+
+def _hedged(prediction: str, reference: str) -> bool:
+    """An answer that offers alternatives in words (``red or blue``, ``red/blue``, ``red, maybe
+    blue``) when the reference does not. Narrower than the training reward's one-phrase rule
+    (docs/ANSWERS.md, "Evaluation"): MMVU's protocol credits a reference stated with extra
+    correct detail (``he opens the door and sits down`` for ``he opens the door``)."""
+    return offers_alternatives(answer_text(prediction)) and not offers_alternatives(reference)
 
 
 def token_f1(prediction: str, reference: str) -> float:
-    """Token F1 over token multisets (the rewards room's definition, shared with training)."""
-    return float(f1(prediction, reference))
+    """Token F1 over token multisets (``oe_tokens``, SQuAD's counting); a hedge scores 0."""
+    if _hedged(prediction, reference):
+        return 0.0
+    return float(overlap_f1(oe_tokens(answer_text(prediction)), oe_tokens(str(reference))))
 
 
 def rule_match(prediction: str, reference: str) -> bool:
-    """Normalised equality or whole-phrase containment; a hedge (``red or blue`` for ``red``,
-    ``paravt.rewards.oe_hedged``) contains the reference but is no answer."""
-    if oe_hedged(prediction, reference):
+    """Normalised equality or whole-phrase containment; a hedge (``red or blue`` for ``red``)
+    contains the reference but is no answer."""
+    if _hedged(prediction, reference):
         return False
     p, r = oe_tokens(str(prediction)), oe_tokens(str(reference))
     if not r or not p:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from paravt.errors import UserError
+from paravt.rewards.tool import ToolCounts
 
 
 class ResultsFileError(UserError):
@@ -36,22 +37,51 @@ class ResultsFileError(UserError):
 
 @dataclass
 class ToolUsage:
-    """One sample's tool calls: ``executed`` ran, ``attempted`` parsed (whatever became of them),
-    ``parseable`` got a tool response, ``malformed`` did not parse, ``tool_errors`` failed."""
+    """One sample's tool calls as a results line shows them: a view of the episode's
+    ``ToolCounts`` (``executed`` ran, ``parseable`` got a tool response, ``malformed`` did not
+    parse, ``tool_errors`` failed), with ``attempted`` (every call that parsed, whatever became
+    of it) and the model's ``turns``. The counts are the engine's record itself, not a copy
+    under other names; ``to_dict`` writes the results file's field names."""
 
-    executed: int = 0
+    counts: ToolCounts = field(default_factory=ToolCounts)
     attempted: int = 0
-    parseable: int = 0
-    malformed: int = 0
-    tool_errors: int = 0
     turns: int = 0
+
+    @property
+    def executed(self) -> int:
+        return self.counts.executed_ok
+
+    @property
+    def parseable(self) -> int:
+        return self.counts.parseable_calls
+
+    @property
+    def malformed(self) -> int:
+        return self.counts.parse_errors
+
+    @property
+    def tool_errors(self) -> int:
+        return self.counts.errors
+
+    def to_dict(self) -> dict[str, int]:
+        """The results line's ``tools`` object (its field names since the first results file)."""
+        return {
+            "executed": self.executed, "attempted": self.attempted, "parseable": self.parseable,
+            "malformed": self.malformed, "tool_errors": self.tool_errors, "turns": self.turns,
+        }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict) -> ToolUsage:
-        values = {f.name: int(data.get(f.name) or 0) for f in dataclasses.fields(cls)}
-        if data.get("attempted") is None:  # lines before the field: parseable calls stand in
-            values["attempted"] = values["parseable"]
-        return cls(**values)
+        def num(key: str) -> int:
+            return int(data.get(key) or 0)
+
+        counts = ToolCounts(
+            parseable_calls=num("parseable"), executed_ok=num("executed"),
+            errors=num("tool_errors"), parse_errors=num("malformed"),
+        )  # fmt: skip
+        # lines before the field: parseable calls stand in for the attempted ones
+        attempted = num("parseable") if data.get("attempted") is None else num("attempted")
+        return cls(counts, attempted, num("turns"))
 
 
 @dataclass
@@ -126,7 +156,7 @@ class ResultRow:
             "answer_text": self.answer_text,
             "error": None if self.error is None else dataclasses.asdict(self.error),
             "forced": self.forced,
-            "tools": dataclasses.asdict(self.tools),
+            "tools": self.tools.to_dict(),
             "overview_times": list(self.overview_times),
             "timing_s": self.timing_s,
         }

@@ -7,18 +7,24 @@ Modules: ``answers`` (answer reading and R_acc), ``format`` (R_fmt with the anch
 ``compose`` (the total with its breakdown), ``config`` (``RewardConfig``).
 """
 
+from paravt.rewards import tool as _tool
 from paravt.rewards.answers import (
+    FUNCTION_WORDS,
     LETTERS,
     QUESTION_TYPES,
     UnknownQuestionTypeError,
     accuracy,
     answer_text,
+    bonus_earned,
     exact_match,
     extract_mcq_letter,
     mcq_gold_letter,
+    oe_content_words,
     oe_hedged,
+    oe_phrases,
     oe_tokens,
     offers_alternatives,
+    overlap_f1,
     parse_span,
     temporal_iou,
     temporal_iou_hull,
@@ -32,26 +38,30 @@ from paravt.rewards.format import (
     format_score,
     format_terms,
     open_think_turns,
+    reasoning_words,
     scored_text,
     substantive_close_turns,
+    visible_text,
 )
 from paravt.rewards.token_anchor import ANCHOR_TAGS, anchor_positions, anchor_token_bonus
-from paravt.rewards.tool import ToolExecutionSummary, tool_reward
+from paravt.rewards.tool import ToolCounts, tool_reward
 
 __all__ = [
     "ANCHOR_TAGS",
     "DEFAULT_TOKEN_ANCHOR_VALUES",
+    "FUNCTION_WORDS",
     "LETTERS",
     "QUESTION_TYPES",
     "FormatTerms",
     "RewardBreakdown",
     "RewardConfig",
-    "ToolExecutionSummary",
+    "ToolCounts",
     "UnknownQuestionTypeError",
     "accuracy",
     "anchor_positions",
     "anchor_token_bonus",
     "answer_text",
+    "bonus_earned",
     "compose",
     "exact_match",
     "extract_mcq_letter",
@@ -60,15 +70,25 @@ __all__ = [
     "format_score",
     "format_terms",
     "mcq_gold_letter",
+    "oe_content_words",
     "oe_hedged",
+    "oe_phrases",
     "oe_tokens",
     "offers_alternatives",
     "open_think_turns",
+    "overlap_f1",
     "parse_span",
+    "reasoning_words",
     "scored_text",
     "substantive_close_turns",
     "temporal_iou",
     "temporal_iou_hull",
     "token_f1",
     "tool_reward",
+    "visible_text",
 ]
+
+
+def __getattr__(name: str):
+    """The deprecated names of the reward's records (``paravt.rewards.tool``)."""
+    return _tool.__getattr__(name)

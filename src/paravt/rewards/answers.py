@@ -1,23 +1,32 @@
 """Reading an answer and scoring it: MCQ letters, temporal spans, open-ended text (R_acc).
 
-Why this is more than a regex: the reward must not be fooled by English. The reference capped
-letters at A–D and normalised the letter ``A`` away; a naive "first capital letter" rule scores
-``A man opens the door`` as option A. Here a letter counts only when it is written as a choice —
-alone (``B``, ``(B)``, ``B.``), as a label (``B. the dog``), after "answer"/"option"/"choice" or
-the Chinese 答案是/答案为/选, or as the option's own text — and ``A``/``I`` followed by an ordinary
-lower-case word are read as the article/pronoun they are. Two different letters are no answer in
-every form (``B or C``, ``A B C D``): a hedge must not score as its first letter. Those marked forms read a letter in
-either case (``the answer is b`` → B); a letter in running text must be a capital.
+One principle reads every question type (docs/ANSWERS.md, "One candidate"): **an answer counts
+only when it commits to exactly one candidate — one option, one span, one phrase.** The reader
+collects every candidate the answer text names, merges the mentions that name the same one,
+drops those the text explicitly rejects (``A is wrong``, ``not C``), and reads the one left; none
+left, or two or more, is no answer. What joins two candidates never matters — ``B or C``,
+``B | C``, ``B 还是 C``, ``Answer: B\\nAnswer: C``, ``B. He pours milk`` (a letter beside another
+option's text): each names two, and each scores 0. Why: a hedge that read as one of its
+candidates earned full marks whenever that one was right, so GRPO would learn to hedge; under
+this rule a hedge never earns more than a committed wrong answer (the property
+``tests/rewards/test_reward_hedges.py`` checks on generated hedges).
+
+- **Options** (:func:`extract_mcq_letter`): a candidate is named by its letter standing as a
+  token, in either case (``B``, ``(b)``, ``the answer is b``), or by its own text; ``A``/``I``
+  before an ordinary word is the article/pronoun unless the answer names another candidate
+  (then it is one more, and the answer is none).
+- **Spans** (:func:`parse_span`): every span written, the same span written twice is one.
+- **Phrases** (:func:`oe_hedged`): an open-ended answer split at every joiner — any symbol,
+  bracket, punctuation mark or line break, and the conjunctions of several languages — may hold
+  no more phrases than the gold does.
 
 The text read is :func:`answer_text`, the parser's docs/PROTOCOL.md §4 extraction — the same text
 the engine records and evaluation scores: without an ``<answer>`` tag that is all of the text after
-``</think>``, so ``D. 1633`` followed by an explanation reads as D.
+``</think>``.
 
 Spans accept ``s - e``, ``s to e``, ``between s and e``, ``[s, e]``, ``m:ss``/``h:mm:ss`` and
-numbers with units (``12.5s``, ``2 minutes``); a reversed pair is swapped; anything else is
-``None`` (scored 0). Which span is the answer follows the letters' rule: marked by an answer
-phrase or opening the text, else the one span written; two different ones are no answer, and so
-are two bare numbers (``Video 3 shows it 12 times``).
+numbers with units (``12.5s``, ``2 minutes``); a reversed pair is swapped; failing any span form,
+two times labelled as start and end (``starts at 6.6 and ends at 15.2``).
 
 Two overlap measures are exported under their own names: ``temporal_iou`` (intersection over
 union, the training reward) and ``temporal_iou_hull`` (intersection over the hull of both spans,
@@ -31,15 +40,16 @@ from __future__ import annotations
 
 import math
 import re
-import string
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from paravt.errors import UserError
 from paravt.grammar import extract_answer
 
 __all__ = [
+    "FUNCTION_WORDS",
     "LETTERS",
     "QUESTION_TYPES",
     "QuestionType",
@@ -48,11 +58,16 @@ __all__ = [
     "UnknownQuestionTypeError",
     "accuracy",
     "answer_text",
+    "bonus_earned",
     "exact_match",
     "extract_mcq_letter",
     "mcq_gold_letter",
+    "oe_content_words",
     "oe_hedged",
+    "oe_phrases",
+    "oe_tokens",
     "offers_alternatives",
+    "overlap_f1",
     "parse_span",
     "require_letterable",
     "temporal_iou",
@@ -115,256 +130,208 @@ def answer_text(prediction: Any) -> str:
     return extract_answer(str(prediction))
 
 
+# Markup that decorates an answer without naming anything: emphasis, code, headings, quotes,
+# strike-through and HTML-like tags (``**B**``, ``<b>B</b>``). Removed before reading.
+_MARKUP = re.compile(
+    r"</?(?:b|i|u|s|em|strong|code|mark|del|ins|sub|sup|small|span|p|br|hr)\s*/?>|[*_`#]+|~~"
+)
+
+
+def _plain(text: Any) -> str:
+    return _MARKUP.sub(" ", answer_text(text))[:20_000]
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+@dataclass(frozen=True)
+class _Mention:
+    """One place where the answer names a candidate: ``key`` is the candidate (an option index,
+    a span), ``start``/``end`` its characters in the read text."""
+
+    start: int
+    end: int
+    key: Any
+
+
+# What explicitly rejects the candidate right after it: "not C", "rather than C", "C 不是"...
+_REJECT_BEFORE = re.compile(
+    r"(?:(?i:\b(?:not|no|never|nor|neither|except|excluding|besides|unlike|without|than)|"
+    r"\b(?:isn|aren|wasn|weren)['’]t)|不是|并非|排除|而非)"
+    r"[\s\"'“”‘’(\[]*(?i:(?:option|choice|the\s+span)\s*)?[\s(\[]*$"
+)
+# ... and what rejects the candidates just before it, when nothing but other candidates and
+# "and"/"or"/commas stand between: "A is wrong", "A and C show other actions", "C 不对".
+_NEGATIVE = r"wrong|incorrect|false|impossible|unlikely|excluded|eliminated|ruled\s+out|invalid"
+_REJECT_AFTER = re.compile(
+    r"[\s)\]\"'”’]*(?:"
+    r"(?i:(?:is|are|was|were|seems?|looks?|appears?|sounds?|(?:would|must|can|could|should)\s+be|"
+    rf"['’]s)?\s*(?:{_NEGATIVE}|a\s+distractor|distractors|out\b)\b)"
+    r"|(?i:(?:is|are|was|were)\s+(?:not|n['’]t)\s+(?:it|right|correct|true|the\s+answer|"
+    r"possible|shown|what)\b)"
+    r"|(?i:(?:is|are|was|were)n['’]t\s+(?:it|right|correct|true|the\s+answer|possible|shown)\b)"
+    r"|(?i:(?:do|does|did)(?:\s+not|n['’]t)\s+(?:match|fit|apply|show|happen|occur|appear)\b)"
+    r"|(?i:(?:shows?|showed|describes?|depicts?)\s+(?:other|another|different|something\s+else)\b)"
+    r"|(?:不对|不正确|错误|错|不是|可以排除|被排除))"
+)
+# What may stand between candidates that share one rejection ("A and C are wrong", "A, C 不对").
+_COORDINATION = re.compile(r"[\s,/&]*(?i:(?:and|or|&|和|或|与|及)\s*)?[\s(\[\"'“‘]*$")
+
+
+def _rejected(s: str, ordered: list[_Mention]) -> list[bool]:
+    """For each mention (in text order): does the text explicitly reject its candidate — a
+    negation just before it, or a rejecting predicate after it and the candidates coordinated
+    with it ("A and C are wrong")? One pass from the end, so a long run is linear."""
+    reach = [m.end for m in ordered]  # where the run of coordinated mentions from here ends
+    for i in range(len(ordered) - 2, -1, -1):
+        m, nxt = ordered[i], ordered[i + 1]
+        if nxt.start < m.end or _COORDINATION.match(s, m.end, nxt.start):
+            reach[i] = max(m.end, reach[i + 1])
+    return [
+        bool(_REJECT_BEFORE.search(s, max(0, m.start - 40), m.start))
+        or bool(_REJECT_AFTER.match(s, reach[i]))
+        for i, m in enumerate(ordered)
+    ]
+
+
+def _committed(s: str, mentions: list[_Mention]) -> Any:
+    """The one candidate left once mentions of the same candidate are merged and the rejected
+    ones dropped, or ``None``."""
+    ordered = sorted(mentions, key=lambda m: (m.start, m.end))
+    kept = {m.key for m, out in zip(ordered, _rejected(s, ordered), strict=True) if not out}
+    return kept.pop() if len(kept) == 1 else None
+
+
 # --------------------------------------------------------------------------- MCQ
 
-_CONNECTORS = frozenset(
-    "is was because since as and or which that would should will seems appears -".split()
+# A letter token: one of A–J with no Latin letter or digit beside it (Chinese may touch it:
+# "答案是D"), not part of an abbreviation ("e.g.", "i.e."), of a hyphenated word ("A-frame") or
+# of a contraction ("I'm", "I'd").
+_NOT_CJK_WORD = r"[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+_LETTER = re.compile(
+    rf"(?<!{_NOT_CJK_WORD})(?<![A-Za-z]{{2}}[-–])"
+    r"(?![A-Ja-j]\.[A-Za-z]\.)(?!(?<=[A-Za-z]\.)[A-Ja-j]\.)"
+    r"([A-Ja-j])"
+    rf"(?!{_NOT_CJK_WORD})(?![-–][A-Za-z]{{2}})(?!['’](?:m|s|d|ll|ve|re|t)\b)"
 )
-_MARKDOWN = re.compile(r"[*`]+")
-# Letter case, one rule: a letter marked as a choice — alone, as a label, after an answer phrase —
-# is read in either case ("b", "(b)", "the answer is b", "答案是b"); a letter in running text (a
-# leading bare letter followed by words, or one found anywhere) must be a capital, because single
-# lower-case letters in prose are words ("a", "i") or abbreviations.
-_CAP = f"[{LETTERS}]"
-_ANY_CASE = f"[{LETTERS}{LETTERS.lower()}]"
-_ALONE = re.compile(rf"[\(\[\{{]?\s*({_ANY_CASE})\s*[\)\]\}}]?\s*[.:)]?")
-_LABEL = re.compile(
-    rf"^(?:[\(\[]\s*({_ANY_CASE})\s*[\)\]]|({_ANY_CASE})[.:)](?=\s|$)|({_ANY_CASE})\s+[-–—]\s)"
+#: Words that join one candidate to another: the conjunctions and hedge words of English,
+#: Spanish, French, German, Italian, Portuguese and Russian ("or", "oder", "ou", "или"). They
+#: split an open-ended answer into phrases, and after an ``A``/``I`` they keep it a letter.
+JOIN_WORDS = frozenset(
+    """or and vs versus either nor plus but unless otherwise alternatively maybe perhaps possibly
+    probably also else o u y e ni pero quizás quizá también ou et mais soit aussi oder und aber
+    vielleicht bzw sowie auch oppure ma forse mas talvez или и либо""".split()
 )
-_PHRASE = re.compile(
-    r"(?i:\b(answer|option|choice))"
-    r"(?:\s+(?i:is|would\s+be|should\s+be|will\s+be|must\s+be))?"
-    r"\s*[:=\-]?\s*(?:(?i:option|choice)\s*)?"
-    rf"[\(\[]?\s*({_ANY_CASE})\s*[\)\]]?(?![A-Za-z0-9])"
+# Words after an A/I that keep it a letter ("A is correct", "A might also be right", "a or b"):
+# a verb that says something of it, or a joining word. Otherwise "A man", "I think" are the
+# article and the pronoun.
+_CONNECTORS = JOIN_WORDS | frozenset(
+    """is was are were be because since as which that would should will seems seem appears
+    appear looks look might may could can must too then""".split()
 )
-# Chinese answer phrases: 答案是/答案为/答案： (the answer is) rank with "answer", 选/选择/选项
-# (choose / option) with "option".
-_ZH_PHRASE = re.compile(
-    r"(答案|选项|选择|选)\s*(?:应该是|应为|应是|是|为)?\s*[:：]?\s*[\(\[（【]?\s*"
-    rf"({_ANY_CASE})\s*[\)\]）】]?(?![A-Za-z0-9])"
-)
-_LEADING_BARE = re.compile(rf"^({_CAP})\s+(\S+)")
-_STANDALONE = re.compile(rf"(?<![A-Za-z0-9])({_CAP})(?![A-Za-z0-9])")
-_OPTION_LABEL = re.compile(
-    rf"^\s*[\(\[]?\s*({_CAP})\s*[\)\]]?\s*[.:)]\s*|^\s*[\(\[]\s*({_CAP})\s*[\)\]]\s*"
-)
-_PUNCT_TABLE = str.maketrans({c: " " for c in string.punctuation})
-# Words that turn what follows into a second candidate: "B or maybe C", "12-18, or possibly
-# 20-25", "red (perhaps blue)". One list for letters, option texts, spans and open-ended answers.
-_HEDGE_WORDS = r"(?:maybe|perhaps|possibly|probably|else|also|even|alternatively|otherwise)"
-# What may join a chosen answer to an alternative: connectors, brackets and hedge words, in any
-# order ("B (or C)", "(B), or (C)", "B, or maybe C", "B / C", "B; perhaps C").
-_JOIN_TOKEN = rf"[\(\[,/&;]|(?i:\bor\b|\band\b|\bvs\b\.?|\bversus\b|\b{_HEDGE_WORDS}\b)"
-# A chosen letter offered with another as alternatives: "B or C", "(B)/(C)", "B, C", "A B C D",
-# "B (or C)", "B, or maybe C".
-_HEDGE_NEXT = re.compile(
-    rf"\s*[\)\]]?(?:\s*(?:{_JOIN_TOKEN}))*\s*(?:(?i:option|choice)\s*)?[\(\[]?\s*"
-    rf"({_ANY_CASE})(?![A-Za-z0-9])"
-)
-# The same join holding at least one connector, bracket or hedge word: an option's text after it
-# is an alternative only then ("B or he pours milk", not "B he pours milk").
-_JOIN_WORDED = re.compile(rf"\s*[\)\]]?(?:\s*(?:{_JOIN_TOKEN}))+\s*")
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+", re.UNICODE)
 
 
-def _reads_as_word(text: str, letter_end: int, letter: str) -> bool:
-    """``A``/``I`` (either case) followed by an ordinary lower-case word is an article or a
-    pronoun."""
-    if letter.upper() not in "AI":
-        return False
-    m = re.match(r"\s+([A-Za-z'’]+)", text[letter_end:])
-    if not m:
-        return False
-    word = m.group(1)
-    return word[0].islower() and word.lower() not in _CONNECTORS
+def _words(text: str) -> list[tuple[int, int, str]]:
+    """Word tokens of ``text`` with their characters (CJK characters one by one), lower case."""
+    return [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
 
 
-def _hedged(
-    text: str, letter_end: int, letter: str, valid: str, options: Sequence[Any] | None = None
-) -> bool:
-    """Whether the letter ending at ``letter_end`` is followed by a different option as an
-    alternative — its letter (``B or C``, ``B/C``, ``(B), (C)``, ``A B C D``, ``B (or C)``,
-    ``B, or maybe C``) or, after a connector, its text (``B or he pours milk``): two different
-    options are no answer (docs/ANSWERS.md rule 7), whichever form found the first one."""
-    m = _HEDGE_NEXT.match(text, letter_end)
-    if m and not _reads_as_word(text, m.end(1), m.group(1)):
-        other = m.group(1).upper()
-        if other != letter.upper() and other in valid:
-            return True
-    if not options:
-        return False
-    m = _JOIN_WORDED.match(text, letter_end)
-    if not m:
-        return False
-    rest = f" {_norm_words(text[m.end() :])} "
-    chosen = LETTERS.index(letter.upper())
-    return any(
-        i != chosen and len(t) >= 3 and rest.startswith(f" {t} ")
-        for i, t in enumerate(_option_texts(options))
-    )
+def _option_mentions(s: str, options: Sequence[Any], n: int) -> list[_Mention]:
+    """Where the answer names an option by its own text (its words in a row, any case), leaving
+    out one inside a longer option's text there ("dark red" names "dark red", not also "red").
+    Texts under 3 characters count only as the whole answer."""
+    tokens = _words(s)
+    words = [t[2] for t in tokens]
+    found: list[_Mention] = []
+    for i, text in enumerate(_option_texts(options)[:n]):
+        need = [w for _, _, w in _words(text)]
+        if not need or (len("".join(need)) < 3 and need != words):
+            continue
+        k = len(need)
+        for j in range(len(words) - k + 1):
+            if words[j : j + k] == need:
+                found.append(_Mention(tokens[j][0], tokens[j + k - 1][1], i))
+    return _outermost(found)
 
 
-def _norm_words(text: str) -> str:
-    return " ".join(text.lower().translate(_PUNCT_TABLE).split())
-
-
-def _option_texts(options: Sequence[Any]) -> list[str]:
-    """Option texts without their own ``A.``/``(A)`` labels, normalised for comparison."""
-    out = []
-    for i, opt in enumerate(options):
-        text = str(opt)
-        m = _OPTION_LABEL.match(text)
-        if m and i < len(LETTERS) and (m.group(1) or m.group(2)) == LETTERS[i]:
-            text = text[m.end() :]
-        out.append(_norm_words(text))
+def _outermost(found: list[_Mention]) -> list[_Mention]:
+    """``found`` without the mentions that lie inside a longer one (one pass in text order)."""
+    out: list[_Mention] = []
+    widest: _Mention | None = None  # the earlier mention reaching furthest
+    for m in sorted(found, key=lambda m: (m.start, -m.end)):
+        inside = widest is not None and widest.end >= m.end
+        if not (inside and widest.end - widest.start > m.end - m.start):
+            out.append(m)
+        if widest is None or m.end > widest.end:
+            widest = m
     return out
 
 
-# The words before an option's text that reject it rather than choose it: "red, not blue",
-# "red rather than blue", "isn't blue" ("isn't" normalises to "isn t").
-_NEGATIONS = frozenset({"not", "no", "never", "nor", "than", "t", "without"})
+def _option_texts(options: Sequence[Any]) -> list[str]:
+    """Option texts without their own ``A.``/``(A)`` labels."""
+    out = []
+    for i, opt in enumerate(options):
+        text = str(opt)
+        m = re.match(
+            r"^\s*[(\[]?\s*([A-J])\s*[)\]]?\s*[.:)]\s*|^\s*[(\[]\s*([A-J])\s*[)\]]\s*", text
+        )
+        if m and i < len(LETTERS) and (m.group(1) or m.group(2)) == LETTERS[i]:
+            text = text[m.end() :]
+        out.append(text)
+    return out
 
 
-def _negated(before: str) -> bool:
-    words = before.split()
-    return bool(words) and (words[-1] in _NEGATIONS or words[-2:] == ["instead", "of"])
+def _article(s: str, end: int, letter: str) -> str:
+    """How an ``A``/``I`` (either case) ending at ``end`` reads: ``"letter"``, or, before an
+    ordinary lower-case word (not one of :data:`_CONNECTORS`), the article/pronoun — ``"maybe"``
+    for a capital (a letter after all when the answer names another candidate: ``B. A might be
+    right`` is two), ``"word"`` for a small one (``D. 1633. The video shows a clock`` is D)."""
+    if letter.upper() not in "AI":
+        return "letter"
+    m = re.match(r"\s+([^\W\d_]+)", s[end:])
+    if not m or not m.group(1)[0].islower() or m.group(1).lower() in _CONNECTORS:
+        return "letter"
+    return "maybe" if letter.isupper() else "word"
 
 
-def _named_option_texts(target: str, texts: list[str]) -> set[str]:
-    """The option texts (3+ characters) that occur as words in ``target``, leaving out one
-    inside a longer option's text there and one rejected by a negation before it."""
-    padded = f" {target} "
-    found = [
-        (m.start(), m.end(), t)
-        for t in {t for t in texts if len(t) >= 3}
-        for m in re.finditer(rf"(?<= ){re.escape(t)}(?= )", padded)
-    ]
-    return {
-        t
-        for a, b, t in found
-        if not any(a2 <= a and b <= b2 and b2 - a2 > b - a for a2, b2, _ in found)
-        and not _negated(padded[:a])
-    }
-
-
-def _by_option_text(s: str, options: Sequence[Any], contained: bool) -> str | None:
-    """The letter of the option whose text the answer is (``contained=False``) or names
-    (``contained=True``). Named means: exactly one option text occurs in the answer, not counting
-    one inside a longer option's text (``dark red`` names "dark red", not also "red") or one
-    rejected by a negation (``red, not blue``). Two different option texts are two answers —
-    ``he opens a door or he pours milk`` is no answer — whatever joins them."""
-    texts = _option_texts(options)
-    target = _norm_words(s)
-    if not target:
-        return None
-    if not contained:
-        hits = [i for i, t in enumerate(texts) if t and t == target]
-    else:
-        named = _named_option_texts(target, texts)
-        if len(named) != 1:
-            return None
-        hits = [i for i, t in enumerate(texts) if t in named]
-    distinct = {texts[i] for i in hits}
-    if len(distinct) == 1 and len(hits) == 1 and hits[0] < len(LETTERS):
-        return LETTERS[hits[0]]
-    return None
-
-
-class _Undecided:
-    """A reading rule that does not apply to the text: the next rule is asked."""
-
-
-_UNDECIDED = _Undecided()
-Reading = str | None | _Undecided
-
-
-def _read_label(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
-    """A lone letter (``B``, ``(B)``), or a text that opens with one as its label (``B. red``)."""
-    m = _ALONE.fullmatch(s)
-    if m:
-        return m.group(1).upper()
-    m = _LABEL.match(s)
-    if not m:
-        return _UNDECIDED
-    group = next(g for g in range(1, 4) if m.group(g))
-    if _hedged(s, m.end(group), m.group(group), valid, options):
-        return None
-    return m.group(group).upper()
-
-
-def _read_phrase(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
-    """The letter after an answer phrase (``the answer is B``), an ``answer`` one last."""
-    phrases = [
-        (m.group(1).lower() not in ("answer", "答案"), m.start(), m.group(2).upper(), m.end(2))
-        for pattern in (_PHRASE, _ZH_PHRASE)
-        for m in pattern.finditer(s)
-        if not _reads_as_word(s, m.end(2), m.group(2))
-    ]
-    if not phrases:
-        return _UNDECIDED
-    _, _, letter, end = min(phrases)
-    return None if _hedged(s, end, letter, valid, options) else letter
-
-
-def _read_option_text(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
-    """The whole text is one option's text."""
-    hit = _by_option_text(s, options, contained=False) if options else None
-    return hit or _UNDECIDED
-
-
-def _read_leading_bare(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
-    """A bare capital letter that opens the text and does not read as a word (``B because``)."""
-    m = _LEADING_BARE.match(s)
-    if not m or _reads_as_word(s, m.end(1), m.group(1)):
-        return _UNDECIDED
-    return None if _hedged(s, m.end(1), m.group(1), valid, options) else m.group(1)
-
-
-def _read_contained_option(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
-    """One option's text (the longest that fits) inside the text."""
-    hit = _by_option_text(s, options, contained=True) if options else None
-    return hit or _UNDECIDED
-
-
-def _read_standalone(s: str, valid: str, options: Sequence[Any] | None) -> Reading:
-    """Exactly one valid letter standing alone anywhere in the text (the last rule: it decides)."""
-    found = set()
-    for m in _STANDALONE.finditer(s):
+def _letter_mentions(s: str, valid: str, taken: list[_Mention]) -> tuple[list, list]:
+    """The letters the answer names as tokens (outside option texts), in either case, split into
+    sure ones and capitals that may be the article or pronoun (``A man``, ``I think``)."""
+    sure, maybe = [], []
+    for m in _LETTER.finditer(s):
         letter = m.group(1)
-        after = s[m.end() : m.end() + 2]
-        if _reads_as_word(s, m.end(), letter) or re.match(r"\.[A-Za-z]", after):
+        if letter.upper() not in valid or any(t.start <= m.start() < t.end for t in taken):
             continue
-        if letter in valid:
-            found.add(letter)
-    return found.pop() if len(found) == 1 else None
-
-
-#: docs/ANSWERS.md's rules in the order they are tried; the first that applies decides
-_LETTER_READERS = (
-    _read_label,
-    _read_phrase,
-    _read_option_text,
-    _read_leading_bare,
-    _read_contained_option,
-    _read_standalone,
-)
+        kind = _article(s, m.end(), letter)
+        mention = _Mention(m.start(), m.end(), LETTERS.index(letter.upper()))
+        if kind != "word":
+            (sure if kind == "letter" else maybe).append(mention)
+    return sure, maybe
 
 
 def extract_mcq_letter(text: Any, options: Sequence[Any] | None = None) -> str | None:
-    """The option letter (``"A"``–``"J"``) a prediction chooses, or ``None``.
+    """The option letter (``"A"``–``"J"``) an answer commits to, or ``None``.
 
-    With ``options`` the letter must be one of theirs (five options → A–E) and the option's own
-    text also counts as choosing it. Never raises.
+    The one-candidate rule (module docstring): every option the answer names — by its letter as a
+    token (either case) or by its own text — merged per option, explicitly rejected ones dropped;
+    exactly one left is the answer. ``A``/``I`` before an ordinary word is the article/pronoun
+    when the answer names nothing else, and one more candidate when it does (``A man opens the
+    door`` is none without options, ``B. A man opens it`` is two); a small ``a``/``i`` before an
+    ordinary word is always the article/pronoun (``B, a man opens it`` is B). With ``options``
+    the letter must be one of theirs (five options → A–E). Never raises.
     """
-    s = _MARKDOWN.sub("", answer_text(text)).strip().strip("\"'“”‘’").strip()
-    if not s:
+    s = _plain(text)
+    if not s.strip():
         return None
     n = min(len(options), len(LETTERS)) if options else len(LETTERS)
-    valid = LETTERS[:n]
-    for read in _LETTER_READERS:
-        letter = read(s, valid, options)
-        if not isinstance(letter, _Undecided):
-            return letter if letter and letter in valid else None
-    return None
+    named = _option_mentions(s, options, n) if options else []
+    sure, maybe = _letter_mentions(s, LETTERS[:n], named)
+    mentions = named + sure
+    if mentions:
+        mentions += maybe  # "A man …" is the article only when nothing else is named
+    key = _committed(s, mentions)
+    return LETTERS[key] if key is not None else None
 
 
 def mcq_gold_letter(gold: Any, options: Sequence[Any] | None = None) -> str | None:
@@ -388,6 +355,14 @@ _BRACKETED = re.compile(rf"[\(\[]\s*{_T1}\s*,\s*{_T2}\s*[\)\]]", re.I)
 _COMMA = re.compile(rf"{_T1}\s*,\s*{_T2}", re.I)
 _ANY_TIME = re.compile(rf"{_T1}", re.I)
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+# Two lone times make a span only when the text labels the first a start and the second an end
+# ("starts at 6.6 and ends at 15.2", "Start time: 6.60s\nEnd time: 15.21s", {"start": 3, ...}).
+_START_LABEL = re.compile(
+    r"(?:(?i:\b(?:start\w*|begin\w*|from|since)\b)|开始|起)\W{0,3}(?:\w+\W{1,3})?$"
+)
+_END_LABEL = re.compile(
+    r"(?:(?i:\b(?:end\w*|until|till|to|finish\w*|stop\w*)\b)|结束|止)\W{0,3}(?:\w+\W{1,3})?$"
+)
 
 
 def _seconds(token: str, unit: str | None) -> float:
@@ -414,116 +389,55 @@ def _pair(t1: str, u1: str | None, t2: str, u2: str | None) -> tuple[float, floa
     return (s, e) if s <= e else (e, s)
 
 
-# Regions whose spans are quoted, not answered: double quotes, curly quotes, back-ticks, 「」.
-_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|`[^`\n]*`|「[^」\n]*」')
-# What may come before a span that the answer marks as its own: "the answer is", "答案是" ...
-_SPAN_LEAD = re.compile(
-    r"(?:(?i:\banswer\b)|答案)(?:\s*(?i:is|was|would\s+be|should\s+be|will\s+be|:|=|：|是|为))*"
-    r"\s*(?i:from|between)?\s*$"
-)
-# Before a span that opens the answer: only punctuation and "from"/"between".
-_SPAN_OPENS = re.compile(r"^[\s\W]*(?i:from|between)?\s*$")
-# Two spans offered as alternatives: what stands between them is only a connector and hedge
-# words, or nothing — "12-18 or 20-25", "12-18, or 20-25", "12-18 (or maybe 20-25)", "12-18 /
-# 20-25", "12-18 20-25". A bracket alone is a restatement ("12.5-18 s (0:12.5-0:18)" is one span).
-_SPAN_OR = re.compile(
-    rf"^\s*(?:[,;/|&]\s*)?(?:\(\s*)?(?:(?i:or|either|and|vs|versus|{_HEDGE_WORDS})\b[\s,]*)*$"
-)
-_BRACKET_ONLY = re.compile(r"^\s*[,;/|&]?\s*\(\s*$")
-# Two times offered as alternatives: "at 5 s or at 10 s".
-_TIMES_OR = re.compile(r"(?i:\bor\b|\beither\b)|/")
-# A lone number is a time only with a unit, a clock form, or a start/end label just before it.
-_TIME_LABEL = re.compile(
-    r"(?i:\b(?:start\w*|begin\w*|end\w*|from|until|till|to|finish\w*|stop\w*|at)\b)\W{0,3}"
-    r"(?:\w+\W{1,3})?$"
-)
-
-
-def _span_matches(s: str) -> list[tuple[int, int, tuple[float, float] | None]]:
-    """Every span written in ``s`` as ``(start, end, span)``, in text order. A dash/"to" span wins
-    over a comma pair that overlaps it (``At 1, 12 to 20``); spans inside quotes are dropped."""
-    quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(s)]
-    taken: list[tuple[int, int, tuple[float, float] | None]] = []
+def _span_mentions(s: str) -> list[_Mention]:
+    """Every span written in ``s``, in text order, keyed by its ``(start, end)`` seconds (an
+    unreadable one by its characters). A dash/"to" span wins over a comma pair that overlaps it
+    (``At 1, 12 to 20``)."""
+    taken: list[_Mention] = []
+    covered = bytearray(len(s))
     for pattern in (_STRONG, _BRACKETED, _COMMA):
         for m in pattern.finditer(s):
             a, b = m.span()
-            if any(a < e and b > st for st, e, _ in taken):
-                continue
-            if any(q0 <= a and b <= q1 for q0, q1 in quoted):
-                continue
-            taken.append((a, b, _pair(*m.groups())))
-    return sorted(taken, key=lambda t: t[0])
+            if not any(covered[a:b]):
+                taken.append(_Mention(a, b, _pair(*m.groups()) or ("unreadable", a)))
+        for t in taken:
+            covered[t.start : t.end] = b"\x01" * (t.end - t.start)
+    return sorted(taken, key=lambda t: t.start)
 
 
 def _two_times(s: str) -> tuple[float, float] | None:
-    """Exactly two times in the text, each marked as a time (a unit, ``m:ss``, or a start/end
-    label just before it): ``Start time: 6.60s\nEnd time: 15.21s``. Two bare numbers are not a
-    span: ``Video 3 shows it 12 times`` is none."""
-    quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(s)]
-    times = [
-        m
-        for m in _ANY_TIME.finditer(s)
-        if not any(q0 <= m.start() and m.end() <= q1 for q0, q1 in quoted)
-    ]
-    if len(times) != 2 or _TIMES_OR.search(s[times[0].end() : times[1].start()]):
+    """Exactly two times, the first labelled as a start and the second as an end. Two bare
+    numbers are not a span (``Video 3 shows it 12 times``), nor two times offered side by side
+    (``at 5 s or at 10 s``)."""
+    times = list(_ANY_TIME.finditer(s))
+    if len(times) != 2:
         return None
-    for m in times:
-        marked = bool(m.group(2)) or ":" in m.group(1)
-        if not (marked or _TIME_LABEL.search(s[max(0, m.start() - 40) : m.start()])):
-            return None
-    return _pair(*times[0].groups(), *times[1].groups())
-
-
-def _chosen_span(s: str, spans: list) -> tuple[float, float] | None:
-    """Which of ``spans`` (``_span_matches`` of ``s``) is the answer: the first after an answer
-    phrase, else one that opens the text, else the only one written (however often)."""
-    prev_end = 0
-    for a, b, span in spans:
-        if _SPAN_LEAD.search(s[prev_end:a]):
-            if span is not None:
-                return span
-            break  # an unreadable span after the phrase: the other rules decide
-        prev_end = b
-    if _SPAN_OPENS.match(s[: spans[0][0]]) and spans[0][2] is not None:
-        return spans[0][2]
-    distinct = {span for _, _, span in spans}
-    return distinct.pop() if len(distinct) == 1 else None
-
-
-def _offered_with_another(s: str, spans: list, chosen: tuple[float, float]) -> bool:
-    """``chosen`` and a different span stand side by side as alternatives (``12-18 or 20-25``,
-    ``12-18, or 20-25``, ``12-18 / 20-25``), in either order."""
-    return any(
-        chosen in (x, y) and x != y and _span_alternatives(s[b:a2])
-        for (_, b, x), (a2, _, y) in zip(spans, spans[1:], strict=False)
-    )
+    first, second = times
+    if not _START_LABEL.search(s[max(0, first.start() - 40) : first.start()]):
+        return None
+    if not _END_LABEL.search(s[max(first.end(), second.start() - 40) : second.start()]):
+        return None
+    return _pair(*first.groups(), *second.groups())
 
 
 def parse_span(text: Any) -> tuple[float, float] | None:
-    """A predicted ``(start, end)`` in seconds (start ≤ end), or ``None`` if there is none.
+    """The ``(start, end)`` in seconds (start ≤ end) an answer commits to, or ``None``.
 
-    Which span is the answer (docs/ANSWERS.md, "Reading a span"), first hit wins: the first span
-    after an answer phrase (``the answer is 12-18``); a span that opens the answer text; the one
-    span written, however often it is repeated. Quoted spans never count; two different spans with
-    nothing marking one, or two offered as alternatives (``12-18 or 20-25``), are no answer.
-    Failing any span form, exactly two times each marked as a time."""
+    The one-candidate rule (module docstring): every span written, the same span written twice
+    counted once (``12.5-18 s (0:12.5-0:18)``), an explicitly rejected one dropped (``3-7, not
+    9-12``); exactly one left is the answer, two different ones in any layout are none
+    (``3-7 or 9-12``, ``3-7. 9-12.``, ``3 - 7 s (9 - 12 s)``). Failing any span form, two times
+    labelled as start and end. A ``(start, end)`` pair of numbers is taken as it is."""
     if text is None:
         return None
     if isinstance(text, (list, tuple)) and len(text) == 2:
         return _proper(text)
-    s = answer_text(text)[:20_000]
-    spans = _span_matches(s)
+    s = _plain(text)
+    spans = _span_mentions(s)
     if not spans:
         return _two_times(s)
-    chosen = _chosen_span(s, spans)
-    if chosen is None or _offered_with_another(s, spans, chosen):
-        return None
-    return chosen
-
-
-def _span_alternatives(between: str) -> bool:
-    """Whether the text between two spans offers the second as an alternative to the first."""
-    return bool(_SPAN_OR.match(between)) and not _BRACKET_ONLY.match(between)
+    key = _committed(s, spans)
+    return key if isinstance(key, tuple) and len(key) == 2 and key[0] != "unreadable" else None
 
 
 def _proper(span: Any) -> tuple[float, float] | None:
@@ -563,55 +477,91 @@ def temporal_iou_hull(pred: Any, gold: Any) -> float:
 # --------------------------------------------------------------------------- open-ended
 
 _ARTICLES = frozenset({"a", "an", "the"})
-
-
-def oe_tokens(text: str) -> list[str]:
-    """Words of an open-ended answer as compared: lower case, punctuation and articles dropped
-    (one rule for the training reward and the evaluation judge)."""
-    return [w for w in _norm_words(text).split() if w not in _ARTICLES]
-
-
-# What offers a second candidate in an open-ended answer: "or", "either", "versus", a slash
-# between words ("red/blue"), a hedge word after a comma or a bracket ("red, maybe blue",
-# "red (perhaps blue)"), Chinese 或 / 还是. A leading "maybe red" is one uncertain candidate.
-_OE_ALTERNATIVE = re.compile(
-    r"(?i:\b(?:or|either|versus|vs|alternatively|otherwise)\b)"
-    r"|(?<=[^\W\d_])\s*/\s*(?=[^\W\d_])"
-    rf"|[,;(\[–—-]\s*(?i:{_HEDGE_WORDS})\b"
-    r"|或|还是"
+#: Grammatical words: articles, pronouns, forms of be/do/have, modals, the commonest conjunctions
+#: and question words, in English, then Chinese, Japanese and Korean particles (one character
+#: each, as CJK text is read character by character). What every sentence needs and no answer is
+#: about: the think terms ask reasoning to hold one (docs/ANSWERS.md, "Reasoning"), and an
+#: open-ended answer's *content* words, the ones the tool bonus asks for, are its other words.
+#: Negations and prepositions are not here: "not" and "under" change what an answer says.
+FUNCTION_WORDS = frozenset(
+    """a an the this that these those it its i me my we us our you your he him his she her they
+    them their there here is are was were be been being am do does did done has have had will
+    would shall should can could may might must of to and or but so as if because than then also
+    just very what which who whom whose why how when where
+    的 是 了 我 你 他 她 它 们 这 那 有 也 都 就 要 会 个 着 过 吗 呢 吧
+    の は を が に で た て だ す
+    은 는 이 가 을 를 의 에""".split()
+)
+_OE_WORD = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+    r"|\d+(?:[-.,:/]\d+)+"
+    r"|[^\W_]+(?:['’][^\W_]+)*",
+    re.UNICODE,
+)
+# What joins two phrases of an open-ended answer: any character that is not part of a word (a
+# symbol, a bracket, punctuation, a line break: "red | blue square", "red square (blue square)",
+# "red square; blue square"), the joining words (JOIN_WORDS: "red or blue", "rot oder blau") and
+# their Chinese and Japanese counterparts ("红或蓝"). An answer's lead-in ("the answer is",
+# "答案是") joins too: it is no phrase of its own.
+_OE_JOIN = re.compile(
+    r"(?i:\b(?:the\s+)?(?:final\s+|correct\s+|best\s+)?answer"
+    r"(?:\s+(?:is|would\s+be|should\s+be|will\s+be|must\s+be))?\b)"
+    rf"|(?i:(?<![^\W_])(?:{'|'.join(sorted(JOIN_WORDS, key=len, reverse=True))})(?![^\W_]))"
+    r"|答案(?:应该是|应为|是|为)?|或者|还是|以及|也许|或许|可能|或|和|与|及|跟|または|それとも|か|や"
+    r"|[^\w\s'’.,:/-]|(?<![^\W_])['’]|['’](?![^\W_])|(?<!\d)[-.,:/]|[-.,:/](?!\d)|\n",
+    re.UNICODE,
+)
+# A phrase that opens with a negation rejects its words ("red square, not blue square").
+_OE_NEGATION = frozenset(
+    "not no never nor without except instead rather nicht kein keine pas non 不是 而不是 并非 不".split()
 )
 
 
-def offers_alternatives(text: Any) -> bool:
-    """Whether an open-ended answer text names alternatives (``red or blue``, ``red/blue``,
-    ``either a cat or a dog``, ``red, maybe blue``)."""
-    return bool(_OE_ALTERNATIVE.search(str(text) if text is not None else ""))
+def oe_tokens(text: str) -> list[str]:
+    """Words of an open-ended answer as the evaluation judge compares them: lower case,
+    punctuation and the articles a, an, the dropped."""
+    table = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
+    return [w for w in str(text).lower().translate(table).split() if w not in _ARTICLES]
+
+
+def oe_phrases(text: Any) -> list[list[str]]:
+    """The phrases an open-ended answer names, each as its words (lower case, articles dropped):
+    the answer text split at every joiner (``_OE_JOIN``), empty pieces and pieces that open with
+    a negation (``not blue``) left out. ``red | blue square`` is two phrases, ``a red square``
+    one, ``red-blue square`` two (a hyphen between words joins, as any symbol does; between
+    digits it is part of the number, ``3-5``)."""
+    out = []
+    for piece in _OE_JOIN.split(_plain(text)):
+        words = [w.lower() for w in _OE_WORD.findall(piece or "")]
+        if words and words[0] not in _OE_NEGATION:
+            kept = [w for w in words if w not in _ARTICLES]
+            if kept:
+                out.append(kept)
+    return out
 
 
 def oe_hedged(prediction: Any, gold: Any) -> bool:
-    """Whether an open-ended prediction hedges: it offers alternatives and the gold does not.
-
-    Why: token F1 pays each named candidate's words, so ``red square or blue square`` scores 0.57
-    against either colour, over the 0.5 that unlocks the tool bonus, and hedging beat committing
-    whenever the model was less than 71% sure (a reward audit, 3 Dec 2026). Two candidates are no answer, as two
-    letters or two spans are; a gold that itself offers alternatives (``to be or not to be``)
-    keeps them readable."""
-    text = answer_text(prediction)
-    if not offers_alternatives(text):
-        return False
+    """Whether an open-ended answer names more phrases than the gold (any of a list of golds)
+    does: the one-candidate rule for phrases (module docstring). ``red | blue square``,
+    ``red square (blue square)`` and ``red square; blue square`` are two phrases against the one
+    of ``a red square``, so no answer; ``salt or pepper`` against ``salt and pepper`` is not."""
     golds = gold if isinstance(gold, (list, tuple)) else [gold]
-    return not any(offers_alternatives(g) for g in golds if g is not None)
+    n = len(oe_phrases(prediction))
+    return all(n > len(oe_phrases(g)) for g in golds if g is not None) and n > 1
 
 
-def token_f1(prediction: Any, gold: Any) -> float:
-    """F1 over token multisets (lower case, punctuation and articles dropped); a list of gold
-    answers scores the best one. A hedge (:func:`oe_hedged`) scores 0."""
-    if isinstance(gold, (list, tuple)):
-        return max((token_f1(prediction, g) for g in gold), default=0.0)
-    if oe_hedged(prediction, gold):
-        return 0.0
-    pred = oe_tokens(answer_text(prediction))
-    ref = oe_tokens(str(gold) if gold is not None else "")
+def _oe_words(text: Any) -> list[str]:
+    return [w for phrase in oe_phrases(text) for w in phrase]
+
+
+def oe_content_words(text: Any) -> set[str]:
+    """The words of an open-ended answer that are not grammatical (:data:`FUNCTION_WORDS`): what
+    the answer is about. The tool bonus asks an answer for exactly its gold's content words."""
+    return {w for w in _oe_words(text) if w not in FUNCTION_WORDS}
+
+
+def overlap_f1(pred: Sequence[str], ref: Sequence[str]) -> float:
+    """F1 of two word lists, counting repeated words as often as they occur (SQuAD's rule)."""
     if not pred or not ref:
         return 0.0
     common = sum((Counter(pred) & Counter(ref)).values())
@@ -621,14 +571,42 @@ def token_f1(prediction: Any, gold: Any) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def token_f1(prediction: Any, gold: Any) -> float:
+    """F1 over the answer's and the gold's words (:func:`oe_phrases`, articles dropped, repeated
+    words counted); a list of golds scores the best one. A hedge (:func:`oe_hedged`) scores 0."""
+    if isinstance(gold, (list, tuple)):
+        return max((token_f1(prediction, g) for g in gold), default=0.0)
+    if gold is None or oe_hedged(prediction, gold):
+        return 0.0
+    return overlap_f1(_oe_words(prediction), _oe_words(gold))
+
+
 def exact_match(prediction: Any, gold: Any) -> float:
-    """1.0 when the normalised texts are equal (any of a list of golds)."""
+    """1.0 when the answer's words equal the gold's (any of a list of golds); a hedge is 0."""
     if isinstance(gold, (list, tuple)):
         return max((exact_match(prediction, g) for g in gold), default=0.0)
-    if oe_hedged(prediction, gold):
+    if gold is None or oe_hedged(prediction, gold):
         return 0.0
-    pred = oe_tokens(answer_text(prediction))
-    return float(bool(pred) and pred == oe_tokens(str(gold) if gold is not None else ""))
+    pred = _oe_words(prediction)
+    return float(bool(pred) and pred == _oe_words(gold))
+
+
+# The evaluation judge's narrower rule (paravt.eval.judge): MMVU's protocol credits an answer that
+# holds the reference with extra correct detail, so there only words that offer an alternative
+# make a hedge ("red or blue", "red/blue", "red, maybe blue", 或 / 还是).
+_HEDGE_WORDS = r"(?:maybe|perhaps|possibly|probably|else|also|even|alternatively|otherwise)"
+_OE_ALTERNATIVE = re.compile(
+    r"(?i:\b(?:or|either|versus|vs|alternatively|otherwise)\b)"
+    r"|(?<=[^\W\d_])\s*/\s*(?=[^\W\d_])"
+    rf"|[,;(\[–—-]\s*(?i:{_HEDGE_WORDS})\b"
+    r"|或|还是"
+)
+
+
+def offers_alternatives(text: Any) -> bool:
+    """Whether a text offers alternatives in words (``red or blue``, ``red/blue``, ``either a
+    cat or a dog``, ``red, maybe blue``): the evaluation judge's hedge rule."""
+    return bool(_OE_ALTERNATIVE.search(str(text) if text is not None else ""))
 
 
 # --------------------------------------------------------------------------- R_acc
@@ -661,3 +639,32 @@ def accuracy(
         f"question_type={question_type!r} is not one of {list(QUESTION_TYPES)}; fix the sample's "
         f"question_type field"
     )
+
+
+def bonus_earned(
+    prediction: Any,
+    gold: Any,
+    question_type: str,
+    options: Sequence[Any] | None,
+    acc: float,
+    cfg: Any,
+) -> bool:
+    """Whether an answer is correct enough for the tool's correct-answer bonus (R_tool): R_acc at
+    or above ``cfg.tool_correct_threshold``, and for an open-ended answer the gold's content words
+    exactly (:func:`oe_content_words`; any of a list of golds): none missing, none added.
+
+    Why: F1 pays part of an answer, so a generic noun alone (``square`` for gold ``a red square``,
+    F1 0.67) reached the bonus without the word that tells the candidates apart, and so did two
+    candidates written side by side with no joiner (``red blue square``, F1 0.8), which the phrase
+    rule cannot see. The reward cannot know which gold word tells the candidates apart, so the
+    bonus asks for all of them and nothing else; F1 still pays a partial answer as R_acc."""
+    try:
+        if float(acc) < cfg.tool_correct_threshold:
+            return False
+    except (TypeError, ValueError):
+        return False
+    if question_type != "oe":
+        return True
+    have = oe_content_words(prediction)
+    golds = gold if isinstance(gold, (list, tuple)) else [gold]
+    return any(oe_content_words(g) == have for g in golds if g is not None)

@@ -18,19 +18,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from paravt.rewards.answers import accuracy
+from paravt.rewards.answers import accuracy, bonus_earned
 from paravt.rewards.config import RewardConfig
 from paravt.rewards.format import format_score, format_terms
-from paravt.rewards.tool import ToolExecutionSummary, tool_reward
+from paravt.rewards.tool import ToolCounts, tool_reward
 
 __all__ = ["RewardBreakdown", "compose", "final_answer_text"]
 
 
 @dataclass(frozen=True)
+class RewardTerm:
+    """One reported term of the reward: the ``RewardBreakdown`` field that holds it and what it
+    is (docs/PROTOCOL.md §5.1)."""
+
+    name: str
+    about: str
+
+
+@dataclass
 class RewardBreakdown:
-    """Every term of one episode's reward; ``total`` is what GRPO normalises within the group."""
+    """Every term of one episode's reward; ``total`` is what GRPO normalises within the group.
+
+    ``TERMS`` is the one list of the reported terms, in the order every log, metric, dump,
+    page and progress line shows them: they all iterate it (``terms()``), so a new term is a
+    field here, its entry in ``TERMS`` and its computation in ``compose``, all in this file."""
 
     acc: float
     fmt: float  # R_fmt after λ_anchor and clipping, in [0, 1]
@@ -38,6 +51,22 @@ class RewardBreakdown:
     tool: float
     total: float
     fmt_base: float = 0.0  # the base format terms alone, before the anchor and clipping
+
+    TERMS: ClassVar[tuple[RewardTerm, ...]] = (
+        RewardTerm("acc", "R_acc: the answer against the gold (letter, IoU or F1)"),
+        RewardTerm("fmt", "R_fmt: the format terms and λ_anchor × the anchor, clipped to [0, 1]"),
+        RewardTerm("anchor", "the raw anchor term (before λ_anchor)"),
+        RewardTerm("tool", "R_tool: from the execution record, with the correct-answer bonus"),
+        RewardTerm("total", "R = R_acc + w_fmt · R_fmt + R_tool"),
+    )
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(t.name for t in cls.TERMS)
+
+    def terms(self) -> dict[str, float]:
+        """The reported terms by name, in ``TERMS`` order (what logs and pages show)."""
+        return {t.name: float(getattr(self, t.name)) for t in self.TERMS}
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -64,10 +93,12 @@ def compose(
     options: Sequence[Any] | None = None,
     cfg: RewardConfig | None = None,
     answer: str | None = None,
+    question: str | None = None,
 ) -> RewardBreakdown:
     """The reward of one episode. ``prefix`` is the assistant pre-fill (e.g. ``"<think>\\n"``),
     ``completion`` the generated turns' texts (a list, one per turn; a string is one turn),
-    ``execution`` its tool execution counts."""
+    ``execution`` its tool execution counts, ``question`` the question asked (reasoning that only
+    restates it earns no think term; without it that check is skipped)."""
     cfg = cfg or RewardConfig()
     if isinstance(completion, (list, tuple)):
         turns = [t if isinstance(t, str) else "" for t in completion] or [""]
@@ -75,10 +106,11 @@ def compose(
         turns = [completion if isinstance(completion, str) else ""]
     prediction = answer if answer is not None else final_answer_text(turns[-1])
     acc = accuracy(prediction, gold, question_type, options, oe_metric=cfg.oe_metric)
-    ex = ToolExecutionSummary.of(execution)
-    terms = format_terms(turns, cfg, prefix=prefix or "", calls_made=ex.called)
+    correct = bonus_earned(prediction, gold, question_type, options, acc, cfg)
+    ex = ToolCounts.of(execution)
+    terms = format_terms(turns, cfg, prefix=prefix or "", calls_made=ex.called, question=question)
     fmt = format_score(terms.base, terms.anchor, cfg)
-    tool = tool_reward(ex, acc, cfg)
+    tool = tool_reward(ex, acc, cfg, correct=correct)
     total = acc + cfg.format_weight * fmt + tool
     return RewardBreakdown(
         acc=acc, fmt=fmt, anchor=terms.anchor, tool=tool, total=total, fmt_base=terms.base

@@ -32,6 +32,7 @@ class RewardConfig:
     # format base terms
     think_min_chars: int = 10  # a <think> counts as substantive from this many characters ...
     think_min_words: int = 3  # ... holding this many distinct words (0: characters alone)
+    think_min_new_words: int = 2  # ... this many of them not in the question
     think_bonus: float = 0.2
     answer_bonus: float = 0.3  # non-empty <answer>
     answer_close_bonus: float = 0.2  # ... and its </answer>
@@ -60,6 +61,8 @@ class RewardConfig:
             raise ConfigError(f"think_min_chars={self.think_min_chars}: must be >= 0")
         if self.think_min_words < 0:
             raise ConfigError(f"think_min_words={self.think_min_words}: must be >= 0")
+        if self.think_min_new_words < 0:
+            raise ConfigError(f"think_min_new_words={self.think_min_new_words}: must be >= 0")
         bad = [k for k, v in self.token_anchor_values.items() if not isinstance(k, str) or not k]
         if bad:
             raise ConfigError(
@@ -69,5 +72,13 @@ class RewardConfig:
 
     @classmethod
     def vanilla(cls) -> RewardConfig:
-        """The vanilla-GRPO baseline: no anchoring (docs/PROTOCOL.md §5.6)."""
-        return cls(anchor_lambda=0.0, token_anchor=False)
+        """The vanilla-GRPO baseline as the reference runs it (docs/PROTOCOL.md §5.6): no
+        anchoring, and the format weights of its default mode — think 0.3, answer 0.2, answer
+        close 0.1 — where PARA-GRPO's constrained mode pays 0.2 / 0.3 / 0.2."""
+        return cls(
+            anchor_lambda=0.0,
+            token_anchor=False,
+            think_bonus=0.3,
+            answer_bonus=0.2,
+            answer_close_bonus=0.1,
+        )

@@ -15,7 +15,6 @@ Terms (constants in :class:`~paravt.rewards.config.RewardConfig`):
 
 =====================  =====  ==============================================================
 base: think            +0.2   a substantive ``<think>`` (below), closed or not
-                              (an unclosed one is penalised by the anchor's −0.3 instead)
 base: answer           +0.3   the final turn's last ``<answer>`` holds a letter or digit
 base: answer_close     +0.2   ... and is closed by ``</answer>``
 base: think_before     +0.3   a substantive ``<think>`` opens before the first call the parser
@@ -25,19 +24,25 @@ base: balanced         +0.1   in every turn each tag opens before it closes, nev
 anchor: close          +0.4   a ``</think>`` closes a substantive ``<think>`` (in any turn)
 anchor: flow           +0.3   final turn: substantive ``<think>`` → ``</think>`` → non-empty
                               closed answer
-anchor: unclosed       −0.3   some turn leaves a ``<think>`` open
+anchor: unclosed       −0.3   some turn leaves a ``<think>`` open (clipped away when the base
+                              terms reach 1: docs/PROTOCOL.md §5.2)
 =====================  =====  ==============================================================
 
-"Substantive" is one rule for every think term: at least ``think_min_chars`` (10) characters of
-reasoning, tags removed (the reference's rule), holding at least ``think_min_words`` (3) distinct
-words (ours). A word is a run of two or more letters, or one CJK character, compared in lower
-case. Why it matters here more than in the reference: the pre-fill supplies a ``<think>`` opener
-to every turn, so a term that needed only the opener (or only a ``</think>`` after it) would be
-paid for ``<think>\\n</think>`` or ``<think>\\n<tool_call>…`` with no reasoning at all; and ten
-characters of anything (``aaaaaaaaaa``, ``ok ok ok ok``, ``..........``) paid every think term,
-2.80 in all with a correct answer after one call (a reward audit, 3 Dec 2026). The words rule refuses filler that
-costs nothing to write; it cannot tell sense from three distinct words of nonsense, and does not
-try.
+"Substantive" is one rule for every think term (:class:`ThinkRule`, docs/ANSWERS.md
+"Reasoning"): at least ``think_min_chars`` (10) visible characters of reasoning, tags removed (the
+reference's rule), holding at least ``think_min_words`` (3) distinct words, at least
+``think_min_new_words`` (2) of them not in the question, and a grammatical word (ours). A word is
+a run of three or more visible letters, a two-letter grammatical word, or one CJK character, in
+lower case (:func:`reasoning_words`); invisible characters (Unicode's default-ignorable code
+points such as the Hangul filler U+3164), one letter or syllable repeated (``aa``, ``lala``), a
+word said three times in a row and Lorem ipsum's placeholder Latin are no words. Why it matters
+here more than in the reference: the pre-fill supplies a ``<think>`` opener to every turn, so a
+term that needed only the opener (or only a ``</think>`` after it) would be paid for
+``<think>\n</think>`` or ``<think>\n<tool_call>…`` with no reasoning at all; and ten characters
+of anything (``aaaaaaaaaa``, ``ㅤㅤㅤ`` in U+3164, the question pasted back, ``lorem ipsum
+dolor``) paid every think term, 2.80 in all with a correct answer after one call (reward audits of
+3 and 4 Dec 2026). The rule refuses filler that costs nothing to write; it cannot tell sense from
+a grammatical sentence of nonsense, and does not try.
 
 R_fmt = clip(base + anchor_lambda · anchor, 0, 1). The empty-tag exploit
 ``<think></think><answer></answer>`` earns no answer credit (answer, answer_close and flow need a
@@ -48,29 +53,64 @@ think-before-call credit.
 
 from __future__ import annotations
 
+import itertools
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from paravt.grammar import parse_turn
+from paravt.rewards.answers import FUNCTION_WORDS
 from paravt.rewards.config import RewardConfig
 
 __all__ = [
+    "GRAMMAR_WORDS",
+    "LOREM_IPSUM",
     "FormatTerms",
     "ThinkRule",
     "format_reward",
     "format_score",
     "format_terms",
     "open_think_turns",
+    "reasoning_words",
     "scored_text",
     "substantive_close_turns",
+    "visible_text",
 ]
 
 _TAG = re.compile(r"<(/?)(think|answer|tool_call|tool_code|tool_response)>")
 _WORD = re.compile(r"[^\W_]")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-# A word of reasoning: a run of two or more letters, or one CJK character (no spaces there).
+# A candidate word of reasoning: a run of two or more letters, or one CJK character (no spaces
+# there); reasoning_words keeps the ones that are words.
 _REASONING_WORD = re.compile(rf"[{_CJK}]|[^\W\d_{_CJK}]{{2,}}")
+# Unicode's default-ignorable code points (DerivedCoreProperties.txt, Default_Ignorable_Code_Point):
+# characters that render as nothing, among them the Hangul fillers U+115F, U+1160, U+3164 and
+# U+FFA0, which Unicode classes as letters. With the braille blank U+2800 and every format,
+# control (but tab and newline), private-use and unassigned character, they are not text.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+_NOT_TEXT = frozenset({"Cf", "Co", "Cn", "Cs"})
+#: The grammatical words a sentence of reasoning holds at least one of: the answers' function
+#: words (articles, pronouns, be/do/have, modals, conjunctions) with prepositions, negations and
+#: a few adverbs, and the Chinese ones among them ("Look at 1-2 s first." has "at").
+GRAMMAR_WORDS = FUNCTION_WORDS | frozenset(
+    """at in on to from with by for of about into onto over under after before between through
+    during until since near off out up down not no never nor first next now then again still yet
+    only also 在 不 没 从 到 对 把 被 给 向""".split()
+)
+#: The placeholder Latin of "Lorem ipsum" (the standard passage's words): filler, not words,
+#: whatever English words it shares ("do", "in", "sit").
+LOREM_IPSUM = frozenset(
+    """lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut
+    labore et dolore magna aliqua enim ad minim veniam quis nostrud exercitation ullamco laboris
+    nisi aliquip ex ea commodo consequat duis aute irure in reprehenderit voluptate velit esse
+    cillum eu fugiat nulla pariatur excepteur sint occaecat cupidatat non proident sunt culpa qui
+    officia deserunt mollit anim id est laborum""".split()
+)
 _ASSISTANT_HEADER = "<|im_start|>assistant"
 
 
@@ -158,29 +198,79 @@ def _turn_tags(text: str) -> _TurnTags:
         nxt = answer_tags[k + 1] if k + 1 < len(answer_tags) else None
         body = text[end : nxt[0]] if nxt else text[end:]
         closed = bool(nxt and nxt[3])
-        answers.append((start, end, closed, bool(_WORD.search(_TAG.sub("", body)))))
+        answers.append((start, end, closed, bool(_WORD.search(visible_text(_TAG.sub("", body))))))
     return _TurnTags(text, tags, think_pairs, open_thinks, answers)
+
+
+def visible_text(text: str) -> str:
+    """``text`` without the characters that render as nothing (:data:`_INVISIBLE`, and every
+    format, private-use, unassigned or control character but tab and newline)."""
+    text = _INVISIBLE.sub("", text)
+    return "".join(
+        c
+        for c in text
+        if c in "\t\n"
+        or unicodedata.category(c) not in _NOT_TEXT
+        and unicodedata.category(c) != "Cc"
+    )
+
+
+def _repeats(word: str) -> bool:
+    """One letter or one syllable over and over: ``aa``, ``lala``, ``hahaha``, ``mmmm``."""
+    n = len(word)
+    return n >= 2 and any(n % k == 0 and word == word[:k] * (n // k) for k in range(1, n // 2 + 1))
+
+
+def _is_word(w: str) -> bool:
+    """A word of reasoning (lower case): CJK, or Latin-script letters that are not one letter or
+    syllable repeated, not Lorem ipsum, with a vowel (``hmm``, ``shh`` have none), and, with two
+    letters, a grammatical word (``is``, ``at``: other pairs, ``ba``, ``ok``, are syllables)."""
+    if not w.isascii():
+        return True
+    if _repeats(w) or w in LOREM_IPSUM or not any(v in w for v in "aeiouy"):
+        return False
+    return len(w) != 2 or w in GRAMMAR_WORDS
+
+
+def reasoning_words(text: str) -> set[str]:
+    """The distinct words of a piece of reasoning, lower case (:func:`_is_word`): runs of visible
+    letters and single CJK characters, minus a word said three or more times in a row (``no no
+    no``, ``la la la``)."""
+    tokens = [w.lower() for w in _REASONING_WORD.findall(visible_text(text))]
+    runs = [list(g) for _, g in itertools.groupby(tokens)]
+    return {run[0] for run in runs if len(run) < 3 and _is_word(run[0])}
 
 
 @dataclass(frozen=True)
 class ThinkRule:
-    """What makes a think substantive: ``min_chars`` characters of reasoning, tags removed, that
-    hold ``min_words`` distinct words (:data:`_REASONING_WORD`, lower case)."""
+    """What makes a think substantive (docs/ANSWERS.md, "Reasoning"): at least ``min_chars``
+    visible characters, tags removed, holding at least ``min_words`` distinct words
+    (:func:`reasoning_words`), at least ``min_new_words`` of them not in the question, and at
+    least one grammatical word (:data:`GRAMMAR_WORDS`). ``min_words = 0`` is the characters rule
+    alone."""
 
     min_chars: int = 10
     min_words: int = 3
+    min_new_words: int = 2
+    question_words: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, cfg: RewardConfig) -> ThinkRule:
-        return cls(cfg.think_min_chars, cfg.think_min_words)
+    def of(cls, cfg: RewardConfig, question: str | None = None) -> ThinkRule:
+        asked = frozenset(reasoning_words(question)) if question else frozenset()
+        return cls(cfg.think_min_chars, cfg.think_min_words, cfg.think_min_new_words, asked)
 
     def holds(self, reasoning: str) -> bool:
-        if len(reasoning) < self.min_chars:
+        if len(visible_text(reasoning).strip()) < self.min_chars:
             return False
         if self.min_words <= 0:
             return True
-        words = {w.lower() for w in _REASONING_WORD.findall(reasoning)}
-        return len(words) >= self.min_words
+        words = reasoning_words(reasoning)
+        new = words - self.question_words
+        return (
+            len(words) >= self.min_words
+            and len(new) >= self.min_new_words
+            and bool(words & GRAMMAR_WORDS)
+        )
 
 
 def _reasoning(turn: _TurnTags, open_end: int, close_start: int | None) -> str:
@@ -272,18 +362,20 @@ def format_terms(
     cfg: RewardConfig | None = None,
     prefix: str = "",
     calls_made: bool | None = None,
+    question: str | None = None,
 ) -> FormatTerms:
     """All format terms of an episode. Never raises on any input.
 
     ``text`` is one string (one turn) or one text per generated turn; ``prefix`` is the
     assistant pre-fill of every turn (counted once per turn, see :func:`scored_text`).
-    ``calls_made`` is R_tool's notion of "a call exists" (``ToolExecutionSummary.called``):
+    ``calls_made`` is R_tool's notion of "a call exists" (``ToolCounts.called``):
     ``False`` zeroes the think-before-call term whatever the text says; ``None`` reads it from
-    the text alone.
+    the text alone. ``question``, when given, is the question the episode answers: reasoning
+    that only restates it is no reasoning (:class:`ThinkRule`).
     """
     cfg = cfg or RewardConfig()
     turns = [_turn_tags(t) for t in _turn_texts(text, prefix)]
-    earned = _earned(turns, ThinkRule.of(cfg), calls_made)
+    earned = _earned(turns, ThinkRule.of(cfg, question), calls_made)
     return FormatTerms(
         **{term: getattr(cfg, _TERM_CONSTANT[term]) if ok else 0.0 for term, ok in earned.items()}
     )
@@ -302,6 +394,7 @@ def substantive_close_turns(
     rule = ThinkRule(
         default.think_min_chars if min_chars is None else min_chars,
         default.think_min_words if min_words is None else min_words,
+        default.think_min_new_words,
     )
     return [bool(_substantive_pairs(_turn_tags(t), rule)) for t in _turn_texts(text, prefix)]
 

@@ -13,8 +13,10 @@ Levels (docs/PROTOCOL.md §5.4; docs/TRAIN.md "Reward rules"):
   a call that cannot run ever earns;
 * ``tool_executed`` (0.3) when at least one call executed: its window decoded and went back to
   the model;
-* plus ``tool_correct_bonus`` (0.5) when the answer is correct (R_acc ≥
-  ``tool_correct_threshold``) **and a call executed**.
+* plus ``tool_correct_bonus`` (0.5) when the answer is correct **and a call executed**. Correct
+  means R_acc ≥ ``tool_correct_threshold`` (0.5; the reference pays at R_acc > 0), and for an
+  open-ended answer also exactly the gold's content words (``paravt.rewards.answers.bonus_earned``;
+  ``compose`` passes it as ``correct``).
 
 *Choice*: the correct-answer bonus needs an executed call (``tool_bonus_requires_call=True``).
 Without any call it would be a second accuracy reward that pays for *not* using the tool, which is
@@ -25,21 +27,28 @@ the collapse PARA-GRPO fights; with a call that merely parsed it paid +0.5 for
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from paravt.rewards.config import RewardConfig
 
-__all__ = ["ToolExecutionSummary", "tool_reward"]
+__all__ = ["ToolCounts", "tool_reward"]
 
 
-@dataclass(frozen=True)
-class ToolExecutionSummary:
-    """An episode's tool execution counts (the engine's ``ToolCounts`` has the same fields)."""
+@dataclass
+class ToolCounts:
+    """An episode's tool calls, counted from what executed, not from text: the one record the
+    episode engine fills (``EpisodeRecord.tool_counts``), R_tool and R_fmt read, the training
+    metrics log and an eval result line shows (``paravt.eval.results.ToolUsage`` is a view of
+    it). It lives here, in the lowest room that reads it, so the engine and eval import it from
+    the reward rather than copying it under other names."""
 
     parseable_calls: int = 0  # calls the parser read (known tool, arguments object), run or not
     executed_ok: int = 0  # calls whose window decoded and came back to the model
     errors: int = 0  # calls that ended in a tool error (parse, argument or decode)
+    parse_errors: int = 0  # blocks that did not parse as a call
+    over_cap: int = 0  # calls beyond max_parallel, answered with a tool error
 
     @property
     def called(self) -> bool:
@@ -48,18 +57,32 @@ class ToolExecutionSummary:
         return self.executed_ok > 0 or self.parseable_calls > 0
 
     @classmethod
-    def of(cls, counts: Any) -> ToolExecutionSummary:
-        """From any object or mapping with these field names (``EpisodeRecord.tool_counts``)."""
+    def of(cls, counts: Any) -> ToolCounts:
+        """From a ``ToolCounts`` (itself), or a mapping or object with these field names (a
+        results line read back, an older record)."""
         if counts is None:
             return cls()
         if isinstance(counts, cls):
             return counts
         get = counts.get if isinstance(counts, dict) else (lambda k, d=0: getattr(counts, k, d))
-        return cls(
-            parseable_calls=_count(get("parseable_calls", 0)),
-            executed_ok=_count(get("executed_ok", 0)),
-            errors=_count(get("errors", 0)),
+        return cls(**{f: _count(get(f, 0)) for f in _FIELDS})
+
+
+_FIELDS = ("parseable_calls", "executed_ok", "errors", "parse_errors", "over_cap")
+
+
+def __getattr__(name: str) -> Any:
+    """``ToolExecutionSummary``, the old name of ``ToolCounts`` (the reward's copy of the
+    engine's counts), still answers, with TRL's deprecation rule."""
+    if name == "ToolExecutionSummary":
+        warnings.warn(
+            "paravt.rewards.ToolExecutionSummary is ToolCounts now and the name is removed in "
+            "paravt 0.2: use paravt.rewards.ToolCounts",
+            FutureWarning,
+            stacklevel=2,
         )
+        return ToolCounts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _count(value: Any) -> int:
@@ -69,21 +92,25 @@ def _count(value: Any) -> int:
         return 0
 
 
-def tool_reward(execution: Any, acc: float, cfg: RewardConfig | None = None) -> float:
-    """R_tool ∈ [0, 1] from an execution summary (or anything :meth:`ToolExecutionSummary.of`
-    reads) and the episode's R_acc."""
+def tool_reward(
+    execution: Any, acc: float, cfg: RewardConfig | None = None, correct: bool | None = None
+) -> float:
+    """R_tool ∈ [0, 1] from an episode's ``ToolCounts`` (or anything :meth:`ToolCounts.of`
+    reads) and the episode's R_acc. ``correct`` decides the bonus when given (the composition
+    passes :func:`~paravt.rewards.answers.bonus_earned`); otherwise R_acc ≥ the threshold."""
     cfg = cfg or RewardConfig()
-    ex = ToolExecutionSummary.of(execution)
+    ex = ToolCounts.of(execution)
     if ex.executed_ok > 0:
         level = cfg.tool_executed
     elif ex.parseable_calls > 0:
         level = cfg.tool_parseable
     else:
         level = 0.0
-    try:
-        correct = float(acc) >= cfg.tool_correct_threshold
-    except (TypeError, ValueError):
-        correct = False
+    if correct is None:
+        try:
+            correct = float(acc) >= cfg.tool_correct_threshold
+        except (TypeError, ValueError):
+            correct = False
     # the bonus needs a call that ran: a refused or failed call never saw the video
     if correct and (ex.executed_ok > 0 or not cfg.tool_bonus_requires_call):
         level += cfg.tool_correct_bonus

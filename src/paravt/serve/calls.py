@@ -123,7 +123,8 @@ class ToolService:
     def crop_video(self, arguments: Any) -> ToolReply:
         """The frames of one window (see module docstring), or a tool error saying what to fix."""
         from paravt.agent.vision import at_budget
-        from paravt.tools.crop_video import WindowRequest, execute_windows
+        from paravt.tools.batch import execute_windows
+        from paravt.tools.results import WindowRequest
 
         video = self._video(arguments, "crop_video")
         if isinstance(video, ToolReply):

@@ -13,12 +13,12 @@ import importlib
 _EXPORTS = {
     "TOOL_NAME": "paravt.tools.schema",
     "TOOL_SCHEMA": "paravt.tools.schema",
-    "BatchResult": "paravt.tools.crop_video",
-    "BatchStats": "paravt.tools.crop_video",
-    "CropConfig": "paravt.tools.crop_video",
-    "ToolResult": "paravt.tools.crop_video",
-    "WindowRequest": "paravt.tools.crop_video",
-    "execute_windows": "paravt.tools.crop_video",
+    "BatchResult": "paravt.tools.results",
+    "BatchStats": "paravt.tools.results",
+    "CropConfig": "paravt.tools.results",
+    "ToolResult": "paravt.tools.results",
+    "WindowRequest": "paravt.tools.results",
+    "execute_windows": "paravt.tools.batch",
 }
 
 __all__ = [

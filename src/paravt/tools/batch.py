@@ -241,6 +241,7 @@ def _hand_out(
             end=window.end,
             warnings=window.warnings + list(frames.warnings),
             failed=list(frames.failed),
+            damaged=list(frames.damaged),
             key=req.key,
             video=req.video,
         )

@@ -42,6 +42,8 @@ class ToolResult:
     error_kind: str | None = None
     warnings: list[str] = field(default_factory=list)
     failed: list[float] = field(default_factory=list)
+    #: times of returned frames decoded after damage in the file (``Frames.damaged``)
+    damaged: list[float] = field(default_factory=list)
     key: Any = None
     video: str | None = None
 
@@ -57,6 +59,11 @@ class ToolResult:
         text = f"{len(self.times)} frames from {self.start:.1f}s to {self.end:.1f}s."
         if self.failed:
             text += f" {len(self.failed)} frames in this window could not be decoded."
+        if self.damaged:
+            text += (
+                f" {len(self.damaged)} frames come from a damaged part of the file and may show "
+                "decoding errors."
+            )
         return text
 
 

@@ -19,7 +19,7 @@ def __getattr__(name):
 
         return ParaGRPOTrainer
     if name == "PolicyBackend":
-        from paravt.backends.policy import PolicyBackend  # loads torch: on first use
+        from paravt.rollout.policy import PolicyBackend  # loads torch: on first use
 
         return PolicyBackend
     raise AttributeError(name)

@@ -4,7 +4,7 @@ Every TRL option keeps its meaning and passes straight through — ``beta``, ``e
 ``loss_type``, ``num_generations``, ``gradient_checkpointing``, ``bf16``, the distributed options
 of ``TrainingArguments`` (``fsdp``/``fsdp_config``, ``deepspeed``, ``ddp_backend``, ...) and TRL's
 vLLM keys (``use_vllm``, ``vllm_mode``, ``vllm_server_*``, ``vllm_importance_sampling_*``, ...;
-the episode engine samples through TRL's vLLM generator, see ``paravt.backends.vllm``). The
+the episode engine samples through TRL's vLLM generator, see ``paravt.rollout.vllm``). The
 few that only TRL's own rollout reads, and that the episode rollout cannot honour, are refused
 at start (``REFUSED``: a one-line ``ConfigError`` naming the key and the fix). The
 added fields below are the ones the paper's recipe needs and TRL does not have; the episode
@@ -111,14 +111,14 @@ class ParaGRPOConfig(GRPOConfig):
     metrics_file: str = field(
         default="metrics.jsonl", metadata={"help": "Per-step metrics (run folder)."}
     )
-    # -- server mode through paravt's own client (paravt.backends.vllm_server) --------
+    # -- server mode through paravt's own client (paravt.rollout.vllm_server) --------
     vllm_weight_push: str = field(
         default="folder",
         metadata={
             "help": "Server mode: how the weights reach the server each step. folder = write "
             "safetensors under vllm_push_dir and have the server reload them (any device; the "
             "server must read that folder); nccl = vLLM's NCCL weight transfer (GPUs; not run "
-            "here). paravt.train.vllm.weight_push says why."
+            "here). paravt.rollout.weight_push says why."
         },
     )
     vllm_push_dir: str | None = field(
@@ -142,6 +142,26 @@ class ParaGRPOConfig(GRPOConfig):
             "help": "Server mode: compare the server's logprobs of a fixed probe with the "
             "policy's before the first push (another model or revision is refused) and after "
             "every push (a push the server did not take stops the run)."
+        },
+    )
+    # -- bounded staleness (paravt.rollout.producer) ---------------------------------------
+    max_staleness: int = field(
+        default=0,
+        metadata={
+            "help": "k: how many policy versions an episode may lag the learner. 0 is the "
+            "synchronous loop (push, roll out, learn). k >= 1 (server mode only): rollouts of "
+            "steps up to k ahead run while the trainers learn; the loss is the decoupled PPO "
+            "objective (the sampler's log-probs the behaviour policy, the step's old log-probs "
+            "the proximal one, token-level truncated importance weights: "
+            "vllm_importance_sampling_correction with a token_* mode); a group older than k is "
+            "dropped and sampled again. The paper's run: 2 (AReaL max_head_offpolicyness)."
+        },
+    )
+    max_staleness_pause_s: float = field(
+        default=600.0,
+        metadata={
+            "help": "Bounded staleness: the longest a weight push waits for the sampling "
+            "requests under way to end (a turn never straddles a push)."
         },
     )
     # TRL logs the prompts' images with the completions table; paravt's episodes have no such
@@ -202,6 +222,9 @@ class ParaGRPOConfig(GRPOConfig):
             self.vllm_seed = int(self.seed)
         if self.use_vllm:
             self._check_vllm_keys()
+        staleness = staleness_problem(self)
+        if staleness:
+            raise ConfigError(staleness)
         refused = refused_option(self)
         if refused:
             raise ConfigError(refused)
@@ -216,7 +239,7 @@ class ParaGRPOConfig(GRPOConfig):
 
     def _check_vllm_keys(self) -> None:
         """The vLLM settings that cannot serve multi-turn episodes, refused before anything loads
-        (whether vLLM is installed is checked where training starts: paravt.backends.vllm)."""
+        (whether vLLM is installed is checked where training starts: paravt.rollout.vllm)."""
         if self.vllm_mode not in ("server", "colocate"):
             raise ConfigError(f"vllm_mode={self.vllm_mode!r}: use server or colocate")
         modes = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
@@ -273,4 +296,39 @@ def refused_option(cfg: GRPOConfig) -> str | None:
         value = getattr(cfg, key)
         if value != unused and not (unused is None and value == {}):
             return f"trainer.{key}={value!r}: {why}"
+    return None
+
+
+def staleness_problem(cfg: ParaGRPOConfig) -> str | None:
+    """Why ``max_staleness`` cannot run with this config (one line), or None."""
+    k = int(cfg.max_staleness)
+    if k < 0:
+        return f"trainer.max_staleness={k}: use 0 (synchronous) or a positive number of steps"
+    if k == 0:
+        return None
+    if not (cfg.use_vllm and cfg.vllm_mode == "server"):
+        return (
+            f"trainer.max_staleness={k} needs server mode (use_vllm=true, vllm_mode=server): "
+            "rollouts for later steps run on a vLLM server while the trainers learn; in-process "
+            "samplers (the policy itself, colocated vLLM) hold the weights being trained, so "
+            "they cannot sample while the learner updates them. Set max_staleness=0"
+        )
+    spg = cfg.steps_per_generation or cfg.gradient_accumulation_steps
+    if spg != cfg.gradient_accumulation_steps or cfg.num_iterations != 1:
+        return (
+            f"trainer.max_staleness={k} counts staleness in optimizer steps and needs one "
+            "rollout per optimizer step: leave steps_per_generation at gradient_accumulation_"
+            f"steps ({cfg.gradient_accumulation_steps}) and num_iterations at 1"
+        )
+    if not cfg.vllm_importance_sampling_correction or not str(
+        cfg.vllm_importance_sampling_mode
+    ).startswith("token_"):
+        return (
+            f"trainer.max_staleness={k} trains with the decoupled loss, whose behaviour-policy "
+            "weight is TRL's per-token importance-sampling correction: set "
+            "vllm_importance_sampling_correction=true and vllm_importance_sampling_mode="
+            "token_truncate"
+        )
+    if cfg.max_staleness_pause_s <= 0:
+        return "trainer.max_staleness_pause_s must be > 0 (seconds a push waits for requests)"
     return None

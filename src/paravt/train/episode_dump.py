@@ -66,11 +66,7 @@ def dump_episodes(
                 _thumb(item.data, frames / name, thumb_width)
                 used += (frames / name).stat().st_size
                 stored.append({"source": item.source, "time": float(item.time), "file": name})
-            reward = None
-            if breakdown is not None:
-                reward = {
-                    k_: getattr(breakdown, k_) for k_ in ("acc", "fmt", "anchor", "tool", "total")
-                }
+            reward = None if breakdown is None else breakdown.terms()
             line = json.dumps(
                 {"step": step, "rank": rank, "k": k, "advantage": advantage, "reward": reward,
                  "record": view_dict(record), "frames": stored,

@@ -16,6 +16,8 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from paravt.rewards import RewardBreakdown
+
 
 def episode_stats(
     record: Any, breakdown: Any, k: int, generated_tokens: int, total_tokens: int
@@ -23,12 +25,15 @@ def episode_stats(
     calls = [c for c in getattr(record, "calls", []) if getattr(c, "status", "") != "ignored"]
     counts = getattr(record, "tool_counts", None)
     tool_turns = sum(1 for t in getattr(record, "turns", []) if getattr(t, "n_calls", 0) > 0)
+    # the reward's own terms (``RewardBreakdown.TERMS``); a failed episode has none (NaN)
+    terms = (
+        breakdown.terms()
+        if breakdown is not None
+        else dict.fromkeys(RewardBreakdown.names(), math.nan)
+    )
     return {
-        "acc": float(breakdown.acc) if breakdown is not None else math.nan,
-        "fmt": float(breakdown.fmt) if breakdown is not None else math.nan,
-        "anchor": float(breakdown.anchor) if breakdown is not None else math.nan,
-        "tool": float(breakdown.tool) if breakdown is not None else math.nan,
-        "total": float(breakdown.total) if breakdown is not None else math.nan,
+        **terms,
+        "reward_terms": list(terms),
         "executed_ok": int(getattr(counts, "executed_ok", 0) or 0),
         "calls": len(calls),
         "call_errors": sum(1 for c in calls if getattr(c, "status", "") == "error"),
@@ -47,16 +52,15 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
-#: the reward parts logged as ``reward/<part>`` (means over the step's episodes)
-REWARD_KEYS = ("acc", "fmt", "anchor", "tool", "total")
-
-
 def _per(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else 0.0
 
 
 def _reward_means(stats: list[dict]) -> dict[str, float]:
-    return {f"reward/{k}": _mean([s[k] for s in stats]) for k in REWARD_KEYS}
+    """``reward/<term>``: each reward term's mean over the step's episodes, for the terms the
+    breakdowns reported (``RewardBreakdown.TERMS``)."""
+    names = next((s["reward_terms"] for s in stats if "reward_terms" in s), RewardBreakdown.names())
+    return {f"reward/{k}": _mean([s.get(k, math.nan) for s in stats]) for k in names}
 
 
 def _tool_rates(stats: list[dict], n: int) -> dict[str, float]:

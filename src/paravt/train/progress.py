@@ -13,14 +13,6 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-# (logged key, label) in the order the line shows them
-REWARD_TERMS = (
-    ("reward/acc", "acc"),
-    ("reward/fmt", "fmt"),
-    ("reward/anchor", "anchor"),
-    ("reward/tool", "tool"),
-)
-
 
 def _num(logs: dict, key: str) -> float | None:
     value = logs.get(key)
@@ -31,8 +23,13 @@ def progress_line(step: int, max_steps: int, logs: dict, s_per_step: float | Non
     """One line of training progress from a logging step's values (missing values are left out)."""
     parts = [f"step {step}/{max_steps}" if max_steps > 0 else f"step {step}"]
     total = _num(logs, "reward/total")
+    # every reward term the step logged (reward/<term>, in the reward's own order), total apart
     terms = " ".join(
-        f"{label} {v:.2f}" for key, label in REWARD_TERMS if (v := _num(logs, key)) is not None
+        f"{key.removeprefix('reward/')} {v:.2f}"
+        for key in logs
+        if key.startswith("reward/")
+        and key != "reward/total"
+        and (v := _num(logs, key)) is not None
     )
     if total is not None or terms:
         head = f"R {total:.3f}" if total is not None else "R"

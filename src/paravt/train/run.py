@@ -49,7 +49,7 @@ from paravt.train.launch.startup import rank_split, shared_model_path, warn_if_p
 
 logger = logging.getLogger(__name__)
 
-RECIPES = ("paragrpo", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
+RECIPES = ("paragrpo", "paragrpo-sync", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
 
 
 @dataclass
@@ -330,7 +330,7 @@ def run_training(
     line (``paravt.train.progress``), which then replaces HF's tqdm bar and printed log dicts.
     """
     # torch and trl load here, when a run starts: importing run.py stays light
-    from paravt.backends.vllm import require_vllm
+    from paravt.rollout.vllm import require_vllm
     from paravt.train.metrics import MetricsJsonl
     from paravt.train.trainer import ParaGRPOTrainer
 

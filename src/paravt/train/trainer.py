@@ -8,7 +8,10 @@ DDP/FSDP/DeepSpeed, checkpointing, resume — is TRL's and HF Trainer's own code
   every episode of a round is decoded and preprocessed together (TRL's own ``tools=`` loop handles
   samples one after another). Each episode's stream is the concatenation the engine recorded:
   prompt ids, then generated ids and tool-turn ids; tool-turn tokens get ``tool_mask = 0`` and
-  never reach the loss.
+  never reach the loss. The samplers are the rollout room's (``paravt.rollout``); what they
+  produce crosses into this learner typed: a ``Rollout`` of ``RolloutGroup``s (the episodes of
+  one prompt, with the policy version each was sampled under), one ``LossRow`` per row, the
+  padded ``LossBatch``; TRL's input dict is built only at the end, for ``_compute_loss``.
 - Frames are images: the ``pixel_values``/``image_grid_thw`` of every image of the episode (overview
   and tool frames) travel with the batch into both the old/ref log-prob passes and the loss
   forward, with ``mm_token_type_ids`` for M-RoPE. The image-pad count of every row is checked
@@ -29,13 +32,13 @@ through ``TrainingArguments``); generation unwraps the model with TRL's
 ``unwrap_model_for_generation``, which gathers ZeRO-3 parameters once per rollout
 (``ds3_gather_for_generation``) but leaves FSDP's sharded: there (and under ZeRO-3 without the
 gather) every forward of the rollout is a collective, and the policy backend samples in lockstep
-with the other ranks (``paravt.train.launch.lockstep``). Under FSDP and ZeRO-3 the loss forwards are
+with the other ranks (``paravt.rollout.lockstep``). Under FSDP and ZeRO-3 the loss forwards are
 collective too, so every rank holds the same number of loss rows and every row an image. A rank
 whose rollout raises tells the others at their next handshake (the lockstep's, or without one a
 handshake after the rollout), and they raise ``RankFailedError`` naming it.
 
 vLLM (``use_vllm=true``, ``vllm_mode`` server or colocate, every ``vllm_*`` key TRL's own): TRL
-builds its ``VLLMGeneration`` and the engine samples through it (``paravt.backends.vllm``:
+builds its ``VLLMGeneration`` and the engine samples through it (``paravt.rollout.vllm``:
 lockstep calls across ranks, weights pushed once per step). The sampler's logprobs feed TRL's
 ``vllm_importance_sampling_correction`` as TRL computes it for single-turn rollouts: the policy's
 old log-probs are computed for every vLLM rollout, the ratio between them and the sampler's
@@ -61,8 +64,19 @@ from trl.trainer.utils import nanmax, nanmin, nanstd, pad
 
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
-from paravt.backends.policy import PolicyBackend
-from paravt.backends.vllm import (
+from paravt.errors import ConfigError, ParavtError
+from paravt.rewards import (
+    RewardConfig,
+    anchor_token_bonus,
+    compose,
+    open_think_turns,
+    substantive_close_turns,
+)
+from paravt.rollout.groups import Rollout
+from paravt.rollout.lockstep import Lockstep, announce_failure, exchange, filler_image
+from paravt.rollout.policy import PolicyBackend
+from paravt.rollout.streams import FeatureMismatchError, LossRow, mm_token_type_ids, record_row
+from paravt.rollout.vllm import (
     VLLMBackend,
     budget_outside,
     colocated_llm_settings,
@@ -70,24 +84,15 @@ from paravt.backends.vllm import (
     missing_vllm_message,
     require_vllm,
 )
-from paravt.backends.vllm_server import server_generation
-from paravt.errors import ConfigError, ParavtError
-from paravt.rewards import (
-    RewardConfig,
-    ToolExecutionSummary,
-    anchor_token_bonus,
-    compose,
-    open_think_turns,
-    substantive_close_turns,
-)
+from paravt.rollout.vllm_server import server_generation
 from paravt.train.advantages import GroupAdvantages, group_advantages
+from paravt.train.async_rollout import AsyncRollouts
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_dump import dump_episodes
 from paravt.train.episode_errors import warn_if_every_episode_failed
 from paravt.train.gating import EpochOrder, gated_frames
-from paravt.train.launch.lockstep import Lockstep, announce_failure, exchange, filler_image
+from paravt.train.loss_batch import LossBatch
 from paravt.train.metrics import episode_stats, step_metrics
-from paravt.train.streams import FeatureMismatchError, mm_token_type_ids, record_row
 
 logger = logging.getLogger(__name__)
 
@@ -208,11 +213,14 @@ class ParaGRPOTrainer(GRPOTrainer):
         self.keep_last_rollout = False
         self._dumping = True  # the episode dump until its size bound (train.episode_dump)
         self.last_rollout: dict[str, Any] = {}
+        # bounded staleness (trainer.max_staleness >= 1, server mode): rollouts of later steps
+        # run while the trainers learn (paravt.train.async_rollout)
+        self._async = self._async_rollouts(args) if args.max_staleness > 0 else None
 
     def _init_trl(self, model, args, train_dataset, processing_class, callbacks, kwargs) -> None:
         """TRL's own construction, with paravt's vLLM choices around it: in server mode TRL
         builds no vLLM generator (its client and NCCL push cannot run on vLLM 0.32+; paravt's
-        own client does, ``paravt.backends.vllm_server``); colocated, vLLM is built in the
+        own client does, ``paravt.rollout.vllm_server``); colocated, vLLM is built in the
         learner's dtype and seeded by the trainer's seed (``colocated_llm_settings``)."""
         own_server = bool(args.use_vllm and args.vllm_mode == "server")
         colocated = args.use_vllm and args.vllm_mode == "colocate"
@@ -323,6 +331,37 @@ class ParaGRPOTrainer(GRPOTrainer):
             gather=gather_object,
         )
 
+    def _async_rollouts(self, args: ParaGRPOConfig) -> AsyncRollouts:
+        """The producer side of bounded staleness: the step's episodes run by the engine without
+        a push (the learner pushes at the start of each step), on the trainer's own step
+        batches (a fresh copy of its data loader)."""
+
+        def run(rows: list[dict], epoch: int) -> tuple[list, list]:
+            inputs = self.episode_inputs(rows, epoch, "train")
+            return inputs, self._make_engine("train").run(inputs)
+
+        return AsyncRollouts(
+            self._backend,
+            max_staleness=args.max_staleness,
+            group_size=self.num_generations,
+            every=args.steps_per_generation * self.num_iterations,
+            run=run,
+            rerun=lambda inputs: self._make_engine("train").run(inputs),
+            dataloader=self.get_train_dataloader,
+            gather=gather_object,
+            rank=self.accelerator.process_index,
+            pause_s=args.max_staleness_pause_s,
+        )
+
+    def train(self, *args, **kwargs):
+        """TRL's training loop; the rollout producer (bounded staleness) stops with it, however
+        it ends."""
+        try:
+            return super().train(*args, **kwargs)
+        finally:
+            if self._async is not None:
+                self._async.close()
+
     # -- engine ------------------------------------------------------------------------------
     def _engine_config(self, mode: str):
         """``args.engine`` as the engine runs it: sampled at the trainer's temperature and top-p
@@ -411,20 +450,17 @@ class ParaGRPOTrainer(GRPOTrainer):
         """RewardBreakdown of one episode, or None when the episode failed (unscorable)."""
         if getattr(record, "status", "ok") != "ok" or not record.token_ids:
             return None
-        tc = record.tool_counts
-        execution = ToolExecutionSummary(
-            parseable_calls=tc.parseable_calls, executed_ok=tc.executed_ok, errors=tc.errors
-        )
         return compose(
             record.prefix,
             [t.text for t in record.turns],  # one text per turn: the final turn is explicit
-            execution,
+            record.tool_counts,
             record.gold,
             record.question_type,
             record.options,
             cfg,
             # the engine's final answer (forced turn included), never an earlier tool turn's
             answer=record.prediction if record.prediction is not None else "",
+            question=record.question,  # reasoning that only restates it earns no think term
         )
 
     def _token_bonus(
@@ -446,7 +482,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         )
 
     def token_anchor_bonus(
-        self, rows: list[dict], completion_ids: torch.Tensor, loss_mask: torch.Tensor
+        self, rows: list[LossRow], completion_ids: torch.Tensor, loss_mask: torch.Tensor
     ) -> torch.Tensor:
         """``(B, T)`` per-token bonus: per turn, ``token_anchor_values`` at the first occurrence of
         each structural token the model generated, and the unclosed-think penalty at the end of a
@@ -456,54 +492,46 @@ class ParaGRPOTrainer(GRPOTrainer):
         so ``loss_mask`` (generated ∧ not padding) zeroes it."""
         bonus = torch.zeros(completion_ids.shape, dtype=torch.float32, device=completion_ids.device)
         for i, r in enumerate(rows):
-            if not r["ok"] or r.get("flat"):
+            if not r.ok or r.flat:
                 continue
-            b = self._token_bonus(
-                r["completion"], r.get("turns"), r.get("open_think", ()), r.get("think_closed")
-            )
+            b = self._token_bonus(r.completion, r.turns, r.open_think, r.think_closed)
             b = b[: completion_ids.size(1)]
             bonus[i, : len(b)] = torch.tensor(b, dtype=torch.float32)
         return bonus * loss_mask.float()
 
     # -- the rollout -------------------------------------------------------------------------
-    def _no_loss_row(self) -> dict:
+    def _no_loss_row(self) -> LossRow:
         """A one-pad-token row that contributes nothing to the loss (failed episode, filler);
         with collective loss forwards it also carries the filler image, so that every chunk runs
         the vision tower on every rank."""
         filler = [self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0]
-        row = {
-            "prompt": filler,
-            "completion": filler,
-            "mask": [0],
-            "logps": [0.0],
-            "pixel_values": None,
-            "grid": None,
-            "ok": False,
-        }
+        row = LossRow(prompt=filler, completion=filler, mask=[0], logps=[0.0], ok=False)
         if self._lockstep_rows:
             ids, pixels, grid = filler_image(self._backend.codec, self._tokenizer)
-            row.update(prompt=ids + filler, pixel_values=pixels, grid=grid)
+            row = replace(row, prompt=ids + filler, pixel_values=pixels, grid=grid)
         return row
 
-    def _row_from_record(self, record) -> dict:
-        """The record's row (``paravt.train.streams.record_row``), or a no-loss row; with, per
+    def _row_from_record(self, record) -> LossRow:
+        """The record's row (``paravt.rollout.streams.record_row``), or a no-loss row; with, per
         turn, where its generated ids sit in the completion and whether it leaves ``<think>`` open
         (the token-level anchor's first-occurrence rule and penalty)."""
         # the rows stay pieces here: ``_collate`` joins the whole batch's once
         row = record_row(record, self._image_pad, self._merge, join_pixels=False)
         if row is None:
             return self._no_loss_row()
-        row["turns"] = _turn_spans(record)
-        # TRL's mask_truncated_completions: an episode whose last turn was cut at the token limit
-        # stays out of the loss (its tokens still count in the metrics)
-        row["truncated"] = bool(record.turns) and record.turns[-1].finish_reason == "length"
         texts, prefix = [t.text for t in record.turns], record.prefix or ""
-        row["open_think"] = open_think_turns(texts, prefix)
         rewards = self.para_args.rewards
-        row["think_closed"] = substantive_close_turns(
-            texts, prefix, rewards.think_min_chars, rewards.think_min_words
+        return replace(
+            row,
+            turns=_turn_spans(record),
+            # TRL's mask_truncated_completions: an episode whose last turn was cut at the token
+            # limit stays out of the loss (its tokens still count in the metrics)
+            truncated=bool(record.turns) and record.turns[-1].finish_reason == "length",
+            open_think=open_think_turns(texts, prefix),
+            think_closed=substantive_close_turns(
+                texts, prefix, rewards.think_min_chars, rewards.think_min_words
+            ),
         )
-        return row
 
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
         """TRL's step input, in named steps: rollout → rewards → group advantages → loss rows →
@@ -511,82 +539,79 @@ class ParaGRPOTrainer(GRPOTrainer):
         The collective calls (gathers, forwards) keep one order on every rank."""
         device = self.accelerator.device
         mode = "train" if self.model.training else "eval"
-        epoch, ep_inputs, records = self._rollout(inputs, mode)
+        rollout = self._rollout(inputs, mode)
+        records = rollout.records
         breakdowns, all_rewards = self._rewards(records, device)
         G = self.num_generations if mode == "train" else self.num_generations_eval
-        groups = group_advantages(all_rewards, G, self.scale_rewards)
+        scored = group_advantages(all_rewards, G, self.scale_rewards)
         start = self.accelerator.process_index * len(inputs)
-        local_adv = groups.advantages[start : start + len(inputs)]
+        local_adv = scored.advantages[start : start + len(inputs)]
         # ``flat``: the episode's group has zero reward variance (no token-level anchor there)
-        local_flat = groups.zero_var[start : start + len(inputs)].tolist()
-        rows, row_adv = self._loss_rows(records, local_adv.tolist(), local_flat, mode)
+        local_flat = scored.zero_var[start : start + len(inputs)].tolist()
+        rows = self._loss_rows(records, local_adv.tolist(), local_flat, mode)
         batch = self._collate(rows, device)
-        adv, anchor_bonus_total = self._row_advantages(rows, row_adv, batch, device)
+        adv, anchor_bonus_total = self._row_advantages(rows, batch, device)
         old_logps, ref_logps = self._old_and_ref_logps(batch, mode)
-        sampling_logps, is_ratio = batch["sampling_logps"], None
+        sampling_logps, is_ratio = batch.sampling_logps, None
         if self.use_vllm:
             # a forced turn's tokens (NaN: sampled by no one) count as on-policy
             sampling_logps = torch.where(torch.isnan(sampling_logps), old_logps, sampling_logps)
             if self.vllm_importance_sampling_correction:
                 is_ratio = self._vllm_sampling_correction(
-                    old_logps, sampling_logps, batch["loss_mask"], mode
+                    old_logps, sampling_logps, batch.loss_mask, mode
                 )
-        m = self._log_step(
-            mode,
-            epoch,
-            (records, breakdowns, ep_inputs, rows),
-            batch,
-            (all_rewards, groups, local_adv),
-            anchor_bonus_total,
-        )
-        self.last_rollout = {"metrics": m, "epoch": epoch, "k": [e.frames_k for e in ep_inputs]}
+        m = self._log_step(mode, rollout, breakdowns, rows, batch, all_rewards, scored,
+                           local_adv, anchor_bonus_total)  # fmt: skip
+        ep_inputs = rollout.inputs
+        self.last_rollout = {
+            "metrics": m,
+            "epoch": rollout.epoch,
+            "k": [e.frames_k for e in ep_inputs],
+        }
         if self.keep_last_rollout:
             self.last_rollout.update(
                 {
+                    "groups": rollout.groups,
                     "records": records,
                     "episode_inputs": ep_inputs,
                     "breakdowns": breakdowns,
                     "flat": local_flat,
                     "advantages": adv.detach().cpu(),
-                    "tool_mask": batch["tool_mask"].cpu(),
-                    "completion_ids": batch["completion_ids"].cpu(),
-                    "num_images": batch["num_images"],
+                    "tool_mask": batch.tool_mask.cpu(),
+                    "completion_ids": batch.completion_ids.cpu(),
+                    "num_images": batch.num_images,
                 }
             )
+        return batch.trl_inputs(
+            adv,
+            # only real sampling logprobs may feed TRL's off-policy mask
+            sampling_logps=sampling_logps if self._backend.with_logprobs else None,
+            old_logps=old_logps,
+            ref_logps=ref_logps,
+            importance_sampling_ratio=is_ratio,
+        )
 
-        keys = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "tool_mask")
-        output = {key: batch[key] for key in keys}
-        output["advantages"] = adv
-        output["num_items_in_batch"] = batch["num_items_in_batch"]
-        if (
-            self._backend.with_logprobs
-        ):  # only real sampling logprobs may feed TRL's off-policy mask
-            output["sampling_per_token_logps"] = sampling_logps
-        if old_logps is not None:
-            output["old_per_token_logps"] = old_logps
-        if is_ratio is not None:
-            output["importance_sampling_ratio"] = is_ratio
-        if ref_logps is not None:
-            output["ref_per_token_logps"] = ref_logps
-        if batch["forward_kwargs"]:
-            output.update(batch["forward_kwargs"])
-            output["num_images"] = batch["num_images"]
-        return output
-
-    def _rollout(self, inputs: list[dict], mode: str) -> tuple[int, list, list]:
-        """``(epoch, episode inputs, records)``: the local batch's episodes, run by the engine."""
+    def _rollout(self, inputs: list[dict], mode: str) -> Rollout:
+        """The local batch's episodes, run by the engine, as groups of one prompt each, every
+        episode sampled under the weights of the current optimizer step."""
         epoch = math.floor(self.state.epoch or 0.0) if mode == "train" else 0
         # Without a lockstep (DDP, ZeRO-3 gathered, local vLLM) the rollout has no collective: a
         # rank whose rollout raises would leave the others in the rewards' gather. One handshake
         # after the rollout carries its failure instead (with a lockstep the backend's does).
         handshake = self.accelerator.num_processes > 1 and not self._backend.lockstep
+        step = int(self.state.global_step)
         try:
-            ep_inputs = self.episode_inputs(inputs, epoch, mode)
-            records = self.run_episodes(ep_inputs, mode)
-            if len(records) != len(inputs):
-                raise ParavtError(
-                    f"engine returned {len(records)} records for {len(inputs)} episodes"
-                )
+            if self._async is not None and mode == "train":
+                rollout = self._async_rollout(inputs, step, epoch)
+                records = rollout.records
+            else:
+                ep_inputs = self.episode_inputs(inputs, epoch, mode)
+                records = self.run_episodes(ep_inputs, mode)
+                if len(records) != len(inputs):
+                    raise ParavtError(
+                        f"engine returned {len(records)} records for {len(inputs)} episodes"
+                    )
+                rollout = Rollout.of_batch(epoch, ep_inputs, records, step)
         except Exception as e:
             if handshake:
                 announce_failure(gather_object, e)
@@ -594,7 +619,23 @@ class ParaGRPOTrainer(GRPOTrainer):
         if handshake:
             exchange(gather_object, None)
         warn_if_every_episode_failed(records, int(self.state.global_step) + 1)
-        return epoch, ep_inputs, records
+        return rollout
+
+    def _async_rollout(self, inputs: list[dict], step: int, epoch: int) -> Rollout:
+        """The rollout of ``step`` from the producer (``paravt.train.async_rollout``), as groups
+        with each episode's policy version, and the step's ``async/*`` metrics."""
+        assert self._async is not None
+        got = self._async.step(inputs, step)
+        if got.epoch != epoch:
+            logger.warning(
+                "step %d: the rollout gated K for epoch %d, the trainer is in epoch %d",
+                step,
+                got.epoch,
+                epoch,
+            )
+        for key, value in got.log.metrics().items():
+            self._metrics["train"][key].append(value)
+        return Rollout.of_batch(got.epoch, got.inputs, got.records, got.versions)
 
     def _rewards(self, records: list, device) -> tuple[list, torch.Tensor]:
         """``(local breakdowns, all ranks' rewards)``: NaN for a failed episode; gathered because
@@ -610,29 +651,26 @@ class ParaGRPOTrainer(GRPOTrainer):
 
     def _loss_rows(
         self, records: list, local_adv: list[float], local_flat: list[bool], mode: str
-    ) -> tuple[list[dict], list[float]]:
-        """``(rows, advantage per row)``: one row per episode, then (optionally) one per sub-agent
-        trajectory with its episode's advantage, then no-loss rows up to a multiple of
-        ``steps_per_generation`` (TRL splits the batch evenly across accumulation steps)."""
+    ) -> list[LossRow]:
+        """One row per episode, then (optionally) one per sub-agent trajectory with its episode's
+        advantage, then no-loss rows (advantage 0) up to a multiple of ``steps_per_generation``
+        (TRL splits the batch evenly across accumulation steps)."""
         a = self.para_args
-        rows, row_adv = [], []
+        rows = []
         for r, adv, flat in zip(records, local_adv, local_flat, strict=True):
-            rows.append(dict(self._row_from_record(r), flat=flat))
-            row_adv.append(adv)
+            rows.append(replace(self._row_from_record(r), flat=flat, advantage=adv))
         if a.subagent_in_loss and a.engine.evidence == "subagent":
             for r, adv, flat in zip(records, local_adv, local_flat, strict=True):
                 for sub in getattr(r, "subagents", []) or []:
-                    rows.append(dict(self._row_from_record(sub), flat=flat))
-                    row_adv.append(adv)
+                    rows.append(replace(self._row_from_record(sub), flat=flat, advantage=adv))
         spg = self.args.steps_per_generation if mode == "train" else 1
         # as many rows (log-prob chunks, loss forwards) on every rank when forwards are collective
         n = max(gather_object([len(rows)])) if self._lockstep_rows else len(rows)
         while len(rows) < n or len(rows) % spg:
             rows.append(self._no_loss_row())
-            row_adv.append(0.0)
-        return rows, row_adv
+        return rows
 
-    def _collate(self, rows: list[dict], device) -> dict[str, Any]:
+    def _collate(self, rows: list[LossRow], device) -> LossBatch:
         """The rows as TRL's padded tensors (prompts left-padded, completions right-padded), the
         loss mask (generated ∧ not padding), and every row's images in stream order with the
         M-RoPE token types; a patch-row count that disagrees with the grids is refused."""
@@ -648,58 +686,60 @@ class ParaGRPOTrainer(GRPOTrainer):
                 pad_to_multiple_of=self.pad_to_multiple_of,
             ).to(device)
 
-        b: dict[str, Any] = {
-            "prompt_ids": padded([r["prompt"] for r in rows], pad_id, "left"),
-            "prompt_mask": padded([[1] * len(r["prompt"]) for r in rows], 0, "left"),
-            "completion_ids": padded([r["completion"] for r in rows], pad_id, "right"),
-            "completion_mask": padded([[1] * len(r["completion"]) for r in rows], 0, "right"),
-            "tool_mask": padded([r["mask"] for r in rows], 0, "right"),
-            "sampling_logps": padded([r["logps"] for r in rows], 0.0, "right", torch.float32),
-        }
+        tool_mask = padded([r.mask for r in rows], 0, "right")
         if self.mask_truncated_completions:
-            kept = [not r.get("truncated", False) for r in rows]
-            b["tool_mask"] = b["tool_mask"] * torch.tensor(kept, device=device).unsqueeze(1).long()
-        b["loss_mask"] = b["completion_mask"] * b["tool_mask"]
-        b["num_items_in_batch"] = self.accelerator.gather(b["loss_mask"].sum()).sum()
-        b["prompt_completion_ids"] = torch.cat([b["prompt_ids"], b["completion_ids"]], dim=1)
-        b["attention_mask"] = torch.cat([b["prompt_mask"], b["completion_mask"]], dim=1)
-        b["logits_to_keep"] = b["completion_ids"].size(1)
-
-        num_images = [0 if r["grid"] is None else int(r["grid"].shape[0]) for r in rows]
-        forward_kwargs: dict[str, Any] = {}
-        if sum(num_images):
-            parts = [p for r in rows if r["grid"] is not None for p in _pieces(r["pixel_values"])]
-            if not parts:
-                raise FeatureMismatchError("the rows have image grids but no pixel rows")
-            # one copy of the batch's rows, cast on the way when the model is bf16 / fp16
-            forward_kwargs["pixel_values"] = _joined(parts, self.model.dtype, device)
-            forward_kwargs["image_grid_thw"] = torch.cat(
-                [r["grid"] for r in rows if r["grid"] is not None]
-            ).to(device)
-            forward_kwargs["mm_token_type_ids"] = mm_token_type_ids(
-                b["prompt_completion_ids"], self._image_pad
-            )
-            rows_needed = int(forward_kwargs["image_grid_thw"].prod(-1).sum())
-            if rows_needed != forward_kwargs["pixel_values"].shape[0]:
-                raise FeatureMismatchError(
-                    f"pixel_values has {forward_kwargs['pixel_values'].shape[0]} patch rows, grids need {rows_needed}"
-                )
-        b["num_images"] = num_images
-        b["forward_kwargs"] = forward_kwargs
+            kept = [not r.truncated for r in rows]
+            tool_mask = tool_mask * torch.tensor(kept, device=device).unsqueeze(1).long()
+        prompt_ids = padded([r.prompt for r in rows], pad_id, "left")
+        prompt_mask = padded([[1] * len(r.prompt) for r in rows], 0, "left")
+        completion_ids = padded([r.completion for r in rows], pad_id, "right")
+        completion_mask = padded([[1] * len(r.completion) for r in rows], 0, "right")
+        loss_mask = completion_mask * tool_mask
+        b = LossBatch(
+            prompt_ids=prompt_ids,
+            prompt_mask=prompt_mask,
+            completion_ids=completion_ids,
+            completion_mask=completion_mask,
+            tool_mask=tool_mask,
+            sampling_logps=padded([r.logps for r in rows], 0.0, "right", torch.float32),
+            loss_mask=loss_mask,
+            num_items_in_batch=self.accelerator.gather(loss_mask.sum()).sum(),
+            prompt_completion_ids=torch.cat([prompt_ids, completion_ids], dim=1),
+            attention_mask=torch.cat([prompt_mask, completion_mask], dim=1),
+            logits_to_keep=completion_ids.size(1),
+            num_images=[0 if r.grid is None else int(r.grid.shape[0]) for r in rows],
+        )
+        if sum(b.num_images):
+            self._collate_images(b, rows, device)
         return b
 
+    def _collate_images(self, b: LossBatch, rows: list[LossRow], device) -> None:
+        """Every row's images into ``b``, in stream order: the joined pixel rows (one copy, cast
+        on the way when the model is bf16 / fp16), the grids and the M-RoPE token types."""
+        parts = [p for r in rows if r.grid is not None for p in _pieces(r.pixel_values)]
+        if not parts:
+            raise FeatureMismatchError("the rows have image grids but no pixel rows")
+        b.pixel_values = _joined(parts, self.model.dtype, device)
+        b.image_grid_thw = torch.cat([r.grid for r in rows if r.grid is not None]).to(device)
+        b.mm_token_type_ids = mm_token_type_ids(b.prompt_completion_ids, self._image_pad)
+        rows_needed = int(b.image_grid_thw.prod(-1).sum())
+        if rows_needed != b.pixel_values.shape[0]:
+            raise FeatureMismatchError(
+                f"pixel_values has {b.pixel_values.shape[0]} patch rows, grids need {rows_needed}"
+            )
+
     def _row_advantages(
-        self, rows: list[dict], row_adv: list[float], batch: dict, device
+        self, rows: list[LossRow], batch: LossBatch, device
     ) -> tuple[torch.Tensor, float]:
         """``(advantages, |anchor bonus| sum)``: one per row, or ``(B, T)`` with the token-level
         anchor bonus at the structural tokens (``token_anchor``)."""
-        adv = torch.tensor(row_adv, dtype=torch.float32, device=device)
+        adv = torch.tensor([r.advantage for r in rows], dtype=torch.float32, device=device)
         if not self.para_args.rewards.token_anchor:
             return adv, 0.0
-        bonus = self.token_anchor_bonus(rows, batch["completion_ids"], batch["loss_mask"])
+        bonus = self.token_anchor_bonus(rows, batch.completion_ids, batch.loss_mask)
         return adv.unsqueeze(1) + bonus, float(bonus.abs().sum())
 
-    def _old_and_ref_logps(self, batch: dict, mode: str):
+    def _old_and_ref_logps(self, batch: LossBatch, mode: str):
         """``(old, ref)`` per-token log-probs of the batch, each None when TRL's loss does not need
         it (old: only when a rollout is reused across optimizer steps, and always with vLLM)."""
         batch_size = (
@@ -711,12 +751,12 @@ class ParaGRPOTrainer(GRPOTrainer):
         def per_token_logps(model) -> torch.Tensor:
             logps, _, _ = self._get_per_token_logps_and_entropies(
                 model,
-                batch["prompt_completion_ids"],
-                batch["attention_mask"],
-                batch["logits_to_keep"],
+                batch.prompt_completion_ids,
+                batch.attention_mask,
+                batch.logits_to_keep,
                 batch_size=batch_size,
-                num_images=batch["num_images"],
-                **batch["forward_kwargs"],
+                num_images=batch.num_images,
+                **batch.forward_kwargs,
             )
             return logps
 
@@ -740,24 +780,26 @@ class ParaGRPOTrainer(GRPOTrainer):
     def _log_step(
         self,
         mode: str,
-        epoch: int,
-        episodes: tuple[list, list, list, list[dict]],
-        batch: dict,
-        scores: tuple[torch.Tensor, GroupAdvantages, torch.Tensor],
+        rollout: Rollout,
+        breakdowns: list,
+        rows: list[LossRow],
+        batch: LossBatch,
+        all_rewards: torch.Tensor,
+        groups: GroupAdvantages,
+        local_adv: torch.Tensor,
         anchor_bonus_total: float,
     ) -> dict:
         """docs/PROTOCOL.md §5.7's step metrics (all ranks' episodes) into TRL's ``_metrics``, the episode
-        log, and TRL's completions table; returns the metrics. ``episodes``: the local records,
-        breakdowns, episode inputs and rows; ``scores``: all ranks' rewards, their group
-        advantages, and the local advantages."""
+        log, and TRL's completions table; returns the metrics. ``breakdowns``: the local
+        episodes' rewards; ``all_rewards``: all ranks', with their group advantages ``groups``;
+        ``local_adv``: the local episodes' advantages."""
         a = self.para_args
-        records, breakdowns, ep_inputs, rows = episodes
-        all_rewards, groups, local_adv = scores
+        records, ep_inputs, epoch = rollout.records, rollout.inputs, rollout.epoch
         device = self.accelerator.device
         # rows: one per episode first, then sub-agent and padding rows, which have no episode
         episode_rows = rows[: len(records)]
         stats = [
-            episode_stats(r, b, e.frames_k, int(sum(row["mask"])), len(row["completion"]))
+            episode_stats(r, b, e.frames_k, int(sum(row.mask)), len(row.completion))
             for r, b, e, row in zip(records, breakdowns, ep_inputs, episode_rows, strict=True)
         ]
         all_stats = gather_object(stats)
@@ -769,13 +811,13 @@ class ParaGRPOTrainer(GRPOTrainer):
         m["anchor/token_bonus_abs_sum"] = (
             self.accelerator.gather(torch.tensor(anchor_bonus_total, device=device)).sum().item()
         )
-        num_images = batch["num_images"]
+        num_images = batch.num_images
         # a failed episode's row may carry the lockstep's filler image: not the episode's
-        shown = [n for n, row in zip(num_images, episode_rows, strict=False) if row["ok"]]
+        shown = [n for n, row in zip(num_images, episode_rows, strict=False) if row.ok]
         m["images/per_episode"] = sum(shown) / max(1, len(records))
         if mode == "train":
             self.state.num_input_tokens_seen += int(
-                self.accelerator.gather(batch["attention_mask"].sum()).sum().item()
+                self.accelerator.gather(batch.attention_mask.sum()).sum().item()
             )
         self._metrics[mode]["num_tokens"] = [self.state.num_input_tokens_seen]
         for key, value in m.items():
@@ -823,6 +865,27 @@ class ParaGRPOTrainer(GRPOTrainer):
         m["sampling/importance_sampling_ratio/max"].append(
             nanmax(gathered(flat.max() if flat.numel() else zero)).item()
         )
+        # how much the truncation (or masking) changed: the share of the loss tokens (episodes,
+        # in a sequence mode) whose weight the bounds moved; bounded staleness reads it per step
+        diff = torch.nan_to_num((old_logps - sampling_logps) * loss_mask, nan=0.0)
+        raw = torch.exp(diff if per_token else diff.sum(dim=-1, keepdim=True))
+        raw_flat = raw[mask] if per_token else raw[mask.any(dim=1)].flatten()
+        lo = (
+            -math.inf
+            if a.vllm_importance_sampling_clip_min is None
+            else a.vllm_importance_sampling_clip_min
+        )
+        hi = (
+            math.inf
+            if a.vllm_importance_sampling_clip_max is None
+            else a.vllm_importance_sampling_clip_max
+        )
+        moved = ((raw_flat < lo) | (raw_flat > hi)).float()
+        counts = torch.stack([moved.sum(), torch.tensor(float(moved.numel()), device=device)])
+        total = gathered(counts.unsqueeze(0)).sum(dim=0)
+        m["sampling/importance_sampling_ratio/truncated_share"].append(
+            (total[0] / total[1].clamp(min=1.0)).item()
+        )
         return ratio
 
     def _log_episodes(self, records, breakdowns, ep_inputs, advantages, epoch, mode):
@@ -855,17 +918,11 @@ class ParaGRPOTrainer(GRPOTrainer):
                             "k": e.frames_k,
                             "status": r.status,
                             "error": r.error,
-                            "reward": None
-                            if b is None
-                            else {
-                                "acc": b.acc,
-                                "fmt": b.fmt,
-                                "anchor": b.anchor,
-                                "tool": b.tool,
-                                "total": b.total,
-                            },
+                            "reward": None if b is None else b.terms(),
                             "advantage": adv,
                             "turns": len(r.turns),
+                            # the weights that sampled each turn (bounded staleness: may lag)
+                            "policy_versions": [t.policy_version for t in r.turns],
                             "calls": [c.status for c in r.calls],
                             "images": len(r.images),
                             "prompt_len": r.prompt_len,

@@ -8,6 +8,11 @@ path of ``paravt.video.disposable``. They reach it through ``VideoSource.decoder
 of this class, and nothing else, so the source's private state stays private (torchcodec's shape:
 a small public class over the private core).
 
+Every decoder here is built from the frame table, so it seeks to restart points only
+(``video.bitstream``). Where torchcodec refuses the table (no duration in the file's header) the
+decoders are exact-mode ones; if the table demoted a keyframe they would seek to it, so such a
+file is decoded packet by packet from its restart points instead (``video.sequential``).
+
 Thread safety: ``decode(indices)`` without a decoder uses the source's own decoder under a lock;
 a decoder from ``new()`` belongs to the caller, which must not share it between threads.
 """
@@ -20,6 +25,7 @@ from paravt.video.decode import DecodeOutcome, FrameResize, decode_indices
 from paravt.video.disposable import SKIPPABLE_CODECS, decode_skipping, worth_skipping
 from paravt.video.meta import FrameTable
 from paravt.video.opening import make_decoder
+from paravt.video.sequential import decode_from_restart_points
 
 
 class SourceDecoders:
@@ -47,23 +53,47 @@ class SourceDecoders:
         #: decoders built so far (the own one and every ``new()``); tools.batch reports it per batch
         self.created = 0
         # built on first need: a keyframe overview or a window batch decoded from the filtered
-        # packets (video.disposable) never needs it, and building one scans the whole file again
-        # (0.04 s of a 10-minute video)
+        # packets (video.disposable) never needs it
         self._own = None
+        # an exact-mode decoder of its own, only for counting frames as qwen-vl-utils does
+        self._counting = None
+        # whether torchcodec takes the frame table for this file (known once a decoder is built)
+        self._mapped: bool | None = None
         self._lock = threading.Lock()
         self._skip_worth: bool | None = None  # H.264 with B-frames? asked once, on first decode
 
     def own(self):
-        """The source's own decoder (exact mode, so its metadata is what qwen-vl-utils reads),
-        built on first use and again after ``close()``."""
+        """The source's own decoder, built on first use and again after ``close()``."""
         with self._lock:
             return self._own_locked()
 
     def _own_locked(self):
         if self._own is None:
-            self._own = make_decoder(self.path, self.device, self.num_threads)
-            self.created += 1
+            self._own = self._build()
         return self._own
+
+    def _build(self):
+        built = make_decoder(self.path, self.device, self.num_threads, self.table)
+        self.created += 1
+        self._mapped = built.mapped
+        return built.decoder
+
+    def counted_frames(self) -> int:
+        """The frame count of an exact-mode decoder (its own scan), which qwen-vl-utils samples
+        from: it can differ from the table's (one frame more on a Matroska file here)."""
+        with self._lock:
+            if self._counting is None:
+                self._counting = make_decoder(self.path, self.device, self.num_threads).decoder
+            return int(self._counting.metadata.num_frames or len(self.table))
+
+    def seeks_are_safe(self) -> bool:
+        """Whether a torchcodec decoder of this file seeks to restart points only: built from
+        the table, or nothing was demoted. Builds the own decoder to find out."""
+        if not self.table.demoted:
+            return True
+        if self._mapped is None:
+            self.own()
+        return bool(self._mapped)
 
     def built(self):
         """The own decoder if it has been built, else ``None`` (nothing is built): a batch lends
@@ -72,9 +102,8 @@ class SourceDecoders:
 
     def new(self):
         """Another decoder on the same file, for decoding a second GOP range in parallel; built
-        from the frame table (no second scan of the file: only frame positions matter here)."""
-        self.created += 1
-        return make_decoder(self.path, self.device, self.num_threads, self.table)
+        from the frame table (no second scan of the file)."""
+        return self._build()
 
     def decode_skipping(
         self, indices: list[int], resize: FrameResize | None = None
@@ -106,11 +135,16 @@ class SourceDecoders:
         skipped = self.decode_skipping(indices, resize) if try_skipping else None
         if skipped is not None:
             return skipped
+        if not self.seeks_are_safe():
+            return decode_from_restart_points(
+                self.path, self.table, indices, resize, self.device, self.num_threads
+            )
         if decoder is not None:
             return decode_indices(decoder, indices, resize)
         with self._lock:
             return decode_indices(self._own_locked(), indices, resize)
 
     def close(self) -> None:
-        """Drop the own decoder (a later decode builds it again)."""
+        """Drop the own decoders (a later decode builds them again)."""
         self._own = None
+        self._counting = None

@@ -38,6 +38,7 @@ torchcodec has no skip option, so the skipping happens on the packets instead:
    x264/x265 clips).
 
 Anything unexpected — another codec, a rotated stream, a seek that does not land on the keyframe,
+a keyframe flag that is not a restart point (``video.bitstream``) inside the range,
 a timestamp that does not come back, a decode error (corrupt region), PyAV missing — returns
 ``None`` and the caller decodes the normal way, which also reports per-frame failures.
 """
@@ -53,6 +54,7 @@ from typing import Any
 from paravt.video.decode import DecodeOutcome, FrameResize, chunks, resized
 from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
+from paravt.video.nal import hvcc_layout, nal_headers, nal_length_size, nal_starts
 
 logger = logging.getLogger(__name__)
 #: codecs (torchcodec / FFmpeg names) whose disposable pictures are left out of the decode
@@ -69,51 +71,10 @@ _HEVC_SUB_LAYER_NON_REF = (0, 2, 4, 6, 8, 10, 12, 14)
 _HEVC_CRA, _HEVC_BLA_W_LP = 21, 16
 
 
-def nal_length_size(extradata: bytes | None) -> int:
-    """Bytes of the NAL length prefix for avcC (MP4/MKV) streams; 0 for Annex B start codes."""
-    if extradata and len(extradata) >= 7 and extradata[0] == 1:
-        return (extradata[4] & 3) + 1
-    return 0
-
-
-def hvcc_layout(extradata: bytes | None) -> tuple[int, int] | None:
-    """``(NAL length size, temporal sub-layers)`` from an ``hvcC`` record; ``None`` when the
-    stream has no such record (Annex B) or does not say how many sub-layers it has."""
-    if not extradata or len(extradata) < 23 or extradata[0] != 1:
-        return None
-    layers = (extradata[21] >> 3) & 7
-    return ((extradata[21] & 3) + 1, layers) if layers else None
-
-
-def _nal_starts(data: bytes, length_size: int, header_bytes: int = 1):
-    """The offset of every NAL unit's header in one packet (at least ``header_bytes`` long)."""
-    n = len(data)
-    if length_size:
-        i = 0
-        while i + length_size < n:
-            size = int.from_bytes(data[i : i + length_size], "big")
-            i += length_size
-            if size < header_bytes or i + header_bytes > n:
-                return
-            yield i
-            i += size
-        return
-    i = data.find(b"\x00\x00\x01")
-    while 0 <= i < n - 2 - header_bytes:
-        yield i + 3
-        i = data.find(b"\x00\x00\x01", i + 3)
-
-
-def _nal_headers(data: bytes, length_size: int, header_bytes: int = 1):
-    """The first ``header_bytes`` bytes of every NAL unit in one packet."""
-    for i in _nal_starts(data, length_size, header_bytes):
-        yield data[i : i + header_bytes]
-
-
 def is_disposable(data: bytes, length_size: int) -> bool:
     """H.264: the packet has slices and none of them is a reference (``nal_ref_idc == 0``)."""
     saw_slice = False
-    for (header,) in _nal_headers(data, length_size):
+    for (header,) in nal_headers(data, length_size):
         if header & 0x1F in _SLICE_TYPES:
             saw_slice = True
             if (header >> 5) & 3:
@@ -125,7 +86,7 @@ def hevc_is_disposable(data: bytes, length_size: int, top_temporal_id: int) -> b
     """HEVC: the packet has VCL NAL units and every one is a sub-layer non-reference picture of
     the highest temporal sub-layer ``top_temporal_id`` (nothing can refer to it)."""
     saw_vcl = False
-    for b0, b1 in _nal_headers(data, length_size, header_bytes=2):
+    for b0, b1 in nal_headers(data, length_size, header_bytes=2):
         nal_type, temporal_id = (b0 >> 1) & 0x3F, (b1 & 7) - 1
         if nal_type in _HEVC_VCL_TYPES:
             saw_vcl = True
@@ -149,7 +110,7 @@ def hevc_cra_as_bla(data: bytes, length_size: int) -> bytes:
     come back and the lane decodes the normal way.)
     """
     out = None
-    for i in _nal_starts(data, length_size, header_bytes=2):
+    for i in nal_starts(data, length_size, header_bytes=2):
         if (data[i] >> 1) & 0x3F == _HEVC_CRA:
             if out is None:
                 out = bytearray(data)
@@ -159,7 +120,7 @@ def hevc_cra_as_bla(data: bytes, length_size: int) -> bytes:
 
 def h264_has_idr(data: bytes, length_size: int) -> bool:
     """Whether the packet holds an IDR slice (NAL unit type 5)."""
-    return any(h[0] & 0x1F == 5 for h in _nal_headers(data, length_size))
+    return any(h[0] & 0x1F == 5 for h in nal_headers(data, length_size))
 
 
 def splice_rewrite(codec: str, extradata: bytes | None) -> Callable[[bytes], bytes | None] | None:
@@ -209,7 +170,8 @@ def worth_skipping(path: str) -> bool:
             skippable = disposable_test(ctx.name, ctx.extradata) is not None
             return skippable and bool(ctx.has_b_frames)
     except Exception:  # noqa: BLE001 - unreadable by PyAV: decode the normal way
-        logger.warning("PyAV cannot read %s; it is decoded the normal way", path, exc_info=True)
+        logger.info("PyAV cannot read %s; it is decoded the normal way", path)
+        logger.debug("PyAV's failure on %s", path, exc_info=True)
         return False
 
 
@@ -272,6 +234,9 @@ class _StreamFilter:
         self.splice = splice
         self.tb = stream.time_base
         self.segments = [_Segment(stream)]
+        # keyframes the table demoted (video.bitstream): torchcodec would seek to one inside a
+        # segment, so a GOP that holds one is decoded the normal way
+        self.demoted = {round(table.pts[i] / self.tb) for i in table.demoted}
         self.target_pts: dict[int, int] = {}  # frame index asked for -> its pts in ticks
         self.muxed: dict[int, int] = {}  # pts -> the segment it went to (each pts muxed once)
         self.dropped = 0
@@ -305,6 +270,8 @@ class _StreamFilter:
                 raise _Unsafe
             if n == 0:
                 pkt = self._start_gop(pkt, key_pts)
+            elif pkt.pts in self.demoted:
+                raise _Unsafe
             seen += pkt.pts in want
             if not self._keep(pkt, want, key_pts):
                 continue
@@ -420,14 +387,17 @@ def decode_skipping(
                 data = resized(batch.data, resize)
                 del batch
                 decoded.update((i, (data[j], float(pts[j]))) for j, i in enumerate(piece))
-    except Exception:  # noqa: BLE001 - PyAV missing, a corrupt region, a muxer refusal: the normal decode reports it properly
-        logger.warning(
-            "decoding %d frames of %s without disposable pictures failed; decoding them the "
-            "normal way",
+    except Exception as e:  # noqa: BLE001 - PyAV missing, a corrupt region, a muxer refusal: the normal decode reports it properly
+        # the same pixels come from the normal decode: one line, the traceback only at debug
+        logger.info(
+            "decoding %d frames of %s without disposable pictures did not work (%s: %s); "
+            "decoding them the normal way",
             len(indices),
             path,
-            exc_info=True,
+            type(e).__name__,
+            e,
         )
+        logger.debug("the filtered decode of %s failed", path, exc_info=True)
         return None
     out = DecodeOutcome(pictures_skipped=built.pictures_skipped)
     # Matroska keeps milliseconds: each frame must come back within half a tick of its pts

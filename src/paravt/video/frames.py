@@ -16,7 +16,9 @@ class Frames:
     per frame, strictly increasing. ``failed`` lists requested times whose frame did not decode;
     ``warnings`` says in words what was adjusted (clamped, de-duplicated, snapped, failed).
     ``indices`` are the frames' positions in the stream (presentation order), for comparison with
-    index-based samplers.
+    index-based samplers. ``damaged`` lists the times of returned frames that were decoded after
+    damage in the file (a damaged packet, a frame the decoder failed or returned late, since the
+    last restart point): they may show concealment blocks, and whoever shows them says so.
 
     The frames are held as the decoder returned them (or at the size the caller's ``resize``
     gave them as they were decoded: ``VideoSource.overview``), one ``[3, H, W]`` tensor each
@@ -30,6 +32,7 @@ class Frames:
     failed: list[float] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     indices: list[int] = field(default_factory=list)
+    damaged: list[float] = field(default_factory=list)
     #: (height, width) of a frame, for the empty ``data`` of a decode that returned none
     empty_size: tuple[int, int] = (0, 0)
     _stacked: torch.Tensor | None = field(default=None, init=False, repr=False, compare=False)

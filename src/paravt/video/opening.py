@@ -6,14 +6,18 @@ Each failure mode gets its own message that names the file and the fix, instead 
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
+from paravt.video.bitstream import scan_bitstream
 from paravt.video.decode import short_reason
 from paravt.video.errors import NoVideoStreamError, VideoOpenError
 from paravt.video.meta import FrameTable
+
+logger = logging.getLogger(__name__)
 
 
 def normalise_path(path: str | Path) -> str:
@@ -77,38 +81,60 @@ def scan_frames(path: str) -> tuple[FrameTable, Any]:
     if len(index) == 0:
         raise NoVideoStreamError(f"{path} has a video stream with no frames in it", path)
     ticks = (getattr(index, "_pts", None), getattr(index, "_duration", None))
+    header = demuxer.streams[0].metadata
+    pts, is_key = index.pts_seconds, index.is_key_frame
+    scan = scan_bitstream(path, header.codec, [float(pts[i]) for i in is_key.nonzero().flatten()])
+    times = [round(float(t), 6) for t in pts.tolist()]
     table = FrameTable(
-        index.pts_seconds,
+        pts,
         index.duration_seconds,
-        index.is_key_frame,
+        is_key,
         ticks=ticks if all(isinstance(t, torch.Tensor) for t in ticks) else None,
+        restart=None if scan.restart is None else torch.tensor([t in scan.restart for t in times]),
+        damaged=[i for i, t in enumerate(times) if t in scan.damaged],
+        reorder_delay=scan.reorder_delay,
     )
-    return table, demuxer.streams[0].metadata
+    return table, header
+
+
+class BuiltDecoder(NamedTuple):
+    """A torchcodec ``VideoDecoder`` and whether it was built from the frame table (so it seeks
+    to the table's restart points only)."""
+
+    decoder: Any
+    mapped: bool
 
 
 def make_decoder(
     path: str, device: str = "cpu", num_threads: int = 1, table: FrameTable | None = None
-):
+) -> BuiltDecoder:
     """A torchcodec ``VideoDecoder`` whose indices match the frame table: given the ``table``, it
-    is built from it (``custom_frame_mappings``, no second scan of the file), else in exact mode."""
+    is built from it (``custom_frame_mappings``: no second scan of the file, and it seeks to the
+    table's restart points only), else in exact mode (its own scan, every flagged keyframe).
+
+    A file torchcodec will not take a table for (no duration or frame count in its header: it
+    raises ``ValueError``; an old torchcodec: ``TypeError``) gets an exact-mode decoder; check
+    ``is_mapped`` on the result before trusting its seeks (``video.sequential`` decodes such a
+    file where its flags cannot be trusted)."""
     from torchcodec.decoders import VideoDecoder
 
     mappings = table.frame_mappings() if table is not None else None
+    if mappings is not None:
+        try:
+            decoder = VideoDecoder(
+                path, device=device, num_ffmpeg_threads=num_threads, custom_frame_mappings=mappings
+            )
+            return BuiltDecoder(decoder, True)
+        except (TypeError, ValueError, RuntimeError) as e:
+            logger.info("%s: no decoder from the frame table (%s); exact mode", path, e)
     try:
-        if mappings is not None:
-            try:
-                return VideoDecoder(
-                    path,
-                    device=device,
-                    num_ffmpeg_threads=num_threads,
-                    custom_frame_mappings=mappings,
-                )
-            except TypeError:  # a torchcodec without custom_frame_mappings: let it scan
-                pass
-        return VideoDecoder(path, device=device, num_ffmpeg_threads=num_threads, seek_mode="exact")
+        decoder = VideoDecoder(
+            path, device=device, num_ffmpeg_threads=num_threads, seek_mode="exact"
+        )
     except ValueError as e:
         raise NoVideoStreamError(
             f"{path} has no decodable video stream: {short_reason(e)}", path
         ) from None
     except RuntimeError as e:
         raise _open_failure(path, e) from None
+    return BuiltDecoder(decoder, False)

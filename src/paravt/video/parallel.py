@@ -78,6 +78,8 @@ def _run_lane(
     skipped = decoders.decode_skipping(lane.indices, resize)  # never raises: None = not here
     if skipped is not None:  # no pooled decoder needed: the lane decoded its own filtered stream
         return skipped
+    if not decoders.seeks_are_safe():  # decoded packet by packet from restart points instead
+        return decoders.decode(lane.indices, try_skipping=False, resize=resize)
     try:
         decoder = pool.acquire(lane.video)
     except VideoError as e:

@@ -63,6 +63,8 @@ class VideoSource:
             rotation=None if header.rotation is None else float(header.rotation),
             codec=header.codec,
             num_keyframes=len(self.table.keyframes),
+            demoted_keyframes=len(self.table.demoted),
+            sample_aspect_ratio=_aspect(header),
         )
         #: the decoding seam for batch callers (``paravt.video.parallel``, ``paravt.tools.batch``):
         #: the own decoder (built on first need), more for parallel lanes, the filtered-packet path
@@ -116,7 +118,7 @@ class VideoSource:
         if mode == "qwen-vl-utils":
             # qwen-vl-utils samples from the frame count of an exact-mode decoder, which can differ
             # from the packet scan's (one frame more on a Matroska file here)
-            counted = int(self.decoders.own().metadata.num_frames or len(self.table))
+            counted = self.decoders.counted_frames()
             idx, warnings = qwen_overview_indices(counted, k)
             if counted != len(self.table):
                 warnings.append(f"decoder counts {counted} frames, packet scan {len(self.table)}")
@@ -215,6 +217,8 @@ class VideoSource:
             elif i in outcome.failed:
                 failed.append(float(t))
                 reasons.append(outcome.failed[i])
+        suspect = self._suspect(outcome)
+        damaged = sorted(float(v[2]) for v in by_pts.values() if v[0] in suspect)
         if not by_pts and failed:
             raise VideoDecodeError(
                 f"no frame of {self.path} could be decoded at the {len(failed)} requested times "
@@ -238,6 +242,11 @@ class VideoSource:
                 f"{moved} frames came back with another time than planned after a decoding "
                 "problem; their true times are reported"
             )
+        if damaged:
+            warnings.append(
+                f"{len(damaged)} frames ({damaged[0]:.2f}s to {damaged[-1]:.2f}s) were decoded "
+                "after damage in the file and may show decoding errors"
+            )
         times = sorted(by_pts)
         return Frames(
             parts=[by_pts[t][1] for t in times],
@@ -245,5 +254,26 @@ class VideoSource:
             failed=failed,
             warnings=warnings,
             indices=[by_pts[t][0] for t in times],
+            damaged=damaged,
             empty_size=(self.meta.height, self.meta.width),
         )
+
+    def _suspect(self, outcome: DecodeOutcome) -> set[int]:
+        """Frames of this outcome that may show damage: near a damaged packet of the file, a
+        frame the decoder failed, or one it returned with another time (it lost a picture), up
+        to the next restart point (``FrameTable.suspect_after``)."""
+        points = set(self.table.damaged) | set(outcome.failed)
+        points |= {
+            i for i, (_, pts) in outcome.frames.items() if abs(pts - self.table.pts[i]) > 1e-6
+        }
+        return self.table.suspect_after(points) if points else set()
+
+
+def _aspect(header) -> float:
+    """The stream's sample aspect ratio (1.0 where the header gives none or an unusable one)."""
+    ratio = getattr(header, "pixel_aspect_ratio", None)
+    try:
+        value = float(ratio) if ratio else 1.0
+    except (TypeError, ValueError, ZeroDivisionError):
+        return 1.0
+    return value if 0.1 <= value <= 10 else 1.0

@@ -297,11 +297,8 @@ def _reward_section(ep: dict) -> str:
     if not ep.get("reward"):
         return ""
     r = ep["reward"]
-    rows = "".join(
-        f"<tr><td>{esc(k)}</td><td>{_num(r.get(k), 3)}</td></tr>"
-        for k in ("acc", "fmt", "anchor", "tool", "total")
-        if k in r
-    )
+    # every term the run logged, in its order (the reward's own list: RewardBreakdown.TERMS)
+    rows = "".join(f"<tr><td>{esc(k)}</td><td>{_num(v, 3)}</td></tr>" for k, v in r.items())
     advantage = (
         f" · advantage {_num(ep.get('advantage'), 3)}" if ep.get("advantage") is not None else ""
     )

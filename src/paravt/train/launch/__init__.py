@@ -5,10 +5,8 @@
   every launched process joined, leave it after a last barrier;
 - ``checkpoints``: which checkpoint a run continues, agreed by every rank;
 - ``shared_folder``: the check that every rank sees one run folder;
-- ``startup``: one model path for all ranks, each rank's share of the data checks;
-- ``lockstep``: the ranks' small gathers that keep collective generate calls in step (read by
-  the trainer's rollout and by the samplers in ``paravt.backends``).
+- ``startup``: one model path for all ranks, each rank's share of the data checks.
 
-``paravt.train.run`` and ``paravt.train.sft.run`` compose these; the trainer core imports only
-``lockstep``.
+``paravt.train.run`` and ``paravt.train.sft.run`` compose these; the trainer core imports none of
+them (the rollout's lockstep, which the trainer does use, is ``paravt.rollout.lockstep``).
 """

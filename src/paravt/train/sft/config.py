@@ -32,7 +32,7 @@ class TrajectoryConfig:
     teacher model through ``paravt.backends.make_backend``; ``options`` are
     ``BackendConfig`` keys, its tokenizer must be the student's), or an import path
     ``module:Attr`` called with ``options`` as keyword arguments (plus ``processor=`` when it takes
-    one), e.g. ``paravt.backends.toy_oracle:ToyOracleBackend`` with ``{tool_prior: 0.9, format_noise: 0.2}``.
+    one), e.g. ``paravt.toy.oracle:ToyOracleBackend`` with ``{tool_prior: 0.9, format_noise: 0.2}``.
     The backend must work in token space (have a ``codec``): SFT trains on the engine's ids.
     ``batch_size``: episodes per engine run (one batched video pass per tool round).
     """

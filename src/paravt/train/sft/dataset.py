@@ -16,8 +16,8 @@ import torch
 
 from paravt.agent.chat import ChatCodec
 from paravt.agent.vision import preprocess
+from paravt.rollout.streams import mm_token_type_ids
 from paravt.train.sft.trajectories import IGNORE_INDEX, images_of
-from paravt.train.streams import mm_token_type_ids
 
 
 def trajectory_dataset(folder: str | Path):

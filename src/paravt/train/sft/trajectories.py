@@ -3,7 +3,7 @@
 Why through the engine: a tool turn then holds frames really decoded from the row's video at the
 windows the trajectory asked for, and the example is the engine's own token stream — prompt ids
 (image pads expanded, think prefix included), generated ids, tool-turn ids — cut into prompt,
-completion and loss mask by ``paravt.train.streams.record_row``, the same function PARA-GRPO
+completion and loss mask by ``paravt.rollout.streams.record_row``, the same function PARA-GRPO
 reads its rollouts with. Nothing is decoded and re-tokenised.
 
 The trajectories are generated once per run and cached on disk in the run folder
@@ -30,12 +30,12 @@ from typing import Any
 
 import torch
 
+from paravt.agent.backend import Backend
 from paravt.agent.records import EpisodeInput, ImageItem
-from paravt.backends.base import Backend
 from paravt.backends.factory import backend_from_spec
 from paravt.errors import ConfigError
+from paravt.rollout.streams import record_row
 from paravt.train.gating import gated_frames
-from paravt.train.streams import record_row
 
 logger = logging.getLogger(__name__)
 
@@ -81,15 +81,15 @@ def example_of(record: Any, image_pad_id: int, merge: int) -> dict | None:
     row = record_row(record, image_pad_id, merge)
     if row is None:
         return None
-    ids = row["prompt"] + row["completion"]
-    labels = [IGNORE_INDEX] * len(row["prompt"]) + [
-        t if m else IGNORE_INDEX for t, m in zip(row["completion"], row["mask"], strict=True)
+    ids = row.prompt + row.completion
+    labels = [IGNORE_INDEX] * len(row.prompt) + [
+        t if m else IGNORE_INDEX for t, m in zip(row.completion, row.mask, strict=True)
     ]
     return {
         "id": record.id,
         "input_ids": ids,
         "labels": labels,
-        "prompt_len": len(row["prompt"]),
+        "prompt_len": len(row.prompt),
         "frames": [it.data.contiguous() for it in record.images],
         "frame_meta": [
             (float(it.time), it.source, int(it.min_pixels), int(it.max_pixels), tuple(it.grid_thw))

@@ -10,7 +10,7 @@ episode's stream exactly as sampled — no re-rendering, no re-tokenizing (docs/
 random weights: the forced text carries real ``crop_video`` calls, later turns are sampled).
 
 With sharded weights (FSDP, ZeRO-3 without the rollout's gather) each forward is a collective, so
-the backend samples in lockstep with the other ranks (``lockstep``: ``paravt.train.launch.lockstep``) and
+the backend samples in lockstep with the other ranks (``lockstep``: ``paravt.rollout.lockstep``) and
 the trainer calls ``drain`` once its own episodes are done.
 
 Serves the engine's needs: token ids (``codec`` set); logprobs of the sampled tokens
@@ -35,14 +35,14 @@ from typing import Any
 
 import torch
 
+from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
 from paravt.backends import cached_decode as cd
-from paravt.backends.base import BackendBase
 from paravt.backends.episode_state import EpisodeStates
 from paravt.backends.hf import cut_at_stop, left_pad
-from paravt.train.launch.lockstep import Lockstep, filler_image
-from paravt.train.streams import mm_token_type_ids
+from paravt.rollout.lockstep import Lockstep, filler_image
+from paravt.rollout.streams import mm_token_type_ids
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def vision_token_ids(tokenizer) -> list[int]:
 class TokenSampler(BackendBase):
     """What every token-in/token-out training backend shares, whatever samples the tokens.
 
-    The policy itself (``PolicyBackend``) and a vLLM engine (``paravt.backends.vllm``) must
+    The policy itself (``PolicyBackend``) and a vLLM engine (``paravt.rollout.vllm``) must
     treat requests the same way, or the two rollouts would differ in more than the sampler: the
     same stop tokens, the same forced first turn, the same grouping of requests into calls (one
     budget and sampling setting per call) and the same cut of a sampled row into a turn.

@@ -1,17 +1,20 @@
-"""The ``Backend`` protocol: everything the episode engine reads of the model behind it.
+"""The engine's contract with the model behind it: the ``Backend`` protocol.
 
-Why one declaration: the engine used to probe a backend with ``getattr`` for five names, so a
-backend that misspelt one silently ran without it (pixels in the wrong dtype, frames resized under
-the wrong rule). Now every member is declared here, ``BackendBase`` gives the defaults of a
-message-only backend, and ``EpisodeEngine`` refuses an object that lacks one, naming it.
-
-This module sits at the agent's level of the layer rule (``MODULE_LEVELS`` in
-``tests/test_import_graph.py``): the engine needs only the protocol and its records, while the
-backends themselves (``paravt.backends``) sit above the agent, beside the trainer.
+Why one declaration, owned by the engine's room: the engine used to probe a backend with
+``getattr`` for the names it might have, so a backend that misspelt one silently ran without it
+(pixels in the wrong dtype, frames resized under the wrong rule, episodes in rounds where they
+could have advanced alone). Now every member the engine reads is declared here, the optional
+capabilities too (``lockstep``, ``agenerate``), ``BackendBase`` gives the defaults of a
+message-only backend that has none of them, and ``EpisodeEngine`` refuses an object that lacks a
+member, naming it. The backends live above the agent (``paravt.backends`` for inference,
+``paravt.rollout`` for the trainer's samplers) and import this module; the agent imports none of
+them. The requests and replies themselves, ``GenRequest`` and ``Generation``, are records
+(``paravt.agent.records``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
 from paravt.agent.chat import ChatCodec
@@ -24,10 +27,15 @@ BACKEND_MEMBERS = (
     "pixel_device",
     "reads_image_pixels",
     "resize_arch",
+    "lockstep",
+    "agenerate",
     "generate",
     "keep_episode_state",
     "end_episodes",
 )
+
+#: ``Backend.agenerate``'s type: one request, one coroutine
+AsyncGenerate = Callable[[GenRequest], Awaitable[Generation]]
 
 
 @runtime_checkable
@@ -50,6 +58,17 @@ class Backend(Protocol):
       built, how many bytes a backend may keep of its episodes' model state between their turns
       (0: none; ``engine.reuse_cache``), and, as episodes end, that their state can go. A
       backend without such state ignores both.
+
+    Two optional capabilities, declared with a "has none" default in ``BackendBase``:
+
+    - ``lockstep``: truthy when every ``generate`` call is a collective that every rank joins
+      the same number of times (the trainer's sharded policy holds its ``Lockstep`` here, a
+      collective vLLM generator on several ranks ``True``); falsy (``None``) when each process
+      samples alone. Episodes then never advance on their own (``engine.schedule``);
+    - ``agenerate``: a coroutine function that generates one request (many in flight at once:
+      the openai backend's HTTP lanes, vLLM's async engine, paravt's vLLM server client), or
+      ``None`` when the backend has none. ``engine.schedule=auto`` lets episodes advance on their
+      own exactly when it is set and there is no lockstep.
     """
 
     codec: ChatCodec | None
@@ -57,6 +76,8 @@ class Backend(Protocol):
     pixel_device: Any
     reads_image_pixels: bool
     resize_arch: str | None
+    lockstep: Any
+    agenerate: AsyncGenerate | None
 
     def generate(self, requests: list[GenRequest]) -> list[Generation]: ...
 
@@ -67,13 +88,16 @@ class Backend(Protocol):
 
 class BackendBase:
     """The defaults of the optional members: message-only, float32 pixels on the CPU, joined
-    rows, no size rule. A backend subclasses it and sets what it has."""
+    rows, no size rule, no lockstep, no ``agenerate``. A backend subclasses it and sets what it
+    has (``agenerate`` as an ``async def`` method, or a property that may answer ``None``)."""
 
     codec: ChatCodec | None = None
     pixel_dtype: Any = None
     pixel_device: Any = None
     reads_image_pixels: bool = False
     resize_arch: str | None = None
+    lockstep: Any = None
+    agenerate: AsyncGenerate | None = None
 
     def generate(self, requests: list[GenRequest]) -> list[Generation]:
         raise NotImplementedError(f"{type(self).__name__} must define generate(requests)")
@@ -92,5 +116,5 @@ def check_backend(backend: Any) -> Backend:
     missing = [name for name in BACKEND_MEMBERS if not hasattr(backend, name)]
     raise TypeError(
         f"{type(backend).__name__} is not a paravt Backend: it has no {', '.join(missing)} "
-        "(subclass paravt.backends.base.BackendBase for the defaults)"
+        "(subclass paravt.agent.backend.BackendBase for the defaults)"
     )

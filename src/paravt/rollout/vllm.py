@@ -9,8 +9,8 @@ episode's stream is still the exact concatenation the loss trains on (docs/PROTO
   identity and its features fill the pads one to one;
 - the request's ``prompt_ids`` hold the frames' image pads expanded (the learner's stream). In
   colocate mode vLLM's processor expands each ``<|image_pad|>`` of a token prompt itself, so it is
-  sent the stream with each frame's run of pads collapsed to one (``paravt.backends.vllm_prompt``);
-  paravt's server-mode generator (``paravt.backends.vllm_server``) is sent the same collapsed
+  sent the stream with each frame's run of pads collapsed to one (``paravt.rollout.vllm_prompt``);
+  paravt's server-mode generator (``paravt.rollout.vllm_server``) is sent the same collapsed
   stream, and the server expands it the same way. Either way the prompt ids vLLM reports back
   must be the stream, or the call raises ``VLLMPromptMismatchError`` naming the episode (never a
   silently wrong sample);
@@ -36,7 +36,7 @@ is called on every rank in the same order, a rank with fewer requests pads its s
 one-token filler prompts (TRL slices the results in equal shares) and drops their completions,
 and a rank whose episodes are done keeps joining (``drain``) until no rank is running. Colocated without TP or sleep mode, calls are local and nothing is gathered. A rank
 whose rollout raises joins the others' next gather with its failure, and they raise
-``RankFailedError`` there (``paravt.train.launch.lockstep.announce_failure``).
+``RankFailedError`` there (``paravt.rollout.lockstep.announce_failure``).
 
 Weights are pushed once per optimizer step (``rollout(step)``), before the step's first round
 (``push_weights``: TRL's ``sync_weights``, except colocated on vLLM's CPU platform, see there).
@@ -53,24 +53,25 @@ import math
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from trl.import_utils import is_vllm_available
 
 from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.backends.openai import budget_frame
-from paravt.backends.policy import TokenSampler
-from paravt.backends.vllm_prompt import (
+from paravt.errors import ConfigError, ParavtError
+from paravt.rollout.gate import PolicyGate
+from paravt.rollout.lockstep import announce_failure, exchange
+from paravt.rollout.policy import TokenSampler
+from paravt.rollout.vllm_platform import CpuInfo, cpu_problem, host_cpu
+from paravt.rollout.vllm_prompt import (
     VLLMPromptMismatchError,
     check_reported_prompt,
     collapse_image_pads,
     image_pad_runs,
 )
-from paravt.errors import ConfigError, ParavtError
-from paravt.train.launch.lockstep import announce_failure, exchange
-from paravt.train.vllm.platform import CpuInfo, cpu_problem, host_cpu
-from paravt.train.vllm.stack import stack_problem as vllm_stack_problem
+from paravt.rollout.vllm_stack import stack_problem as vllm_stack_problem
 
 Key = tuple[int, float, float]
 
@@ -94,9 +95,9 @@ def missing_vllm_message(mode: str) -> str:
 
 def require_vllm(args: Any, cpu: CpuInfo | None = None) -> None:
     """ConfigError naming the fix when ``use_vllm`` is on and vLLM cannot be imported, when the
-    CPU is one no vLLM CPU build runs on (``paravt.train.vllm.platform``; ``cpu``: this host's by
+    CPU is one no vLLM CPU build runs on (``paravt.rollout.vllm_platform``; ``cpu``: this host's by
     default), or when the installed vLLM / TRL / transformers are not a stack paravt was put
-    together with (``paravt.train.vllm.stack``) — checked before a model is loaded (TRL would only
+    together with (``paravt.rollout.vllm_stack``) — checked before a model is loaded (TRL would only
     find out deep inside the trainer's construction, or the process would die of SIGILL)."""
     if not getattr(args, "use_vllm", False):
         return
@@ -357,6 +358,9 @@ class VLLMBackend(TokenSampler):
         generator.generation_kwargs = kwargs
         record_cached_tokens(generator)
         self.loaded_step: int | None = None
+        #: bounded staleness (``trainer.max_staleness`` >= 1): requests made on their own hold a
+        #: turn of this gate, and a push pauses it (``paravt.rollout.gate``); None: synchronous
+        self.gate: PolicyGate | None = None
         self.syncs = 0  # weight pushes, for tests
         self.filler_prompts = 0  # prompts sent only to keep an equal share, for tests
         self.alone_requests = 0  # requests sent on their own (agenerate), for tests
@@ -393,15 +397,20 @@ class VLLMBackend(TokenSampler):
         except FrameError as e:
             return Generation(error=str(e), finish_reason="error")
         max_new, temperature, top_p = key
-        t0 = time.perf_counter()
-        reply = self.generator.generate_one(
-            self._vllm_prompt(req), images, max_tokens=max_new, temperature=temperature,
-            top_p=top_p, what=f"episode {req.episode_id} turn {req.turn}",
-        )  # fmt: skip
-        return self._finish(
+        prompt = self._vllm_prompt(req)
+        with self.gate.turn() if self.gate is not None else nullcontext(self.loaded_step) as v:
+            t0 = time.perf_counter()
+            reply = self.generator.generate_one(
+                prompt, images, max_tokens=max_new, temperature=temperature,
+                top_p=top_p, what=f"episode {req.episode_id} turn {req.turn}",
+            )  # fmt: skip
+            dt = time.perf_counter() - t0
+        gen = self._finish(
             req, key, reply.prompt_ids, list(reply.token_ids), list(reply.logprobs),
-            reply.cached_tokens, time.perf_counter() - t0,
+            reply.cached_tokens, dt,
         )  # fmt: skip
+        gen.policy_version = v  # every token of it came from these weights (the gate's turn)
+        return gen
 
     def close(self) -> None:
         """Stop ``agenerate``'s request threads (made on first use)."""
@@ -410,14 +419,31 @@ class VLLMBackend(TokenSampler):
             self._lanes = None
 
     # -- one optimizer step's rollout --------------------------------------------------------
+    def sync_to(self, step: int, pause_timeout_s: float | None = None) -> None:
+        """Push the weights if ``step`` has not been pushed yet. With a ``gate`` (bounded
+        staleness), new requests wait and the running ones end first, so no turn straddles the
+        push; a failed push closes the gate (the rollouts stop with the run)."""
+        if step == self.loaded_step:
+            return
+        gate = self.gate
+        if gate is not None:
+            gate.pause(pause_timeout_s)
+        try:
+            push_weights(self.generator)
+        except BaseException:
+            if gate is not None:
+                gate.close()
+            raise
+        self.loaded_step = step
+        self.syncs += 1
+        if gate is not None:
+            gate.resume(step)
+
     @contextmanager
     def rollout(self, step: int) -> Iterator[VLLMBackend]:
         """Push the weights if ``step`` has not been pushed yet; after the engine has run, keep
         joining the other ranks' calls until none is running (``drain``)."""
-        if step != self.loaded_step:
-            push_weights(self.generator)
-            self.loaded_step = step
-            self.syncs += 1
+        self.sync_to(step)
         self._images = {}
         try:
             yield self
@@ -560,6 +586,7 @@ class VLLMBackend(TokenSampler):
         )
         gen = self.turn_of(req, ids, logprobs, key[0], generate_s)
         gen.cached_tokens = cached
+        gen.policy_version = self.loaded_step
         return gen
 
 

@@ -1,4 +1,5 @@
-"""An episode record as a training row: the one place where a record becomes ids, mask and images.
+"""An episode record as a training row (``LossRow``): the one place where a record becomes ids,
+mask and images.
 
 Both trainers read the engine's token-in/token-out record the same way: ``paravt train``
 (PARA-GRPO, ``ParaGRPOTrainer``) weighs the generated tokens with an advantage, ``paravt sft``
@@ -9,10 +10,15 @@ over the completion — 1 exactly on generated ids.
 
 The image-pad count of the stream is checked against the record's vision grids here: a mismatch
 would silently shift every frame against its tokens in the loss forward.
+
+``LossRow`` is what crosses from the rollout into the learner, one per episode (or sub-agent
+trajectory, or no-loss filler): typed, so the trainer's steps (collation, the token-level anchor,
+the logs) read named fields instead of a dict whose keys each step has to know.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -34,9 +40,45 @@ def mm_token_type_ids(input_ids: torch.Tensor, image_pad_id: int) -> torch.Tenso
     return (input_ids == image_pad_id).long()
 
 
-def record_row(record: Any, image_pad_id: int, merge: int, join_pixels: bool = True) -> dict | None:
-    """``{"prompt", "completion", "mask", "logps", "pixel_values", "grid", "ok"}`` of one record,
-    or None when the record has nothing to learn from (an errored episode, no generated token).
+@dataclass
+class LossRow:
+    """One row of the learner's batch.
+
+    The stream (``record_row``): ``prompt`` (ids before the first generated token), ``completion``
+    (the rest: generated and tool-turn ids), ``mask`` (1 exactly on generated ids), ``logps``
+    (the sampler's log-prob of each completion token; 0.0 where none was recorded), the row's
+    images (``pixel_values``: one tensor, or the record's row pieces; ``grid``: ``(n, 3)``
+    ``image_grid_thw``, None without images) and ``ok`` (False: a row that carries no loss, for a
+    failed episode or a filler).
+
+    What the learner adds: ``advantage`` (the episode's group advantage; a sub-agent row carries
+    its episode's), ``flat`` (its group's rewards do not vary: no token-level anchor), and, per
+    turn, where its generated ids sit in the completion (``turns``), whether it leaves
+    ``<think>`` open (``open_think``) and whether it closed a substantive think (``think_closed``)
+    for the token-level anchor; ``truncated`` (the last turn hit the token limit: TRL's
+    ``mask_truncated_completions`` keeps it out of the loss).
+    """
+
+    prompt: list[int]
+    completion: list[int]
+    mask: list[int]
+    logps: list[float]
+    pixel_values: Any = None
+    grid: torch.Tensor | None = None
+    ok: bool = True
+    advantage: float = 0.0
+    flat: bool = False
+    truncated: bool = False
+    turns: list[tuple[int, int]] | None = None
+    open_think: list[bool] | tuple = ()
+    think_closed: list[bool] | None = None
+
+
+def record_row(
+    record: Any, image_pad_id: int, merge: int, join_pixels: bool = True
+) -> LossRow | None:
+    """The ``LossRow`` of one record (its stream; the learner's fields at their defaults), or
+    None when the record has nothing to learn from (an errored episode, no generated token).
 
     ``merge`` is the processor's ``merge_size ** 2`` (image-pad tokens per vision feature row).
     ``join_pixels=False`` leaves ``pixel_values`` as the record's row pieces (a list,
@@ -64,12 +106,11 @@ def record_row(record: Any, image_pad_id: int, merge: int, join_pixels: bool = T
             grid, pv = None, None
     elif image_pad_count(record.token_ids, image_pad_id):
         raise FeatureMismatchError(f"episode {record.id}: image-pad tokens but no image features")
-    return {
-        "prompt": list(record.token_ids[:p]),
-        "completion": list(record.token_ids[p:]),
-        "mask": mask,
-        "logps": logps,
-        "pixel_values": pv,
-        "grid": grid,
-        "ok": True,
-    }
+    return LossRow(
+        prompt=list(record.token_ids[:p]),
+        completion=list(record.token_ids[p:]),
+        mask=mask,
+        logps=logps,
+        pixel_values=pv,
+        grid=grid,
+    )

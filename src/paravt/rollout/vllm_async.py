@@ -13,7 +13,7 @@ engine serves both schedules (the ``vLLM-sync`` and ``vLLM-async`` of
 
 A request goes as vLLM's token prompt: the episode's stream with each frame's run of image pads
 collapsed to one pad (vLLM's processor expands it again, as in colocate mode,
-``paravt.backends.vllm``), and each frame as a PIL image at exactly the size its pads were
+``paravt.rollout.vllm``), and each frame as a PIL image at exactly the size its pads were
 counted for, so the features fill the pads one to one. The prompt vLLM reports back must be the
 stream (``check_reported_prompt``), or the request fails naming its episode. Generated ids come
 back with vLLM's logprob of each sampled token, cut into a turn by ``TokenSampler.turn_of``.
@@ -34,9 +34,9 @@ import weakref
 from typing import Any
 
 from paravt.agent.records import Generation, GenRequest, ImageItem
-from paravt.backends.policy import TokenSampler
-from paravt.backends.vllm import FrameError, frame_image, token_prompt
-from paravt.backends.vllm_prompt import VLLMPromptMismatchError, check_reported_prompt
+from paravt.rollout.policy import TokenSampler
+from paravt.rollout.vllm import FrameError, frame_image, token_prompt
+from paravt.rollout.vllm_prompt import VLLMPromptMismatchError, check_reported_prompt
 
 
 def sampled_token_logprobs(ids: list[int], logprobs: list | None) -> list[float]:

@@ -8,7 +8,7 @@ another's has none (the vision tower then runs on one rank only). The loss side 
 with ``subagent_in_loss`` a rank holds one extra row per sub-agent trajectory, so ranks run
 different numbers of log-prob chunks.
 
-The fixes, the same as the vLLM backend's (``paravt.backends.vllm``):
+The fixes, the same as the vLLM backend's (``paravt.rollout.vllm``):
 
 - sampling: before each generate call every rank shares ``{group: (requests, has images)}`` and
   whether its episodes still run (``Lockstep.tick``); each group any rank has is sampled on every

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from paravt.errors import UserError
-from paravt.train.launch.lockstep import exchange
+from paravt.rollout.lockstep import exchange
 
 logger = logging.getLogger(__name__)
 

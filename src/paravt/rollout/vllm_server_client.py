@@ -10,13 +10,13 @@ from vLLM 0.32's source (``vllm/entrypoints/...``):
   ``uuid`` = its content hash, so the server's multimodal cache spares re-processing a frame an
   episode resends every round); the prompt holds one ``<|image_pad|>`` per frame, which the server
   expands itself, and ``return_token_ids`` makes it report the expanded prompt, which the caller
-  checks against the learner's stream (``paravt.backends.vllm_prompt``). ``prompt_logprobs`` gives
+  checks against the learner's stream (``paravt.rollout.vllm_prompt``). ``prompt_logprobs`` gives
   the server's logprob of every prompt token (the weights check,
-  ``paravt.backends.vllm_server``). With ``--enable-prompt-tokens-details`` the reply's usage
+  ``paravt.rollout.vllm_server``). With ``--enable-prompt-tokens-details`` the reply's usage
   says how many prompt tokens the prefix cache served (``ServerReply.cached_tokens``).
 - ``POST /collective_rpc`` (``VLLM_SERVER_DEV_MODE=1``) with ``reload_weights`` and a
   ``weights_path``: the worker reloads its weights in place from a folder
-  (``paravt.train.vllm.weight_push``); then ``POST /reset_prefix_cache``,
+  (``paravt.rollout.weight_push``); then ``POST /reset_prefix_cache``,
   ``/reset_encoder_cache`` and ``/reset_mm_cache`` (see ``reload_weights``).
 - ``GET /version``, ``/v1/models``, ``/server_info`` (dev mode): what the server runs, checked
   at start.
@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paravt.backends.http_retry import with_retries
+from paravt.backends.openai import reported_cached_tokens
 from paravt.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -66,14 +67,6 @@ class ServerReply:
     logprobs: list[float]
     finish_reason: str
     cached_tokens: int | None = None
-
-
-def reported_cached_tokens(reply: dict) -> int | None:
-    """``usage.prompt_tokens_details.cached_tokens`` of an OpenAI-style reply (vLLM's prefix-cache
-    hits; sent only with ``--enable-prompt-tokens-details``), None when absent."""
-    details = (reply.get("usage") or {}).get("prompt_tokens_details") or {}
-    value = details.get("cached_tokens") if isinstance(details, dict) else None
-    return int(value) if isinstance(value, int) else None
 
 
 def png_data_url(image: Any) -> tuple[str, str]:

@@ -13,7 +13,7 @@ Three readers:
 - ``require_vllm`` (trainer start-up) calls ``cpu_problem``: a CPU that no vLLM CPU build runs
   on (x86-64 without AVX2) is one ``ConfigError`` line naming the missing feature and the fix,
   before any model loads (no child process: it costs nothing);
-- ``scripts/vllm-env.sh`` and ``.ci/run`` run ``python -m paravt.train.vllm.platform`` to print
+- ``scripts/vllm-env.sh`` and ``.ci/run`` run ``python -m paravt.rollout.vllm_platform`` to print
   the CPU's SIMD level and the ops vLLM loaded (exit 0), or why vLLM cannot run here (exit 3);
 - the test suite's ``vllm`` marker skips with that reason when the probe fails (tests/conftest.py).
 """
@@ -185,7 +185,9 @@ def probe(
     if problem is not None:
         base.reason = problem
         return base
-    cmd = [python, "-m", "paravt.train.vllm.platform", "--child"] + (["--models"] if models else [])
+    cmd = [python, "-m", "paravt.rollout.vllm_platform", "--child"] + (
+        ["--models"] if models else []
+    )
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
@@ -223,9 +225,9 @@ def _tail(text: str, lines: int = 3) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m paravt.train.vllm.platform [--json] [--models] [--cpu-only]``: prints the
+    """``python -m paravt.rollout.vllm_platform [--json] [--models] [--cpu-only]``: prints the
     probe's line (or JSON); exit 0 when vLLM loaded, 3 when it cannot run here."""
-    parser = argparse.ArgumentParser(prog="python -m paravt.train.vllm.platform")
+    parser = argparse.ArgumentParser(prog="python -m paravt.rollout.vllm_platform")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--models", action="store_true", help="also import the Qwen-VL modules")
     parser.add_argument("--cpu-only", action="store_true", help="the CPU's SIMD level alone")

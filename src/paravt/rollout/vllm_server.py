@@ -4,19 +4,19 @@ through, the checks made before the first episode, and the weights check after e
 ``ServerGeneration`` has the interface ``VLLMBackend`` drives (TRL's ``VLLMGeneration``'s:
 ``generate(prompts, images, num_generations)``, ``sync_weights()``, ``mode``, settable
 ``max_completion_length``/``temperature``/``top_p``, ``generation_kwargs``) over
-``paravt.backends.vllm_server_client``. Two things differ from TRL's server mode:
+``paravt.rollout.vllm_server_client``. Two things differ from TRL's server mode:
 
 - no collective: every rank sends its own requests (``collective = False``), so ``VLLMBackend``
   runs no lockstep — no handshake before a generate call, no filler prompts, no ``drain``. TRL
   gathered every rank's prompts to the main process because only it held the client; here each
   rank holds one, and the server batches whatever arrives. The only point where the ranks meet is
-  the weight push (``paravt.train.vllm.weight_push``: every rank waits until the server holds the
+  the weight push (``paravt.rollout.weight_push``: every rank waits until the server holds the
   step's weights, and a failed push stops them all).
 - the prompt holds one image pad per frame (``expands_image_pads``): the server expands it, as
   colocated vLLM does, and the expanded prompt it reports must be the learner's stream.
 
 Checks before the first episode (``check_server``; ``ConfigError`` naming the server and the
-fix): the server answers; its vLLM release is a tested one (``paravt.train.vllm.stack``); it runs
+fix): the server answers; its vLLM release is a tested one (``paravt.rollout.vllm_stack``); it runs
 in dev mode (the reload endpoint); it serves this model (its served name or root is the trainer's
 ``model``); and its weights are the policy's: on a fixed probe (one image and a line of text) the
 server's logprob of every text token after the image must be the policy's within
@@ -36,11 +36,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from paravt.backends.vllm_server_client import ServerReply, VLLMServerClient, png_data_url
 from paravt.errors import ConfigError
-from paravt.train.launch.lockstep import exchange
-from paravt.train.vllm.stack import TESTED_SERVER_SERIES, series
-from paravt.train.vllm.weight_push import WeightPush, WeightPushError
+from paravt.rollout.lockstep import exchange
+from paravt.rollout.vllm_server_client import ServerReply, VLLMServerClient, png_data_url
+from paravt.rollout.vllm_stack import TESTED_SERVER_SERIES, series
+from paravt.rollout.weight_push import (
+    FolderReloadPush,
+    NCCLPush,
+    WeightPush,
+    WeightPushError,
+    save_checkpoint,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -342,8 +348,6 @@ def server_generation(trainer: Any) -> ServerGeneration:
     """The server-mode generator of a ``ParaGRPOTrainer`` (TRL built no vLLM generator: see
     ``ParaGRPOTrainer.__init__``), after ``check_server``; the weights are compared at the first
     push (``trainer.vllm_check_weights``)."""
-    from paravt.train.vllm.weight_push import FolderReloadPush, NCCLPush, save_checkpoint
-
     a = trainer.args
     acc = trainer.accelerator
     base = a.vllm_server_base_url or f"http://{a.vllm_server_host}:{a.vllm_server_port}"

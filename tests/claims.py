@@ -1,0 +1,408 @@
+"""The registry of numbers the docs quote from runs, each tied to the committed file it comes from.
+
+Every entry says where the number is written (a doc and a quote from it, whitespace as in the
+text but line breaks free), which committed file holds it, and how to compute the quoted text
+from that file. ``tests/test_claims.py`` recomputes each one; a doc that drifts from its file, or
+cites a file that is not committed, fails there. Add a claim here when a doc quotes a new number
+from a run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+TOY = "experiments/toy_paradox/results"
+DEMO_EVAL = f"{TOY}/demo-eval/eval/demo-fp16-4/summary.json"
+WORDS = {4: "four", 5: "five"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """``quote`` is found in ``doc``; ``compute(source)`` is text found in ``quote``."""
+
+    doc: str
+    quote: str
+    source: str
+    compute: Callable[[Path], str]
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def _json(path: Path):
+    return json.loads(path.read_text())
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def pct(value: float) -> str:
+    """``0.9833 → "98.3%"``, ``1.0 → "100%"``: how the docs write a share."""
+    text = f"{value * 100:.1f}"
+    return (text[:-2] if text.endswith(".0") else text) + "%"
+
+
+def accuracy(path: Path) -> float:
+    return _json(path)["metrics"]["variants"]["robust"]["value"]
+
+
+def right_of(path: Path, sep: str = " / ") -> str:
+    """``"59 / 60"`` from an eval's summary.json."""
+    m = _json(path)["metrics"]
+    return f"{round(m['variants']['robust']['value'] * m['n'])}{sep}{m['n']}"
+
+
+def summary(folder: str) -> str:
+    return f"{TOY}/{folder}/summary.json"
+
+
+def seeds_right(first: int, stop: int) -> Callable[[Path], str]:
+    return lambda p: str(sum(r["acc"] == 1.0 for r in _lines(p) if first <= r["seed"] < stop))
+
+
+def oracle_row(k: int, prior: int, noise: int) -> Callable[[Path], str]:
+    """One row of docs/TOY_TASK.md's oracle table from bench_toy_oracle.json."""
+
+    def row(path: Path) -> str:
+        [r] = [
+            r
+            for r in _json(path)["results"]
+            if (r["K"], r["tool_prior"], r["format_noise"]) == (k, prior, noise)
+        ]
+        kappa = f"{r['kappa']:.2f}" if r["kappa"] else "0"
+        cells = [k, prior, noise, pct(r["mcq_accuracy"]), f"{r['tvg_miou']:.2f}"]
+        cells += [pct(r["tvg_iou_ge_0.5"]), f"{r['r_fmt']:.2f}", kappa]
+        return "| " + " | ".join(str(c) for c in cells + [r["parse_failures"]]) + " |"
+
+    return row
+
+
+def visibility_row(k: int) -> Callable[[Path], str]:
+    """One row of docs/TOY_TASK.md's visibility table from the committed task.json."""
+
+    def share(x: float) -> str:  # this table keeps one decimal: "32.0%"
+        return "100%" if x == 1 else f"{x * 100:.1f}%"
+
+    def row(path: Path) -> str:
+        v = _json(path)["splits"]["train"]["visibility"][str(k)]
+        return f"| {k} | {share(v['measured'])} | {share(v['expected'])} |"
+
+    return row
+
+
+def peak_rss(label: str, batch: int) -> Callable[[Path], str]:
+    def read(path: Path) -> str:
+        for m in _json(path)["measurements"]:
+            if m["label"] == label:
+                [run] = [r for r in m["runs"] if r["batch_size"] == batch]
+                return f"{run['peak_rss_gb']:.2f} GB"
+        raise KeyError(label)
+
+    return read
+
+
+# --------------------------------------------------------------------------- the claims
+
+CLAIMS = [
+    # README.md: the main command's model and what it does on held-out videos
+    Claim(
+        "README.md",
+        "names the right colour on 59 of 60 of them (the toy eval split, "
+        "`experiments/toy_paradox/results/demo-eval/`)",
+        DEMO_EVAL,
+        lambda p: right_of(p, " of "),
+    ),
+    Claim(
+        "README.md",
+        "it sweeps every held-out video this way",
+        DEMO_EVAL,
+        lambda p: "sweeps every" if _json(p)["metrics"]["tools"]["usage_rate"] == 1.0 else "?",
+    ),
+    Claim(
+        "README.md",
+        "decides on five `crop_video` calls",
+        DEMO_EVAL,
+        lambda p: WORDS[round(_json(p)["metrics"]["tools"]["avg_calls"])],
+    ),
+    Claim(
+        "README.md",
+        "it sees 4 overview frames",
+        "src/paravt/toy/demo_model/demo.yaml",
+        lambda p: f"sees {yaml.safe_load(p.read_text())['engine']['frames']} overview",
+    ),
+    Claim(
+        "README.md",
+        "the 5.5 M-parameter Qwen3-VL",
+        "src/paravt/toy/demo_model/demo.yaml",
+        lambda p: f"{yaml.safe_load(p.read_text())['parameters'] / 1e6:.1f} M",
+    ),
+    Claim(
+        "README.md",
+        "it answers with the colour the windows showed (red;",
+        f"{TOY}/demo-eval/seeds-0-39.jsonl",  # seed 4 is the main command's video
+        lambda p: next(f"({r['answer']};" for r in _lines(p) if r["seed"] == 4 and r["acc"] == 1),
+    ),
+    Claim(
+        "README.md",
+        "(11 MB, shipped in the package",
+        "src/paravt/toy/demo_model",
+        lambda p: f"({sum(f.stat().st_size for f in p.iterdir()) / 1e6:.0f} MB,",
+    ),
+    Claim(
+        "docs/TOY_TASK.md",
+        "`pip install -e .` and a normal install both carry it; 11.1 MB)",
+        "src/paravt/toy/demo_model",
+        lambda p: f"{sum(f.stat().st_size for f in p.iterdir()) / 1e6:.1f} MB)",
+    ),
+    # experiments/toy_paradox/README.md, "Where it stands"
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "**98.3%** (59 / 60; `results/quick-text/`, 90 tool-SFT steps)",
+        summary("quick-text/eval/sft-strong-4"),
+        lambda p: f"**{pct(accuracy(p))}** ({right_of(p)}",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "100% at 100 steps, 76.7% at 270",
+        summary("quick-text-100/eval/sft-strong-4"),
+        lambda p: f"{pct(accuracy(p))} at 100",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "100% at 100 steps, 76.7% at 270",
+        summary("quick-text-270/eval/sft-strong-4"),
+        lambda p: f"{pct(accuracy(p))} at 270",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "**66.7%** (40 / 60), one and the same model",
+        summary("quick-rebuild/build-1/eval/sft-strong-4"),
+        lambda p: f"**{pct(accuracy(p))}** ({right_of(p)})",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "**66.7%** (40 / 60), one and the same model",
+        summary("quick-rebuild/build-2/eval/sft-strong-4"),
+        lambda p: f"**{pct(accuracy(p))}** ({right_of(p)})",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "`--mode direct` ≤ 40% | 0% (0 / 60), build `6c40568`",
+        summary("quick-text/eval/sft-strong-4-direct"),
+        lambda p: f"{pct(accuracy(p))} ({right_of(p)})",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "tool use 100%, 5.0 calls a question in both builds",
+        summary("quick-text/eval/sft-strong-4"),
+        lambda p: (
+            f"tool use {pct(_json(p)['metrics']['tools']['usage_rate'])}, "
+            f"{_json(p)['metrics']['tools']['avg_calls']:.1f} calls"
+        ),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "716 s (11.9 min), build `6c40568`",
+        f"{TOY}/quick-text/results.json",
+        lambda p: (
+            f"{_json(p)['wall_seconds_this_invocation']:.0f} s "
+            f"({_json(p)['wall_seconds_this_invocation'] / 60:.1f} min)"
+        ),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "16.7% → 96.7% (seed 0) and 95.0% (seed 1), **+79.2 points**",
+        f"{TOY}/rl-weak-text/eval",
+        lambda p: "{} → {} (seed 0) and {:.1f}% (seed 1), **+{:.1f} points**".format(
+            pct(accuracy(p / "sft-weak-4/summary.json")),
+            pct(accuracy(p / "rl-weak-paragrpo-s0-4/summary.json")),
+            100 * accuracy(p / "rl-weak-paragrpo-s1-4/summary.json"),
+            100
+            * (
+                (
+                    accuracy(p / "rl-weak-paragrpo-s0-4/summary.json")
+                    + accuracy(p / "rl-weak-paragrpo-s1-4/summary.json")
+                )
+                / 2
+                - accuracy(p / "sft-weak-4/summary.json")
+            ),
+        ),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "vanilla GRPO from the same checkpoint: 1.7% and 16.7% (tool use 0%)",
+        f"{TOY}/rl-weak-text/eval",
+        lambda p: "{} and {}".format(
+            pct(accuracy(p / "rl-weak-vanilla_grpo-s0-4/summary.json")),
+            pct(accuracy(p / "rl-weak-vanilla_grpo-s1-4/summary.json")),
+        ),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "K = 4 **80.6%** [70.0, 89.4] with vLLM against **81.1%** [70.0, 91.1] with hf",
+        f"{TOY}/samplers-3x3/sampler_compare.json",
+        lambda p: "**{}** [{:.1f}, {:.1f}] with vLLM against **{}** [{:.1f}, {:.1f}]".format(
+            pct(_json(p)["k4"]["vllm"]["mean"]),
+            *(100 * x for x in _json(p)["k4"]["vllm"]["ci95"]),
+            pct(_json(p)["k4"]["hf"]["mean"]),
+            *(100 * x for x in _json(p)["k4"]["hf"]["ci95"]),
+        ),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "40 / 40 (100%) on the 100-step quick SFT model",
+        "benchmarks/results/bench_backend_agreement.json",
+        lambda p: f"{_json(p)['same']} / {_json(p)['n']} ({pct(_json(p)['agreement'])})",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "PARA-GRPO 93.3% → 95.0% / 95.0% at K = 4; vanilla keeps calling but breaks "
+        "(41.7% / 16.7%, one constant colour); `anchor_only` 96.7%, `gating_only` 15.0%",
+        f"{TOY}/rl-strong-text/eval",
+        lambda p: (
+            "PARA-GRPO {} → {:.1f}% / {:.1f}% at K = 4; vanilla keeps calling but breaks ({} / {}, "
+            "one constant colour); `anchor_only` {}, `gating_only` {:.1f}%"
+        ).format(
+            pct(accuracy(p / "sft-strong-4/summary.json")),
+            100 * accuracy(p / "rl-strong-paragrpo-s0-4/summary.json"),
+            100 * accuracy(p / "rl-strong-paragrpo-s1-4/summary.json"),
+            pct(accuracy(p / "rl-strong-vanilla_grpo-s0-4/summary.json")),
+            pct(accuracy(p / "rl-strong-vanilla_grpo-s1-4/summary.json")),
+            pct(accuracy(p / "rl-strong-anchor_only-s0-4/summary.json")),
+            100 * accuracy(p / "rl-strong-gating_only-s0-4/summary.json"),
+        ),
+    ),
+    # the shipped demo, on held-out videos and the eval split
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "**18 of 20** held-out videos (seeds 1000–1019",
+        f"{TOY}/demo-eval/seeds-1000-1019.jsonl",
+        lambda p: f"**{seeds_right(1000, 1020)(p)} of 20**",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "59 / 60 on the eval split (`results/demo-eval/`)",
+        DEMO_EVAL,
+        right_of,
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "earlier, 20 of seeds 0–19 and 19 of 20–39",
+        f"{TOY}/demo-eval/seeds-0-39.jsonl",
+        lambda p: f"{seeds_right(0, 20)(p)} of seeds 0–19 and {seeds_right(20, 40)(p)} of 20–39",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "the 1-thread build it replaced: 16, 12 and 40 / 60",
+        f"{TOY}/demo-eval-8326dad",
+        lambda p: "{}, {} and {}".format(
+            seeds_right(0, 20)(p / "seeds-0-39.jsonl"),
+            seeds_right(20, 40)(p / "seeds-0-39.jsonl"),
+            right_of(p / "eval/demo-fp16-4/summary.json"),
+        ),
+    ),
+    # docs/TOY_TASK.md
+    Claim(
+        "docs/TOY_TASK.md",
+        "18 of 20 (`experiments/toy_paradox/results/demo-eval/seeds-1000-1019.jsonl`)",
+        f"{TOY}/demo-eval/seeds-1000-1019.jsonl",
+        lambda p: f"{seeds_right(1000, 1020)(p)} of 20",
+    ),
+    Claim(
+        "docs/TOY_TASK.md",
+        "41.7% with letter answers (`experiments/toy_paradox/results/quick-restated/`)",
+        summary("quick-restated/eval/sft-strong-4"),
+        lambda p: pct(accuracy(p)),
+    ),
+    Claim(
+        "docs/TOY_TASK.md",
+        "to 76.7% with the colour's text (`results/quick-text-270/`)",
+        summary("quick-text-270/eval/sft-strong-4"),
+        lambda p: pct(accuracy(p)),
+    ),
+    Claim(
+        "docs/TOY_TASK.md",
+        "at 90 steps the text form gives 98.3% (`results/quick-text/`)",
+        summary("quick-text/eval/sft-strong-4"),
+        lambda p: pct(accuracy(p)),
+    ),
+    Claim(
+        "docs/TOY_TASK.md",
+        "fp32 checkpoint 98.3% (59 / 60), fp16 demo 98.3% (59 / 60)",
+        "src/paravt/toy/demo_model/demo.yaml",
+        lambda p: "fp32 checkpoint {}, fp16 demo {}".format(
+            *(
+                f"{pct(e['accuracy'])} ({round(e['accuracy'] * e['n'])} / {e['n']})"
+                for e in (yaml.safe_load(p.read_text())["eval"][k] for k in ("fp32", "fp16"))
+            )
+        ),
+    ),
+    *(
+        Claim("docs/TOY_TASK.md", row, "benchmarks/results/bench_toy_oracle.json", oracle_row(*key))
+        for key, row in [
+            ((4, 1, 0), "| 4 | 1 | 0 | 100% | 0.79 | 100% | 1.00 | 1.00 | 0 |"),
+            ((4, 0, 0), "| 4 | 0 | 0 | 32% | 0.09 | 10% | 1.00 | 0 | 0 |"),
+            ((64, 0, 0), "| 64 | 0 | 0 | 100% | 0.77 | 95% | 1.00 | 0 | 0 |"),
+            ((64, 1, 0), "| 64 | 1 | 0 | 100% | 0.83 | 100% | 1.00 | 1.00 | 0 |"),
+            ((4, 1, 1), "| 4 | 1 | 1 | 92% | 0.73 | 92% | 0.87 | 1.00 | 94 |"),
+        ]
+    ),
+    *(
+        Claim("docs/TOY_TASK.md", row, f"{TOY}/task-visibility/task.json", visibility_row(k))
+        for k, row in [
+            (4, "| 4 | 10.3% | 8.2% |"),
+            (8, "| 8 | 15.9% | 16.4% |"),
+            (16, "| 16 | 32.0% | 32.8% |"),
+            (32, "| 32 | 67.8% | 65.6% |"),
+            (64, "| 64 | 100% | 100% |"),
+        ]
+    ),
+    Claim(
+        "docs/TOY_TASK.md",
+        "1,000 videos in 50.8 s (19.7 videos/s), and the visibility measurement over all 1,000 in "
+        "68.8 s",
+        f"{TOY}/task-visibility/task.json",
+        lambda p: (
+            "{} videos in {:.1f} s ({} videos/s), and the visibility measurement over all "
+            "1,000 in {:.1f} s".format(
+                f"{_json(p)['splits']['train']['videos']:,}",
+                _json(p)["splits"]["train"]["generate_seconds"],
+                _json(p)["splits"]["train"]["videos_per_second"],
+                _json(p)["splits"]["train"]["visibility_seconds"],
+            )
+        ),
+    ),
+    # docs/INFER.md, the memory table
+    *(
+        Claim("docs/INFER.md", quote, f"benchmarks/results/{source}", peak_rss(label, batch))
+        for quote, source, label, batch in [
+            (
+                "| 16 | 8 / 8 | 4.97 GB |",
+                "bench_infer_memory_k16_smoke.json",
+                "before (main befe118)",
+                8,
+            ),
+            (
+                "| 16 | 8 / 8 | 1.58 GB |",
+                "bench_infer_memory_k16_smoke.json",
+                "after (bench branch dd3f36b)",
+                8,
+            ),
+            ("| 64 | 8 / 8 | **3.15 GB** |", "bench_infer_memory_k64.json", "after", 8),
+            ("| 64 | 8 / 1 | 10.13 GB |", "bench_infer_memory_k64.json", "after", 1),
+            (
+                "| 64 | 8 / 1 | **4.22 GB** |",
+                "bench_infer_memory_k64.json",
+                "keep_pixels=False (records drop their rows)",
+                1,
+            ),
+        ]
+    ),  # fmt: skip
+]

@@ -1,0 +1,114 @@
+"""A stand-in for a vLLM server in server mode, over real HTTP in this process, whose replies do
+not depend on the weights or on timing.
+
+Why: bounded staleness changes *when* each step's episodes are sampled, never *which*. Against a
+server whose reply to a prompt is a fixed function of that prompt (and of how many times the
+same prompt was asked before: the generations of one group send the same first prompt, and must
+differ for the group to have a reward spread), a run at ``max_staleness = 2`` must see exactly
+the episodes, tokens and losses of the synchronous run. A real vLLM samples from the pushed
+weights, so that comparison needs this stand-in; the real server is tested in
+``test_vllm_server_mode.py``.
+
+It answers what paravt's client asks (``paravt.rollout.vllm_server_client``): ``/health``,
+``/version``, ``/v1/models``, ``/server_info``, ``/inference/v1/generate`` (token ids in, a short
+answer turn out: ``<answer>X</answer>`` with X one of the options, then the stop token, each
+token at logprob ``LOGPROB``) and ``/collective_rpc`` (a weight reload, recorded). Each generate
+request is held ``delay_s`` (a stand-in for sampling time), so the rollout overlaps learning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOGPROB = -0.5
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output clean
+        pass
+
+    def _send(self, body) -> None:
+        raw = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        s: StandInServer = self.server  # type: ignore[assignment]
+        if self.path == "/health":
+            return self._send({})
+        if self.path == "/version":
+            return self._send({"version": "0.32.0"})
+        if self.path == "/v1/models":
+            return self._send({"data": [{"id": s.model, "root": s.model}]})
+        if self.path.startswith("/server_info"):
+            return self._send({"vllm_config": {"model_config": {"model": s.model}}})
+        self.send_error(404)
+        return None
+
+    def do_POST(self):  # noqa: N802
+        s: StandInServer = self.server  # type: ignore[assignment]
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
+        if self.path == "/collective_rpc":
+            with s.lock:
+                s.reloads.append(body.get("kwargs", {}).get("weights_path"))
+                failing = s.fail_reload_from is not None and len(s.reloads) > s.fail_reload_from
+            if failing:  # a server that cannot read the pushed folder
+                raw = b'{"error": "reload failed: no such folder"}'
+                self.send_response(500)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+                return None
+            return self._send({})
+        if self.path == "/inference/v1/generate":
+            return self._send(s.reply(body["token_ids"]))
+        return self._send({})
+
+
+class StandInServer(ThreadingHTTPServer):
+    """``StandInServer(model, answers, eos)``: ``answers`` are the token ids of each possible
+    answer turn (stop token excluded); ``url`` once started (``start``)."""
+
+    daemon_threads = True
+
+    def __init__(self, model: str, answers: list[list[int]], eos: int, delay_s: float = 0.02):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.model, self.answers, self.eos, self.delay_s = model, answers, eos, delay_s
+        self.lock = threading.Lock()
+        self.seen: dict[str, int] = {}
+        self.reloads: list[str | None] = []
+        #: reloads after this many fail (HTTP 500), None: never
+        self.fail_reload_from: int | None = None
+        self.requests = 0
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+
+    def reply(self, token_ids: list[int]) -> dict:
+        key = hashlib.sha256(json.dumps(token_ids).encode()).hexdigest()
+        with self.lock:
+            count = self.seen.get(key, 0)
+            self.seen[key] = count + 1
+            self.requests += 1
+        time.sleep(self.delay_s)
+        ids = self.answers[(int(key[:8], 16) + count) % len(self.answers)] + [self.eos]
+        return {
+            "prompt_token_ids": None,
+            "choices": [{
+                "token_ids": ids, "finish_reason": "stop",
+                "logprobs": {"content": [{"token_id": t, "logprob": LOGPROB} for t in ids]},
+            }],
+        }  # fmt: skip
+
+    def start(self) -> StandInServer:
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()

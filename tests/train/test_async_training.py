@@ -1,0 +1,197 @@
+"""Bounded staleness end to end on the CPU: PARA-GRPO in server mode against a stand-in server
+over real HTTP (``standin_vllm``: replies that depend on the prompt only), so a run at
+``max_staleness = 2`` can be compared with the synchronous run step for step.
+
+What must hold (issue: "Train the way the paper trained"):
+
+- the producer changes when episodes are sampled, not which: the k = 2 run learns from the same
+  prompts, K, token streams and losses as the k = 0 run;
+- rollouts really ran ahead: some consumed episodes were sampled one version back or more, none
+  more than k, each turn's version is in the episode log, one weight push per step;
+- a group older than k is dropped, sampled again under the current weights, and counted;
+- ``max_staleness`` outside server mode, or without the per-token correction, is refused with
+  one line before any model loads.
+
+The same against a real vLLM server: ``test_vllm_server_mode.py`` (marker ``vllm``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from standin_vllm import StandInServer
+
+from paravt.errors import ConfigError
+
+
+@pytest.fixture
+def server(tiny_qwen3_dir):
+    """``server()`` -> a fresh stand-in server of the tiny model (its own reply counters)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_qwen3_dir)
+    answers = [
+        tok.encode(f"<answer>{x}</answer>", add_special_tokens=False) for x in ("A", "B", "C")
+    ]
+    eos = tok.convert_tokens_to_ids("<|im_end|>")
+    started: list[StandInServer] = []
+
+    def start() -> StandInServer:
+        started.append(StandInServer(str(tiny_qwen3_dir), answers, eos).start())
+        return started[-1]
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+def _train(tmp_path, name, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, url, *extra):
+    from paravt.train.metrics import read_jsonl
+    from paravt.train.run import load_command_config, run_training
+
+    run_dir = tmp_path / name
+    cfg = load_command_config(
+        "cpu-smoke",
+        smoke_args(
+            run_dir, shared_videos, f"model={tiny_qwen3_dir}", "trainer.use_vllm=true",
+            "trainer.vllm_mode=server", f"trainer.vllm_server_base_url={url}",
+            "trainer.vllm_check_weights=false",
+            "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=4",
+            "trainer.save_steps=100", *extra,
+        ),
+    )  # fmt: skip
+    probe = train_probe()
+    hooks = [probe.attach]
+    summary = run_training(cfg, on_trainer=lambda t: [h(t) for h in hooks])
+    metrics = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
+    episodes = read_jsonl(run_dir / "episodes" / "rank0.jsonl")
+    return summary, probe, metrics, episodes
+
+
+def _steps(probe) -> list[list[tuple]]:
+    """Per step, per group (in batch order): the prompt, its K, and the multiset of its
+    episodes' generated token streams (the two generations of a group ask the same first
+    prompt, and which of them the server answers first is a race)."""
+    out = []
+    for rollout in probe.rollouts:
+        step = []
+        for g in rollout["groups"]:
+            streams = sorted(tuple(r.token_ids[r.prompt_len :]) for r in g.records)
+            step.append((g.prompt_id, g.frames_k, tuple(streams)))
+        out.append(step)
+    return out
+
+
+def test_k2_learns_from_the_same_episodes_as_the_synchronous_loop(
+    tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server
+):
+    sync_server, async_server = server(), server()
+    s0, p0, m0, _ = _train(tmp_path, "k0", tiny_qwen3_dir, shared_videos, smoke_args,
+                           train_probe, sync_server.url)  # fmt: skip
+    s2, p2, m2, episodes = _train(tmp_path, "k2", tiny_qwen3_dir, shared_videos, smoke_args,
+                                  train_probe, async_server.url, "trainer.max_staleness=2")  # fmt: skip
+    assert s0["global_step"] == s2["global_step"] == 4
+    # the same prompts, K and token streams at every step, and the same losses
+    assert _steps(p2) == _steps(p0)
+    assert [r["step"] for r in m2] == [1, 2, 3, 4]
+    for a, b in zip(m0, m2, strict=True):
+        assert math.isclose(a["loss"], b["loss"], rel_tol=1e-5, abs_tol=1e-6), (a, b)
+    assert any(abs(r["loss"]) > 0 for r in m2)  # reward spread: the loss moved the weights
+    # the rollouts ran ahead: one version back or more, never more than k; a push a step
+    ages = [r["async/staleness_max"] for r in m2]
+    print(
+        "staleness max per step", ages, "losses", [r["loss"] for r in m2], [r["loss"] for r in m0]
+    )
+    assert max(ages) >= 1 and max(ages) <= 2, ages
+    assert all(r["async/groups_dropped"] == 0 for r in m2)
+    assert len(async_server.reloads) == 4 and len(sync_server.reloads) == 4
+    trainer = p2.trainer
+    assert trainer._backend.gate is not None and trainer._async.producer is None  # closed
+    # each turn's version is logged; a consumed episode's versions never exceed its step
+    for e in episodes:
+        versions = [v for v in e["policy_versions"] if v is not None]
+        assert versions and max(versions) <= e["step"] - 1 and e["step"] - 1 - min(versions) <= 2
+    assert "async/staleness_mean" not in m0[0]  # the synchronous loop logs no staleness
+
+
+def test_a_group_older_than_k_is_sampled_again_and_counted(
+    tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server, monkeypatch
+):
+    """k = 1 with the producer let run 3 steps ahead (what a stalled learner would cause): the
+    groups sampled 2 or 3 versions back are dropped on consumption and their episodes sampled
+    again under the current weights; what the step learns from is never older than k."""
+    from paravt.train import async_rollout
+
+    widened = async_rollout.AsyncRollouts.__init__
+
+    def wide(self, *args, **kwargs):
+        widened(self, *args, **kwargs)
+        self.lead = 3
+
+    monkeypatch.setattr(async_rollout.AsyncRollouts, "__init__", wide)
+    _, probe, metrics, episodes = _train(
+        tmp_path, "k1", tiny_qwen3_dir, shared_videos, smoke_args, train_probe,
+        server().url, "trainer.max_staleness=1",
+    )  # fmt: skip
+    dropped = sum(r["async/groups_dropped"] for r in metrics)
+    again = sum(r["async/episodes_regenerated"] for r in metrics)
+    assert dropped >= 1 and again == 2 * dropped  # groups of 2 generations
+    assert all(r["async/staleness_max"] <= 1 for r in metrics)
+    for rollout, e_step in zip(probe.rollouts, range(4), strict=True):
+        for g in rollout["groups"]:
+            assert all(e_step - v <= 1 for v in g.policy_versions)
+    assert all(e["step"] - 1 - min(v for v in e["policy_versions"] if v is not None) <= 1
+               for e in episodes)  # fmt: skip
+
+
+def test_a_failed_push_stops_the_run_with_one_line_and_the_producer_with_it(
+    tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server
+):
+    """The server takes the first two pushes and refuses the third: the run stops at step 3
+    with the push's one-line ``WeightPushError`` (naming the server), the producer's thread
+    ends instead of sampling on weights the server does not hold, and no later step ran."""
+    import threading
+
+    from paravt.rollout.weight_push import WeightPushError
+
+    standin = server()
+    standin.fail_reload_from = 2
+    with pytest.raises(WeightPushError, match=r"weight push of step 2 .* failed") as err:
+        _train(tmp_path, "fail", tiny_qwen3_dir, shared_videos, smoke_args, train_probe,
+               standin.url, "trainer.max_staleness=2", "trainer.vllm_server_retries=0")  # fmt: skip
+    assert "\n" not in str(err.value) and standin.url in str(err.value)
+    assert not [t for t in threading.enumerate() if t.name == "paravt-rollout"]
+    # steps 0 and 1 pushed, step 2's push refused; nothing after it was tried
+    assert [p.rsplit("/", 1)[-1] for p in standin.reloads] == ["step-0", "step-1", "step-2"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ((), "needs server mode"),
+        (
+            ("trainer.use_vllm=true", "trainer.vllm_mode=server",
+             "trainer.vllm_importance_sampling_mode=sequence_mask"),
+            "vllm_importance_sampling_mode=token_truncate",
+        ),
+        (
+            ("trainer.use_vllm=true", "trainer.vllm_mode=server",
+             "trainer.vllm_importance_sampling_mode=token_truncate",
+             "trainer.steps_per_generation=2"),
+            "one rollout per optimizer step",
+        ),
+    ],
+)  # fmt: skip
+def test_max_staleness_where_it_cannot_run_is_one_line_before_any_model_loads(
+    tmp_path, shared_videos, smoke_args, extra, why
+):
+    from paravt.train.run import load_command_config, para_config
+
+    with pytest.raises(ConfigError, match=why) as err:
+        cfg = load_command_config(
+            "cpu-smoke",
+            smoke_args(tmp_path / "run", shared_videos, "trainer.max_staleness=2", *extra),
+        )
+        para_config(cfg)
+    assert "\n" not in str(err.value)
