@@ -53,6 +53,7 @@ __all__ = [
     "LETTERS",
     "QUESTION_TYPES",
     "QuestionType",
+    "TooFewOptionsError",
     "TooManyOptionsError",
     "UnknownQuestionTypeError",
     "accuracy",
@@ -88,15 +89,28 @@ class UnknownQuestionTypeError(UserError):
 
 
 class TooManyOptionsError(UserError):
-    """A question has more options than ``LETTERS`` can label."""
+    """A question has more options than ``LETTERS`` can label, or (``TooFewOptionsError``) too
+    few to choose from."""
+
+
+class TooFewOptionsError(TooManyOptionsError):
+    """A multiple-choice question with one option: nothing to choose, and every answer scores 1."""
 
 
 def require_letterable(options: Sequence[Any] | None, question: str) -> None:
-    """Raise :class:`TooManyOptionsError` when ``options`` cannot all be lettered A–J.
+    """Raise :class:`TooManyOptionsError` when ``options`` cannot all be lettered A–J, and
+    :class:`TooFewOptionsError` when there is only one.
 
     Why where a question is built: an eleventh option would be shown to the model under a letter
-    that extraction never reads, so every answer to it would score 0 without a word. ``question``
+    that extraction never reads, so every answer to it would score 0 without a word; a single
+    option is no choice at all, and "A" would be right whatever the model saw. ``question``
     names the question in the message (its id and/or text)."""
+    if options is not None and len(options) == 1:
+        raise TooFewOptionsError(
+            f"{question} has 1 option ({str(options[0])[:60]!r}); a multiple-choice question "
+            "needs at least 2. Add the other choices, or give no options for an open-ended "
+            "question."
+        )
     if options is not None and len(options) > len(LETTERS):
         raise TooManyOptionsError(
             f"{question} has {len(options)} options; at most {len(LETTERS)} can be lettered "

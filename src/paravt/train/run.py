@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from paravt.agent.prompts import check_user_template
-from paravt.config import build, merge, parse_overrides, read_yaml, to_dict, typed_leaves
+from paravt.config import (
+    build,
+    merge,
+    parse_overrides,
+    read_yaml,
+    to_dict,
+    typed_leaves,
+    with_line,
+)
 from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
@@ -373,14 +381,18 @@ def load_command_config(
     ``ParaGRPOConfig`` too (bad keys fail fast); the memory plan skips it, since HF refuses
     ``bf16`` on a machine without a GPU, where a plan is made before a launch."""
     data: dict = {}
-    if config:
-        data = read_yaml(recipe_path(config))
+    path = recipe_path(config) if config else None
+    if path is not None:
+        data = read_yaml(path)
     data = merge(data, parse_overrides(overrides))
-    cfg = build(TrainCommandConfig, data)
-    if check_trainer:
-        para_config(cfg)  # fail fast on bad trainer keys
-    else:
-        moved = moved_trainer_keys(dict(cfg.trainer))
-        if moved:
-            raise ConfigError(moved)
+    try:
+        cfg = build(TrainCommandConfig, data)
+        if check_trainer:
+            para_config(cfg)  # fail fast on bad trainer keys
+        else:
+            moved = moved_trainer_keys(dict(cfg.trainer))
+            if moved:
+                raise ConfigError(moved)
+    except ConfigError as e:  # a key the recipe sets: its line
+        raise with_line(e, path) from e.__cause__
     return cfg
