@@ -206,13 +206,16 @@ def _committed(s: str, mentions: list[_Mention]) -> Any:
 
 # A letter token: one of A–J with no Latin letter or digit beside it (Chinese may touch it:
 # "答案是D"), not part of an abbreviation ("e.g.", "i.e."), of a hyphenated word ("A-frame") or
-# of a contraction ("I'm", "I'd").
+# of a contraction ("I'm", "I'd"); a letter hyphened to an option's label is one ("A-Option B").
 _NOT_CJK_WORD = r"[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+# The word an option's label starts with: a letter hyphened to it names two candidates
+# ("A-Option B"), where a letter hyphened to any other word is part of it ("A-frame").
+_LABEL_WORD = r"(?i:option|choice|answer|opci[oó]n|choix|r[eé]ponse|antwort|opzione|op[cç][aã]o)\b"
 _LETTER = re.compile(
     rf"(?<!{_NOT_CJK_WORD})(?<![A-Za-z]{{2}}[-–])"
     r"(?![A-Ja-j]\.[A-Za-z]\.)(?!(?<=[A-Za-z]\.)[A-Ja-j]\.)"
     r"([A-Ja-j])"
-    rf"(?!{_NOT_CJK_WORD})(?![-–][A-Za-z]{{2}})(?!['’](?:m|s|d|ll|ve|re|t)\b)"
+    rf"(?!{_NOT_CJK_WORD})(?![-–](?!{_LABEL_WORD})[A-Za-z]{{2}})(?!['’](?:m|s|d|ll|ve|re|t)\b)"
 )
 #: Words that join one candidate to another: the conjunctions and hedge words of English,
 #: Spanish, French, German, Italian, Portuguese and Russian ("or", "oder", "ou", "или"). They
