@@ -264,7 +264,7 @@ class ServerPool:
         if used >= self.outage_budget_s:
             raise VLLMOutageError(
                 f"no vLLM server answered for {used:.0f} s this step, past the outage budget "
-                f"of {self.outage_budget_s:.0f} s (trainer.vllm_outage_budget_s): "
+                f"of {self.outage_budget_s:g} s (trainer.vllm_outage_budget_s): "
                 f"{self._away_text(now)}. Start the server(s) again and resume the run "
                 "(--resume), or raise the budget (below trainer.ddp_timeout)"
             )
