@@ -261,6 +261,7 @@ class WeightsProbe:
     ):
         import torch
 
+        self.pool = client if isinstance(client, ServerPool) else None
         self.clients = client.clients if isinstance(client, ServerPool) else [client]
         self.client, self.is_main = self.clients[0], is_main
         self.reference: list[float] | None = None
@@ -329,16 +330,19 @@ class WeightsProbe:
         mine = self.policy_logprobs(model)
         self.reference = mine
         verdict = None
-        if self.is_main:
+        if self.is_main:  # the servers that hold the step's weights (a down one rejoins later)
+            live = set(self.pool.live()) if self.pool is not None else None
             verdict = {
-                c.base_url: self._compare(mine, self.server_logprobs(c)) for c in self.clients
+                c.base_url: self._compare(mine, self.server_logprobs(c))
+                for c in self.clients
+                if live is None or c.base_url in live
             }
         shares = exchange(self._gather, verdict)
         return next(s for s in shares if s is not None)
 
     def gap(self, model: Any) -> tuple[float, float]:
         """The worst server's ``(mean, max)`` (``gaps``)."""
-        every = self.gaps(model).values()
+        every = list(self.gaps(model).values()) or [(math.inf, math.inf)]
         return max(g[0] for g in every), max(g[1] for g in every)
 
     def server_gap(self, client: VLLMServerClient) -> tuple[float, float] | None:

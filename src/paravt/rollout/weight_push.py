@@ -127,9 +127,10 @@ class FolderReloadPush:
         self._save(tmp, state_dict)
         tmp.rename(final)
         holders = self._reload(str(final.resolve()))
-        previous, self._current = self._current, final
-        if previous is not None and previous != final and previous.exists():
-            shutil.rmtree(previous, ignore_errors=True)
+        self._current = final
+        for stale in self.folder.glob("step-*"):  # the previous step's, or a stopped run's
+            if stale != final:
+                shutil.rmtree(stale, ignore_errors=True)
         return holders
 
 
