@@ -129,7 +129,7 @@ def test_a_server_that_stops_mid_run_fails_past_the_outage_budget_naming_it(
     with pytest.raises(VLLMOutageError) as caught, backend.rollout(0):
         engine.run(_episodes(video_path("torchcodec__testsrc2.mp4"), 2))
     msg = str(caught.value)
-    assert "\n" not in msg and "past the outage budget of 2 s" in msg
+    assert "\n" not in msg and "past the outage budget of 1.5 s" in msg
     assert f"{httpd.url} away for " in msg and "trainer.vllm_outage_budget_s" in msg
     assert pool.resubmitted >= 1 and pool.live() == []
     pool.close()

@@ -18,7 +18,12 @@ import pytest
 
 from paravt.errors import ConfigError
 from paravt.rollout.vllm_server_client import VLLMServerClient, VLLMServerError
-from paravt.rollout.vllm_servers import ServerPool, VLLMOutageError, episode_route
+from paravt.rollout.vllm_servers import (
+    RolloutStopped,
+    ServerPool,
+    VLLMOutageError,
+    episode_route,
+)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -194,13 +199,14 @@ def test_a_server_that_never_answers_fails_within_the_budget_naming_it(stubs):
 
 
 def test_a_stop_request_ends_an_outage_wait(stubs):
+    """SIGTERM while the requests wait for a server: they end at once (``RolloutStopped``)."""
     asked = []
     pool = ServerPool(
         [VLLMServerClient("http://127.0.0.1:9")], outage_budget_s=60, poll_s=0.1,
         stop=lambda: asked[0] if asked else None,
     )  # fmt: skip
     threading.Timer(0.5, lambda: asked.append("SIGTERM")).start()
-    with pytest.raises(VLLMOutageError, match="stopped waiting for the vLLM servers: SIGTERM"):
+    with pytest.raises(RolloutStopped, match="SIGTERM received during the rollout"):
         _ask(pool, "ep0", 0)
     pool.close()
 

@@ -28,8 +28,8 @@ weights, so no episode is counted twice or mixes two weight versions.
 
 The time with no live server counts against ``outage_budget_s`` (summed over one step, reset at
 each push); past it every waiting request raises ``VLLMOutageError``, one line naming every
-server, how long it was away and why. ``stop`` (a callable: a reason to stop, or None) ends a
-wait early, e.g. when the trainer was asked to stop (SIGTERM).
+server, how long it was away and why. ``stop`` (a callable: a reason to stop, or None) ends every
+request, and every wait, with ``RolloutStopped`` once the trainer was asked to stop (SIGTERM).
 
 Deadline. Each route key (an episode and its group's other generations) has ``deadline_s`` of
 server time from its first request: the wall clock less the step's outages, which the budget
@@ -84,6 +84,10 @@ def head_key(token_ids: Sequence[int], images: Sequence[tuple[str, str]], pad: i
 
 class VLLMOutageError(VLLMServerError):
     """No vLLM server answered within the run's outage budget."""
+
+
+class RolloutStopped(VLLMServerError):
+    """The run was asked to stop (``stop``) while its rollout ran: every request ends."""
 
 
 class NotReady(Exception):
@@ -247,7 +251,7 @@ class ServerPool:
     def _check_stop(self) -> None:
         reason = self.stop() if self.stop is not None else None
         if reason:
-            raise VLLMOutageError(f"stopped waiting for the vLLM servers: {reason}")
+            raise RolloutStopped(f"{reason} received during the rollout: its requests stopped")
 
     def _wait_for_a_server(self) -> None:
         """Under the lock, with no live server: wait a poll, or raise past the budget."""
@@ -298,7 +302,7 @@ class ServerPool:
             where = (
                 f"go to {', '.join(others)}"
                 if others
-                else f"wait for a server, up to {self.outage_budget_s:.0f} s "
+                else f"wait for a server, up to {self.outage_budget_s:g} s "
                 "(trainer.vllm_outage_budget_s)"
             )
             logger.warning(
@@ -368,6 +372,7 @@ class ServerPool:
         """A push happened (every rank): the step's weight folder, the servers that hold its
         weights (None: every live one), a fresh outage budget and route map."""
         with self._cond:
+            self._start_watcher()  # a restart between two requests is caught from now on
             self.folder = folder
             self._routes.clear()
             self._first.clear()

@@ -393,9 +393,13 @@ def run_training(
             generator.client.stop = request.reason
         if on_trainer is not None:  # tests and benchmarks attach probes here
             on_trainer(trainer)
-        return train_and_save(
-            trainer, processor, run_dir, ckpt, metrics_path, {"data": report.summary()}, stop
-        )
+        try:
+            return train_and_save(
+                trainer, processor, run_dir, ckpt, metrics_path, {"data": report.summary()}, stop
+            )
+        finally:
+            if isinstance(generator, ServerGeneration):
+                generator.client.close()  # its /health watcher
 
 
 def load_command_config(

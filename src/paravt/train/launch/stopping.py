@@ -1,11 +1,13 @@
 """A run that stops cleanly: asked to (SIGTERM), or when its vLLM servers stay away.
 
 - ``StopRequest``: while a run trains, SIGTERM (a scheduler's preemption, ``kill``) is recorded
-  instead of killing the process; ``reason()`` says it. The vLLM server pool reads it too, so a
-  rollout waiting out an outage stops waiting.
+  instead of killing the process; ``reason()`` says it. The vLLM server pool reads it too: a
+  rollout in progress (or waiting out an outage) ends at its next request with
+  ``RolloutStopped``, and the run saves the last finished step (``save_after_failure``), without
+  waiting for the step's rollout to end.
 - ``StopAtStepEnd``: at the end of every optimizer step, when any rank was asked to stop (the
   flag is all-gathered, so every rank stops after the same step), HF Trainer saves a checkpoint
-  and ends training there; the step in progress when the signal came is finished first.
+  and ends training there: a signal that came after the rollout (the loss, the optimizer step).
 - ``save_after_failure``: after a rollout error the run cannot go on from — no vLLM server within
   the outage budget, an episode past its deadline, a failed weight push, another rank's such
   failure — every rank saves ``checkpoint-N`` of the last finished step (HF's own checkpoint:
@@ -54,7 +56,8 @@ class StopRequest:
         name = signal.Signals(signum).name
         if self.why is None:
             logger.warning(
-                "%s received: the run stops after this step, with a checkpoint (again: stop now)",
+                "%s received: the run saves a checkpoint and stops (a second %s: at once)",
+                name,
                 name,
             )
             self.why = name
@@ -97,7 +100,8 @@ def stopping_error(error: BaseException) -> bool:
     """True for the rollout errors after which the run saves and stops (module doc)."""
     if isinstance(error, STOPPING_ERRORS):
         return True
-    names = {c.__name__ for c in STOPPING_ERRORS} | {"VLLMOutageError", "ServerUnreachable"}
+    names = {c.__name__ for c in STOPPING_ERRORS}
+    names |= {"VLLMOutageError", "ServerUnreachable", "RolloutStopped"}
     return isinstance(error, RankFailedError) and error.kind in names
 
 
