@@ -14,9 +14,9 @@ A key whose server went down moves to another live one. The map is cleared at ev
 the head of its prompt: its tokens before the first frame and that frame's content hash.
 
 Outages. A server whose request fails with ``ServerUnreachable`` (refused, broken, no answer
-within the request timeout, busy past its retries), or whose ``/health`` stops answering (a
-watcher thread polls every server each ``poll_s``, so a server killed and restarted between two
-requests is caught as well), is down: one log line names it, what happened and how many of its
+within the request timeout, busy past its retries), or whose ``/health`` misses two polls in a
+row (a watcher thread polls every server each ``poll_s`` from the first push on, so a server
+killed and restarted between two requests is caught as well), is down: one log line names it, what happened and how many of its
 requests were in flight; they are resubmitted, to another live server or, when none is live,
 once one is back. While no server is live, requests wait. A down server whose ``/health``
 answers again rejoins only once it holds the step's weights: ``rejoin`` (set by the server-mode
@@ -104,6 +104,7 @@ class _Server:
     why: str = ""
     refused: str = ""  # answers again, but cannot hold the step's weights
     resubmitted: int = 0  # requests of its outage sent again
+    missed: int = 0  # /health polls missed in a row
 
     @property
     def url(self) -> str:
@@ -332,7 +333,8 @@ class ServerPool:
                 if self._closed:
                     return
                 up = server.client.healthy(timeout_s=max(5.0, self.poll_s))
-                if server.live and not up:
+                server.missed = 0 if up else server.missed + 1
+                if server.live and server.missed >= 2:  # twice: a busy server's slow answer
                     self._down(server, "/health stopped answering")
                 elif not server.live and up and not self._pushing:
                     self._try_rejoin(server)

@@ -98,13 +98,15 @@ class FolderReloadPush:
     def push(self, step: int) -> Pushed:
         failure: str | None = None
         holders: list[str] | None = None
+        cause: Exception | None = None
         try:
             sd = self._state_dict()
             if self.is_main:
                 holders = self._write_and_reload(step, sd)
-        except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc); logged
-            logger.exception("weight push of step %d failed", step)
-            failure = f"{type(e).__name__}: {e}"
+        except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc)
+            # one line here; the traceback rides on the error this rank raises (--debug)
+            logger.error("weight push of step %d failed: %s: %s", step, type(e).__name__, e)
+            failure, cause = f"{type(e).__name__}: {e}", e
         outcomes = [o or (None, None) for o in exchange(self._gather, (failure, holders))]
         failed = [(r, f) for r, (f, _) in enumerate(outcomes) if f]
         if failed:
@@ -112,7 +114,7 @@ class FolderReloadPush:
             raise WeightPushError(
                 f"weight push of step {step} to the vLLM server {self.server} failed on rank "
                 f"{rank}: {why}"
-            )
+            ) from cause
         self.pushed.append(step)
         folder = self.folder / f"step-{step}"
         return Pushed(str(folder.resolve()), outcomes[0][1])
