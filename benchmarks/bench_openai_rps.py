@@ -1,4 +1,4 @@
-"""Requests per second of the ``openai`` backend against a local server (issue 48, transport).
+"""Requests per second of the ``openai`` backend against a local server.
 
 Claim: the backend on the ``openai`` SDK's ``AsyncOpenAI`` (pooled keep-alive connections, one
 event loop, no thread per request) sends at least as many requests a second as the hand-written

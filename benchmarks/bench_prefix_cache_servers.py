@@ -1,4 +1,4 @@
-"""Prefix-cache hits of server-mode rollouts on one vLLM server against two (issue 47).
+"""Prefix-cache hits of server-mode rollouts on one vLLM server against two.
 
 Claim: routing every request of an episode to one server (``paravt.rollout.vllm_servers``:
 sticky by episode id, GRPO's generations of one prompt sharing it) keeps the prefix cache's hits
