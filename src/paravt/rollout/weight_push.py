@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,10 +48,19 @@ class WeightPushError(UserError):
     """The server did not take the policy's weights: the run stops on every rank."""
 
 
+@dataclass(frozen=True)
+class Pushed:
+    """What a push left, the same on every rank: the folder the servers loaded (None: not a
+    folder push) and the servers that hold the step's weights (None: every server)."""
+
+    folder: str | None = None
+    holders: list[str] | None = None
+
+
 class WeightPush(Protocol):
     """What the server generator needs from a weight push."""
 
-    def push(self, step: int) -> None: ...
+    def push(self, step: int) -> Pushed: ...
 
 
 def _solo(shares: list) -> list:
@@ -62,8 +72,9 @@ class FolderReloadPush:
 
     ``state_dict`` returns the full state dict on the main process (it is called on every rank:
     a collective under sharding); ``save`` writes ``(folder, state_dict)`` as a checkpoint;
-    ``reload`` asks the server to load a folder; ``gather`` is the all-gather of one object per
-    rank (``None``: one process)."""
+    ``reload`` asks the server(s) to load a folder and may return the servers that did (a
+    ``ServerPool``'s); ``gather`` is the all-gather of one object per rank (``None``: one
+    process)."""
 
     def __init__(
         self,
@@ -71,7 +82,7 @@ class FolderReloadPush:
         *,
         state_dict: Callable[[], dict],
         save: Callable[[Path, dict], None],
-        reload: Callable[[str], None],
+        reload: Callable[[str], list[str] | None],
         is_main: bool = True,
         gather: Callable[[list], list] | None = None,
         server: str = "",
@@ -84,26 +95,31 @@ class FolderReloadPush:
         self.pushed: list[int] = []  # steps pushed, for tests
         self._current: Path | None = None
 
-    def push(self, step: int) -> None:
+    def push(self, step: int) -> Pushed:
         failure: str | None = None
+        holders: list[str] | None = None
+        cause: Exception | None = None
         try:
             sd = self._state_dict()
             if self.is_main:
-                self._write_and_reload(step, sd)
-        except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc); logged
-            logger.exception("weight push of step %d failed", step)
-            failure = f"{type(e).__name__}: {e}"
-        outcomes = exchange(self._gather, failure)
-        failed = [(r, f) for r, f in enumerate(outcomes) if f]
+                holders = self._write_and_reload(step, sd)
+        except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc)
+            # one line here; the traceback rides on the error this rank raises (--debug)
+            logger.error("weight push of step %d failed: %s: %s", step, type(e).__name__, e)
+            failure, cause = f"{type(e).__name__}: {e}", e
+        outcomes = [o or (None, None) for o in exchange(self._gather, (failure, holders))]
+        failed = [(r, f) for r, (f, _) in enumerate(outcomes) if f]
         if failed:
             rank, why = failed[0]
             raise WeightPushError(
                 f"weight push of step {step} to the vLLM server {self.server} failed on rank "
                 f"{rank}: {why}"
-            )
+            ) from cause
         self.pushed.append(step)
+        folder = self.folder / f"step-{step}"
+        return Pushed(str(folder.resolve()), outcomes[0][1])
 
-    def _write_and_reload(self, step: int, state_dict: dict) -> None:
+    def _write_and_reload(self, step: int, state_dict: dict) -> list[str] | None:
         self.folder.mkdir(parents=True, exist_ok=True)
         final = self.folder / f"step-{step}"
         tmp = self.folder / f".step-{step}.partial"
@@ -112,10 +128,12 @@ class FolderReloadPush:
                 shutil.rmtree(stale)
         self._save(tmp, state_dict)
         tmp.rename(final)
-        self._reload(str(final.resolve()))
-        previous, self._current = self._current, final
-        if previous is not None and previous != final and previous.exists():
-            shutil.rmtree(previous, ignore_errors=True)
+        holders = self._reload(str(final.resolve()))
+        self._current = final
+        for stale in self.folder.glob("step-*"):  # the previous step's, or a stopped run's
+            if stale != final:
+                shutil.rmtree(stale, ignore_errors=True)
+        return holders
 
 
 def save_checkpoint(model: Any) -> Callable[[Path, dict], None]:
@@ -171,7 +189,7 @@ class NCCLPush:
             ) from e
         self.pushed: list[int] = []
 
-    def push(self, step: int) -> None:
+    def push(self, step: int) -> Pushed:
         failure: str | None = None
         try:
             self.engine.send_weights()
@@ -184,3 +202,4 @@ class NCCLPush:
                 f"weight push of step {step} to the vLLM server {self.server} failed: {failed[0]}"
             )
         self.pushed.append(step)
+        return Pushed()
