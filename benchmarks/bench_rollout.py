@@ -35,7 +35,7 @@ on 2 cores):
 Output: ``benchmarks/results/bench_rollout_<model>.json``.
 
 ``--workload paper`` / ``--workload toy-rl``: the two vLLM rows on episodes that differ as real
-ones do (issue #46: with every episode the same length, per-episode scheduling cannot win). The
+ones do (with every episode the same length, per-episode scheduling cannot win). The
 random model samples every token at temperature 1.0; what each episode *does* is drawn, per
 episode, from a stated distribution (``WORKLOADS``, recorded in the JSON): whether it calls the
 tool at all (κ), how many call rounds (1 to 3, the protocol's cap), how many parallel calls a

@@ -1,9 +1,9 @@
 """Seconds per GB of the folder weight push (server mode): the push before the bucketed gather
 (the baseline) against the bucketed one, in the same process, on one CPU rank.
 
-Why: the folder push writes the policy to disk and has the server reload it every step; before
-#46 it wrote the whole state dict in the learner's dtype from one thread (``save_pretrained``),
-so an fp32 policy served in bf16 wrote twice the bytes the server keeps. The new push gathers
+Why: the folder push writes the policy to disk and has the server reload it every step; the
+baseline writes the whole state dict in the learner's dtype from one thread (``save_pretrained``),
+so an fp32 policy served in bf16 writes twice the bytes the server keeps. The new push gathers
 bucket by bucket, casts to the serving dtype and writes one safetensors shard a bucket on
 several threads while the next bucket is gathered; with overlap it returns once the weights are
 gathered and finishes on a thread.

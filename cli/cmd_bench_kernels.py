@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from paravt.cli.common import (
+    StepProgress,
     config_options,
     emit_json,
     json_option,
+    print_table,
     resolve_config,
     stderr_console,
-    stdout_console,
 )
 from paravt.config import to_dict
 
@@ -77,12 +78,20 @@ def command(
     from paravt.kernels.bench import BenchKernelsConfig, run_bench
 
     cfg = resolve_config(BenchKernelsConfig, config_path, overrides, {"device": device})
-    err = stderr_console()
-    with err.status("bench-kernels") as status:
-        report = run_bench(cfg, progress=lambda s: status.update(f"bench-kernels: {s}"))
+    # run_bench's steps: the frames, each workload in each layout, the parity check
+    steps = 1 + 2 * len(cfg.layouts) + (1 if cfg.parity else 0)
+    with StepProgress("bench-kernels", steps) as progress:
+        seen: list[str] = []
+
+        def step(text: str) -> None:
+            progress.update(len(seen), text)  # the steps before this one are done
+            seen.append(text)
+
+        report = run_bench(cfg, progress=step)
+        progress.update(steps, "done")
     report = {"config": to_dict(cfg), **report}
     if as_json:
-        err.print(_table(report))
+        stderr_console().print(_table(report))
         emit_json(report)
     else:
-        stdout_console().print(_table(report))
+        print_table(_table(report))

@@ -17,9 +17,10 @@ from paravt.cli.common import (
     config_options,
     emit_json,
     json_option,
+    print_table,
+    quiet_model_loading,
     resolve_config,
     stderr_console,
-    stdout_console,
 )
 from paravt.errors import UserError
 from paravt.eval.compare import compare_runs
@@ -165,7 +166,7 @@ def _print(summary: dict, as_json: bool) -> None:
     if as_json:
         emit_json(summary)
         return
-    stdout_console().print(summary_table(summary))
+    print_table(summary_table(summary))
 
 
 def _progress_hook(console):
@@ -203,6 +204,8 @@ def _do_run(config_path, overrides, as_json, **kw) -> None:
         raise UserError("--backend scripted needs --script FILE (the completions to replay)")
     if kw.get("backend") in ("hf", "openai") and cfg.script:
         raise UserError(f"--script is only for --backend scripted, not {kw['backend']}")
+    if cfg.backend.kind == "hf" and not cfg.script:
+        quiet_model_loading()  # the bar below is the run's progress line
     hook = _progress_hook(stderr_console()) if cfg.progress else None
     try:
         summary = run_eval(cfg, progress=hook)
@@ -224,8 +227,11 @@ def command(ctx: click.Context, config_path, overrides, as_json, **kw) -> None:
     if ctx.invoked_subcommand is not None:
         return
     if not kw.get("benchmark") and not config_path:
-        click.echo(ctx.get_help())
-        return
+        raise click.UsageError(
+            "name the split with --benchmark NAME (or a --config FILE that does), or use a "
+            "subcommand: run, score, merge, report (paravt eval --help lists the options)",
+            ctx,
+        )
     _do_run(config_path, overrides, as_json, **kw)
 
 

@@ -87,7 +87,11 @@ def command(
         groups, failed_windows = _overview(src, cfg, result), []
     if sheet and any(len(g[2]) for g in groups):
         title = f"{src.path}  ({src.meta.duration:.1f} s, {src.meta.average_fps:.2f} fps)"
-        result["sheet"] = str(contact_sheet(groups, sheet, title, cfg.thumb_width, cfg.columns))
+        result["sheet"] = str(
+            contact_sheet(
+                groups, sheet, title, cfg.thumb_width, cfg.columns, src.meta.sample_aspect_ratio
+            )
+        )
     if as_json:
         emit_json(result)
     else:

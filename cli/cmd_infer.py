@@ -24,14 +24,16 @@ from paravt.cli.common import (
     config_options,
     emit_json,
     json_option,
+    quiet_model_loading,
     resolve_config,
     stderr_console,
     stdout_console,
 )
 from paravt.config import to_dict
-from paravt.errors import UserError
+from paravt.errors import ItemsFailedError, UserError
+from paravt.models.locate import locate_model, weights_error
 from paravt.rewards.answers import QUESTION_TYPES
-from paravt.toy.demo import with_demo_defaults
+from paravt.toy.demo import DEMO_MODEL, with_demo_defaults
 
 
 def _flags(kw: dict) -> dict:
@@ -73,6 +75,12 @@ def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
 
     if question != "-":
         opts = list(options) or None
+        if opts is not None and len(opts) == 1:
+            raise UserError(
+                f"--option was given once ({opts[0]!r}): a multiple-choice question needs at "
+                "least 2 options; give every choice with --option, or none for an open-ended "
+                "question"
+            )
         return [EpisodeInput("q0", video, question, opts, kind(opts, qtype))]
     inputs = []
     for n, line in enumerate(sys.stdin, start=1):
@@ -124,6 +132,91 @@ def _sheet_paths(sheet: str | None, inputs: list) -> dict:
     }
 
 
+def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
+    """Before the model loads: the model is found (a folder, the local cache, the Hub), every
+    video opens, and every episode's first turn fits the model's context. Returns the warnings;
+    bad input is a ``UserError`` naming it. Of stdin questions, one whose video cannot be used
+    runs on as its own error record (the engine's one-line warning names it, and the command
+    exits 1), unless none of them can run."""
+    from paravt.agent.preflight import VideoChecks, check_budget  # loads torch (paravt.kernels)
+
+    notes: list[str] = []
+    arch = context = None
+    if cfg.backend.kind == "hf":
+        located = locate_model(cfg.backend.model)
+        arch, context = located.arch, located.context_length
+        notes += [located.note] if located.note else []
+    checks = VideoChecks()
+    failed: list[str] = []
+    for inp in inputs:
+        try:
+            facts = checks.check(inp.video)
+        except UserError as e:
+            if single:
+                raise
+            failed.append(f"question {inp.id}: {e}")
+            continue
+        k = inp.frames_k or cfg.engine.frames
+        flag = "--frames" if single or inp.frames_k is None else f'question {inp.id}: "frames"'
+        for w in check_budget(cfg.engine, facts, k, arch, context, frames_flag=flag):
+            if w not in notes:
+                notes.append(w)
+    if failed and len(failed) == len(inputs):
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        raise UserError(f"no question can run: {failed[0]}{more}")
+    return notes
+
+
+def _check_flags(cfg: InferConfig, video: str, question: str, quiet: bool, as_json: bool):
+    """The flags that cannot go together, or a video path that is not there: one line, exit 2."""
+    from pathlib import Path
+
+    if question != "-" and not Path(video).is_file():
+        raise UserError(f"video not found: {video} (pass the path of a video file)")
+    if cfg.backend.kind == "openai" and cfg.backend.model == "":
+        raise UserError("--backend openai needs --model (the name the server serves)")
+    if quiet and as_json:
+        raise UserError("--quiet and --json both choose what stdout holds: pass one of them")
+
+
+def _load_backend(cfg: InferConfig, console):
+    """The model behind the engine (a status line while it loads); weights that cannot be read
+    are one line, and an ``openai`` server is checked before the first episode."""
+    from paravt.backends.factory import check_serving, make_backend
+
+    quiet_model_loading()
+    with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
+        try:
+            backend = make_backend(cfg.backend)
+        except Exception as e:
+            typed = weights_error(e, cfg.backend.model)
+            if typed is None:
+                raise
+            raise typed from e
+        check_serving(backend, cfg.engine)
+    return backend
+
+
+def _write_sheets(records, sheets: dict, console) -> None:
+    for rec in records:
+        if rec.id in sheets and rec.status == "ok":
+            from paravt.viz.episode_sheet import write_episode_sheet  # loads torch
+
+            console.print(f"sheet: {write_episode_sheet(rec, sheets[rec.id])}")
+
+
+def _raise_if_failed(records) -> None:
+    """Exit 1 when a question failed: each error is shown above (the view, ``--quiet``'s stderr
+    line, the JSON record), so this line only counts them."""
+    failed = [r for r in records if r.status != "ok"]
+    if failed:
+        ids = ", ".join(f"{r.id} ({r.error_kind or 'error'})" for r in failed[:5])
+        raise ItemsFailedError(
+            f"{len(failed)} of {len(records)} questions failed: {ids}"
+            + (", ..." if len(failed) > 5 else "")
+        )
+
+
 def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool, single: bool):
     """Stdout: the episode view (default), the answer alone (``--quiet``) or JSON records
     (``--json``); the view goes to stderr with ``--trace``, and errors always do."""
@@ -171,7 +264,8 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
 @click.option(
     "--model",
     help="Hub id or local model folder (hf), or the served model name (openai); toy-demo: the "
-    "shipped toy model with the engine settings it was trained under.",
+    "shipped toy model with the engine settings it was trained under (it answers multiple-choice "
+    "questions about toy videos only).",
 )
 @click.option(
     "--backend",
@@ -233,45 +327,47 @@ def command(
     as_json,
     **kw,
 ) -> None:
-    """Answer QUESTION about VIDEO with parallel crop_video tool calls."""
-    from pathlib import Path
+    """Answer QUESTION about VIDEO with parallel crop_video tool calls.
 
+    Exit codes: 0 every question answered; 1 it ran, but a question failed (its error is in
+    the output: the episode, --quiet's stderr line, the JSON record); 2 bad input, refused
+    before anything ran (a flag, the model, the video, a budget past the model's context).
+    """
     from paravt.agent.engine import EpisodeEngine
-    from paravt.backends.factory import check_serving, make_backend
 
     kw["question_type"] = question_type
     cfg = resolve_config(InferConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
-    if question != "-" and not Path(video).is_file():
-        raise UserError(f"video not found: {video} (pass the path of a video file)")
-    if cfg.backend.kind == "openai" and cfg.backend.model == "":
-        raise UserError("--backend openai needs --model (the name the server serves)")
-    if quiet and as_json:
-        raise UserError("--quiet and --json both choose what stdout holds: pass one of them")
+    _check_flags(cfg, video, question, quiet, as_json)
     inputs = _questions(video, question, options, cfg.question_type)
+    if kw.get("model") == DEMO_MODEL and any(i.question_type != "mcq" for i in inputs):
+        click.echo(
+            f"paravt: warning: --model {DEMO_MODEL} answers multiple-choice questions about toy "
+            "videos only (it was trained to name the colour among the options); give --option "
+            "for each choice",
+            err=True,
+        )
     sheets = _sheet_paths(sheet, inputs)  # a bad destination fails here, before the model loads
     if sheets and not cfg.engine.keep_images:
         raise UserError("--sheet draws the frames the model saw: drop engine.keep_images=false")
     console = stderr_console()
-    out = stdout_console(max_width=VIEW_WIDTH)
-    with console.status(f"loading {cfg.backend.model} ({cfg.backend.kind})"):
-        backend = make_backend(cfg.backend)
-        check_serving(backend, cfg.engine)
-    engine = EpisodeEngine(backend, cfg.engine, keep_pixels=False)
+    with console.status(f"checking the model and {len({i.video for i in inputs})} video(s)"):
+        warnings = _preflight(cfg, inputs, single=question != "-")
+    for w in warnings:
+        click.echo(f"paravt: warning: {w}", err=True)
+    engine = EpisodeEngine(_load_backend(cfg, console), cfg.engine, keep_pixels=False)
     config = to_dict(cfg)
     config["backend"] = redacted_backend(config["backend"])  # the record never carries the key
+    out = stdout_console(max_width=VIEW_WIDTH)
     records = []
     for start in range(0, len(inputs), cfg.batch_size):
         chunk = inputs[start : start + cfg.batch_size]
-        with console.status(
-            f"answering questions {start + 1}-{start + len(chunk)} of {len(inputs)}"
-        ):
+        label = f"questions {start + 1}-{start + len(chunk)} of {len(inputs)}"
+        with console.status(label) as status:
+            engine.progress = lambda line, label=label, status=status: status.update(
+                f"{label}: {line}"
+            )
             done = engine.run(chunk)
         records.extend(done)
         _emit(done, config, console, out, as_json, trace, quiet, single=len(inputs) == 1)
-        for rec in done:
-            if rec.id in sheets and rec.status == "ok":
-                from paravt.viz.episode_sheet import write_episode_sheet
-
-                console.print(f"sheet: {write_episode_sheet(rec, sheets[rec.id])}")
-    if len(records) == 1 and records[0].status == "error":
-        raise UserError(f"{records[0].video}: {records[0].error}")
+        _write_sheets(done, sheets, console)
+    _raise_if_failed(records)

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import click
 
-from paravt.cli.common import emit_json, json_option
+from paravt.cli.common import (
+    check_output_folder,
+    emit_json,
+    force_option,
+    json_option,
+    quiet_model_loading,
+)
 from paravt.errors import UserError
+
+
+def _earlier_tiny_model(folder: Path) -> bool:
+    """A folder this command wrote before: its ``paravt_tiny.json`` and files only (a trained
+    checkpoint or run folder has neither that file nor, usually, only files)."""
+    return (folder / "paravt_tiny.json").is_file() and all(p.is_file() for p in folder.iterdir())
 
 
 @click.command("make-tiny-model")
@@ -40,6 +53,7 @@ from paravt.errors import UserError
     help="A chat template file (.jinja or chat_template.json) that replaces the folder's, e.g. to "
     "pair a template-only folder with another folder's tokenizer.",
 )
+@force_option
 @json_option
 def command(
     out_dir: str,
@@ -48,6 +62,7 @@ def command(
     preset: str,
     from_tokenizer: str | None,
     chat_template: str | None,
+    force: bool,
     as_json: bool,
 ) -> None:
     """Build a tiny random Qwen-VL model, tokenizer, processor and chat template in OUT_DIR.
@@ -55,7 +70,8 @@ def command(
     Fully offline, in seconds. Reload it with transformers' AutoModelForImageTextToText and
     AutoProcessor; every paravt command takes it as --model OUT_DIR. With --from-tokenizer SRC the
     model is built around SRC's real tokenizer, chat template and processor settings, and a
-    README in OUT_DIR says where each piece came from.
+    README in OUT_DIR says where each piece came from. OUT_DIR must be new, empty or an earlier
+    tiny model; --force writes into any folder.
     """
     from paravt.models.tiny import ARCHS, PRESETS, make_tiny_model
     from paravt.models.tiny_source import detect_arch
@@ -70,6 +86,8 @@ def command(
         raise UserError(f"unknown --arch {arch!r}; choose one of: {', '.join(ARCHS)}")
     if preset not in PRESETS:
         raise UserError(f"unknown --preset {preset!r}; choose one of: {', '.join(PRESETS)}")
+    check_output_folder(out_dir, "make-tiny-model", _earlier_tiny_model, force)
+    quiet_model_loading()  # no "Writing model shards" bar: the result is one line
     t0 = time.perf_counter()
     path = make_tiny_model(
         out_dir,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from paravt.cli.common import config_options, emit_json, json_option, resolve_config
+from paravt.cli.common import StepProgress, config_options, emit_json, json_option, resolve_config
 
 
 @click.command("make-toy-task")
@@ -36,7 +36,10 @@ def command(
 
     flags = {"out": out, "n": n, "seed": seed, "split": split}
     cfg = resolve_config(ToyTaskConfig, config_path, overrides, flags)
-    result = make_toy_task(cfg)
+    with StepProgress("make-toy-task", cfg.n) as progress:
+        result = make_toy_task(
+            cfg, progress=lambda done, total: progress.update(done, f"{done} of {total} videos")
+        )
     if as_json:
         emit_json(result)
         return

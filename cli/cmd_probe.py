@@ -9,6 +9,15 @@ from paravt.config import to_dict
 from paravt.video.config import ProbeConfig
 
 
+def shown(value) -> str:
+    """A metadata value for a person: a float to 3 decimals at most (29.97, not
+    29.970029970029973; 120.0 stays 120.0); ``--json`` keeps the full value."""
+    if isinstance(value, float):
+        text = f"{value:.3f}".rstrip("0")
+        return text + "0" if text.endswith(".") else text
+    return str(value)
+
+
 @click.command("probe")
 @click.argument("video", type=str)
 @click.option("--device", default=None, help="Decode device: cpu (default) or cuda.")
@@ -43,6 +52,6 @@ def command(
         emit_json(result)
         return
     for key, value in meta.items():
-        click.echo(f"{key:>14}: {value}")
+        click.echo(f"{key:>14}: {shown(value)}")
     for w in src.open_warnings:
         click.echo(f"warning: {w}", err=True)

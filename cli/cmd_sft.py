@@ -8,7 +8,8 @@ import sys
 
 import click
 
-from paravt.cli.common import emit_json, json_option, stderr_console
+from paravt.cli.common import emit_json, json_option, quiet_training_libraries, stderr_console
+from paravt.models.locate import locate_model
 
 
 @click.command("sft")
@@ -35,9 +36,13 @@ def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json:
     from paravt.train.launch.process_group import leave_process_group
     from paravt.train.sft.run import load_sft_config, run_sft
 
+    quiet_training_libraries()  # before the config: TrainingArguments warns as it is built
     cfg = load_sft_config(config_path, overrides)
+    note = locate_model(cfg.model, label="model=").note  # a bad model: one line, before a load
     console = stderr_console()
-    console.print(f"[bold]paravt sft[/bold] → {cfg.output_dir} (model {cfg.model})")
+    if note:
+        console.print(f"paravt: warning: {note}", highlight=False, markup=False)
+    console.print(f"[bold]paravt sft[/bold] → {cfg.output_dir} (model {cfg.model})", soft_wrap=True)
     with contextlib.redirect_stdout(sys.stderr):  # HF Trainer prints logs: stdout is the result
         summary = run_sft(cfg, resume=resume, console=console)
     if not leave_process_group():

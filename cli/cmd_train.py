@@ -11,8 +11,9 @@ import os
 
 import click
 
-from paravt.cli.common import emit_json, json_option, stderr_console
+from paravt.cli.common import emit_json, json_option, quiet_training_libraries, stderr_console
 from paravt.errors import ConfigError
+from paravt.models.locate import locate_model
 from paravt.train.launch.plan import fix_for, format_plan, plan_for_command
 from paravt.train.launch.step_time import DEFAULT_GPU, GPUS, format_step_time, gpu_of, step_time
 
@@ -108,9 +109,15 @@ def command(
             as_json,
         )
         return
+    quiet_training_libraries()  # before the config: TrainingArguments warns as it is built
     cfg = load_command_config(config_path, overrides)
+    note = locate_model(cfg.model, label="model=").note  # a bad model: one line, before a load
     console = stderr_console()
-    console.print(f"[bold]paravt train[/bold] → {cfg.output_dir} (model {cfg.model})")
+    if note:
+        console.print(f"paravt: warning: {note}", highlight=False, markup=False)
+    console.print(
+        f"[bold]paravt train[/bold] → {cfg.output_dir} (model {cfg.model})", soft_wrap=True
+    )
     import contextlib
     import sys
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from paravt.config import load_config, to_dict
-from paravt.errors import UserError
+from paravt.errors import ItemsFailedError, UserError
 
 T = TypeVar("T")
 
@@ -49,9 +51,64 @@ def resolve_config(
     return load_config(cls, config_path, overrides, base=base)
 
 
+def force_option(fn: Callable) -> Callable:
+    return click.option(
+        "--force",
+        is_flag=True,
+        help="Write into the folder even when it holds files this command did not write.",
+    )(fn)
+
+
+def check_output_folder(
+    path: str | Path, command: str, ours: Callable[[Path], bool], force: bool
+) -> None:
+    """Refuse to write into ``path`` when it holds something the command did not write.
+
+    Absent or empty is fine; so is a folder ``ours`` recognises as this command's earlier output
+    (it is rewritten); anything else needs ``--force``. The message names what is there."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{command}: {folder} is a file, not a folder: choose a folder path")
+    if force or not folder.is_dir():
+        return
+    entries = sorted(folder.iterdir())
+    if not entries or ours(folder):
+        return
+    names = [e.name + ("/" if e.is_dir() else "") for e in entries]
+    shown = ", ".join(names[:5]) + (f", ... ({len(names)} in all)" if len(names) > 5 else "")
+    raise UserError(
+        f"{command}: {folder} already holds files it did not write ({shown}); choose a new or "
+        "empty folder, or pass --force to write into it anyway (files of the same name are "
+        "replaced)"
+    )
+
+
 def emit_json(obj: Any) -> None:
     """Write one JSON document to stdout."""
     click.echo(json.dumps(to_dict(obj), indent=2, default=str))
+
+
+def quiet_model_loading() -> None:
+    """Leave out transformers' own progress bars (``Loading weights``, ``Writing model
+    shards``): the command shows its own status line on stderr while a model loads."""
+    from transformers.utils import logging as hf_logging  # transformers loads torch
+
+    hf_logging.disable_progress_bar()
+
+
+def quiet_training_libraries() -> None:
+    """What ``train`` and ``sft`` leave out of stderr: transformers' own progress bars, and the
+    FutureWarnings of a rename between the libraries. TRL 1.16 reads transformers' old names of
+    activation checkpointing (``gradient_checkpointing``, ``is_gradient_checkpointing``, renamed
+    in 5.24), so that warning came once a step, and nothing in a recipe answers it; any other
+    FutureWarning is shown once."""
+    warnings.filterwarnings("once", category=FutureWarning)
+    warnings.filterwarnings(
+        "ignore",
+        message=r"`(is_)?gradient_checkpointing(_kwargs)?` is deprecated",
+        category=FutureWarning,
+    )
+    quiet_model_loading()
 
 
 def stderr_console():
@@ -59,6 +116,56 @@ def stderr_console():
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+class StepProgress:
+    """Progress of a command's known number of steps on stderr: a rich bar redrawn in place on a
+    terminal; elsewhere (a log file, a pipe) a plain line at each tenth of the way and at the end,
+    so a long run says where it is without flooding the log."""
+
+    def __init__(self, label: str, total: int):
+        self.label, self.total, self.done, self._printed = label, max(1, total), 0, -1
+        self.console = stderr_console()
+        self.bar = None
+        if self.console.is_terminal:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.task = self.bar.add_task(label, total=self.total)
+
+    def __enter__(self) -> StepProgress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def update(self, done: int, text: str | None = None) -> None:
+        """``done`` steps of ``total`` are finished; ``text`` says what runs now."""
+        self.done = min(done, self.total)
+        line = f"{self.label}: {text}" if text else self.label
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, description=line)
+            return
+        tenth = self.done * 10 // self.total
+        if tenth > self._printed or self.done == self.total:
+            self._printed = tenth
+            self.console.print(f"{line} [{self.done}/{self.total}]", highlight=False, markup=False)
 
 
 def stdout_console(max_width: int | None = None):
@@ -70,6 +177,19 @@ def stdout_console(max_width: int | None = None):
     if max_width is not None:
         console.width = min(console.width, max_width) if console.is_terminal else max_width
     return console
+
+
+def print_table(renderable: Any) -> None:
+    """Print a rich table (or a group of them) on stdout whole: off a terminal the page is as
+    wide as the widest table, instead of rich's 80 columns (which cut cells to ``workl…``); on
+    a terminal the terminal's width decides, as there."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        wide = console.options.update_width(10_000)  # measured unconstrained, not at 80
+        console.width = max(80, console.measure(renderable, options=wide).maximum)
+    console.print(renderable)
 
 
 def run_guarded(group: click.Group, argv: list[str] | None) -> int:
@@ -94,6 +214,9 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
             traceback.print_exc()
         click.echo(f"paravt: error: {e}", err=True)
         return 2
+    except ItemsFailedError as e:
+        click.echo(f"paravt: {e}", err=True)
+        return 1
     except KeyboardInterrupt:
         click.echo("paravt: interrupted", err=True)
         return 130

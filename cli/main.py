@@ -15,6 +15,7 @@ import click
 
 from paravt import __version__
 from paravt.cli.common import run_guarded
+from paravt.logs import one_line_logging
 
 
 def _discover(group: click.Group) -> None:
@@ -37,17 +38,21 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """paravt: parallel crop_video tool use for video LMMs, and PARA-GRPO training on TRL.
 
     Results go to stdout (JSON with --json); progress and logs go to stderr.
-    Exit codes: 0 success, 1 internal error, 2 user error (bad input, config or path).
+    Exit codes: 0 success; 1 it ran, but some questions or samples failed (their errors are in
+    the output), or an internal error; 2 bad input (a flag, config, path, video or model),
+    refused before anything heavy ran.
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    one_line_logging(debug)  # a room's logged failure: one line on stderr (--debug: traceback)
 
 
 _discover(cli)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code (0, 1 internal error, 2 user error)."""
+    """Run the CLI; returns the process exit code (0; 1 items failed or internal error; 2 user
+    error)."""
     return run_guarded(cli, argv)
 
 

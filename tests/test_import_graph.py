@@ -42,8 +42,9 @@ PACKAGE_DIRS = {"paravt": REPO / "src" / "paravt", "paravt.kernels": REPO / "ker
 
 #: Rooms by level, lowest first; a module may import its own level and below.
 LEVELS = [
-    # grammar: the turn grammar (one module), read by rewards, agent and eval alike
-    {"errors", "config", "grammar"},
+    # grammar: the turn grammar (one module), read by rewards, agent and eval alike; logs: how
+    # log records reach stderr (one line each), for the CLI and the tool server
+    {"errors", "config", "grammar", "logs"},
     {"video", "kernels", "rewards", "models"},  # models: tiny offline models
     {"tools"},
     {"agent", "viz"},  # agent: the engine and its Backend protocol; viz draws episode records

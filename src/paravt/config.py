@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -241,10 +242,55 @@ def read_yaml(path: str | Path) -> dict:
     try:
         data = yaml.safe_load(p.read_text()) or {}
     except yaml.YAMLError as e:
-        raise ConfigError(f"config file {p} is not valid YAML: {e}".splitlines()[0]) from e
+        raise ConfigError(_yaml_error(p, e)) from e
     if not isinstance(data, dict):
         raise ConfigError(f"config file {p} must hold a mapping of keys to values")
     return data
+
+
+def _yaml_error(path: Path, err: yaml.YAMLError) -> str:
+    """``FILE:LINE:COLUMN: is not valid YAML: what`` (the parser's own mark, 1-based)."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    what = " ".join(
+        str(x) for x in (getattr(err, "context", None), getattr(err, "problem", None)) if x
+    )
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    return f"config file {where}: not valid YAML: {what or str(err).splitlines()[0]}"
+
+
+def key_lines(path: str | Path) -> dict[str, int]:
+    """The 1-based line of every dotted key of a YAML file (``engine.crop.max_frames``), read
+    from the parser's nodes; empty when the file cannot be parsed."""
+    try:
+        root = yaml.compose(Path(path).read_text())
+    except (OSError, yaml.YAMLError):
+        return {}
+    out: dict[str, int] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if not isinstance(node, yaml.MappingNode):
+            return
+        for key, value in node.value:
+            name = f"{prefix}{key.value}"
+            out.setdefault(name, key.start_mark.line + 1)
+            walk(value, name + ".")
+
+    walk(root, "")
+    return out
+
+
+def with_line(err: ConfigError, path: str | Path | None) -> ConfigError:
+    """``err`` with ``(FILE line N)`` added when it names a key (``config key 'a.b'``, ``unknown
+    config key 'a.b'``) that the YAML file ``path`` sets; else ``err`` unchanged."""
+    if path is None:
+        return err
+    m = re.search(r"config key '([^']+)'", str(err))
+    line = key_lines(path).get(m.group(1)) if m else None
+    if line is None:
+        return err
+    located = ConfigError(f"{err} ({path} line {line})")
+    located.__cause__ = err.__cause__
+    return located
 
 
 def load_config(
@@ -258,7 +304,10 @@ def load_config(
     if path is not None:
         data = merge(data, read_yaml(path))
     data = merge(data, parse_overrides(overrides))
-    return build(cls, data)
+    try:
+        return build(cls, data)
+    except ConfigError as e:
+        raise with_line(e, path) from e.__cause__
 
 
 def dumps(cfg: Any) -> str:

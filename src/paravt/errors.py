@@ -31,3 +31,9 @@ class RankFailedError(ParavtError):
             f"rank {rank}'s log; this rank stopped at the next handshake)"
         )
         self.rank, self.kind, self.message = rank, kind, message
+
+
+class ItemsFailedError(ParavtError):
+    """The command ran, but some of its items (questions of a batch, samples) have no result:
+    their errors are in the command's output. The CLI prints this one line and exits 1; bad
+    input found before anything ran is a ``UserError`` (exit 2)."""

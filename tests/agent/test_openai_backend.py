@@ -122,9 +122,7 @@ def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, p
             ("bad", 0): ("fail", 400, None),  # a client error is not retried
         }
     )
-    backend = OpenAIBackend(
-        server.base_url, "paravt-test", concurrency=2, retries=2, backoff_s=0.01
-    )
+    backend = OpenAIBackend(server.base_url, "paravt-test", concurrency=2, retries=2)
     eps = [
         EpisodeInput(e, pancake, f"[{e}] What happens?", ["x", "y"])
         for e in ("ok", "flaky", "down", "bad")
@@ -171,7 +169,7 @@ def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, p
 
 
 def test_unreachable_server_is_an_error_not_an_answer(pancake):
-    backend = OpenAIBackend("http://127.0.0.1:9/v1", "m", retries=1, backoff_s=0.01, timeout_s=2)
+    backend = OpenAIBackend("http://127.0.0.1:9/v1", "m", retries=1, timeout_s=2)
     [rec] = EpisodeEngine(backend, small_config()).run(
         [EpisodeInput("x", pancake, "Q?", ["a", "b"])]
     )

@@ -87,3 +87,25 @@ def test_config_yaml_and_overrides(tmp_path):
 def test_config_errors(overrides, path, needle):
     with pytest.raises(ConfigError, match=needle):
         load_config(Outer, path, overrides)
+
+
+def test_yaml_errors_name_the_line(tmp_path, paravt_cli):
+    """A syntax error gives FILE:LINE:COLUMN; a bad key or value the file sets gives its line
+    (before, the first line of PyYAML's message, without where)."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: run1\ninner:\n  k: 8\n   ks: [1, 2\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml:4:\d+: not valid YAML"):
+        load_config(Outer, bad)
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("name: run1\ninner:\n  k: 8\n  kz: 3\n")
+    with pytest.raises(ConfigError, match=r"unknown config key 'inner.kz'.*typo.yaml line 4"):
+        load_config(Outer, typo)
+    value = tmp_path / "value.yaml"
+    value.write_text("name: run1\nrate: fast\n")
+    with pytest.raises(ConfigError, match=r"'rate'.*value.yaml line 2"):
+        load_config(Outer, value)
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("model: tiny:qwen3-vl\ntrainer:\n  use_cpu: true\n  learning_rat: 0.1\n")
+    r = paravt_cli("train", "--config", recipe)
+    assert r.returncode == 2
+    assert "recipe.yaml line 4" in r.stderr.strip().splitlines()[-1], r.stderr

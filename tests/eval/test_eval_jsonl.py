@@ -173,3 +173,38 @@ def test_a_question_with_more_options_than_letters_is_its_own_error(tmp_path, ca
     bad = next(r for r in results if r["id"] == rows[1]["id"])
     assert bad["status"] == "error" and bad["error"]["kind"] == "annotation"
     assert "letter" in bad["error"]["message"].lower()
+
+
+def test_the_live_line_the_groups_and_the_headline_count_the_same_questions(tmp_path):
+    """Every multiple-choice answer right, every grounding answer wrong (IoU 0): accuracy is
+    100% in the live line, in every group and in the headline; the grounding questions are in
+    mIoU only, and the summary says how many questions each counts. (The live line and the
+    groups read 50% here, the headline 100%.)"""
+    from paravt.eval.config import EvalConfig
+    from paravt.eval.runner import Runner
+
+    out = tmp_path / "toy"
+    make_toy_task(ToyTaskConfig(out=str(out), n=2, seed=5, split="eval", visibility_videos=0))
+    rows = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    script = {
+        r["id"]: [f"<answer>{r['answer'] if r['question_type'] == 'mcq' else '[0, 1]'}</answer>"]
+        for r in rows
+    }
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    cfg = EvalConfig(benchmark="jsonl", data=str(out), videos=str(out), out=str(tmp_path / "run"),
+                     script=str(tmp_path / "script.json"), progress=False)  # fmt: skip
+    cfg.engine.frames = 2
+    lines: list[str] = []
+    summary = Runner(cfg, progress=lambda event, running, **_: lines.append(running.text())).run()
+    m = summary["metrics"]
+    assert m["denominators"] == {"accuracy": 2, "grounding": 2}
+    assert m["variants"]["robust"]["accuracy"] == 1.0 and m["variants"]["robust"]["miou"] == 0.0
+    assert lines[-1].startswith("acc 100.0%  mIoU   0.0% (2 scored, 2 grounding)")
+    for groups in m["by_group"].values():
+        for name, g in groups.items():
+            if g["n"]:
+                assert g["accuracy"] == 1.0, (name, g)
+            assert g.get("miou", 0.0) == 0.0
+    assert m["by_group"]["task"]["toy_tvg"] == {
+        "n": 0, "correct": 0, "accuracy": None, "grounding_n": 2, "miou": 0.0
+    }  # fmt: skip

@@ -112,7 +112,7 @@ def test_http_judge_verdicts_and_fallback_on_failure(judge_server):
     no = judge.judge("Which animal?", "rabbit", "a hare")
     assert no == {"correct": 0.0, "f1": 0.0, "judged_by": "http"}
     failed = judge.judge("Which animal?", "rabbit", "crash rabbit")
-    assert failed["judged_by"] == "rule-fallback" and "HTTP Error 500" in failed["judge_error"]
+    assert failed["judged_by"] == "rule-fallback" and "HTTP 500" in failed["judge_error"]
     assert judge_server.requests[0]["model"] == "grader"
     assert judge_server.requests[0]["temperature"] == 0.0
     assert judge.describe()["base_url"] == url

@@ -446,3 +446,14 @@ def test_the_tool_bonus_needs_exactly_the_gold_content_words():
     assert bonus_earned("B", "B", "mcq", None, 1.0, cfg)
     assert bonus_earned("3-9", [3, 9.5], "tvg", None, 0.5, cfg)
     assert not bonus_earned("3-9", [3, 20], "tvg", None, 0.35, cfg)
+
+
+def test_a_letter_hyphened_to_an_option_label_names_two_candidates():
+    """Found by the generated hedges: 'A-Option B' read as B (the letter glued to a word was taken
+    for part of it, as in 'A-frame'); an option's label after the hyphen makes it two."""
+    from paravt.rewards.answers import extract_mcq_letter
+
+    options = ["A pancake", "A steak", "Soup", "Rice"]
+    assert extract_mcq_letter("A-Option B", options) is None
+    assert extract_mcq_letter("A-option: B", options) is None
+    assert extract_mcq_letter("The A-frame is in option B", options) == "B"

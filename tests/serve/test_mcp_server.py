@@ -285,3 +285,44 @@ def test_write_entry_records_the_settings_and_a_missing_root_is_refused(tmp_path
     assert str(tmp_path.resolve()) in text
     assert main(["serve-tools", "--video-root", str(tmp_path / "nope")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_the_server_says_where_it_serves_and_logs_a_corrupt_region_in_one_line(
+    bframes_video, tmp_path
+):
+    """stderr, the only stream a stdio server may talk on: first its "serving on" line; then,
+    for a window over a damaged region that still returns frames, at most one warning line per
+    logged failure and no traceback (the launcher logs through paravt.logs)."""
+    import random
+
+    root = tmp_path / "root"
+    root.mkdir()
+    data = bytearray(bframes_video.read_bytes())
+    rng = random.Random(0)
+    for i in range(len(data) // 3, len(data) // 3 + 20000):
+        data[i] = rng.randrange(256)
+    (root / "garbled.mp4").write_bytes(bytes(data))
+    launcher = write_launcher(
+        ServeToolsConfig(video_roots=[str(root)], crop=CROP, timeout_s=60), tmp_path / "l.py"
+    )
+    errlog = tmp_path / "stderr.txt"
+
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=[str(launcher)])
+        with open(errlog, "w") as err:
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                return await s.call_tool(
+                    "crop_video", {"video_path": "garbled.mp4", "start_time": 4, "end_time": 14}
+                )
+
+    result = asyncio.run(main())
+    assert not result.is_error, _text(result)
+    lines = errlog.read_text().splitlines()
+    assert lines[0].startswith("paravt serve-tools: serving crop_video and video_info on stdio")
+    assert str(root) in lines[0]
+    assert "Traceback" not in errlog.read_text()
+    assert all(ln.startswith("paravt: warning:") for ln in lines[1:] if ln.strip()), lines

@@ -4,7 +4,7 @@ the test's process, that says in which order things happened.
 ``POST /collective_rpc`` (the reload) takes ``reload_s`` seconds, records ``reload-start`` and
 ``reload-done`` with the folder, and answers HTTP 500 when ``fail`` is set; ``POST
 /inference/v1/generate`` records ``generate`` and answers one token; ``POST /reset_*_cache``
-answers empty."""
+answers empty; ``GET /health`` answers 200."""
 
 from __future__ import annotations
 
@@ -26,7 +26,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path == "/health":  # the server pool's watcher polls it
+            return self._send(200, {})
+        return self._send(404, {"error": "not found"})
+
+    def do_POST(self):  # noqa: N802
         s: ReloadStandIn = self.server  # type: ignore[assignment]
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
         if self.path == "/collective_rpc":

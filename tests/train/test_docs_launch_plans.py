@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from doc_commands import fenced_blocks, shell_commands
 
 from paravt.cli.main import main
 from paravt.train.run import load_command_config
@@ -37,45 +38,11 @@ RUN_MODELS = {"runs/sft-toy/final": "tiny:qwen3-vl:toy"}
 #: how many train launch commands docs/TRAIN.md holds at least (a parser that finds none fails)
 MIN_COMMANDS = 10
 
-FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
-
-
-def fenced_blocks(text: str) -> list[tuple[str, int, str]]:
-    """``(language, first line number, body)`` of every fenced block (indented ones too)."""
-    out, lang, start, body = [], None, 0, []
-    for n, line in enumerate(text.splitlines(), 1):
-        m = FENCE.match(line)
-        if m and lang is None:
-            lang, start, body = m.group(2) or "text", n + 1, []
-        elif m and lang is not None:
-            out.append((lang, start, "\n".join(body)))
-            lang = None
-        elif lang is not None:
-            body.append(line)
-    return out
-
 
 def train_commands(text: str) -> list[tuple[int, str]]:
     """``(line number, command)`` of each train launch in the bash blocks (continuations
-    joined, comments dropped)."""
-    out = []
-    for lang, start, body in fenced_blocks(text):
-        if lang != "bash":
-            continue
-        joined, first = "", None
-        for n, line in enumerate(body.splitlines(), start):
-            stripped = line.strip()
-            if not joined and (not stripped or stripped.startswith("#")):
-                continue
-            first = n if not joined else first
-            joined += " " + stripped.rstrip("\\").strip()
-            if stripped.endswith("\\"):
-                continue
-            words = shlex.split(joined)
-            if _is_train(words):
-                out.append((first, joined.strip()))
-            joined = ""
-    return out
+    joined, comments dropped: ``doc_commands.shell_commands``)."""
+    return [(n, c) for n, c in shell_commands(text, ("bash",)) if _is_train(shlex.split(c))]
 
 
 def _is_train(words: list[str]) -> bool:

@@ -44,3 +44,40 @@ def test_k_identical_in_another_process():
         env={"PYTHONHASHSEED": "123", "PATH": "/usr/bin:/bin"},
     ).stdout.strip()
     assert out == str([gated_frames(5, f"q{i}", 2) for i in range(20)])
+
+
+def _k_sequence(run_dir) -> list[tuple[int, str, int]]:
+    """(step, prompt id, K) of every dumped episode, one per prompt and step."""
+    import json
+
+    rows = (run_dir / "episodes" / "dump-rank0.jsonl").read_text().splitlines()
+    return sorted({(r["step"], r["record"]["id"], r["k"]) for r in map(json.loads, rows)})
+
+
+def test_a_resumed_run_sees_the_k_sequence_of_an_uninterrupted_one(tmp_path, monkeypatch):
+    """8 steps of cpu-smoke (4 a data epoch) straight through, and the same run stopped at step
+    4 (an epoch's end) and at step 6 (mid-epoch) and resumed: the same prompts, with the same K,
+    at every step. Before, TRL's sampler shuffled the epochs after a resume from a freshly
+    seeded generator, and steps 5-8 drew other prompts (other Ks) than the straight run."""
+    from paravt.train.gating import epoch_seed
+    from paravt.train.run import load_command_config, run_training
+
+    monkeypatch.chdir(tmp_path)
+
+    def run(name: str, steps: int, resume: bool = False):
+        cfg = load_command_config(
+            "cpu-smoke",
+            (f"output_dir={tmp_path / name}", f"trainer.max_steps={steps}",
+             "trainer.save_steps=2", "trainer.episode_dump_every=1",
+             "engine.max_new_tokens=8", "engine.max_turns=1"),
+        )  # fmt: skip
+        run_training(cfg, resume=resume)
+
+    run("straight", 8)
+    run("stopped", 4)
+    run("stopped", 6, resume=True)
+    run("stopped", 8, resume=True)
+    straight = _k_sequence(tmp_path / "straight")
+    assert len({s for s, _, _ in straight}) == 8
+    assert _k_sequence(tmp_path / "stopped") == straight
+    assert epoch_seed(7, 0) == 7 and epoch_seed(7, 1) != epoch_seed(7, 2)

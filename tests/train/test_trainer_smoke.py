@@ -248,3 +248,22 @@ def test_each_rollout_crosses_as_groups_with_the_step_they_were_sampled_under(sm
             assert {e.id for e in g.inputs} == {g.prompt_id}
             assert {e.frames_k for e in g.inputs} == {g.frames_k}
             assert g.policy_versions == [step] * len(g.records)
+
+
+def test_the_recipe_as_shipped_updates_the_model_from_its_first_step(tmp_path, monkeypatch):
+    """cpu-smoke shows the update path: rewards differ within a group, so the loss or the
+    gradient is non-zero at steps 1 and 2 (at 12 new tokens a turn every episode scored the
+    same, and every step logged loss 0 and grad norm 0)."""
+    from paravt.train.run import load_command_config, run_training
+
+    monkeypatch.chdir(tmp_path)
+    cfg = load_command_config(
+        "cpu-smoke",
+        (f"output_dir={tmp_path / 'run'}", "trainer.max_steps=2", "trainer.save_steps=10"),
+    )
+    run_training(cfg)
+    rows = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    for r in rows:
+        assert r["reward_std"] > 0 and r["groups/zero_variance_share"] < 1, r
+        assert r["grad_norm"] > 0 or r["loss"] != 0, r

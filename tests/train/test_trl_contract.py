@@ -59,6 +59,11 @@ RECORDED: dict[str, list[tuple[str, inspect._ParameterKind, object]]] = {
         ("mm_token_type_ids", _P.POSITIONAL_OR_KEYWORD, None),
         ("image_position_ids", _P.POSITIONAL_OR_KEYWORD, None),
     ],
+    # wrapped: each epoch's prompt order reseeded from (seed, epoch) (paravt.train.gating)
+    "_get_train_sampler": [
+        ("self", _P.POSITIONAL_OR_KEYWORD, _P.empty),
+        ("dataset", _P.POSITIONAL_OR_KEYWORD, None),
+    ],
     # not overridden any more, but the train tests wrap it to see what the loss forward got
     "_compute_loss": [
         ("self", _P.POSITIONAL_OR_KEYWORD, _P.empty),

@@ -1,7 +1,8 @@
 """Server mode's bad input, against real HTTP servers in this process (no vLLM needed): a server
-that stops answering mid-run, a weight push that fails on one rank, a server that serves another
-model or another vLLM release. The same code against a real vLLM server:
-tests/train/test_vllm_server_mode.py."""
+that stops answering mid-run (past the outage budget), a weight push that fails on one rank, a
+server that serves another model or another vLLM release. Outages within the budget and several
+servers: tests/train/test_vllm_servers.py. The same code against a real vLLM server:
+tests/train/test_vllm_server_mode.py and tests/train/test_vllm_kill.py."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from test_vllm_backend import FORCED, _engine_config, _episodes
 from paravt.errors import ConfigError
 from paravt.rollout.vllm_server import ServerGeneration, check_server
 from paravt.rollout.vllm_server_client import VLLMServerClient, VLLMServerError
-from paravt.rollout.weight_push import FolderReloadPush, WeightPushError
+from paravt.rollout.vllm_servers import ServerPool, VLLMOutageError
+from paravt.rollout.weight_push import FolderReloadPush, Pushed, WeightPushError
 
 
 class Answers(BaseHTTPRequestHandler):
@@ -65,6 +67,10 @@ class Answers(BaseHTTPRequestHandler):
             return self._send(200, reply)
         if self.path == "/collective_rpc":
             return self._send(500, {"error": "reload failed: no such folder"})
+        if self.path == "/busy":
+            return self._send(503, {"error": "busy"})
+        if self.path == "/bad":
+            return self._send(400, {"error": "bad request"})
         return self._send(200, {})
 
 
@@ -96,35 +102,37 @@ def answering():
 
 
 class NoPush:
-    def push(self, step: int) -> None:
-        pass
+    def push(self, step: int) -> Pushed:
+        return Pushed()
 
 
 @pytest.mark.parametrize("schedule", ["rounds", "episodes"])
-def test_a_server_that_stops_mid_run_is_retried_then_named_and_the_rollout_stops(
+def test_a_server_that_stops_mid_run_fails_past_the_outage_budget_naming_it(
     answering, processor, video_path, schedule
 ):
     """The engine runs two episodes through the server; it answers the first generate call of
-    the batch and then goes away. The client retries with growing waits, then the run stops with
-    ``VLLMServerError`` naming the server — the engine returns no records, so no episode is
-    scored as a failure in silence. The same whether the episodes go in rounds or on their
-    own."""
+    the batch and then goes away for good. The requests wait for it within the outage budget,
+    then the run stops with ``VLLMOutageError``, one line naming the server, how long it was
+    away and why — the engine returns no records, so no episode is scored as a failure in
+    silence. The same whether the episodes go in rounds or on their own."""
     from paravt.agent.engine import EpisodeEngine
     from paravt.rollout.vllm import VLLMBackend
 
     eos = processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
     httpd = answering(budget=1, eos=eos)
     client = VLLMServerClient(httpd.url, retries=3, backoff_s=0.01, max_concurrency=1)
-    backend = VLLMBackend(ServerGeneration(client, NoPush()), processor, first_turn_text=FORCED)
+    pool = ServerPool([client], outage_budget_s=1.5, poll_s=0.1)
+    backend = VLLMBackend(ServerGeneration(pool, NoPush()), processor, first_turn_text=FORCED)
     assert not backend.lockstep and backend.collapse_pads
     engine = EpisodeEngine(backend, _engine_config(max_new_tokens=8, schedule=schedule))
     assert engine.episodes_advance_alone() == (schedule == "episodes")
-    with (
-        pytest.raises(VLLMServerError, match=rf"{httpd.url}: POST /inference/v1/generate.*4 attempt"),
-        backend.rollout(0),
-    ):  # fmt: skip
+    with pytest.raises(VLLMOutageError) as caught, backend.rollout(0):
         engine.run(_episodes(video_path("torchcodec__testsrc2.mp4"), 2))
-    assert client.retried == 3  # waits of 0.01, 0.02, 0.04 s
+    msg = str(caught.value)
+    assert "\n" not in msg and "past the outage budget of 1.5 s" in msg
+    assert f"{httpd.url} away for " in msg and "trainer.vllm_outage_budget_s" in msg
+    assert pool.resubmitted >= 1 and pool.live() == []
+    pool.close()
     (path, body), *_ = httpd.bodies
     # token ids in, one pad per frame, frames as content parts with a content hash
     assert path == "/inference/v1/generate" and body["return_token_ids"] is True
@@ -135,6 +143,21 @@ def test_a_server_that_stops_mid_run_is_retried_then_named_and_the_rollout_stops
     assert all(
         p["url"].startswith("data:image/png;base64,") and p["uuid"] for p in body["content_parts"]
     )
+
+
+def test_a_busy_server_is_retried_and_a_bad_request_is_named(answering):
+    """HTTP 503 is retried with doubling waits, then the server counts as away
+    (``ServerUnreachable``); HTTP 400 stops at once with ``VLLMServerError`` naming the server,
+    the endpoint and the request."""
+    from paravt.rollout.vllm_server_client import ServerUnreachable
+
+    httpd = answering()
+    client = VLLMServerClient(httpd.url, retries=2, backoff_s=0.01)
+    with pytest.raises(ServerUnreachable, match=r"HTTP 503.* after 3 attempt"):
+        client.call("POST", "/busy", {}, what="a busy request")
+    assert client.retried == 2
+    with pytest.raises(VLLMServerError, match=rf"{httpd.url}: POST /bad for a bad one was refused"):
+        client.call("POST", "/bad", {}, what="a bad one")
 
 
 @pytest.mark.parametrize("schedule", ["rounds", "episodes"])
@@ -207,10 +230,11 @@ def test_server_mode_episodes_advance_on_their_own_and_send_what_the_rounds_send
 
 
 def test_a_failed_push_stops_every_rank_with_one_line(answering, tmp_path):
-    """Rank 0 writes the weights and the server refuses to reload them (HTTP 500, not retried
-    past its budget); rank 1, which only waited, raises the same one-line error."""
+    """Rank 0 writes the weights and the server refuses to reload them (HTTP 500, retried, then
+    a failed push: the server answered, so it is no outage); rank 1, which only waited, raises
+    the same one-line error."""
     httpd = answering()
-    client = VLLMServerClient(httpd.url, retries=1, backoff_s=0.01)
+    pool = ServerPool([VLLMServerClient(httpd.url, retries=1, backoff_s=0.01)])
     written = []
 
     def save(folder, sd):
@@ -229,8 +253,8 @@ def test_a_failed_push_stops_every_rank_with_one_line(answering, tmp_path):
 
     def rank(r):
         return FolderReloadPush(
-            tmp_path / "w", state_dict=dict, save=save, reload=client.reload_weights,
-            is_main=r == 0, gather=gather_for(r), server=client.base_url,
+            tmp_path / "w", state_dict=dict, save=save, reload=pool.reload_weights,
+            is_main=r == 0, gather=gather_for(r), server=pool.base_url,
         )  # fmt: skip
 
     main, other = rank(0), rank(1)

@@ -81,16 +81,18 @@ def test_the_bucketed_push_in_bf16_shards_is_what_the_server_holds(
 ):
     """The push ``server_generation`` builds: the policy (output layer scaled by 4) handed over
     in buckets of 64 KB, cast to bfloat16 by 3 writer threads into their kept buffers, several
-    safetensors shards and their index, overlapped (``push`` returns before the reload; a request through
-    ``AwaitingClient`` waits for it). The float32 server then holds exactly the bf16-rounded
+    safetensors shards and their index, overlapped (``push`` returns before the reload; a
+    request of ``ServerGeneration`` waits for it, then its pool knows the step's folder). The
+    float32 server then holds exactly the bf16-rounded
     policy: its probe logprobs are those of the policy rounded to bf16 (float32 arithmetic on
     both sides), and within the tolerance of the policy itself."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from paravt.rollout.vllm_server import WeightsProbe, within
+    from paravt.rollout.vllm_server import ServerGeneration, WeightsProbe, within
     from paravt.rollout.vllm_server_client import VLLMServerClient
+    from paravt.rollout.vllm_servers import ServerPool
     from paravt.rollout.weight_gather import gathered_buckets
-    from paravt.rollout.weight_push import AwaitingClient, FolderReloadPush
+    from paravt.rollout.weight_push import FolderReloadPush
 
     base = vllm_tiny_server.base_url.removesuffix("/v1")
     client = VLLMServerClient(base)
@@ -102,24 +104,30 @@ def test_the_bucketed_push_in_bf16_shards_is_what_the_server_holds(
     rounded.load_state_dict(
         {k: v.to(torch.bfloat16).float() for k, v in model.state_dict().items()}
     )
+    pool = ServerPool([client])
     push = FolderReloadPush(
-        tmp_path / "push", reload=client.reload_weights, server=base, threads=3, overlap=True,
+        tmp_path / "push", reload=pool.reload_weights, server=base, threads=3, overlap=True,
         buckets=lambda: gathered_buckets(
             model, dtype=torch.bfloat16, bucket_bytes=64 * 1024, keep=True, own=False
         ),
     )  # fmt: skip
     try:
         before = probe.gap(model)
-        push.push(0)
-        AwaitingClient(client, push).prompt_logprobs(probe.sent, [probe.image_url])
-        push.settle()
+        gen = ServerGeneration(pool, push)
+        gen.sync_weights()
+        gen.generate_one(
+            probe.ids[probe.text_from :], None, max_tokens=1, temperature=1.0, top_p=1.0
+        )
+        gen.settle()
+        landed = pool.folder
         shards = len(list((tmp_path / "push" / "step-0").glob("*.safetensors")))
         exact, close = probe.gap(rounded), probe.gap(model)
     finally:
+        pool.close()
         _restore(client, tiny_qwen3_dir)
     print(f"{shards} bf16 shards; probe gap before {before}, to the bf16-rounded policy {exact}, "
           f"to the fp32 policy {close}")  # fmt: skip
-    assert shards > 3 and push.pushed == [0]
+    assert shards > 3 and push.pushed == [0] and landed == str(tmp_path / "push" / "step-0")
     assert not within(before) and exact[1] < 1e-3 and within(close)
 
 

@@ -1,9 +1,10 @@
 """The folder weight push on one process (``paravt.rollout.weight_push``), against a stand-in
 server over real HTTP that records the order of reloads and sampling requests: shards in the
 serving dtype, written on several threads, that load back as the policy's state dict; the
-overlapped push returns before the reload, and no request is sent before the server holds the
-weights; a failed overlapped push is the same one-line ``WeightPushError`` for the requests and
-for ``settle``. On 2 ranks: test_weight_push_ranks.py."""
+overlapped push returns before the reload, and no request of the real ``ServerGeneration`` is
+sent before the server holds the weights (then its server pool learns which servers do); a
+failed overlapped push is the same one-line ``WeightPushError`` for the requests and for
+``settle``. On 2 ranks: test_weight_push_ranks.py."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from reload_standin import ReloadStandIn
 from safetensors.torch import load_file
 
 from paravt.models.tiny import build_tiny
+from paravt.rollout.vllm_server import ServerGeneration
 from paravt.rollout.vllm_server_client import VLLMServerClient
+from paravt.rollout.vllm_servers import ServerPool
 from paravt.rollout.weight_gather import gathered_buckets
-from paravt.rollout.weight_push import INDEX_NAME, AwaitingClient, FolderReloadPush, WeightPushError
+from paravt.rollout.weight_push import INDEX_NAME, FolderReloadPush, WeightPushError
 
 BOUND = 96 * 1024
 
@@ -42,12 +45,12 @@ def server():
         s.stop()
 
 
-def _push(model, tmp_path, url, dtype, **kwargs) -> FolderReloadPush:
+def _push(model, tmp_path, url, dtype, reload=None, **kwargs) -> FolderReloadPush:
     """As ``server_generation`` builds it: views of the live weights handed to the writers
     (``own=False``; nothing changes them before ``settle``)."""
-    client = VLLMServerClient(url, retries=0)
+    reload = reload or VLLMServerClient(url, retries=0).reload_weights
     return FolderReloadPush(
-        tmp_path / "push", reload=client.reload_weights, server=url,
+        tmp_path / "push", reload=reload, server=url,
         buckets=lambda: gathered_buckets(
             model, dtype=dtype, bucket_bytes=BOUND, keep=True, own=False
         ),
@@ -95,50 +98,73 @@ def test_the_folder_push_writes_shards_in_the_serving_dtype(model, tmp_path, ser
         assert 0 < kept <= 3 * max(spans) and 0 < push.scratch.bytes <= 3 * max(spans)
 
 
+def _generation(model, tmp_path, httpd, **kwargs) -> tuple[ServerGeneration, FolderReloadPush]:
+    """The server-mode generator over a pool of the stand-in, with an overlapped push whose
+    reload is the pool's (as ``server_generation`` builds them)."""
+    pool = ServerPool([VLLMServerClient(httpd.url, retries=0)])
+    push = _push(
+        model, tmp_path, httpd.url, torch.bfloat16, reload=pool.reload_weights, overlap=True,
+        **kwargs,
+    )  # fmt: skip
+    return ServerGeneration(pool, push), push
+
+
+def _ask(gen: ServerGeneration):
+    return gen.generate_one([1, 2, 3], None, max_tokens=1, temperature=1.0, top_p=1.0)
+
+
 def test_the_overlapped_push_returns_first_and_requests_wait_for_the_reload(
     model, tmp_path, server
 ):
     """The push returns once the weights are gathered; the reload takes 1 s on the server, and a
-    request made at once is sent only after it; ``settle`` then runs the check of that step."""
+    request made at once is sent only after it; the pool then knows the step's folder and
+    holders, and ``settle`` runs the check of that step."""
     httpd = server(reload_s=1.0)
     checked: list[int] = []
-    push = _push(model, tmp_path, httpd.url, torch.bfloat16, overlap=True, check=checked.append)
-    sampler = AwaitingClient(VLLMServerClient(httpd.url, retries=0), push)
-    push.push(0)
-    assert "reload-done" not in httpd.kinds() and push.pushed == []
-    reply = sampler.generate([1, 2, 3], [], {"max_tokens": 1}, what="a request")
-    assert reply.token_ids == [7]
-    assert httpd.kinds() == ["reload-start", "reload-done", "generate"]
-    push.settle()
-    assert push.pushed == [0] and checked == [0]
-    assert push.last is not None and push.last.total_s >= push.last.blocked_s
-    push.settle()  # nothing under way: nothing to do
-    assert checked == [0]
+    gen, push = _generation(model, tmp_path, httpd, check=checked.append)
+    try:
+        gen.sync_weights()
+        assert "reload-done" not in httpd.kinds() and push.pushed == []
+        assert _ask(gen).token_ids == [7]
+        assert httpd.kinds() == ["reload-start", "reload-done", "generate"]
+        assert gen.client.folder == str(tmp_path / "push" / "step-0")
+        assert gen.client.live() == [httpd.url]
+        gen.settle()
+        assert push.pushed == [0] and checked == [0]
+        assert push.last is not None and push.last.total_s >= push.last.blocked_s
+        gen.settle()  # nothing under way: nothing to do
+        assert checked == [0]
+    finally:
+        gen.client.close()
 
 
 def test_a_failed_overlapped_push_stops_requests_and_settle_with_one_line(model, tmp_path, server):
     httpd = server(reload_s=0.2, fail=True)
-    push = _push(model, tmp_path, httpd.url, torch.bfloat16, overlap=True)
-    sampler = AwaitingClient(VLLMServerClient(httpd.url, retries=0), push)
-    push.push(3)
-    with pytest.raises(WeightPushError) as asked:
-        sampler.generate([1, 2, 3], [], {"max_tokens": 1})
-    with pytest.raises(WeightPushError) as settled:
-        push.settle()
-    msg = str(asked.value)
-    assert msg == str(settled.value) and "\n" not in msg
-    assert f"weight push of step 3 to the vLLM server {httpd.url} failed on rank 0" in msg
-    assert "HTTP 500" in msg
-    assert "generate" not in httpd.kinds() and push.pushed == []
-    with pytest.raises(WeightPushError, match="step 3"):  # the run is stopping: no request goes
-        sampler.generate([1], [], {"max_tokens": 1})
+    gen, push = _generation(model, tmp_path, httpd)
+    try:
+        gen.step = 2
+        gen.sync_weights()
+        with pytest.raises(WeightPushError) as asked:
+            _ask(gen)
+        with pytest.raises(WeightPushError) as settled:
+            gen.settle()
+        msg = str(asked.value)
+        assert msg == str(settled.value) and "\n" not in msg
+        assert f"weight push of step 3 to the vLLM server {httpd.url} failed on rank 0" in msg
+        assert "HTTP 500" in msg or "500" in msg
+        assert "generate" not in httpd.kinds() and push.pushed == []
+        with pytest.raises(WeightPushError, match="step 3"):  # the run stops: no request goes
+            _ask(gen)
+    finally:
+        gen.client.close()
 
 
 def test_a_push_before_the_last_one_settled_waits_for_it(model, tmp_path, server, caplog):
     httpd = server(reload_s=0.3)
     checked: list[int] = []
     push = _push(model, tmp_path, httpd.url, torch.bfloat16, overlap=True, check=checked.append)
-    push.push(0)
+    first = push.push(0)
+    assert first.wait is not None and first.holders is None
     with caplog.at_level(logging.WARNING, logger="paravt.rollout.weight_push"):
         push.push(1)
     assert "the previous push was not settled" in caplog.text

@@ -82,6 +82,7 @@ def test_no_rank_samples_before_the_server_holds_the_overlapped_push(tmp_path, f
     if not fail:
         assert kinds[2:] == ["generate", "generate"]
         assert all(r["sampled"] == [7] and r["pushed"] == [0] for r in ranks)
+        assert all(r["pool_folder"].endswith("push/step-0") for r in ranks)  # landed everywhere
         return
     assert kinds[2:] == []
     errors = {r["request_error"] for r in ranks} | {r["settle_error"] for r in ranks}

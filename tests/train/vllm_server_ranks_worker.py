@@ -28,6 +28,9 @@ def main() -> None:
             f"trainer.vllm_server_base_url={base_url}",
             "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=2",
             "trainer.save_steps=100", "trainer.ddp_timeout=240",
+            # the server waits must fit under ddp_timeout (ParaGRPOConfig refuses them else)
+            "trainer.vllm_server_request_timeout_s=100", "trainer.vllm_server_retries=1",
+            "trainer.vllm_episode_deadline_s=120", "trainer.vllm_outage_budget_s=100",
         ),
     )  # fmt: skip
     seen: dict = {"trainer": None, "sent": [], "gaps": [], "records": []}

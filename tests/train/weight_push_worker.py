@@ -18,9 +18,9 @@
   ``NCCLPush`` twice; the weights probe's gap before and after each push goes to
   ``rank{r}.json``.
 - ``overlap`` (server URL): the overlapped folder push of that model to a stand-in server, its
-  outcome over ``outcome_broadcast``; each rank then sends one sampling request through
-  ``AwaitingClient`` and settles, and writes what happened (the error, if any) to
-  ``rank{r}.json``.
+  outcome over ``outcome_broadcast``, driven by the real ``ServerGeneration`` over a server pool;
+  each rank then sends one sampling request and settles, and writes what happened (the error,
+  if any) to ``rank{r}.json``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ import torch.distributed as dist
 from paravt.models.tiny import build_tiny
 from paravt.rollout.weight_gather import gathered_buckets
 from paravt.rollout.weight_push import (
-    AwaitingClient,
     FolderReloadPush,
     NCCLPush,
     WeightPushError,
@@ -187,31 +186,35 @@ def nccl_gpu(out: Path, url: str, model_dir: str) -> None:
 
 
 def overlap(out: Path, url: str) -> None:
+    from paravt.rollout.vllm_server import ServerGeneration
     from paravt.rollout.vllm_server_client import VLLMServerClient
+    from paravt.rollout.vllm_servers import ServerPool
 
     rank = dist.get_rank()
     model, _ = build_tiny("qwen3-vl", seed=5)
-    client = VLLMServerClient(url, retries=0)
+    pool = ServerPool([VLLMServerClient(url, retries=0)])
     push = FolderReloadPush(
-        out / "push", reload=client.reload_weights, is_main=rank == 0, gather=gather_object,
+        out / "push", reload=pool.reload_weights, is_main=rank == 0, gather=gather_object,
         server=url, overlap=True, broadcast=outcome_broadcast(60),
         buckets=lambda: gathered_buckets(
-            model, dtype=torch.bfloat16, bucket_bytes=BOUND, keep=rank == 0
+            model, dtype=torch.bfloat16, bucket_bytes=BOUND, keep=rank == 0, own=False
         ),
     )  # fmt: skip
-    push.push(0)
-    report: dict = {"returned_before_loaded": push._pending is not None}
-    sampler = AwaitingClient(client, push)
+    gen = ServerGeneration(pool, push)
+    gen.sync_weights()
+    report: dict = {"returned_before_loaded": pool.folder is None}  # not landed: nothing begun
     try:
-        reply = sampler.generate([1, 2, 3], [], {"max_tokens": 1}, what=f"rank {rank}")
+        reply = gen.generate_one([1, 2, 3], None, max_tokens=1, temperature=1.0, top_p=1.0)
         report["sampled"] = list(reply.token_ids)
+        report["pool_folder"] = pool.folder
     except WeightPushError as e:
         report["request_error"] = str(e)
     try:
-        push.settle()
+        gen.settle()
         report["pushed"] = push.pushed
     except WeightPushError as e:
         report["settle_error"] = str(e)
+    pool.close()
     (out / f"rank{rank}.json").write_text(json.dumps(report))
 
 

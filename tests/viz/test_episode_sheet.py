@@ -170,3 +170,53 @@ def test_check_writable_refuses_a_folder_it_cannot_write_in(tmp_path):
                 check_writable(locked / "e.png")
     finally:
         locked.chmod(0o700)
+
+
+def _boxes(layout):
+    return [*layout.overview, *(t for bar in layout.bars for t in bar.thumbs)]
+
+
+def _overlapping(boxes) -> list[tuple]:
+    return [
+        (a, b)
+        for a, b in itertools.combinations(boxes, 2)
+        if a.x < b.x + b.w and b.x < a.x + a.w and a.y < b.y + b.h and b.y < a.y + a.h
+    ]
+
+
+@pytest.mark.parametrize("k, bunched", [(16, True), (64, True), (256, False), (512, False)])
+def test_no_two_thumbnails_overlap_and_all_stay_in_the_picture(k, bunched):
+    """Frames bunched in a 2-second stretch (keyframe or qwen-vl-utils sampling) and hundreds of
+    frames both overlapped; so did a window of 32 frames, which ran off the picture."""
+    rec = hour_record()
+    times = (
+        [1800.0 + 2.0 * i / k for i in range(k)]
+        if bunched
+        else [3600.0 * (i + 0.5) / k for i in range(k)]
+    )
+    rec.overview_times = times
+    rec.images = [ImageItem(_frame(i), t, "overview", 0, 0) for i, t in enumerate(times)]
+    window = [600.0 + j for j in range(32)]
+    rec.calls[0].n_frames, rec.calls[0].times = 32, window
+    rec.calls = [c for c in rec.calls if c.status != "ok" or c is rec.calls[0]]
+    rec.images += [ImageItem(_frame(int(t)), t, "tool", 0, 0) for t in window]
+    layout = build_layout(rec)
+    boxes = _boxes(layout)
+    assert len(layout.overview) == k and len(layout.bars[0].thumbs) == 32
+    assert not _overlapping(boxes)
+    assert all(0 <= b.x and b.x + b.w <= layout.width for b in boxes)
+
+
+def test_non_square_pixels_are_shown_at_their_display_shape():
+    """A 160x90 frame whose pixels are twice as wide as high is a 320x90 picture: its
+    thumbnails are four times wider than high, not 16:9."""
+    rec = hour_record()
+    square = build_layout(rec).overview[0]
+    rec.video_meta = {**rec.video_meta, "pixel_aspect_ratio": 2.0}
+    wide = build_layout(rec).overview[0]
+    assert square.h / square.w == pytest.approx(90 / 160, abs=0.02)
+    assert wide.h / wide.w == pytest.approx(90 / 320, abs=0.02)
+    for text, value in (("64:45", 64 / 45), ("4/3", 4 / 3), ("nonsense", 1.0), (None, 1.0)):
+        from paravt.viz.layout import pixel_aspect
+
+        assert pixel_aspect({"sample_aspect_ratio": text}) == pytest.approx(value)

@@ -147,7 +147,16 @@ async def _run_all(engine: Any, episodes: list) -> None:
         ThreadPoolExecutor(1, thread_name_prefix="paravt-generate") as gen_pool,
     ):
         steps = _Steps(engine, lane_pool, gen_pool)
-        await asyncio.gather(*(_episode(steps, ep) for ep in episodes if not ep.done))
+        tasks = [asyncio.ensure_future(_episode(steps, ep)) for ep in episodes if not ep.done]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            # the first error stops the run: the other episodes are cancelled and awaited here,
+            # so none is left to fail later on closed pools (an unretrieved task's traceback)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
 
 def run_episodes(engine: Any, episodes: list) -> None:

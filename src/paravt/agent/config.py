@@ -7,6 +7,7 @@ model behind the engine. Defaults follow docs/PROTOCOL.md §1–§3 (evaluation 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -174,8 +175,12 @@ class BackendConfig:
     base_url: str = "http://127.0.0.1:8000/v1"
     api_key: str = "EMPTY"
     concurrency: int = 8
+    #: ``openai``: attempts after a failed request (the SDK's retries: connection errors,
+    #: timeouts, 408/409/429/5xx, backoff from 0.5 s doubling to 8 s or the server's Retry-After)
     retries: int = 3
+    #: deprecated, not read (the SDK's backoff, above); removed in paravt 0.2
     backoff_s: float = 1.0
+    #: ``openai``: the longest one attempt may take
     timeout_s: float = 300.0
     image_format: Literal["jpeg", "png"] = "jpeg"
     tool_role: Literal["user", "tool"] = "user"
@@ -199,6 +204,14 @@ class BackendConfig:
             raise ConfigError("backend concurrency and batch_size must be at least 1")
         if self.retries < 0:
             raise ConfigError(f"backend retries must be >= 0, got {self.retries}")
+        if self.backoff_s != 1.0:
+            warnings.warn(
+                "backend.backoff_s is no longer read: the openai SDK backs off itself (0.5 s, "
+                "doubling up to 8 s, or the server's Retry-After); it will be removed in paravt "
+                "0.2, drop the key",
+                FutureWarning,
+                stacklevel=2,
+            )
         if self.prefill_via not in ("continue", "template"):
             raise ConfigError(
                 f"backend prefill_via {self.prefill_via!r}: choose continue or template"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from paravt.agent.async_engine import run_episodes
@@ -180,6 +181,9 @@ class EpisodeEngine:
         self.tool_stats: list[Any] = []
         #: how many times each video was opened during the last ``run`` (1 per readable video)
         self.video_opens: dict[str, int] = {}
+        #: called with one line of what a round-by-round ``run`` is doing now (decoding the
+        #: overviews, generating turn N, running the calls): a command's progress line
+        self.progress: Callable[[str], None] | None = None
         self._sources: dict[str, Any] = {}
         # token-space backends may ask for pixel_values in their model's dtype / on its device
         self.pixel_dtype = backend.pixel_dtype
@@ -225,15 +229,16 @@ class EpisodeEngine:
         self.video_opens = {}
         episodes: list[_Episode] = []
         try:
+            self._say(f"decoding the overviews of {len(inputs)} episode(s)")
             episodes = self._start(inputs)
             if self.episodes_advance_alone():
                 run_episodes(self, episodes)  # each frees its kept state as it ends
             else:
-                for _ in range(self.max_rounds):
+                for n in range(self.max_rounds):
                     active = [ep for ep in episodes if not ep.done]
                     if not active:
                         break
-                    self._round(active)
+                    self._round(active, n)
                     # the backend frees what it kept of episodes that just ended (or failed)
                     self.backend.end_episodes([ep.key for ep in active if ep.done])
         finally:
@@ -478,10 +483,15 @@ class EpisodeEngine:
         prefill = self._prefill(cfg.think_prefix)
         return self._request(ep.input.id, ep.turn, "main", ep.ctx, max_new, forced, prefill, ep.key)
 
-    def _round(self, active: list[_Episode]) -> None:
+    def _say(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress(line)
+
+    def _round(self, active: list[_Episode], n: int = 0) -> None:
         """One synchronous round: every active episode's turn in one generate call, then every
         call of the round in one tool pass (``schedule="rounds"``)."""
         requests = [self._main_request(ep) for ep in active]
+        self._say(f"turn {n + 1} of at most {self.max_rounds}: generating ({len(active)} active)")
         gens = self._generate(requests)
         pending: list[tuple[_Episode, list]] = []  # episodes whose calls run this round
         for ep, req, gen in zip(active, requests, gens, strict=True):
@@ -489,6 +499,8 @@ class EpisodeEngine:
             if planned is not None:
                 pending.append((ep, planned))
         if pending:
+            calls = sum(len(planned) for _, planned in pending)
+            self._say(f"turn {n + 1}: running {calls} tool call(s)")
             self._run_tools(pending)
         for ep, _ in pending:
             ep.turn += 1

@@ -28,6 +28,24 @@ ANSWER_SOURCES = {
 STATUS_STYLE = {"ok": "green", "error": "red", "ignored": "yellow"}
 
 
+def _answer_line(rec: Any):
+    """``Final answer: X (how it was read)``, or ``none`` and why when nothing reads as one."""
+    from rich.markup import escape
+    from rich.text import Text
+
+    if rec.prediction is None or not str(rec.prediction).strip():
+        last = rec.turns[-1] if rec.turns else None
+        why = "no <answer> tag, and nothing in the final text reads as one"
+        if last is not None and last.finish_reason == "length":
+            why += f"; the last turn stopped at its token limit ({last.generated_tokens} tokens)"
+        return Text.from_markup(f"[bold]Final answer:[/] [yellow]none[/]  ({escape(why)})")
+    how = ANSWER_SOURCES.get(rec.answer_source or "", rec.answer_source or "")
+    return Text.from_markup(
+        f"[bold]Final answer:[/] [bold cyan]{escape(_one_line(str(rec.prediction), ANSWER_CHARS))}[/]"
+        f"  ({escape(how)})"
+    )
+
+
 def _one_line(text: str, limit: int) -> str:
     flat = visible(" ".join(str(text).split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -138,13 +156,7 @@ def episode_view(rec: Any):
             Text.from_markup(f"[red]error ({rec.error_kind}):[/] {escape(visible(rec.error))}")
         )
     else:
-        how = ANSWER_SOURCES.get(rec.answer_source or "", rec.answer_source or "")
-        parts.append(
-            Text.from_markup(
-                f"[bold]Final answer:[/] [bold cyan]{escape(_one_line(str(rec.prediction), ANSWER_CHARS))}[/]"
-                f"  ({escape(how)})"
-            )
-        )
+        parts.append(_answer_line(rec))
     if rec.gold is not None:
         parts.append(Text(f"Gold: {visible(rec.gold)}"))
     t, n = rec.timings, rec.tokens

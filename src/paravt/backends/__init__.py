@@ -9,8 +9,9 @@ needs it meets (token ids, logprobs, images or pixel rows):
   it);
 - ``factory``: ``make_backend`` builds one from a ``BackendConfig``;
 - the helpers the local samplers share (``cached_decode``, ``episode_state``, ``shared_vision``)
-  and the HTTP retry rule (``http_retry``), which the trainer's samplers in ``paravt.rollout``
-  (the policy, vLLM) build on too: this room sits below the rollout and imports nothing of it.
+  and the HTTP plumbing (``http``: one pooled client, one health wait), which the trainer's
+  samplers in ``paravt.rollout`` (the policy, vLLM) build on too: this room sits below the
+  rollout and imports nothing of it.
 
 Names load on first use, so that importing one backend does not load every backend::
 

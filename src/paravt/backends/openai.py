@@ -1,4 +1,5 @@
-"""``openai`` backend: any OpenAI-compatible chat server (vLLM, SGLang, ...), over plain HTTP.
+"""``openai`` backend: any OpenAI-compatible chat server (vLLM, SGLang, ...), through the
+``openai`` SDK's ``AsyncOpenAI``.
 
 The server applies the model's chat template, so this backend works on messages, not tokens
 (``codec`` is ``None``). Frames go as base64 images (``data:`` URLs). Tool results go back as a
@@ -18,13 +19,21 @@ parser) move ``<think>`` into ``reasoning_content`` and the ``<tool_call>`` bloc
 ``tool_calls``; ``reply_text`` writes them back into the text the model generated, in the Qwen
 layout, so the engine parses the same calls it would parse from a local model.
 
-Requests of one ``generate`` call run concurrently (at most ``concurrency`` in flight), and so do
-the ``agenerate`` coroutines of episodes that advance on their own (``engine.schedule``): each is
-one request on the backend's pool of ``concurrency`` HTTP lanes, so a server such as vLLM batches
-whatever is in flight while the engine runs other episodes' tools. A request
-that fails with a connection error, a timeout, HTTP 429 or 5xx is retried with exponential
-backoff; when retries run out, or on another HTTP error, the ``Generation`` carries ``error`` and
-the engine records it as an episode error — a failed request is never scored as an answer.
+Transport: one ``AsyncOpenAI`` client per backend (pooled connections), living on an event loop
+of its own thread (``paravt.backends.http.LoopThread``: the SDK's pool belongs to one loop, and
+the engine runs a fresh loop per run). ``agenerate`` is a coroutine on that loop, awaited from
+the engine's; ``generate`` (a synchronous round) gathers its requests there. At most
+``concurrency`` requests are in flight at once (a semaphore), so a server such as vLLM batches
+whatever is in flight while the engine runs other episodes' tools. The SDK retries a request that
+meets a connection error, a timeout, HTTP 408/409/429 or 5xx (``retries`` times, exponential
+backoff from 0.5 s, honouring the server's ``Retry-After``) and bounds each attempt
+(``timeout_s``). The body goes through the SDK's own ``post`` as ``payload`` builds it, vLLM's
+fields (``skip_special_tokens``, ``continue_final_message``, ...) beside the standard ones, and
+the reply comes back as its JSON: ``chat.completions.create`` would walk every message part
+through its typed-dict transform and build a typed reply that is dumped back to a dict, twice the
+client CPU a request on ``benchmarks/bench_openai_rps.py``. When retries run out, or on
+another HTTP error, the ``Generation`` carries ``error`` and the engine records it as an episode
+error — a failed request is never scored as an answer.
 
 Serves the engine's needs: images only (frames resized to their budget under
 ``resize_arch``, sent as ``data:`` URLs). No token ids (``codec`` is ``None``: the engine sends
@@ -33,24 +42,24 @@ messages), no logprobs, no pixel rows.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import io
 import json
 import logging
 import time
-import urllib.error
-import urllib.request
 import weakref
-from asyncio import get_running_loop
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import httpx2 as httpx
+import openai
 
 from paravt.agent.backend import BackendBase
 from paravt.agent.config import BackendConfig
 from paravt.agent.records import Generation, GenRequest, ImageItem
-from paravt.backends.http_retry import with_retries
+from paravt.backends.http import LoopThread
 from paravt.errors import ConfigError, UserError
 
 logger = logging.getLogger(__name__)
@@ -239,7 +248,6 @@ class OpenAIBackend(BackendBase):
         api_key: str = "EMPTY",
         concurrency: int = 8,
         retries: int = 3,
-        backoff_s: float = 1.0,
         timeout_s: float = 300.0,
         image_format: str = "jpeg",
         tool_role: str = "user",
@@ -252,7 +260,6 @@ class OpenAIBackend(BackendBase):
         self.api_key = api_key
         self.concurrency = concurrency
         self.retries = retries
-        self.backoff_s = backoff_s
         self.timeout_s = timeout_s
         self.image_format = image_format
         self.tool_role = tool_role
@@ -268,7 +275,10 @@ class OpenAIBackend(BackendBase):
         # data: URL of each image, encoded once: an episode resends its whole context every turn
         # and the generations of one prompt share its overview images (id -> (weakref, url))
         self._urls: dict[int, tuple[weakref.ref, str]] = {}
-        self._lanes: ThreadPoolExecutor | None = None  # agenerate's HTTP lanes, made on first use
+        # the SDK client, its loop and the in-flight bound: made on first use (module doc)
+        self._runner: LoopThread | None = None
+        self._sdk: openai.AsyncOpenAI | None = None
+        self._slots: asyncio.Semaphore | None = None
 
     def image_url(self, item: ImageItem) -> str:
         """``item`` as a ``data:`` URL, encoded on first use and reused while the item lives."""
@@ -286,16 +296,15 @@ class OpenAIBackend(BackendBase):
         return cls(
             cfg.base_url,
             cfg.model,
-            cfg.api_key,
-            cfg.concurrency,
-            cfg.retries,
-            cfg.backoff_s,
-            cfg.timeout_s,
-            cfg.image_format,
-            cfg.tool_role,
-            None if cfg.resize_arch == "none" else cfg.resize_arch,
-            cfg.prefill_via,
-            read_chat_template(cfg.chat_template) if cfg.chat_template else None,
+            api_key=cfg.api_key,
+            concurrency=cfg.concurrency,
+            retries=cfg.retries,
+            timeout_s=cfg.timeout_s,
+            image_format=cfg.image_format,
+            tool_role=cfg.tool_role,
+            resize_arch=None if cfg.resize_arch == "none" else cfg.resize_arch,
+            prefill_via=cfg.prefill_via,
+            chat_template=read_chat_template(cfg.chat_template) if cfg.chat_template else None,
         )
 
     # -- messages → wire format --------------------------------------------------------------
@@ -367,18 +376,49 @@ class OpenAIBackend(BackendBase):
         return body
 
     # -- HTTP --------------------------------------------------------------------------------
-    def _post(self, body: dict) -> dict:
-        data = json.dumps(body).encode("utf-8")
-        request = urllib.request.Request(
-            self.url,
-            data=data,
-            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"},
-            method="POST",
-        )
-        with urllib.request.urlopen(request, timeout=self.timeout_s) as resp:
-            return json.loads(resp.read().decode("utf-8"))
+    def _loop(self) -> LoopThread:
+        if self._runner is None:
+            self._runner = LoopThread("paravt-openai")
+        return self._runner
 
-    def _one(self, req: GenRequest) -> Generation:
+    def _client(self) -> openai.AsyncOpenAI:
+        """The SDK client (called on the backend's loop, where its connection pool lives)."""
+        if self._sdk is None:
+            self._sdk = openai.AsyncOpenAI(
+                base_url=self.url.removesuffix("/chat/completions"),
+                api_key=self.api_key,
+                max_retries=self.retries,
+                timeout=self.timeout_s,
+                http_client=httpx.AsyncClient(
+                    limits=httpx.Limits(
+                        max_connections=self.concurrency,
+                        max_keepalive_connections=self.concurrency,
+                    )
+                ),
+            )
+            self._slots = asyncio.Semaphore(self.concurrency)
+        return self._sdk
+
+    async def _post(self, body: dict) -> dict:
+        """One chat completion, the body as built (vLLM's own fields included), through the SDK's
+        transport (its retries, timeout and ``Retry-After``); the server's JSON as it came."""
+        client = self._client()
+        assert self._slots is not None
+        async with self._slots:
+            return await client.post("/chat/completions", body=body, cast_to=dict)
+
+    def _failure(self, e: openai.APIError) -> str:
+        """One line for a request the SDK gave up on: the status or the connection error, and
+        how many attempts were made."""
+        if isinstance(e, openai.APIStatusError):
+            detail = " ".join(e.response.text.split())[:300]
+            again = e.status_code in (408, 409, 429) or e.status_code >= 500
+            what = f"HTTP {e.status_code} from {self.url}: {detail}".strip()
+        else:
+            again, what = True, f"cannot reach {self.url}: {e}"
+        return f"{what} (after {self.retries + 1 if again else 1} attempts)"
+
+    async def _one(self, req: GenRequest) -> Generation:
         try:
             body = self.payload(req)
         except Exception as e:  # noqa: BLE001 - a bad request is this episode's error
@@ -387,18 +427,17 @@ class OpenAIBackend(BackendBase):
                 error=f"cannot build the request: {type(e).__name__}: {e}", finish_reason="error"
             )
         t0 = time.perf_counter()
-        out = with_retries(
-            lambda: self._post(body), where=self.url, retries=self.retries, backoff_s=self.backoff_s
-        )
-        if out.ok:
-            gen = self._parse(out.reply, req.prefill)
-            gen.generate_s = time.perf_counter() - t0
-            return gen
-        return Generation(
-            error=f"{out.error} (after {out.count} attempts)",
-            finish_reason="error",
-            generate_s=time.perf_counter() - t0,
-        )
+        try:
+            reply = await self._post(body)
+        except openai.APIError as e:
+            return Generation(
+                error=self._failure(e),
+                finish_reason="error",
+                generate_s=time.perf_counter() - t0,
+            )
+        gen = self._parse(reply, req.prefill)
+        gen.generate_s = time.perf_counter() - t0
+        return gen
 
     def _parse(self, reply: dict, prefill: str = "") -> Generation:
         try:
@@ -432,18 +471,17 @@ class OpenAIBackend(BackendBase):
         """
         base = self.url.removesuffix("/chat/completions")
         try:
-            listed = self._get(base + "/models")
-        except urllib.error.HTTPError as e:
+            served = self._loop().run(self._served())
+        except openai.APIStatusError as e:
             raise UserError(
-                f"backend.base_url {base}: GET /models answered HTTP {e.code}; point "
+                f"backend.base_url {base}: GET /models answered HTTP {e.status_code}; point "
                 "backend.base_url at an OpenAI-compatible server's /v1"
             ) from e
-        except (urllib.error.URLError, TimeoutError, ConnectionError, ValueError) as e:
+        except openai.APIError as e:
             raise UserError(
-                f"backend.base_url {base}: no server answers ({getattr(e, 'reason', e)}); start "
-                "the OpenAI-compatible server first (e.g. vllm serve MODEL) or fix backend.base_url"
+                f"backend.base_url {base}: no server answers ({e}); start the OpenAI-compatible "
+                "server first (e.g. vllm serve MODEL) or fix backend.base_url"
             ) from e
-        served = [m.get("id") for m in listed.get("data") or [] if isinstance(m, dict)]
         if self.model not in served:
             raise UserError(
                 f"backend.model {self.model!r} is not served at {base} (it serves "
@@ -483,12 +521,12 @@ class OpenAIBackend(BackendBase):
             body = {"model": self.model, "messages": [{"role": "user", "content": content}],
                     "max_tokens": 1, "temperature": 0}  # fmt: skip
             try:
-                usage = self._post(body).get("usage") or {}
-            except urllib.error.HTTPError as e:
-                detail = e.read().decode("utf-8", "replace")[:200] if e.fp is not None else ""
+                usage = self._loop().run(self._post(body)).get("usage") or {}
+            except openai.APIStatusError as e:
+                detail = " ".join(e.response.text.split())[:200]
                 raise UserError(
                     f"backend.base_url {base}: a {h}x{w} frame ({keys} [{min_pixels}, "
-                    f"{max_pixels}]) was refused, HTTP {e.code}: {' '.join(detail.split())}"
+                    f"{max_pixels}]) was refused, HTTP {e.status_code}: {detail}"
                 ) from e
             if not isinstance(usage.get("prompt_tokens"), int):
                 return  # a server that does not count tokens: nothing to compare
@@ -503,23 +541,30 @@ class OpenAIBackend(BackendBase):
                 f"or set {keys} inside its range"
             )
 
-    def _get(self, url: str) -> dict:
-        request = urllib.request.Request(
-            url, headers={"Authorization": f"Bearer {self.api_key}"}, method="GET"
-        )
-        with urllib.request.urlopen(request, timeout=min(self.timeout_s, 30.0)) as resp:
-            return json.loads(resp.read().decode("utf-8"))
+    async def _served(self) -> list[str]:
+        """The model names the server lists (``GET /models``)."""
+        page = await self._client().models.list()
+        return [str(m.id) for m in page.data]
 
     async def agenerate(self, request: GenRequest) -> Generation:
-        """One request, on one of ``concurrency`` HTTP lanes (blocking ``urllib`` stays off the
-        event loop); a failure is a ``Generation(error=...)``, as in ``generate``."""
-        if self._lanes is None:
-            self._lanes = ThreadPoolExecutor(self.concurrency, thread_name_prefix="paravt-http")
-        return await get_running_loop().run_in_executor(self._lanes, self._one, request)
+        """One request, a coroutine on the backend's loop awaited from the caller's; a failure
+        is a ``Generation(error=...)``, as in ``generate``."""
+        return await self._loop().wait(self._one(request))
 
     def generate(self, requests: list[GenRequest]) -> list[Generation]:
         if not requests:
             return []
-        workers = max(1, min(self.concurrency, len(requests)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(self._one, requests))
+
+        async def every() -> list[Generation]:
+            return list(await asyncio.gather(*(self._one(r) for r in requests)))
+
+        return self._loop().run(every())
+
+    def close(self) -> None:
+        """Close the SDK client's connections and stop its loop (made again on next use)."""
+        if self._runner is None:
+            return
+        if self._sdk is not None:
+            self._runner.run(self._sdk.close())
+        self._runner.close()
+        self._runner, self._sdk, self._slots = None, None, None

@@ -26,12 +26,11 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from paravt.backends.http import health_url, wait_healthy
 from paravt.errors import UserError
 from paravt.eval.config import EvalConfig
 from paravt.eval.results import ResultRow, read_results, write_json_atomic
@@ -158,26 +157,19 @@ class TransformersServe:
         return self
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + self.settings.startup_timeout_s
-        health = self.base_url.removesuffix("/v1") + "/health"
-        while time.monotonic() < deadline:
+        def exited() -> None:
             if self.proc is not None and self.proc.poll() is not None:
                 raise UserError(
                     f"{self.label} {self.model} exited with code {self.proc.returncode} "
                     f"before answering; its output: {self._tail()}"
                 )
-            try:
-                with urllib.request.urlopen(health, timeout=2) as resp:
-                    if resp.status == 200:
-                        return
-            except (urllib.error.URLError, TimeoutError, ConnectionError):
-                pass
-            time.sleep(0.5)
-        raise UserError(
-            f"{self.label} {self.model} did not answer {health} within "
-            f"{self.settings.startup_timeout_s:.0f} s (raise serve.startup_timeout_s); "
-            f"its output: {self._tail()}"
-        )
+
+        total = self.settings.startup_timeout_s
+        if not wait_healthy(self.base_url, total, interval_s=0.5, timeout_s=2.0, check=exited):
+            raise UserError(
+                f"{self.label} {self.model} did not answer {health_url(self.base_url)} within "
+                f"{total:.0f} s (raise serve.startup_timeout_s); its output: {self._tail()}"
+            )
 
     def _tail(self, n: int = 600) -> str:
         try:

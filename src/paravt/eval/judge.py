@@ -5,19 +5,22 @@
 whole-word phrase; the token F1 is reported beside it. ``HttpJudge`` asks any OpenAI-compatible
 chat endpoint (a local vLLM/SGLang server or a hosted API) whether the prediction matches the
 reference, greedily and with a one-word verdict; its endpoint and model are recorded in the
-summary. When the judge cannot be reached or answers off-format, the rule decides that sample and
-the failure is counted (``judged_by: rule-fallback``) — a judge outage never scores a sample as
-correct.
+summary. It asks through the ``openai`` SDK's ``AsyncOpenAI`` (retries with backoff and
+``Retry-After``, a timeout per attempt: ``retries``, ``timeout_s``), on an event loop of its own
+thread (``paravt.backends.http.LoopThread``), so the scorer's synchronous ``judge`` call waits for
+one coroutine. When the judge cannot be reached or answers off-format (asked again up to
+``retries`` times), the rule decides that sample and the failure is counted (``judged_by:
+rule-fallback``) — a judge outage never scores a sample as correct.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.error
-import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import openai
+
+from paravt.backends.http import LoopThread
 from paravt.rewards import answer_text, oe_tokens, offers_alternatives, overlap_f1
 
 
@@ -93,20 +96,30 @@ class HttpJudge:
             "temperature": 0.0,
         }
 
-    def _url(self) -> str:
-        base = self.base_url.rstrip("/")
-        if base.endswith("/chat/completions"):
-            return base
-        if not base.endswith("/v1"):
-            base += "/v1"
-        return base + "/chat/completions"
+    _runner: LoopThread | None = field(default=None, init=False, repr=False, compare=False)
+    _sdk: openai.AsyncOpenAI | None = field(default=None, init=False, repr=False, compare=False)
 
-    def _ask(self, question: str, reference: str, prediction: str) -> str:
-        body = {
-            "model": self.model,
-            "temperature": 0.0,
-            "max_tokens": 8,
-            "messages": [
+    def _base(self) -> str:
+        """The endpoint's ``/v1`` (a full ``.../chat/completions`` URL is taken too)."""
+        base = self.base_url.rstrip("/").removesuffix("/chat/completions")
+        return base if base.endswith("/v1") else base + "/v1"
+
+    def _client(self) -> openai.AsyncOpenAI:
+        if self._sdk is None:
+            self._sdk = openai.AsyncOpenAI(
+                base_url=self._base(),
+                api_key=self.api_key or "EMPTY",
+                max_retries=self.retries,
+                timeout=self.timeout_s,
+            )
+        return self._sdk
+
+    async def _ask_async(self, question: str, reference: str, prediction: str) -> str:
+        reply = await self._client().chat.completions.create(
+            model=self.model,
+            temperature=0.0,
+            max_tokens=8,
+            messages=[
                 {"role": "system", "content": _JUDGE_SYSTEM},
                 {
                     "role": "user",
@@ -114,16 +127,13 @@ class HttpJudge:
                     f"Candidate answer: {prediction}\nVerdict:",
                 },
             ],
-        }
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(
-            self._url(), data=json.dumps(body).encode(), headers=headers, method="POST"
         )
-        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-            data = json.loads(resp.read().decode())
-        return str(data["choices"][0]["message"]["content"] or "")
+        return str(reply.choices[0].message.content or "")
+
+    def _ask(self, question: str, reference: str, prediction: str) -> str:
+        if self._runner is None:
+            self._runner = LoopThread("paravt-judge")
+        return self._runner.run(self._ask_async(question, reference, prediction))
 
     def judge(self, question: str, reference: str, prediction: str) -> dict:
         f1 = token_f1(prediction, reference)
@@ -131,14 +141,10 @@ class HttpJudge:
         for _ in range(self.retries + 1):
             try:
                 reply = self._ask(question, reference, prediction)
-            except (
-                urllib.error.URLError,
-                OSError,
-                ValueError,
-                KeyError,
-                IndexError,
-                TypeError,
-            ) as e:
+            except openai.APIError as e:  # the SDK already retried it: the rule decides
+                last_error = _api_error(e)
+                break
+            except (IndexError, AttributeError) as e:  # a reply without a message
                 last_error = f"{type(e).__name__}: {e}"
                 continue
             words = re.findall(r"[A-Za-z]+", reply.upper())
@@ -151,6 +157,12 @@ class HttpJudge:
             "judged_by": "rule-fallback",
             "judge_error": last_error,
         }
+
+
+def _api_error(e: openai.APIError) -> str:
+    if isinstance(e, openai.APIStatusError):
+        return f"HTTP {e.status_code}: {' '.join(e.response.text.split())[:200]}"
+    return f"{type(e).__name__}: {e}"
 
 
 def make_judge(base_url: str | None, model: str | None, api_key: str | None = None):

@@ -13,9 +13,12 @@ differ, in how a split is aggregated:
 - The generic ``jsonl`` split: accuracy over its mcq/oe questions and mIoU / R@t over its tvg
   questions, side by side (a split may mix them), each read by the variant.
 
-Apart from that last case every sample is in every denominator, errors included (scored 0);
-``errors`` counts them by kind. Accuracy-like values are fractions in [0, 1]; tables print
-percentages.
+One rule says which questions are in a denominator, and the live progress line, the groups and
+the headline all follow it (``in_accuracy``): accuracy counts every question scored by
+correctness (multiple-choice and open-ended), errors included (scored 0); mIoU and R@t count the
+grounding (``tvg``) questions, which never enter an accuracy. ``denominators`` in the summary
+says how many questions each holds. ``errors`` counts the failures by kind. Accuracy-like values
+are fractions in [0, 1]; tables print percentages.
 """
 
 from __future__ import annotations
@@ -38,6 +41,22 @@ def _correct(result: ResultRow, variant: str) -> float:
     return float(result.score_for(variant).get("correct", 0.0))
 
 
+def in_accuracy(result: ResultRow) -> bool:
+    """Is ``result`` in an accuracy's denominator? Every question scored by correctness is;
+    a grounding question (scored by IoU) is in mIoU and R@t instead."""
+    return result.question_type != "tvg"
+
+
+def denominators(split: str, results: list[ResultRow]) -> dict:
+    """How many questions each kind of number counts: ``accuracy`` (scored by correctness,
+    errors included) and ``grounding`` (mIoU and R@t), the latter only where there are any."""
+    grounding = sum(1 for r in results if split == "charades" or not in_accuracy(r))
+    out = {"accuracy": len(results) - grounding}
+    if grounding:
+        out["grounding"] = grounding
+    return out
+
+
 def _group_values(result: ResultRow, key: str) -> list[str]:
     v = (result.sample.get("groups") or {}).get(key)
     if v is None:
@@ -46,18 +65,27 @@ def _group_values(result: ResultRow, key: str) -> list[str]:
 
 
 def accuracy_by_group(results: list[ResultRow], variant: str = DEFAULT_VARIANT) -> dict:
-    """``{group key: {value: {n, correct, accuracy}}}`` (a multi-label sample counts in each)."""
+    """``{group key: {value: {n, correct, accuracy}}}`` (a multi-label sample counts in each),
+    over the questions ``in_accuracy`` counts, as the headline; a group that holds grounding
+    questions adds ``grounding_n`` and their ``miou``."""
     keys = sorted({k for r in results for k in (r.sample.get("groups") or {})})
     out: dict = {}
     for key in keys:
         buckets: dict[str, list[float]] = defaultdict(list)
+        ious: dict[str, list[float]] = defaultdict(list)
         for r in results:
             for v in _group_values(r, key):
-                buckets[v].append(_correct(r, variant))
-        out[key] = {
-            v: {"n": len(xs), "correct": sum(xs), "accuracy": _mean(xs)}
-            for v, xs in sorted(buckets.items())
-        }
+                if in_accuracy(r):
+                    buckets[v].append(_correct(r, variant))
+                else:
+                    ious[v].append(float(r.score_for(variant).get("iou", 0.0)))
+        groups: dict = {}
+        for v in sorted(set(buckets) | set(ious)):
+            xs = buckets.get(v, [])
+            groups[v] = {"n": len(xs), "correct": sum(xs), "accuracy": _mean(xs) if xs else None}
+            if v in ious:
+                groups[v].update(grounding_n=len(ious[v]), miou=_mean(ious[v]))
+        out[key] = groups
     return out
 
 
@@ -78,8 +106,8 @@ def _mixed_types(results: list[ResultRow], variant: str) -> dict:
     """A generic JSON-lines split may mix question types: accuracy over the questions scored by
     correctness (mcq, oe), mIoU and R@t over the grounding (tvg) ones; the headline is accuracy
     when there is any such question, else mIoU."""
-    tvg = [r for r in results if r.question_type == "tvg"]
-    rest = [r for r in results if r.question_type != "tvg"]
+    tvg = [r for r in results if not in_accuracy(r)]
+    rest = [r for r in results if in_accuracy(r)]
     out: dict = {}
     if rest or not tvg:
         out["accuracy"] = _mean([_correct(r, variant) for r in rest])
@@ -110,6 +138,22 @@ def _variant(split: str, variant: str, results: list[ResultRow]) -> dict:
             if variant != "paper":
                 out["open_ended_f1"] = _mean([float(s.get("f1", 0.0)) for s in oe])
     return out
+
+
+def running_line(split: str, variant: str, results: list[ResultRow]) -> str:
+    """The live progress line of a run: the headline of ``variant`` over the results so far, by
+    the same rule as the summary (``_variant``), with its denominator."""
+    values = _variant(split, variant, results)
+    counts = denominators(split, results)
+    names = {"accuracy": "acc", "m_avg": "M-Avg", "miou": "mIoU"}
+    parts = [f"{names[values['headline']]} {100.0 * values['value']:5.1f}%"]
+    if split == "jsonl" and "miou" in values and values["headline"] != "miou":
+        parts.append(f"mIoU {100.0 * values['miou']:5.1f}%")
+    shown = f"{counts['accuracy']} scored" if split != "charades" else ""
+    if counts.get("grounding") and split != "charades":
+        shown += f", {counts['grounding']} grounding"
+    errors = sum(1 for r in results if r.error is not None)
+    return "  ".join(parts) + (f" ({shown})" if shown else "") + f"  errors {errors}"
 
 
 def tool_usage(results: list[ResultRow]) -> dict:
@@ -145,6 +189,7 @@ def summarize_results(split: str, results: Iterable[ResultRow]) -> dict:
         "scored": len(results) - len(errors),
         "errors": len(errors),
         "error_kinds": dict(sorted(kinds.items())),
+        "denominators": denominators(split, results),
         "variants": {v: _variant(split, v, results) for v in VARIANTS},
         "tools": tool_usage(results),
     }

@@ -42,6 +42,19 @@ def _metric_table(summary: dict):
     return table
 
 
+def denominator_line(metrics: dict) -> str:
+    """Which questions the numbers count (``paravt.eval.metrics.denominators``)."""
+    d = metrics["denominators"]
+    parts = []
+    if d.get("accuracy"):
+        parts.append(
+            f"accuracy over the {d['accuracy']} questions scored by correctness (errors count 0)"
+        )
+    if d.get("grounding"):
+        parts.append(f"mIoU and R@t over the {d['grounding']} grounding questions")
+    return "; ".join(parts)
+
+
 def _tools_table(tools: dict):
     """Calls the model attempted (every parsed call) beside the calls that executed."""
     from rich.table import Table
@@ -72,8 +85,16 @@ def _breakdown_table(key: str, groups: dict):
     table.add_column(key)
     table.add_column("n", justify="right")
     table.add_column("accuracy", justify="right")
+    grounding = any("miou" in g for g in groups.values())
+    if grounding:
+        table.add_column("grounding n", justify="right")
+        table.add_column("mIoU", justify="right")
     for value, g in groups.items():
-        table.add_row(str(value), str(g["n"]), _pct(g["accuracy"]))
+        acc = "-" if g["accuracy"] is None else _pct(g["accuracy"])
+        row = [str(value), str(g["n"]), acc]
+        if grounding:
+            row += [str(g.get("grounding_n", 0)), _pct(g["miou"]) if "miou" in g else "-"]
+        table.add_row(*row)
     return table
 
 
@@ -81,13 +102,15 @@ def summary_table(summary: dict):
     """The end-of-run report: every variant with errors and wall time, tool calls executed and
     attempted, then accuracy by each group key (duration, task type, ...)."""
     from rich.console import Group
+    from rich.text import Text
 
-    parts = [_metric_table(summary), _tools_table(summary["metrics"]["tools"])]
+    parts = [_metric_table(summary)]
+    if summary["metrics"].get("denominators"):
+        parts.append(Text(denominator_line(summary["metrics"])))
+    parts.append(_tools_table(summary["metrics"]["tools"]))
     for key, groups in (summary["metrics"].get("by_group") or {}).items():
         parts.append(_breakdown_table(key, groups))
     if summary.get("sheets"):
-        from rich.text import Text
-
         folder = summary["sheets"][0].rsplit("/", 1)[0]
         parts.append(Text(f"{len(summary['sheets'])} episode sheets in {folder}"))
     return Group(*parts)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from paravt.agent.engine import EpisodeEngine
+from paravt.agent.preflight import VideoChecks, check_budget
 from paravt.agent.prompts import check_user_template
 from paravt.agent.records import view_dict
 from paravt.backends.factory import check_serving, make_backend
@@ -32,7 +33,7 @@ from paravt.eval.adapters import canonical_split, load_split
 from paravt.eval.config import EvalConfig, parse_shard, protocol_view, shard_tag
 from paravt.eval.episodes import episode_input, row_of
 from paravt.eval.judge import make_judge
-from paravt.eval.metrics import summarize_results
+from paravt.eval.metrics import DEFAULT_VARIANT, running_line, summarize_results
 from paravt.eval.protocol import describe
 from paravt.eval.results import (
     ResultRow,
@@ -44,6 +45,7 @@ from paravt.eval.results import (
 )
 from paravt.eval.samples import EvalSample
 from paravt.eval.scoring import score_row
+from paravt.models.locate import LocatedModel, locate_model, weights_error
 
 logger = logging.getLogger(__name__)
 
@@ -138,12 +140,23 @@ class Runner:
         self._index: dict[str, int] = {}  # sample id -> its position in the split, set by run()
         self.sheets_written: list[str] = []
         self.judge = make_judge(cfg.judge_base_url, cfg.judge_model, cfg.judge_api_key)
+        # before anything loads: the model is found (``run``), and each video opens (once)
+        # before the model is loaded for it; the model's context bounds an episode's prompt
+        self.model: LocatedModel | None = None
+        self._videos = VideoChecks()
+        self._budget_warned = False
 
     # -- setup --------------------------------------------------------------------------------
     def _engine_for_run(self):
         if self._engine is None:
             if self._backend is None:
-                self._backend = make_backend(self.cfg.backend, script=self.cfg.script)
+                try:
+                    self._backend = make_backend(self.cfg.backend, script=self.cfg.script)
+                except Exception as e:
+                    typed = weights_error(e, self.cfg.backend.model)
+                    if typed is None:
+                        raise
+                    raise typed from e
                 check_serving(self._backend, self.cfg.engine)
             self._engine = EpisodeEngine(self._backend, self.cfg.engine, keep_pixels=False)
         return self._engine
@@ -189,6 +202,11 @@ class Runner:
         if not Path(sample.video).is_file():
             return self._failed(sample, "video_missing", f"video not found: {sample.video}")
         try:
+            facts = self._videos.check(sample.video)
+        except UserError as e:  # the video room's one-line error: this sample's only
+            return self._failed(sample, "video", str(e))
+        self._check_budget(facts)
+        try:
             question, sub_info = self._question_for(sample)
         except Exception as e:  # an unreadable video/subtitle must not stop the run
             logger.warning("sample %s: cannot build its question", sample.id, exc_info=True)
@@ -197,6 +215,26 @@ class Runner:
             return episode_input(sample, question), sub_info
         except UserError as e:  # e.g. more options than letters: this sample's problem only
             return self._failed(sample, "annotation", str(e))
+
+    def _locate_model(self) -> LocatedModel | None:
+        """The local model this run will load, found before it starts (None: another backend)."""
+        local = self._backend is None and self.cfg.script is None
+        if local and self.cfg.backend.kind == "hf":
+            return locate_model(self.cfg.backend.model)
+        return None
+
+    def _check_budget(self, facts) -> None:
+        """A first turn past the model's context stops the run (the settings are wrong for
+        every sample, not this one); the first warning of one near it is logged once."""
+        if self.model is None:
+            return
+        engine = self.cfg.engine
+        found = check_budget(
+            engine, facts, engine.frames, self.model.arch, self.model.context_length
+        )
+        if found and not self._budget_warned:
+            self._budget_warned = True
+            logger.warning("%s (said once per run)", found[0])
 
     def _run_batch(self, batch: list[EvalSample]) -> list[ResultRow]:
         """Unscored rows for ``batch`` in order; any failure becomes that sample's error row."""
@@ -256,6 +294,7 @@ class Runner:
         loaded, assigned, self._index = self.load()
         _check_user_template(self.cfg.engine.user_template, assigned)
         _check_resume(self.cfg, self.paths)
+        self.model = self._locate_model()
         self.paths.results.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(
             self.paths.run,
@@ -278,7 +317,7 @@ class Runner:
                 writer.open_for_append()
             done = {r.id for r in previous}
             todo = [s for s in assigned if s.id not in done]
-            running = _Running(self.split)
+            running = _Running(self.split, self.cfg.variant)
             mine = {s.id for s in assigned}
             for r in iter_unique(previous):
                 if r.id in mine:
@@ -362,21 +401,18 @@ def _same_times(a: list[float], b: list[float], tol: float = 0.05) -> bool:
 
 
 class _Running:
-    """Running headline for the progress bar (accuracy, or mIoU for grounding)."""
+    """The live progress line: the headline over the results so far, by the summary's own rule
+    (``metrics.running_line``), so the bar, the groups and the headline agree."""
 
-    def __init__(self, split: str):
-        self.split, self.n, self.total, self.errors = split, 0, 0.0, 0
+    def __init__(self, split: str, variant: str = DEFAULT_VARIANT):
+        self.split, self.variant = split, variant
+        self.results: list[ResultRow] = []
 
     def add(self, result: ResultRow) -> None:
-        self.n += 1
-        key = "iou" if self.split == "charades" else "correct"
-        self.total += float(result.score.get(key, 0.0))
-        self.errors += not result.ok
+        self.results.append(result)
 
     def text(self) -> str:
-        name = "mIoU" if self.split == "charades" else "acc"
-        value = 100.0 * self.total / self.n if self.n else 0.0
-        return f"{name} {value:5.1f}%  errors {self.errors}"
+        return running_line(self.split, self.variant, self.results)
 
 
 def build_summary(

@@ -53,6 +53,7 @@ __all__ = [
     "LETTERS",
     "QUESTION_TYPES",
     "QuestionType",
+    "TooFewOptionsError",
     "TooManyOptionsError",
     "UnknownQuestionTypeError",
     "accuracy",
@@ -88,15 +89,28 @@ class UnknownQuestionTypeError(UserError):
 
 
 class TooManyOptionsError(UserError):
-    """A question has more options than ``LETTERS`` can label."""
+    """A question has more options than ``LETTERS`` can label, or (``TooFewOptionsError``) too
+    few to choose from."""
+
+
+class TooFewOptionsError(TooManyOptionsError):
+    """A multiple-choice question with one option: nothing to choose, and every answer scores 1."""
 
 
 def require_letterable(options: Sequence[Any] | None, question: str) -> None:
-    """Raise :class:`TooManyOptionsError` when ``options`` cannot all be lettered A–J.
+    """Raise :class:`TooManyOptionsError` when ``options`` cannot all be lettered A–J, and
+    :class:`TooFewOptionsError` when there is only one.
 
     Why where a question is built: an eleventh option would be shown to the model under a letter
-    that extraction never reads, so every answer to it would score 0 without a word. ``question``
+    that extraction never reads, so every answer to it would score 0 without a word; a single
+    option is no choice at all, and "A" would be right whatever the model saw. ``question``
     names the question in the message (its id and/or text)."""
+    if options is not None and len(options) == 1:
+        raise TooFewOptionsError(
+            f"{question} has 1 option ({str(options[0])[:60]!r}); a multiple-choice question "
+            "needs at least 2. Add the other choices, or give no options for an open-ended "
+            "question."
+        )
     if options is not None and len(options) > len(LETTERS):
         raise TooManyOptionsError(
             f"{question} has {len(options)} options; at most {len(LETTERS)} can be lettered "
@@ -192,13 +206,16 @@ def _committed(s: str, mentions: list[_Mention]) -> Any:
 
 # A letter token: one of A–J with no Latin letter or digit beside it (Chinese may touch it:
 # "答案是D"), not part of an abbreviation ("e.g.", "i.e."), of a hyphenated word ("A-frame") or
-# of a contraction ("I'm", "I'd").
+# of a contraction ("I'm", "I'd"); a letter hyphened to an option's label is one ("A-Option B").
 _NOT_CJK_WORD = r"[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+# The word an option's label starts with: a letter hyphened to it names two candidates
+# ("A-Option B"), where a letter hyphened to any other word is part of it ("A-frame").
+_LABEL_WORD = r"(?i:option|choice|answer|opci[oó]n|choix|r[eé]ponse|antwort|opzione|op[cç][aã]o)\b"
 _LETTER = re.compile(
     rf"(?<!{_NOT_CJK_WORD})(?<![A-Za-z]{{2}}[-–])"
     r"(?![A-Ja-j]\.[A-Za-z]\.)(?!(?<=[A-Za-z]\.)[A-Ja-j]\.)"
     r"([A-Ja-j])"
-    rf"(?!{_NOT_CJK_WORD})(?![-–][A-Za-z]{{2}})(?!['’](?:m|s|d|ll|ve|re|t)\b)"
+    rf"(?!{_NOT_CJK_WORD})(?![-–](?!{_LABEL_WORD})[A-Za-z]{{2}})(?!['’](?:m|s|d|ll|ve|re|t)\b)"
 )
 #: Words that join one candidate to another: the conjunctions and hedge words of English,
 #: Spanish, French, German, Italian, Portuguese and Russian ("or", "oder", "ou", "или"). They

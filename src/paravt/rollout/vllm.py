@@ -71,6 +71,7 @@ from paravt.rollout.vllm_prompt import (
     collapse_image_pads,
     image_pad_runs,
 )
+from paravt.rollout.vllm_servers import episode_route
 from paravt.rollout.vllm_stack import stack_problem as vllm_stack_problem
 
 Key = tuple[int, float, float]
@@ -400,10 +401,11 @@ class VLLMBackend(TokenSampler):
         prompt = self._vllm_prompt(req)
         with self.gate.turn() if self.gate is not None else nullcontext(self.loaded_step) as v:
             t0 = time.perf_counter()
-            reply = self.generator.generate_one(
-                prompt, images, max_tokens=max_new, temperature=temperature,
-                top_p=top_p, what=f"episode {req.episode_id} turn {req.turn}",
-            )  # fmt: skip
+            with episode_route(req.episode_id):  # one server for every turn of the episode
+                reply = self.generator.generate_one(
+                    prompt, images, max_tokens=max_new, temperature=temperature,
+                    top_p=top_p, what=f"episode {req.episode_id} turn {req.turn}",
+                )  # fmt: skip
             dt = time.perf_counter() - t0
         gen = self._finish(
             req, key, reply.prompt_ids, list(reply.token_ids), list(reply.logprobs),

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,12 +40,13 @@ from typing import Any
 from paravt.errors import ConfigError
 from paravt.rollout.lockstep import exchange
 from paravt.rollout.vllm_server_client import ServerReply, VLLMServerClient, png_data_url
+from paravt.rollout.vllm_servers import NotReady, ServerPool, as_list, pool_of
 from paravt.rollout.vllm_stack import TESTED_SERVER_SERIES, series
 from paravt.rollout.weight_gather import gathered_buckets, torch_dtype
 from paravt.rollout.weight_push import (
-    AwaitingClient,
     FolderReloadPush,
     NCCLPush,
+    Pushed,
     WeightPush,
     WeightPushError,
     outcome_broadcast,
@@ -69,7 +71,7 @@ class ServerGeneration:
 
     def __init__(
         self,
-        client: VLLMServerClient,
+        client: ServerPool | VLLMServerClient,
         push: WeightPush,
         *,
         max_completion_length: int = 256,
@@ -82,7 +84,10 @@ class ServerGeneration:
         check_start: Callable[[], None] | None = None,
         check_push: Callable[[int], None] | None = None,
     ):
-        self.client, self.push = client, push
+        # one server or several: the pool routes, and outlives their outages
+        # (paravt.rollout.vllm_servers)
+        self.client = client if isinstance(client, ServerPool) else ServerPool([client])
+        self.push = push
         self.max_completion_length = max_completion_length
         self.temperature, self.top_p, self.top_k = temperature, top_p, top_k
         self.min_p, self.repetition_penalty = min_p, repetition_penalty
@@ -91,15 +96,43 @@ class ServerGeneration:
         self.step = -1
         self.last_cached_tokens: list[int | None] = []  # of the last generate call, per prompt
         self._urls: dict[int, tuple[Any, tuple[str, str]]] = {}
+        self._landing: Pushed | None = None  # an overlapped push not landed yet
+        self._landing_lock = threading.Lock()
 
     def sync_weights(self) -> None:
+        """The step's push: the start check before the first one (a fresh run), the weights
+        into every server that answers, then the probe of each (``check_push``); the pool then
+        routes to the servers that hold them. An overlapped push (``paravt.rollout.weight_push``)
+        is still landing when it returns: the first request waits for it (``_land``)."""
         self.step += 1
         if self.step == 0 and self.check_start is not None:
             self.check_start()  # the server's weights, before the first push replaces them
-        self.push.push(self.step)
+        pushed = self.push.push(self.step)
+        self._urls = {}
+        if pushed.wait is not None:
+            with self._landing_lock:
+                self._landing = pushed
+            return
+        self.client.begin_step(pushed.folder, pushed.holders)
         if self.check_push is not None:
             self.check_push(self.step)
-        self._urls = {}
+
+    def _land(self) -> None:
+        """Before a request: wait for an overlapped push to land (``WeightPushError``, on every
+        request, if it failed), then the pool learns which servers hold its weights."""
+        with self._landing_lock:
+            if self._landing is None or self._landing.wait is None:
+                return
+            landed = self._landing.wait()
+            self.client.begin_step(landed.folder, landed.holders)
+            self._landing = None
+
+    def settle(self) -> None:
+        """On every rank after the step's old and reference log-probs, before its optimizer
+        step: the step's push has landed, and the push's own ``settle`` (the weights check of an
+        overlapped push)."""
+        self._land()
+        self.push.settle()
 
     def _sampling(
         self,
@@ -134,6 +167,7 @@ class ServerGeneration:
         one candidate (the sampled token) per position."""
         if num_generations != 1:
             raise ValueError("ServerGeneration samples one completion per prompt")
+        self._land()
         sp = self._sampling()
         jobs = []
         for j, ids in enumerate(prompts):
@@ -161,6 +195,7 @@ class ServerGeneration:
         call an episode that advances on its own makes from its own thread
         (``VLLMBackend.agenerate``, ``engine.schedule``); many run at once, and the server
         batches them."""
+        self._land()
         sp = self._sampling(max_tokens, temperature, top_p)
         urls = [self._url(im) for im in images or []]
         return self.client.generate(prompt, urls, sp, what=what)
@@ -177,8 +212,13 @@ def _same_model(trainer_model: str, served: list[dict]) -> bool:
     )
 
 
-def check_server(client: VLLMServerClient, model_name: str, *, wait_s: float) -> dict:
-    """Everything but the weights (module doc); returns the server's model config."""
+def check_server(
+    client: VLLMServerClient, model_name: str, *, wait_s: float, by_probe: bool = False
+) -> dict:
+    """Everything but the weights (module doc); returns the server's model config. With
+    ``by_probe`` (the weights probe runs) a server under another name is let through with a
+    warning: a server started from a checkpoint folder names that folder, and its weights decide
+    (the probe before the first push, or after it on a resume)."""
     client.wait_until_up(wait_s)
     version = client.version()
     if series(version) not in TESTED_SERVER_SERIES:
@@ -190,10 +230,17 @@ def check_server(client: VLLMServerClient, model_name: str, *, wait_s: float) ->
     served = client.models()
     if not _same_model(model_name, served):
         names = ", ".join(str(m.get("id")) for m in served) or "nothing"
-        raise ConfigError(
-            f"the vLLM server {client.base_url} serves {names}, not this run's model "
-            f"{model_name!r}: start it with --model {model_name} (or --served-model-name "
-            f"{model_name} when both name the same weights)"
+        if not by_probe:
+            raise ConfigError(
+                f"the vLLM server {client.base_url} serves {names}, not this run's model "
+                f"{model_name!r}: start it with --model {model_name} (or --served-model-name "
+                f"{model_name} when both name the same weights)"
+            )
+        logger.warning(
+            "the vLLM server %s serves %s, not %r by name: its weights decide (the weights probe)",
+            client.base_url,
+            names,
+            model_name,
         )
     try:
         info = client.server_info()
@@ -204,6 +251,14 @@ def check_server(client: VLLMServerClient, model_name: str, *, wait_s: float) ->
             "endpoint) and --enable-scale-out (the token-in generate endpoint)"
         ) from e
     return dict(info.get("model_config") or {})
+
+
+def check_servers(
+    pool: ServerPool, model_name: str, *, wait_s: float, by_probe: bool = False
+) -> None:
+    """``check_server`` for every server of ``pool`` (each must answer within ``wait_s``)."""
+    for client in pool.clients:
+        check_server(client, model_name, wait_s=wait_s, by_probe=by_probe)
 
 
 def probe_image() -> Any:
@@ -221,11 +276,13 @@ class WeightsProbe:
     """The server's and the policy's logprobs of one fixed sequence (module doc).
 
     ``policy`` is the model to compare (called on every rank: a collective forward under
-    sharding); only the main process asks the server, and the verdict is exchanged."""
+    sharding); only the main process asks the servers, and the verdict is exchanged. The
+    policy's logprobs of the last comparison stay (``reference``, on every rank), so a server
+    that comes back mid-step is checked without a forward (``server_gap``)."""
 
     def __init__(
         self,
-        client: VLLMServerClient,
+        client: ServerPool | VLLMServerClient,
         processor: Any,
         *,
         is_main: bool = True,
@@ -233,7 +290,10 @@ class WeightsProbe:
     ):
         import torch
 
-        self.client, self.is_main = client, is_main
+        self.pool = client if isinstance(client, ServerPool) else None
+        self.clients = client.clients if isinstance(client, ServerPool) else [client]
+        self.client, self.is_main = self.clients[0], is_main
+        self.reference: list[float] | None = None
         self._gather = gather or (lambda shares: shares)
         tok = getattr(processor, "tokenizer", processor)
         image = probe_image()
@@ -271,34 +331,54 @@ class WeightsProbe:
         lp = torch.log_softmax(logits[:-1].float(), -1).gather(-1, ids[0, 1:, None])[:, 0]
         return [math.nan] + lp.cpu().tolist()
 
-    def server_logprobs(self) -> list[float]:
-        reported, lps = self.client.prompt_logprobs(
+    def server_logprobs(self, client: VLLMServerClient | None = None) -> list[float]:
+        client = client or self.client
+        reported, lps = client.prompt_logprobs(
             self.sent, [self.image_url], what="the weights probe"
         )
         if reported != self.ids:
             raise ConfigError(
-                f"the vLLM server {self.client.base_url} expanded the probe's image into "
+                f"the vLLM server {client.base_url} expanded the probe's image into "
                 f"{sum(1 for t in reported if t == self.pad)} image pads where this run's "
                 f"processor gives {sum(1 for t in self.ids if t == self.pad)}: its image "
                 "processor settings differ from the model folder's (--mm-processor-kwargs?)"
             )
         return lps
 
-    def gap(self, model: Any) -> tuple[float, float]:
-        """``(mean, max)`` |server − policy| over the probe's text tokens, the same on every
-        rank."""
+    def _compare(self, mine: list[float], theirs: list[float]) -> tuple[float, float]:
+        d = [
+            abs(a - b)
+            for a, b in zip(mine[self.text_from :], theirs[self.text_from :], strict=True)
+        ]
+        d = [x for x in d if math.isfinite(x)] or [math.inf]
+        return sum(d) / len(d), max(d)
+
+    def gaps(self, model: Any) -> dict[str, tuple[float, float]]:
+        """Each server's ``(mean, max)`` |server − policy| over the probe's text tokens, the same
+        on every rank; the policy's logprobs become the ``reference``."""
         mine = self.policy_logprobs(model)
+        self.reference = mine
         verdict = None
-        if self.is_main:
-            theirs = self.server_logprobs()
-            d = [
-                abs(a - b)
-                for a, b in zip(mine[self.text_from :], theirs[self.text_from :], strict=True)
-            ]
-            d = [x for x in d if math.isfinite(x)] or [math.inf]
-            verdict = (sum(d) / len(d), max(d))
+        if self.is_main:  # the servers that hold the step's weights (a down one rejoins later)
+            live = set(self.pool.live()) if self.pool is not None else None
+            verdict = {
+                c.base_url: self._compare(mine, self.server_logprobs(c))
+                for c in self.clients
+                if live is None or c.base_url in live
+            }
         shares = exchange(self._gather, verdict)
         return next(s for s in shares if s is not None)
+
+    def gap(self, model: Any) -> tuple[float, float]:
+        """The worst server's ``(mean, max)`` (``gaps``)."""
+        every = list(self.gaps(model).values()) or [(math.inf, math.inf)]
+        return max(g[0] for g in every), max(g[1] for g in every)
+
+    def server_gap(self, client: VLLMServerClient) -> tuple[float, float] | None:
+        """``client``'s gap to the last ``reference`` (this rank only; None before any)."""
+        if self.reference is None:
+            return None
+        return self._compare(self.reference, self.server_logprobs(client))
 
 
 def within(gap: tuple[float, float]) -> bool:
@@ -312,30 +392,75 @@ def _gap_text(gap: Sequence[float]) -> str:
     )
 
 
+def _worst(gaps: dict[str, tuple[float, float]]) -> tuple[str, tuple[float, float]] | None:
+    """The first server whose gap is outside the tolerance, or None."""
+    return next(((url, g) for url, g in gaps.items() if not within(g)), None)
+
+
 def refuse_other_weights(probe: WeightsProbe, model: Any, model_name: str) -> None:
-    """``ConfigError`` unless the server's weights are the policy's (before the first push)."""
-    gap = probe.gap(model)
-    if not within(gap):
+    """``ConfigError`` unless every server's weights are the policy's (before the first push):
+    a server of another model or revision, alone or in a list, is refused."""
+    bad = _worst(probe.gaps(model))
+    if bad is not None:
+        url, gap = bad
         raise ConfigError(
-            f"the vLLM server {probe.client.base_url} serves {model_name!r} with other weights "
-            f"than this run's policy: {_gap_text(gap)}. Start the server from the weights the "
-            "run starts from (a resumed run: the checkpoint folder)"
+            f"the vLLM server {url} serves {model_name!r} with other weights than this run's "
+            f"policy: {_gap_text(gap)}. Start every server from the weights the run starts "
+            "from (one model and revision for the whole list)"
         )
 
 
 def push_checker(probe: WeightsProbe, model: Any) -> Callable[[int], None]:
-    """``check_push(step)`` for ``ServerGeneration``: ``WeightPushError`` when the server's
+    """``check_push(step)`` for ``ServerGeneration``: ``WeightPushError`` when a server's
     logprobs are not the policy's after a push."""
 
     def check(step: int) -> None:
-        gap = probe.gap(model)
-        if not within(gap):
+        bad = _worst(probe.gaps(model))
+        if bad is not None:
+            url, gap = bad
             raise WeightPushError(
-                f"weight push of step {step}: the vLLM server {probe.client.base_url} does not "
-                f"hold the pushed weights ({_gap_text(gap)})"
+                f"weight push of step {step}: the vLLM server {url} does not hold the pushed "
+                f"weights ({_gap_text(gap)})"
             )
 
     return check
+
+
+def rejoiner(
+    pool: ServerPool, probe: WeightsProbe | None, *, is_main: bool
+) -> Callable[[VLLMServerClient], str]:
+    """``ServerPool.rejoin``: a server that answers again holds the step's weights before it
+    takes requests. Already the policy's by the probe: nothing to do. Else the main process has
+    it reload the step's folder and probes again (another rank waits for that: ``NotReady``);
+    a server that still differs is kept out (``WeightPushError``). Without the probe, every
+    rank has it reload the folder (idempotent)."""
+
+    def rejoin(client: VLLMServerClient) -> str:
+        if probe is not None:
+            gap = probe.server_gap(client)
+            if gap is None:
+                raise NotReady  # before the first push's probe: the push takes it in
+            if within(gap):
+                return f"it holds this step's weights: probe mean {gap[0]:.4f} nats"
+            if not is_main:
+                raise NotReady  # the main process reloads it
+        if pool.folder is None:
+            raise WeightPushError(
+                "no weight folder to reload it from (trainer.vllm_weight_push=nccl cannot "
+                "give a restarted server the weights mid-run; use folder)"
+            )
+        client.reload_weights(pool.folder)
+        done = f"reloaded {Path(pool.folder).name}"
+        if probe is None:
+            return done
+        gap = probe.server_gap(client)
+        if gap is None or not within(gap):
+            raise WeightPushError(
+                f"{done}, but its logprobs are not the policy's ({_gap_text(gap or (0, 0))})"
+            )
+        return f"{done}, probe mean {gap[0]:.4f} nats"
+
+    return rejoin
 
 
 def _device(model: Any) -> Any:
@@ -346,40 +471,58 @@ def _dtype(model: Any) -> Any:
     return next(model.parameters()).dtype
 
 
+def server_urls(args: Any) -> list[str]:
+    """The run's servers: ``vllm_server_base_url`` (one URL or a list), else host and port."""
+    urls = as_list(args.vllm_server_base_url)
+    return urls or [f"http://{args.vllm_server_host}:{args.vllm_server_port}"]
+
+
 def server_generation(trainer: Any) -> ServerGeneration:
     """The server-mode generator of a ``ParaGRPOTrainer`` (TRL built no vLLM generator: see
-    ``ParaGRPOTrainer.__init__``), after ``check_server``; the weights are compared at the first
-    push (``trainer.vllm_check_weights``), and after every push (``paravt.rollout.weight_push``:
-    in the push's ``settle`` when it overlaps)."""
+    ``ParaGRPOTrainer.__init__``), after ``check_server`` on every server; the weights are
+    compared at the first push (``trainer.vllm_check_weights``), and after every push (in the
+    push's ``settle`` when it overlaps). A resumed run (``args.resume_from_checkpoint``, set by
+    ``paravt.train.run``) pushes first and probes after: its servers may hold any step's
+    weights, or the base model's."""
     a = trainer.args
     acc = trainer.accelerator
-    base = a.vllm_server_base_url or f"http://{a.vllm_server_host}:{a.vllm_server_port}"
-    client = VLLMServerClient(
-        base, retries=a.vllm_server_retries, backoff_s=a.vllm_server_backoff_s,
-        timeout_s=a.vllm_server_request_timeout_s,
+    urls = server_urls(a)
+    tok = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
+    pool = pool_of(
+        urls, timeout_s=a.vllm_server_request_timeout_s, retries=a.vllm_server_retries,
+        backoff_s=a.vllm_server_backoff_s, outage_budget_s=a.vllm_outage_budget_s,
+        deadline_s=a.vllm_episode_deadline_s,
+        image_pad=int(tok.convert_tokens_to_ids("<|image_pad|>")),
     )  # fmt: skip
     model = acc.unwrap_model(trainer.model)
     name = str(getattr(model, "name_or_path", "") or "")
+    resumed = bool(a.resume_from_checkpoint)
     several = acc.num_processes > 1
     gather = None
     if several:
         from accelerate.utils import gather_object
 
         gather = gather_object
-    dtype = torch_dtype(_serving_dtype(client, name, a, acc.is_main_process, gather))
-    push, overlap = _weight_push(trainer, client, base, dtype, gather)
-    start = check = None
+    dtype = torch_dtype(_serving_dtype(pool, name, a, acc.is_main_process, gather))
+    push, overlap = _weight_push(trainer, pool, dtype, gather)
+    start = check = probe = None
     if a.vllm_check_weights:
         probe = WeightsProbe(
-            client, trainer.processing_class, is_main=acc.is_main_process, gather=gather
+            pool, trainer.processing_class, is_main=acc.is_main_process, gather=gather
         )
-        start = lambda: refuse_other_weights(probe, model, name)  # noqa: E731
+        if not resumed:  # a resume pushes first: its servers may hold any step's weights
+            start = lambda: refuse_other_weights(probe, model, name)  # noqa: E731
         check = push_checker(probe, model)
-    if overlap:  # the check runs once the push is loaded; requests wait for it (module doc)
+    if overlap:  # the check runs once the push has landed, in its settle (module doc)
         push.check, check = check, None
-        client = AwaitingClient(client, push)
+    pool.rejoin = rejoiner(pool, probe, is_main=acc.is_main_process)
+    if resumed:
+        logger.info(
+            "resuming from %s: the vLLM servers get its weights first, then the probe",
+            a.resume_from_checkpoint,
+        )
     return ServerGeneration(
-        client, push,
+        pool, push,
         max_completion_length=a.max_completion_length, temperature=a.temperature,
         top_p=a.top_p, top_k=a.top_k or 0, min_p=a.min_p or 0.0,
         repetition_penalty=a.repetition_penalty, generation_kwargs=a.generation_kwargs,
@@ -387,18 +530,16 @@ def server_generation(trainer: Any) -> ServerGeneration:
     )  # fmt: skip
 
 
-def _serving_dtype(client: VLLMServerClient, name: str, a: Any, is_main: bool, gather: Any) -> str:
-    """``check_server`` on the main process, then the dtype the weights are pushed in on every
-    rank: the server's (its ``/server_info``), else ``trainer.vllm_dtype``. A server the main
-    process refuses is refused on every rank (the others would wait in the push's gathers)."""
+def _serving_dtype(pool: ServerPool, name: str, a: Any, is_main: bool, gather: Any) -> str:
+    """``check_server`` of every server on the main process, then the dtype the weights are
+    pushed in, on every rank: the servers' (their ``/server_info``), else
+    ``trainer.vllm_dtype``. A server the main process refuses is refused on every rank (the
+    others would wait in the push's gathers)."""
     share: tuple[str | None, str | None] = (None, None)
     problem: ConfigError | None = None
     if is_main:
         try:
-            served = str(
-                check_server(client, name, wait_s=float(a.vllm_server_timeout)).get("dtype") or ""
-            )
-            share = (served.removeprefix("torch.") or None, None)
+            share = (_served_dtype(pool, name, a), None)
         except ConfigError as e:
             problem, share = e, (None, str(e))
     served, why = exchange(gather or (lambda s: s), share)[0]
@@ -411,8 +552,24 @@ def _serving_dtype(client: VLLMServerClient, name: str, a: Any, is_main: bool, g
     return chosen
 
 
+def _served_dtype(pool: ServerPool, name: str, a: Any) -> str | None:
+    wait_s, by_probe = float(a.vllm_server_timeout), bool(a.vllm_check_weights)
+    served = {
+        str(
+            check_server(c, name, wait_s=wait_s, by_probe=by_probe).get("dtype") or ""
+        ).removeprefix("torch.")
+        for c in pool.clients
+    } - {""}
+    if len(served) > 1:
+        raise ConfigError(
+            f"the vLLM servers {pool.base_url} serve in {', '.join(sorted(served))}: start every "
+            "server with one --dtype (the weights are pushed in it)"
+        )
+    return next(iter(served), None)
+
+
 def _weight_push(
-    trainer: Any, client: VLLMServerClient, base: str, dtype: Any, gather: Any
+    trainer: Any, pool: ServerPool, dtype: Any, gather: Any
 ) -> tuple[WeightPush, bool]:
     """The push ``trainer.vllm_weight_push`` names, and whether it overlaps."""
     a, acc = trainer.args, trainer.accelerator
@@ -422,14 +579,15 @@ def _weight_push(
         return acc.unwrap_model(trainer.model)
 
     if a.vllm_weight_push == "nccl":  # not run here (module doc of vllm_weight_push)
+        client = pool.clients[0]  # one server (ParaGRPOConfig refuses several with nccl)
 
         def reset_caches() -> None:
             for cache in ("prefix", "encoder", "mm"):
                 client.call("POST", f"/reset_{cache}_cache", what=f"resetting the {cache} cache")
 
         nccl = NCCLPush(
-            base, policy, is_main=acc.is_main_process, bucket_bytes=bucket, device=acc.device,
-            dtype=dtype, gather=gather, after=reset_caches,
+            client.base_url, policy, is_main=acc.is_main_process, bucket_bytes=bucket,
+            device=acc.device, dtype=dtype, gather=gather, after=reset_caches,
             timeout_s=a.vllm_server_request_timeout_s,
         )  # fmt: skip
         return nccl, False
@@ -437,8 +595,8 @@ def _weight_push(
     several = acc.num_processes > 1
     folder = FolderReloadPush(
         a.vllm_push_dir or str(Path(a.output_dir) / "vllm-weights"),
-        reload=client.reload_weights, is_main=acc.is_main_process, gather=gather,
-        server=client.base_url, threads=a.vllm_push_threads, overlap=overlap,
+        reload=pool.reload_weights, is_main=acc.is_main_process, gather=gather,
+        server=pool.base_url, threads=a.vllm_push_threads, overlap=overlap,
         # views of the live weights where they are whole already: the trainer settles the
         # push before its optimizer step changes them (ParaGRPOTrainer, after old/ref)
         buckets=lambda: gathered_buckets(

@@ -21,11 +21,18 @@ from vLLM 0.32's source (``vllm/entrypoints/...``):
 - ``GET /version``, ``/v1/models``, ``/server_info`` (dev mode): what the server runs, checked
   at start.
 
-Every request is retried by the one rule of ``paravt.backends.http_retry`` (connection errors,
-time-outs, busy-server statuses), with exponential backoff (``retries``, ``backoff_s``); then ``VLLMServerError`` names the server, the endpoint, the
-attempts and what the request was for. Nothing is turned into an empty completion: the rollout
-stops with the error and no episode is dropped in silence. Standard library only (``urllib``),
-so server mode needs no vLLM in the training environment.
+Every request goes through the process's one pooled ``httpx`` client
+(``paravt.backends.http``), with ``timeout_s`` a request. What a failure becomes:
+
+- the server is away (the connection refused or broken, no answer within ``timeout_s``), or it
+  answered a busy or restarting status (``RETRY_STATUS``) ``retries`` more times with waits of
+  ``backoff_s`` doubling: ``ServerUnreachable``. The pool of servers
+  (``paravt.rollout.vllm_servers``) takes it as an outage of that server: the request goes to
+  another server, or waits for one within the run's outage budget;
+- any other answer (HTTP 4xx, a malformed reply): ``VLLMServerError`` naming the server, the
+  endpoint and what the request was for; the rollout stops with it.
+
+Nothing is turned into an empty completion: no episode is dropped in silence.
 """
 
 from __future__ import annotations
@@ -35,24 +42,38 @@ import hashlib
 import json
 import logging
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from paravt.backends.http_retry import with_retries
+import httpx2 as httpx
+
+from paravt.backends.http import healthy, http_client, wait_healthy
 from paravt.backends.openai import reported_cached_tokens
 from paravt.errors import UserError
 
 logger = logging.getLogger(__name__)
 
 
+#: answers worth another try: the server is busy, restarting, or behind a proxy that timed out
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
 class VLLMServerError(UserError):
-    """The vLLM server did not answer a request after every retry, or answered it with an
-    error: the message names the server, the endpoint and the request."""
+    """The vLLM server answered a request with an error, or the servers stayed away past the
+    run's budget: the message names the server, the endpoint and the request."""
+
+
+class ServerUnreachable(VLLMServerError):
+    """One server is away (module doc): an outage of that server, which the pool of servers
+    handles (another server, or a wait); ``server`` is its address, ``answered`` whether it
+    answered at all (a busy status past the retries)."""
+
+    def __init__(self, message: str, server: str, *, answered: bool = False):
+        super().__init__(message)
+        self.server, self.answered = server, answered
 
 
 @dataclass(frozen=True)
@@ -108,58 +129,62 @@ class VLLMServerClient:
 
     # -- plain HTTP with retries -------------------------------------------------------------
     def _once(self, method: str, path: str, body: dict | None) -> Any:
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(
-            self.base_url + path,
-            data=data,
-            headers={"Content-Type": "application/json"},
-            method=method,
-        )
         self.requests += 1
-        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-            raw = resp.read()
-        return json.loads(raw.decode("utf-8")) if raw.strip() else None
+        resp = http_client().request(
+            method,
+            self.base_url + path,
+            content=None if body is None else json.dumps(body).encode("utf-8"),
+            headers={"Content-Type": "application/json"},
+            timeout=self.timeout_s,
+        )
+        resp.raise_for_status()
+        return resp.json() if resp.content.strip() else None
 
     def call(self, method: str, path: str, body: dict | None = None, *, what: str = "") -> Any:
-        """The decoded JSON answer (None for an empty one), retried as the module doc says."""
+        """The decoded JSON answer (None for an empty one); failures as the module doc says."""
         t0 = time.monotonic()
-        out = with_retries(
-            lambda: self._once(method, path, body),
-            where=f"{self.base_url}{path}",
-            retries=self.retries,
-            backoff_s=self.backoff_s,
-            on_failure=lambda why: logger.warning("vLLM server %s %s: %s", method, path, why),
-        )
-        self.retried += out.count - 1
-        if out.ok:
-            return out.reply
         for_what = f" for {what}" if what else ""
-        raise VLLMServerError(
-            f"vLLM server {self.base_url}: {method} {path}{for_what} failed after "
-            f"{out.count} attempt(s) in {time.monotonic() - t0:.0f} s: {out.error}. Check that "
-            "the server is running and reachable (its log says why it stopped); the run stopped "
-            "here, no episode was dropped"
-        )
+        where = f"vLLM server {self.base_url}: {method} {path}{for_what}"
+        attempt = 0
+        while True:
+            try:
+                return self._once(method, path, body)
+            except httpx.HTTPStatusError as e:
+                detail = " ".join(e.response.text.split())[:300]
+                why = f"HTTP {e.response.status_code}: {detail}".strip()
+                if e.response.status_code not in RETRY_STATUS:
+                    raise VLLMServerError(
+                        f"{where} was refused ({why}); the run stopped here, no episode was dropped"
+                    ) from e
+            except (httpx.TransportError, json.JSONDecodeError) as e:
+                raise ServerUnreachable(
+                    f"{where}: {type(e).__name__}: {e or 'no answer'}", self.base_url
+                ) from e
+            logger.warning("%s: %s", where, why)
+            if attempt >= self.retries:
+                raise ServerUnreachable(
+                    f"{where}: {why} after {attempt + 1} attempt(s) in "
+                    f"{time.monotonic() - t0:.0f} s",
+                    self.base_url,
+                    answered=True,
+                )
+            time.sleep(self.backoff_s * 2**attempt)
+            attempt += 1
+            self.retried += 1
+
+    def healthy(self, timeout_s: float = 5.0) -> bool:
+        """``/health`` answers 200 now."""
+        return healthy(self.base_url, timeout_s=timeout_s)
 
     def wait_until_up(self, total_s: float) -> None:
         """Poll ``/health`` until it answers 200, at most ``total_s`` seconds; then
         ``VLLMServerError``."""
-        t0 = time.monotonic()
-        while True:
-            try:
-                req = urllib.request.Request(self.base_url + "/health", method="GET")
-                with urllib.request.urlopen(req, timeout=min(10.0, self.timeout_s)) as resp:
-                    if resp.status == 200:
-                        return
-            except (urllib.error.URLError, TimeoutError, ConnectionError):
-                pass
-            if time.monotonic() - t0 >= total_s:
-                raise VLLMServerError(
-                    f"vLLM server {self.base_url}: /health did not answer within {total_s:.0f} s "
-                    "(trainer.vllm_server_timeout); start the server first (docs/TRAIN.md, "
-                    "server mode) or fix trainer.vllm_server_base_url / host / port"
-                )
-            time.sleep(1.0)
+        if not wait_healthy(self.base_url, total_s, timeout_s=min(10.0, self.timeout_s)):
+            raise VLLMServerError(
+                f"vLLM server {self.base_url}: /health did not answer within {total_s:.0f} s "
+                "(trainer.vllm_server_timeout); start the server first (docs/TRAIN.md, "
+                "server mode) or fix trainer.vllm_server_base_url / host / port"
+            )
 
     # -- what the server runs ----------------------------------------------------------------
     def version(self) -> str:

@@ -1,10 +1,12 @@
 """Pushing the policy's weights into a vLLM server (server mode), behind one interface.
 
 ``push(step)`` is called on every trainer rank, once per optimizer step, before the step's first
-generate call; ``settle()`` is called on every rank once the step's old and reference log-probs
-are computed, before its optimizer step (``ParaGRPOTrainer._generate_and_score_completions``);
-the weights must not change in between. By the time ``settle`` returns, on every rank, the server
-holds the step's weights; no request is sent under them before it does. A failed push raises the
+generate call, and returns what it left (``Pushed``: the folder the servers loaded, the servers
+that hold the weights; with ``wait`` set, a push still landing); ``settle()`` is called on every
+rank once the step's old and reference log-probs are computed, before its optimizer step
+(``ServerGeneration.settle``, from ``ParaGRPOTrainer._generate_and_score_completions``); the
+weights must not change in between. By the time ``settle`` returns, on every rank, the servers
+hold the step's weights; no request is sent under them before they do. A failed push raises the
 same one-line ``WeightPushError`` on every rank (its outcome is exchanged), so no rank waits in a
 later collective for one that stopped, and no rank goes on with weights the server does not hold.
 
@@ -22,15 +24,17 @@ Two ways, chosen by ``trainer.vllm_weight_push``:
   live weights and cast by the writers, into cast buffers kept from push to push:
   ``Scratch``); then asks the server to reload in place from that folder
   (``collective_rpc("reload_weights", weights_path=...)``, vLLM's layerwise in-place reload,
-  which also redoes the CPU kernels' weight repacking) and resets its caches. The previous
-  step's folder is removed once the new one is loaded. With ``trainer.vllm_push_overlap`` (the
+  which also redoes the CPU kernels' weight repacking) and resets its caches; with several
+  servers, every one that answers (``ServerPool.reload_weights``). The other ``step-*`` folders
+  (the previous step's, a stopped run's) are removed once the new one is loaded. With ``trainer.vllm_push_overlap`` (the
   default) ``push`` returns once the weights are gathered: rank 0 finishes the writes and the
   reload on a thread of its own while the learner goes on — in the synchronous loop the
   rollout's first-round video work, with bounded staleness the rollout hand-over and the old and
   reference log-prob passes — and its outcome reaches every rank over a gloo group of its own
-  (``outcome_broadcast``). Every sampling request waits for it (``AwaitingClient``: the server
-  client ``ServerGeneration`` is given), so a request made under the new version is sent only
-  once the server has loaded it; ``settle`` waits for it on the main thread and then runs the
+  (``outcome_broadcast``), with the servers that took it. ``push`` returns a ``Pushed`` whose
+  ``wait`` blocks until then: ``ServerGeneration`` has every sampling request wait for it and
+  then tells its server pool which servers hold the weights, so a request made under the new
+  version is sent only once they have loaded it; ``settle`` waits for it on the main thread and then runs the
   weights check (``vllm_check_weights``) while the policy still holds the pushed weights. The
   price, where the weights are not whole on the host already (GPUs, FSDP2, ZeRO-3): rank 0
   holds the gathered model (serving dtype) in host memory until it is written. Without overlap
@@ -67,7 +71,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -85,10 +89,22 @@ class WeightPushError(UserError):
     """The server did not take the policy's weights: the run stops on every rank."""
 
 
+@dataclass(frozen=True)
+class Pushed:
+    """What a push left, the same on every rank: the folder the servers loaded (None: not a
+    folder push) and the servers that hold the step's weights (None: every server). ``wait``:
+    set while an overlapped push is landing; it blocks until the servers hold the weights and
+    returns the landed ``Pushed`` (``WeightPushError`` when it failed, each time it is called)."""
+
+    folder: str | None = None
+    holders: list[str] | None = None
+    wait: Callable[[], Pushed] | None = field(default=None, compare=False)
+
+
 class WeightPush(Protocol):
     """What the server generator and the trainer need from a weight push (module doc)."""
 
-    def push(self, step: int) -> None: ...
+    def push(self, step: int) -> Pushed: ...
 
     def settle(self) -> None: ...
 
@@ -101,15 +117,18 @@ def _why(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}".replace("\n", " ")
 
 
-def _raise_first(server: str, step: int, outcomes: list) -> None:
+def _raise_first(
+    server: str, step: int, failures: list, cause: BaseException | None = None
+) -> None:
     """``WeightPushError`` naming the first rank whose outcome is a failure (the same on every
-    rank: the outcomes were exchanged)."""
-    failed = [(r, f) for r, f in enumerate(outcomes) if f]
+    rank: the outcomes were exchanged); on the rank that failed, its error rides on it (one log
+    line was written; ``--debug`` shows the traceback)."""
+    failed = [(r, f) for r, f in enumerate(failures) if f]
     if failed:
         rank, why = failed[0]
         raise WeightPushError(
             f"weight push of step {step} to the vLLM server {server} failed on rank {rank}: {why}"
-        )
+        ) from cause
 
 
 @dataclass
@@ -127,15 +146,18 @@ class PushTimes:
 
 
 class _Outcome:
-    """One overlapped push's outcome on this rank: None (loaded) or why it failed."""
+    """One overlapped push's outcome on this rank: why it failed (None: loaded), and the servers
+    that took it."""
 
-    def __init__(self, step: int):
-        self.step = step
+    def __init__(self, step: int, folder: str):
+        self.step, self.folder = step, folder
         self._done = threading.Event()
         self.failure: str | None = None
+        self.holders: list[str] | None = None
+        self.cause: BaseException | None = None  # this rank's own error, if it failed here
 
-    def set(self, failure: str | None) -> None:
-        self.failure = failure
+    def set(self, failure: str | None, holders: list[str] | None) -> None:
+        self.failure, self.holders = failure, holders
         self._done.set()
 
     def wait(self) -> str | None:
@@ -245,7 +267,8 @@ class FolderReloadPush:
     """The ``folder`` push (module doc).
 
     ``buckets()`` yields the gathered buckets (``weight_gather.gathered_buckets``: called on
-    every rank, tensors on the main process only); ``reload`` asks the server to load a folder;
+    every rank, tensors on the main process only); ``reload`` asks the server(s) to load a
+    folder and may return the servers that did (a ``ServerPool``'s);
     ``gather`` is the all-gather of one object per rank (``None``: one process); ``threads``
     shards are written at once; ``overlap`` returns from ``push`` before the writes and the
     reload end (module doc), ``broadcast`` carrying rank 0's outcome to the others
@@ -261,7 +284,7 @@ class FolderReloadPush:
         self,
         folder: str | Path,
         *,
-        reload: Callable[[str], None],
+        reload: Callable[[str], list[str] | None],
         state_dict: Callable[[], dict] | None = None,
         save: Callable[[Path, dict], None] | None = None,
         is_main: bool = True,
@@ -270,7 +293,7 @@ class FolderReloadPush:
         buckets: Callable[[], Iterator[Bucket]] | None = None,
         threads: int = 4,
         overlap: bool = False,
-        broadcast: Callable[[str | None], str | None] | None = None,
+        broadcast: Callable[[Any], Any] | None = None,
         check: Callable[[int], None] | None = None,
     ):
         if buckets is None and (state_dict is None or save is None):
@@ -286,12 +309,12 @@ class FolderReloadPush:
         self.pushed: list[int] = []  # steps the server holds, for tests
         self.last: PushTimes | None = None
         self._current: Path | None = None
-        self._pending: _Outcome | None = None
-        self._failed: _Outcome | None = None  # a push that failed: later requests fail too
+        self._pending: _Outcome | None = None  # the overlapped push not settled yet
+        self._last: _Outcome | None = None  # the last overlapped push
         self.scratch = Scratch()  # the writers' cast buffers, kept from push to push
 
     # -- the protocol ------------------------------------------------------------------------
-    def push(self, step: int) -> None:
+    def push(self, step: int) -> Pushed:
         if self._pending is not None:  # no settle since the last push: wait for it now
             logger.warning("push of step %d: the previous push was not settled; its weights "
                            "check is skipped", step)  # fmt: skip
@@ -299,42 +322,40 @@ class FolderReloadPush:
         t0 = time.perf_counter()
         self.last = PushTimes(step)
         if self._buckets is None:
-            self._push_state_dict(step)
+            pushed = self._push_state_dict(step)
             self.last.blocked_s = self.last.total_s = time.perf_counter() - t0
             self.pushed.append(step)
-            return
-        failure, job = None, None
+            return pushed
+        failure, cause, job, holders = None, None, None, None
         try:
             job = self._gather_and_write(step)
             if job is not None and not self.overlap:
-                self._finish(job, step)
-        except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc); logged
-            logger.exception("weight push of step %d failed", step)
-            failure = _why(e)
+                holders = self._finish(job, step)
+        except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc)
+            logger.error("weight push of step %d failed: %s", step, _why(e))  # the cause rides
+            failure, cause = _why(e), e
+        outcomes = [o or (None, None) for o in exchange(self._gather, (failure, holders))]
         try:
-            _raise_first(self.server, step, exchange(self._gather, failure))
+            _raise_first(self.server, step, [f for f, _ in outcomes], cause)
         except WeightPushError:
             if job is not None and self.overlap:  # another rank failed: this one's writes stop
                 job[0].abort()
             raise
         self.last.blocked_s = time.perf_counter() - t0
+        folder = str((self.folder / f"step-{step}").resolve())
         if self.overlap:
-            self._pending = _Outcome(step)
+            self._pending = self._last = outcome = _Outcome(step, folder)
             self._go_on(job, step, t0)
-            return
+            return Pushed(folder, None, wait=lambda: self._landed(outcome))
         self.last.total_s = self.last.blocked_s
         self.pushed.append(step)
+        return Pushed(folder, outcomes[0][1])
 
-    def loaded(self) -> None:
-        """Wait until the server holds the weights of the push under way (none: at once);
-        ``WeightPushError`` if it failed. Local (no collective): any thread may call it."""
-        outcome = self._pending or self._failed
-        failure = outcome.wait() if outcome is not None else None
-        if outcome is not None and failure:
-            raise WeightPushError(
-                f"weight push of step {outcome.step} to the vLLM server {self.server} failed on "
-                f"rank 0: {failure}"
-            )
+    def loaded(self) -> Pushed:
+        """The last overlapped push, once the servers hold its weights (``WeightPushError`` if it
+        failed); ``Pushed()`` when there was none. Local (no collective): any thread may call
+        it."""
+        return self._landed(self._last) if self._last is not None else Pushed()
 
     def settle(self) -> None:
         """On every rank, on the main thread, before the optimizer step: wait for the overlapped
@@ -346,14 +367,20 @@ class FolderReloadPush:
             self.check(step)
 
     # -- the parts ---------------------------------------------------------------------------
+    def _landed(self, outcome: _Outcome) -> Pushed:
+        failure = outcome.wait()
+        if failure:
+            raise WeightPushError(
+                f"weight push of step {outcome.step} to the vLLM server {self.server} failed on "
+                f"rank 0: {failure}"
+            ) from outcome.cause
+        return Pushed(outcome.folder, outcome.holders)
+
     def _take_outcome(self) -> int:
         pending = self._pending
         assert pending is not None
         try:
-            self.loaded()
-        except WeightPushError:
-            self._failed = pending
-            raise
+            self._landed(pending)
         finally:
             self._pending = None
         self.pushed.append(pending.step)
@@ -384,9 +411,9 @@ class FolderReloadPush:
             raise
         return writer, tmp
 
-    def _finish(self, job: tuple[ShardWriter, Path], step: int) -> None:
-        """Main process: the shards and the index on disk, the folder in place, the server
-        reloaded from it, the previous folder removed."""
+    def _finish(self, job: tuple[ShardWriter, Path], step: int) -> list[str] | None:
+        """Main process: the shards and the index on disk, the folder in place, the server(s)
+        reloaded from it (those that did), the other ``step-*`` folders removed."""
         writer, tmp = job
         writer.finish()
         final = self.folder / f"step-{step}"
@@ -394,8 +421,9 @@ class FolderReloadPush:
         assert self.last is not None
         self.last.bytes, self.last.shards = writer.bytes, len(set(writer.weight_map.values()))
         self.last.peak_held_bytes = writer.peak_held_bytes
-        self._reload(str(final.resolve()))
-        self._drop_previous(final)
+        holders = self._reload(str(final.resolve()))
+        self._drop_others(final)
+        return holders
 
     def _go_on(self, job: tuple[ShardWriter, Path] | None, step: int, t0: float) -> None:
         """Overlap: the main process finishes on a thread and tells the others; they wait for
@@ -404,46 +432,48 @@ class FolderReloadPush:
         assert pending is not None
 
         def finish() -> None:
-            failure = None
+            failure, holders = None, None
             try:
                 assert job is not None
-                self._finish(job, step)
+                holders = self._finish(job, step)
                 assert self.last is not None
                 self.last.total_s = time.perf_counter() - t0
-            except Exception as e:  # noqa: BLE001 - the outcome every rank reads; logged
-                logger.exception("weight push of step %d failed", step)
-                failure = _why(e)
-            pending.set(self._tell(failure))
+            except Exception as e:  # noqa: BLE001 - the outcome every rank reads
+                logger.error("weight push of step %d failed: %s", step, _why(e))  # cause rides
+                failure, pending.cause = _why(e), e
+            pending.set(*self._tell((failure, holders)))
 
         def hear() -> None:
-            pending.set(self._tell(None))
+            pending.set(*self._tell((None, None)))
 
         name = f"paravt-push-{step}"
         threading.Thread(target=finish if self.is_main else hear, name=name, daemon=True).start()
 
-    def _tell(self, failure: str | None) -> str | None:
-        """Rank 0's outcome, on every rank (one process: its own)."""
+    def _tell(self, outcome: tuple[str | None, list[str] | None]) -> tuple:
+        """Rank 0's ``(failure, holders)``, on every rank (one process: its own)."""
         if self._broadcast is None:
-            return failure
+            return outcome
         try:
-            return self._broadcast(failure)
+            return tuple(self._broadcast(outcome))
         except Exception as e:  # noqa: BLE001 - an outcome that never arrived fails the push
-            logger.exception("the weight push's outcome did not arrive")
-            return failure or f"its outcome did not reach every rank ({_why(e)})"
+            logger.error("the weight push's outcome did not arrive: %s", _why(e))
+            return (outcome[0] or f"its outcome did not reach every rank ({_why(e)})", None)
 
-    def _push_state_dict(self, step: int) -> None:
-        failure: str | None = None
+    def _push_state_dict(self, step: int) -> Pushed:
+        failure, cause, holders = None, None, None
         try:
             assert self._state_dict is not None
             sd = self._state_dict()
             if self.is_main:
-                self._write_and_reload(step, sd)
-        except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc); logged
-            logger.exception("weight push of step %d failed", step)
-            failure = _why(e)
-        _raise_first(self.server, step, exchange(self._gather, failure))
+                holders = self._write_and_reload(step, sd)
+        except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc)
+            logger.error("weight push of step %d failed: %s", step, _why(e))  # the cause rides
+            failure, cause = _why(e), e
+        outcomes = [o or (None, None) for o in exchange(self._gather, (failure, holders))]
+        _raise_first(self.server, step, [f for f, _ in outcomes], cause)
+        return Pushed(str((self.folder / f"step-{step}").resolve()), outcomes[0][1])
 
-    def _write_and_reload(self, step: int, state_dict: dict) -> None:
+    def _write_and_reload(self, step: int, state_dict: dict) -> list[str] | None:
         assert self._save is not None
         self.folder.mkdir(parents=True, exist_ok=True)
         final = self.folder / f"step-{step}"
@@ -453,13 +483,16 @@ class FolderReloadPush:
                 shutil.rmtree(stale)
         self._save(tmp, state_dict)
         tmp.rename(final)
-        self._reload(str(final.resolve()))
-        self._drop_previous(final)
+        holders = self._reload(str(final.resolve()))
+        self._drop_others(final)
+        return holders
 
-    def _drop_previous(self, final: Path) -> None:
-        previous, self._current = self._current, final
-        if previous is not None and previous != final and previous.exists():
-            shutil.rmtree(previous, ignore_errors=True)
+    def _drop_others(self, final: Path) -> None:
+        """The ``step-*`` folders but ``final`` (the previous step's, or a stopped run's)."""
+        self._current = final
+        for stale in self.folder.glob("step-*"):
+            if stale != final:
+                shutil.rmtree(stale, ignore_errors=True)
 
 
 def save_checkpoint(model: Any) -> Callable[[Path, dict], None]:
@@ -473,31 +506,7 @@ def save_checkpoint(model: Any) -> Callable[[Path, dict], None]:
     return save
 
 
-class AwaitingClient:
-    """The server client ``ServerGeneration`` samples through, with every sampling request held
-    until the overlapped push under way is loaded (``FolderReloadPush.loaded``); everything
-    else is the client's own."""
-
-    def __init__(self, client: Any, push: FolderReloadPush):
-        self.client, self.push = client, push
-
-    def generate(self, *args: Any, **kwargs: Any) -> Any:
-        self.push.loaded()
-        return self.client.generate(*args, **kwargs)
-
-    def generate_many(self, *args: Any, **kwargs: Any) -> Any:
-        self.push.loaded()
-        return self.client.generate_many(*args, **kwargs)
-
-    def prompt_logprobs(self, *args: Any, **kwargs: Any) -> Any:
-        self.push.loaded()
-        return self.client.prompt_logprobs(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.client, name)
-
-
-def outcome_broadcast(timeout_s: float) -> Callable[[str | None], str | None]:
+def outcome_broadcast(timeout_s: float) -> Callable[[Any], Any]:
     """Rank 0's word to every rank, over a gloo group of its own (formed here: call it on every
     rank, in the same order as the other groups): the overlapped push's outcome travels from
     threads while the main threads run their own collectives on the default group."""
@@ -507,7 +516,7 @@ def outcome_broadcast(timeout_s: float) -> Callable[[str | None], str | None]:
 
     group = dist.new_group(backend="gloo", timeout=timedelta(seconds=float(timeout_s)))
 
-    def broadcast(value: str | None) -> str | None:
+    def broadcast(value: Any) -> Any:
         box = [value]
         dist.broadcast_object_list(box, src=0, group=group)
         return box[0]
@@ -545,19 +554,20 @@ class NCCLPush:
         self.transfer: Any = None  # TRL's WeightTransferClient: rank 0, from the first push
         self.pushed: list[int] = []
 
-    def push(self, step: int) -> None:
+    def push(self, step: int) -> Pushed:
         model = self._model()
         failure: str | None = None
+        cause: BaseException | None = None
         if self.is_main:  # 1. rank 0 alone: the group (first push) and the server paused
             try:
                 if self.transfer is None:
                     self.transfer = self._open(model)
                 self.transfer.pause()
-            except Exception as e:  # noqa: BLE001 - re-raised on every rank below; logged
-                logger.exception("NCCL weight push of step %d: opening the transfer failed", step)
-                failure = _why(e)
+            except Exception as e:  # noqa: BLE001 - re-raised on every rank below
+                logger.error("NCCL weight push of step %d: no transfer: %s", step, _why(e))
+                failure, cause = _why(e), e
         # no rank enters a gather rank 0 will not join
-        _raise_first(self.server, step, exchange(self._gather, failure))
+        _raise_first(self.server, step, exchange(self._gather, failure), cause)
         failure = None
         try:  # 2. every rank gathers; rank 0 sends
             pairs = named_tensors(gathered_buckets(
@@ -572,11 +582,12 @@ class NCCLPush:
             else:
                 for _ in pairs:
                     pass
-        except Exception as e:  # noqa: BLE001 - every rank must hear of it; logged
-            logger.exception("NCCL weight push of step %d failed", step)
-            failure = _why(e)
-        _raise_first(self.server, step, exchange(self._gather, failure))
+        except Exception as e:  # noqa: BLE001 - every rank must hear of it
+            logger.error("NCCL weight push of step %d failed: %s", step, _why(e))
+            failure, cause = _why(e), e
+        _raise_first(self.server, step, exchange(self._gather, failure), cause)
         self.pushed.append(step)
+        return Pushed()
 
     def settle(self) -> None:
         """Nothing to wait for: ``push`` returns once the workers hold the weights."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import sys
 from typing import Any
 
 import anyio
@@ -21,6 +22,7 @@ from mcp.server.stdio import stdio_server
 
 from paravt import __version__
 from paravt.config import build
+from paravt.logs import one_line_logging
 from paravt.serve.calls import VIDEO_INFO_SCHEMA, ToolReply, ToolService, crop_video_schema
 from paravt.serve.config import ServeToolsConfig
 from paravt.tools.schema import TOOL_NAME, TOOL_SCHEMA
@@ -99,12 +101,25 @@ async def _serve_stdio(server: Server) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
+def serving_line(cfg: ServeToolsConfig) -> str:
+    """What the server says on stderr as it starts: where it serves, what, and from where."""
+    roots = ", ".join(cfg.video_roots) or "none"
+    tools = f"{TOOL_NAME} and video_info"
+    if cfg.http_port:
+        where = f"on http://127.0.0.1:{cfg.http_port}/mcp (streamable HTTP; Ctrl-C stops it)"
+    else:
+        where = "on stdio (MCP; it stops when the client closes stdin)"
+    return f"paravt serve-tools: serving {tools} {where}; video roots: {roots}"
+
+
 def serve(cfg: ServeToolsConfig) -> None:
-    """Serve until the client goes away: stdio, or streamable HTTP on 127.0.0.1 with a port."""
+    """Serve until the client goes away: stdio, or streamable HTTP on 127.0.0.1 with a port.
+    One line on stderr says where (stdout is the stdio protocol's)."""
     import torch
 
     torch.set_num_threads(cfg.torch_threads)
     server = build_server(cfg)
+    print(serving_line(cfg), file=sys.stderr, flush=True)
     if cfg.http_port:
         import uvicorn
 
@@ -116,6 +131,6 @@ def serve(cfg: ServeToolsConfig) -> None:
 
 def serve_from_dict(data: dict) -> None:
     """The launcher's entry: ``data`` is a ``ServeToolsConfig`` as ``paravt.config.to_dict``
-    wrote it."""
-    logging.basicConfig(level=logging.WARNING)
+    wrote it. Logged failures (a corrupt region of a video) are one line each on stderr."""
+    one_line_logging()
     serve(build(ServeToolsConfig, data))

@@ -26,6 +26,7 @@ from paravt.agent.config import EngineConfig
 from paravt.config import build, to_dict
 from paravt.errors import ConfigError
 from paravt.rewards.config import RewardConfig
+from paravt.rollout.vllm_servers import as_list
 from paravt.train.engine_config import TrainEngineConfig, sampling_set_on_engine
 from paravt.train.gating import PAPER_CHOICES
 
@@ -151,16 +152,47 @@ class ParaGRPOConfig(GRPOConfig):
             "at most vllm_push_threads + 1 gathered buckets in memory."
         },
     )
+    # one server or several, and a run that outlives their outages (paravt.rollout.vllm_servers;
+    # docs/TRAIN.md, "Server outages and several servers"). The waits add up under ddp_timeout:
+    # a rank's rollout can keep the others in a collective at most deadline + outage budget,
+    # and one request at most (retries + 1) x request timeout (refused otherwise, at start)
+    vllm_server_base_url: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Server mode: the vLLM server(s), http://HOST:PORT each: one URL or a list "
+            "(episodes routed by id, each to one server; weights pushed to every live one). "
+            "None: vllm_server_host and vllm_server_port."
+        },
+    )
+    vllm_outage_budget_s: float = field(
+        default=600.0,
+        metadata={
+            "help": "Server mode: seconds one step's rollout may wait with no server answering "
+            "(a restart); the requests in flight are resubmitted once one is back with the "
+            "step's weights. Past it every rank stops with one line, after saving a checkpoint."
+        },
+    )
+    vllm_episode_deadline_s: float = field(
+        default=900.0,
+        metadata={
+            "help": "Server mode: an episode's server time (outages not counted): a request past "
+            "it stops the run with one line, after saving a checkpoint."
+        },
+    )
     vllm_server_retries: int = field(
-        default=4,
-        metadata={"help": "Server mode: extra attempts of a request the server did not answer."},
+        default=2,
+        metadata={
+            "help": "Server mode: extra attempts of a request the server answered busy "
+            "(429/5xx); a server that does not answer at all is down (vllm_outage_budget_s)."
+        },
     )
     vllm_server_backoff_s: float = field(
         default=1.0,
         metadata={"help": "Server mode: the first wait between attempts (doubling each time)."},
     )
     vllm_server_request_timeout_s: float = field(
-        default=600.0, metadata={"help": "Server mode: the longest one request may take."}
+        default=300.0,
+        metadata={"help": "Server mode: the longest one request may take (then: down)."},
     )
     vllm_check_weights: bool = field(
         default=True,
@@ -288,10 +320,45 @@ class ParaGRPOConfig(GRPOConfig):
             )
         if self.vllm_server_retries < 0 or self.vllm_server_backoff_s < 0:
             raise ConfigError("vllm_server_retries and vllm_server_backoff_s must be >= 0")
+        if self.vllm_mode == "server":
+            self._check_server_waits()
         if self.vllm_structured_outputs_regex:
             raise ConfigError(
                 "vllm_structured_outputs_regex: one pattern would constrain every turn of an "
                 "episode (tool calls, the forced answer, sub-agent summaries) alike; drop it"
+            )
+
+    def _check_server_waits(self) -> None:
+        """Server mode's waits fit under ``ddp_timeout`` (the field block's comment), and
+        several servers need the folder push."""
+        self.vllm_server_base_url = as_list(self.vllm_server_base_url) or None
+        urls = self.vllm_server_base_url or []
+        if len(urls) > 1 and self.vllm_weight_push != "folder":
+            raise ConfigError(
+                f"trainer.vllm_server_base_url lists {len(urls)} servers: several servers need "
+                "trainer.vllm_weight_push=folder (the nccl push has one server's group)"
+            )
+        if self.vllm_outage_budget_s <= 0 or self.vllm_episode_deadline_s <= 0:
+            raise ConfigError(
+                "trainer.vllm_outage_budget_s and trainer.vllm_episode_deadline_s must be > 0"
+            )
+        limit = float(self.ddp_timeout)
+        retries, timeout = self.vllm_server_retries, self.vllm_server_request_timeout_s
+        one_request = (retries + 1) * timeout + self.vllm_server_backoff_s * (2**retries - 1)
+        if one_request >= limit:
+            raise ConfigError(
+                f"trainer.vllm_server_retries={retries} x vllm_server_request_timeout_s="
+                f"{timeout:g} lets one request take {one_request:.0f} s, not below "
+                f"trainer.ddp_timeout={limit:.0f} s: the other ranks would die in a collective "
+                "first; lower the retries or the timeout, or raise ddp_timeout"
+            )
+        held = self.vllm_episode_deadline_s + self.vllm_outage_budget_s
+        if held >= limit:
+            raise ConfigError(
+                f"trainer.vllm_episode_deadline_s={self.vllm_episode_deadline_s:g} + "
+                f"vllm_outage_budget_s={self.vllm_outage_budget_s:g} = {held:.0f} s is not below "
+                f"trainer.ddp_timeout={limit:.0f} s: a rank's rollout could keep the others "
+                "in a collective past it; lower one of them, or raise ddp_timeout"
             )
 
 

@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from paravt.agent.prompts import check_user_template
-from paravt.config import build, merge, parse_overrides, read_yaml, to_dict, typed_leaves
+from paravt.config import (
+    build,
+    merge,
+    parse_overrides,
+    read_yaml,
+    to_dict,
+    typed_leaves,
+    with_line,
+)
 from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
@@ -289,11 +297,33 @@ def load_model(model_path: str, args: Any):
 
 
 def train_and_save(
-    trainer: Any, processor: Any, run_dir: Path, ckpt: Path | None, metrics_path: Path, extra: dict
+    trainer: Any,
+    processor: Any,
+    run_dir: Path,
+    ckpt: Path | None,
+    metrics_path: Path,
+    extra: dict,
+    stop: Any = None,
 ) -> dict:
     """Train (from ``ckpt`` when resuming), save ``final/`` (model + processor) and
-    ``summary.json``; the summary, with ``extra`` (data and other counts) merged in."""
-    result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
+    ``summary.json``; the summary, with ``extra`` (data and other counts) merged in. A run that
+    stops early — asked to (``stop``: a ``StopAtStepEnd``), or after a rollout error it cannot go
+    on from — saves a checkpoint and raises ``RunStopped`` (``paravt.train.launch.stopping``)."""
+    from paravt.train.launch.stopping import (
+        save_after_failure,
+        stopped_by_request,
+        stopping_error,
+    )
+
+    try:
+        result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
+    except Exception as e:
+        if stopping_error(e):
+            raise save_after_failure(trainer, run_dir, e) from e
+        raise
+    step = int(trainer.state.global_step)
+    if stop is not None and stop.stopped_at is not None and step < int(trainer.state.max_steps):
+        raise stopped_by_request(stop.request.reason() or "request", step, run_dir)
     final_dir = run_dir / "final"
     trainer.save_model(str(final_dir))
     is_main = trainer.args.process_index == 0
@@ -301,7 +331,7 @@ def train_and_save(
         processor.save_pretrained(str(final_dir))
     summary = {
         "run_dir": str(run_dir),
-        "global_step": int(trainer.state.global_step),
+        "global_step": step,
         "final_model": str(final_dir),
         "resumed_from": str(ckpt) if ckpt else None,
         **extra,
@@ -323,6 +353,8 @@ def run_training(
     """
     # torch and trl load here, when a run starts: importing run.py stays light
     from paravt.rollout.vllm import require_vllm
+    from paravt.rollout.vllm_server import ServerGeneration
+    from paravt.train.launch.stopping import StopAtStepEnd, StopRequest
     from paravt.train.metrics import MetricsJsonl
     from paravt.train.trainer import ParaGRPOTrainer
 
@@ -334,6 +366,8 @@ def run_training(
     run_dir.mkdir(parents=True, exist_ok=True)
 
     ckpt = agreed_checkpoint(run_dir, resume, args)
+    # read by the vLLM server generator: a resumed run pushes its weights before the probe
+    args.resume_from_checkpoint = str(ckpt) if ckpt else None
     metrics_path = run_dir / args.metrics_file
     if is_main:
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
@@ -359,11 +393,21 @@ def run_training(
         trainer.remove_callback(ProgressCallback)
         trainer.remove_callback(PrinterCallback)
         trainer.add_callback(ProgressLine(console))
-    if on_trainer is not None:  # tests and benchmarks attach probes here
-        on_trainer(trainer)
-    return train_and_save(
-        trainer, processor, run_dir, ckpt, metrics_path, {"data": report.summary()}
-    )
+    with StopRequest() as request:  # SIGTERM: save and stop after the step in progress
+        stop = StopAtStepEnd(request, args.world_size)
+        trainer.add_callback(stop)
+        generator = getattr(trainer, "vllm_generation", None)
+        if isinstance(generator, ServerGeneration):  # an outage's wait ends on the request too
+            generator.client.stop = request.reason
+        if on_trainer is not None:  # tests and benchmarks attach probes here
+            on_trainer(trainer)
+        try:
+            return train_and_save(
+                trainer, processor, run_dir, ckpt, metrics_path, {"data": report.summary()}, stop
+            )
+        finally:
+            if isinstance(generator, ServerGeneration):
+                generator.client.close()  # its /health watcher
 
 
 def load_command_config(
@@ -373,14 +417,18 @@ def load_command_config(
     ``ParaGRPOConfig`` too (bad keys fail fast); the memory plan skips it, since HF refuses
     ``bf16`` on a machine without a GPU, where a plan is made before a launch."""
     data: dict = {}
-    if config:
-        data = read_yaml(recipe_path(config))
+    path = recipe_path(config) if config else None
+    if path is not None:
+        data = read_yaml(path)
     data = merge(data, parse_overrides(overrides))
-    cfg = build(TrainCommandConfig, data)
-    if check_trainer:
-        para_config(cfg)  # fail fast on bad trainer keys
-    else:
-        moved = moved_trainer_keys(dict(cfg.trainer))
-        if moved:
-            raise ConfigError(moved)
+    try:
+        cfg = build(TrainCommandConfig, data)
+        if check_trainer:
+            para_config(cfg)  # fail fast on bad trainer keys
+        else:
+            moved = moved_trainer_keys(dict(cfg.trainer))
+            if moved:
+                raise ConfigError(moved)
+    except ConfigError as e:  # a key the recipe sets: its line
+        raise with_line(e, path) from e.__cause__
     return cfg

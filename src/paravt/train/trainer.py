@@ -90,7 +90,7 @@ from paravt.train.async_rollout import AsyncRollouts
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_dump import dump_episodes
 from paravt.train.episode_errors import warn_if_every_episode_failed
-from paravt.train.gating import gated_frames
+from paravt.train.gating import EpochOrder, gated_frames
 from paravt.train.loss_batch import LossBatch
 from paravt.train.metrics import episode_stats, step_metrics
 
@@ -371,6 +371,11 @@ class ParaGRPOTrainer(GRPOTrainer):
             a.engine, temperature=a.temperature if mode == "train" else 0.0, top_p=a.top_p
         )
 
+    def _get_train_sampler(self, dataset=None):
+        # each epoch's prompt order from (seed, epoch): a resumed run sees the K sequence of an
+        # uninterrupted one (paravt.train.gating, EpochOrder)
+        return EpochOrder(super()._get_train_sampler(dataset))
+
     def _make_engine(self, mode: str):
         # host memory: frames kept at their pixel budget only, and a sub-agent's window frames
         # let go once its summary is made unless the loss trains on sub-agent trajectories
@@ -549,7 +554,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         old_logps, ref_logps = self._old_and_ref_logps(batch, mode)
         if self.use_vllm and isinstance(self.vllm_generation, ServerGeneration):
             # the step's weights, written while the passes above ran, are the server's
-            self.vllm_generation.push.settle()  # (paravt.rollout.weight_push)
+            self.vllm_generation.settle()  # (paravt.rollout.weight_push)
         sampling_logps, is_ratio = batch.sampling_logps, None
         if self.use_vllm:
             # a forced turn's tokens (NaN: sampled by no one) count as on-policy

@@ -38,10 +38,13 @@ def contact_sheet(
     title: str = "",
     thumb_width: int = 320,
     columns: int = 0,
+    aspect: float = 1.0,
 ) -> Path:
     """Write a PNG grid of frames. ``groups`` = [(label prefix, uint8 [n,3,H,W], times)].
 
     Each frame is captioned ``"{prefix} {t:.1f} s"``; ``columns=0`` picks a near-square grid.
+    ``aspect`` is the video's sample aspect ratio (``VideoMeta.sample_aspect_ratio``): frames
+    are stored as decoded and drawn as a player shows them, widened by it.
     """
     from PIL import Image, ImageDraw
 
@@ -50,7 +53,8 @@ def contact_sheet(
     ]
     if not cells:
         raise ValueError("contact sheet: no frames to draw")
-    h, w = int(cells[0][1].shape[1]), int(cells[0][1].shape[2])
+    h, stored_w = int(cells[0][1].shape[1]), int(cells[0][1].shape[2])
+    w = max(1, round(stored_w * (aspect if 0.1 <= aspect <= 10 else 1.0)))
     tw = max(16, min(thumb_width, w))
     th = max(1, round(h * tw / w))
     cols = columns if columns > 0 else max(1, math.ceil(math.sqrt(len(cells))))

@@ -4,7 +4,8 @@ A training dump stores the frames the model saw (downscaled) beside its records,
 copied. Otherwise they are decoded from the video at the times the record holds, with the video
 engine's own ``frames_at`` (the frame shown at each time, the same one the engine picked), and
 shrunk to ``thumb_width``. A frame that cannot be had (the video moved, a file missing) is
-``None``: the page shows a placeholder instead of a broken image.
+``None``: the page shows a placeholder instead of a broken image. A video of non-square pixels
+(its record's ``video_meta`` names their aspect ratio) is shown at its display shape.
 """
 
 from __future__ import annotations
@@ -13,7 +14,17 @@ import logging
 import shutil
 from pathlib import Path
 
+from PIL import Image
+
 logger = logging.getLogger(__name__)
+
+
+def _display_shape(img, pixel_aspect: float):
+    """``img`` stretched to the shape it is shown at: each pixel ``pixel_aspect`` times wider
+    than high (an anamorphic video's frames are stored squeezed)."""
+    if abs(pixel_aspect - 1.0) < 1e-3:
+        return img
+    return img.resize((max(1, round(img.width * pixel_aspect)), img.height))
 
 
 def _key(t) -> str:
@@ -28,17 +39,19 @@ class FrameStore:
         self.thumb_width = thumb_width
         root.mkdir(parents=True, exist_ok=True)
 
-    def _save(self, frame, name: str) -> str:
+    def _save(self, frame, name: str, pixel_aspect: float = 1.0) -> str:
         from paravt.video.sheet import frame_image
 
-        img = frame_image(frame)
+        img = _display_shape(frame_image(frame), pixel_aspect)
         if img.width > self.thumb_width:
             h = max(1, round(img.height * self.thumb_width / img.width))
             img = img.resize((self.thumb_width, h))
         img.save(self.root / name, format="JPEG", quality=85)
         return f"frames/{name}"
 
-    def _decoded(self, video: str, times: list[float], stem: str) -> dict[str, str | None]:
+    def _decoded(
+        self, video: str, times: list[float], stem: str, pixel_aspect: float = 1.0
+    ) -> dict[str, str | None]:
         from paravt.video.source import VideoSource
 
         out: dict[str, str | None] = {_key(t): None for t in times}
@@ -52,7 +65,8 @@ class FrameStore:
         try:
             frames = src.frames_at(times)
             for n, (t, _) in enumerate(zip(times, frames.times, strict=False)):
-                out[_key(t)] = self._save(frames.frame(n), f"{stem}-{n:03d}.jpg")
+                name = f"{stem}-{n:03d}.jpg"
+                out[_key(t)] = self._save(frames.frame(n), name, pixel_aspect)
         except Exception:  # noqa: BLE001 - as above: the page shows placeholders
             logger.warning("cannot decode the frames of %s", video, exc_info=True)
         finally:
@@ -68,7 +82,12 @@ class FrameStore:
             key = _key(f.get("time", 0.0))
             if name and src.is_file():
                 dest = f"{stem}-{n:03d}.jpg"
-                shutil.copyfile(src, self.root / dest)
+                par = float(ep.get("pixel_aspect") or 1.0)
+                if abs(par - 1.0) < 1e-3:
+                    shutil.copyfile(src, self.root / dest)
+                else:
+                    with Image.open(src) as img:
+                        _display_shape(img.convert("RGB"), par).save(self.root / dest, "JPEG")
                 out[key] = f"frames/{dest}"
             else:
                 out.setdefault(key, None)
@@ -88,4 +107,5 @@ class FrameStore:
         if ep.get("stored_frames"):
             found = self._copied(ep, stem)
             return {_key(t): found.get(_key(t)) for t in times}
-        return self._decoded(str(ep.get("video") or ""), times, stem)
+        par = float(ep.get("pixel_aspect") or 1.0)
+        return self._decoded(str(ep.get("video") or ""), times, stem, par)

@@ -72,16 +72,21 @@ def _reward_total(ep: dict) -> float | None:
 
 def index_page(runs: list, links: dict, notes: list[str], compare: bool) -> str:
     """The table of every episode of every run, filterable and sortable (``viewer.js``)."""
-    heads = ["run", "id", "type", "K", "calls", "turns", "answer", "gold", "correct", "reward",
-             "error"]  # fmt: skip
+    # a training run's generations of one prompt share its id: its step, generation and
+    # advantage tell them apart (columns shown when a training run is in the site)
+    train = any(run.kind == "train" for run in runs)
+    heads = ["run", "id", *(["step", "gen", "adv"] if train else []), "type", "K", "calls",
+             "turns", "answer", "gold", "correct", "reward", "error"]  # fmt: skip
     rows = []
     for r_i, run in enumerate(runs):
         for ep in run.episodes:
             href = links[(r_i, ep["_key"])]
             correct = _correct_text(ep)
+            steps = [ep.get("step"), ep.get("generation"), _num(ep.get("advantage"))]
             cells = [
                 esc(run.name),
                 f'<a href="{href}">{esc(ep["id"])}</a>',
+                *([esc("" if v is None else v) for v in steps] if train else []),
                 esc(ep.get("question_type")),
                 esc(ep.get("k")),
                 esc(ep.get("calls")),
@@ -215,6 +220,7 @@ def _episode_head(run, ep: dict, duration: float, index_href: str) -> str:
         f"K = {esc(ep.get('k'))} · video {esc(str(ep.get('video') or '').rsplit('/', 1)[-1])} "
         f"({duration:.1f} s)"
         + (f" · step {esc(ep.get('step'))}" if ep.get("step") is not None else "")
+        + (f" · generation {esc(ep.get('generation'))}" if ep.get("generation") is not None else "")
         + "</p>"
         f'<section class="question"><h2>Question</h2><p class="q">{esc(ep.get("question"))}</p>'
         + (f'<ol class="options">{opts}</ol>' if opts else "")

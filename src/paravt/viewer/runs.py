@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paravt.errors import UserError
+from paravt.viz.layout import pixel_aspect
 
 
 @dataclass
@@ -60,6 +61,7 @@ def _from_record(ep: dict, rec: dict) -> None:
     ep["overview_times"] = rec.get("overview_times") or ep.get("overview_times") or []
     ep["k"] = rec.get("frames_k") or len(ep["overview_times"])
     ep["duration"] = (rec.get("video_meta") or {}).get("duration")
+    ep["pixel_aspect"] = pixel_aspect(rec.get("video_meta"))
     ep["answer_source"] = rec.get("answer_source")
     ep["prefix"] = rec.get("prefix") or ""
     ep["subagents"] = rec.get("subagents") or []
@@ -137,8 +139,11 @@ def _eval_run(path: Path, run: RunData) -> None:
 
 
 def _train_run(path: Path, run: RunData) -> None:
+    """Every dumped episode. The generations of one prompt share its id; each is told apart by
+    its step, rank and ``generation`` (its place among that step's episodes of the id)."""
     folder = path / "episodes"
     for f in sorted(folder.glob("dump-rank*.jsonl")):
+        seen: dict[tuple, int] = {}
         for row in read_lines(f, run.notes):
             rec = row.get("record")
             if not isinstance(rec, dict):
@@ -167,6 +172,9 @@ def _train_run(path: Path, run: RunData) -> None:
             }
             _from_record(ep, rec)
             ep["k"] = row.get("k") or ep["k"]
+            key = (ep["step"], ep["rank"], ep["id"])
+            ep["generation"] = seen.get(key, 0)
+            seen[key] = ep["generation"] + 1
             run.episodes.append(ep)
     if not run.episodes:
         run.notes.append(

@@ -28,6 +28,7 @@ MAX_OVERVIEW_THUMB_W = 176
 MAX_OVERVIEW_ROWS = 4
 WINDOW_THUMB_W = 64
 BAR_H = 12
+GAP = 4  # pixels between two thumbnails of a row
 THUMB_ASPECT = 9 / 16  # used when a record carries no pixels to measure
 LABEL_CHARS = 120  # a failed call's label (window, kind, error) is cut here
 
@@ -171,11 +172,30 @@ def _split_images(rec: Any) -> tuple[list[Any], list[Any]]:
     )
 
 
-def _aspect(images: list[Any]) -> float:
+def pixel_aspect(video_meta: dict | None) -> float:
+    """The width of one pixel over its height, as the video's metadata records it
+    (``pixel_aspect_ratio``, or ``sample_aspect_ratio``: a number, ``"4/3"`` or ``"4:3"``);
+    1.0 (square pixels) when it says nothing usable. An anamorphic DVD frame of 720x576 with
+    64:45 pixels is shown 1024 wide."""
+    meta = video_meta or {}
+    raw = meta.get("pixel_aspect_ratio", meta.get("sample_aspect_ratio"))
+    try:
+        if isinstance(raw, str) and any(sep in raw for sep in ":/"):
+            num, den = (float(x) for x in raw.replace(":", "/").split("/", 1))
+            value = num / den
+        else:
+            value = float(raw)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return 1.0
+    return value if math.isfinite(value) and 0.1 <= value <= 10 else 1.0
+
+
+def _aspect(images: list[Any], par: float = 1.0) -> float:
+    """Height over displayed width of the frames (``par``: the pixels' own aspect ratio)."""
     for im in images:
         shape = getattr(im.data, "shape", None)
         if shape is not None and len(shape) == 3 and shape[2] > 0:
-            return float(shape[1]) / float(shape[2])
+            return float(shape[1]) / (float(shape[2]) * par)
     return THUMB_ASPECT
 
 
@@ -199,23 +219,48 @@ class _Canvas:
         return len(self.frames) - 1
 
 
+def place_in_row(centres: list[int], w: int, width: int, gap: int = GAP) -> list[int]:
+    """Left edges of boxes ``w`` wide, each as near its centre as the others allow, none
+    overlapping (``gap`` apart at least) and all inside ``[0, width]``; in the centres' order.
+    The caller makes ``w`` small enough for all of them to fit."""
+    lefts: list[int] = []
+    for c in centres:  # left to right: push right past the previous box
+        x = max(0, c - w // 2)
+        if lefts:
+            x = max(x, lefts[-1] + w + gap)
+        lefts.append(x)
+    limit = width - w
+    for j in range(len(lefts) - 1, -1, -1):  # right to left: pull back inside the picture
+        nxt = limit if j == len(lefts) - 1 else lefts[j + 1] - w - gap
+        lefts[j] = min(lefts[j], nxt)
+    return [max(0, x) for x in lefts]
+
+
 def _overview_strip(cv: _Canvas, times: list[float], images: list[Any], top: int):
     """``(thumbnails, bottom)``: overview thumbnails centred on their times, staggered over up to
-    ``MAX_OVERVIEW_ROWS`` rows so they stay wide enough to see."""
+    ``MAX_OVERVIEW_ROWS`` rows so they stay wide enough to see; thumbnails too close in time are
+    moved apart along their row, so no two ever overlap (frames bunched in time, hundreds of
+    frames)."""
     spacing = (cv.right - cv.left) / max(1, len(times))
     rows = 1
-    while rows < MAX_OVERVIEW_ROWS and spacing * rows - 4 < MIN_OVERVIEW_THUMB_W:
+    while rows < MAX_OVERVIEW_ROWS and spacing * rows - GAP < MIN_OVERVIEW_THUMB_W:
         rows += 1
-    tw = int(max(24, min(MAX_OVERVIEW_THUMB_W, spacing * rows - 4)))
+    per_row = math.ceil(len(times) / rows) if times else 1
+    fits = cv.width // per_row - GAP  # the widest box of which a full row fits the picture
+    tw = int(max(8, min(MAX_OVERVIEW_THUMB_W, spacing * rows - GAP, fits)))
     th = max(8, round(tw * cv.aspect))
     by_time = {round(im.time, 3): im for im in images}
+    lefts: dict[int, int] = {}
+    for r in range(rows):
+        mine = list(range(r, len(times), rows))
+        placed = place_in_row([cv.x(times[i]) for i in mine], tw, cv.width)
+        lefts.update(zip(mine, placed, strict=True))
     thumbs: list[Thumb] = []
     for i, t in enumerate(times):
-        x = min(max(cv.x(t) - tw // 2, 0), cv.width - tw)
         im = by_time.get(round(t, 3))
         frame = None if im is None else cv.add_frame(im.data)
-        thumbs.append(Thumb(t, x, top + (i % rows) * (th + 4), tw, th, frame))
-    return thumbs, top + (rows * (th + 4) if times else 0) + 6
+        thumbs.append(Thumb(t, lefts[i], top + (i % rows) * (th + GAP), tw, th, frame))
+    return thumbs, top + (rows * (th + GAP) if times else 0) + 6
 
 
 def _ticks(cv: _Canvas) -> list[tuple[int, str]]:
@@ -238,12 +283,14 @@ def _call_bar(cv: _Canvas, call: Any, y: int) -> Bar:
 
 def _window_strip(cv: _Canvas, bar: Bar, images: list[Any], top: int) -> int:
     """The frames one window returned, as thumbnails under its bar; returns their bottom."""
-    wth = max(8, round(WINDOW_THUMB_W * cv.aspect))
-    strip = len(images) * (WINDOW_THUMB_W + 2)
+    # as wide as the timeline holds them all in one strip (32 frames no longer run off it)
+    ww = max(8, min(WINDOW_THUMB_W, (cv.right - cv.left) // max(1, len(images)) - 2))
+    wth = max(8, round(ww * cv.aspect))
+    strip = len(images) * (ww + 2)
     sx = min(max(bar.x0, cv.left), max(cv.left, cv.right - strip))
     for j, im in enumerate(images):
-        x = sx + j * (WINDOW_THUMB_W + 2)
-        bar.thumbs.append(Thumb(float(im.time), x, top, WINDOW_THUMB_W, wth, cv.add_frame(im.data)))
+        x = sx + j * (ww + 2)
+        bar.thumbs.append(Thumb(float(im.time), x, top, ww, wth, cv.add_frame(im.data)))
     return top + wth + 4
 
 
@@ -281,7 +328,7 @@ def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
         MARGIN_LEFT,
         width - MARGIN_RIGHT,
         max([duration, *ends, 1e-6]),
-        _aspect(overview_imgs + tool_imgs),
+        _aspect(overview_imgs + tool_imgs, pixel_aspect(rec.video_meta)),
     )
     chars = max(40, int((width - 2 * MARGIN_RIGHT) / (FONT_SIZE * 0.55)))
     header = _header(rec, chars)

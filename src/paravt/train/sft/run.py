@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.config import build, merge, parse_overrides, read_yaml, typed_leaves
+from paravt.config import build, merge, parse_overrides, read_yaml, typed_leaves, with_line
 from paravt.errors import ConfigError
 from paravt.train.launch.checkpoints import agreed_checkpoint
 from paravt.train.launch.process_group import join_process_group
@@ -74,13 +74,17 @@ def load_sft_config(config: str | None, overrides: tuple[str, ...]) -> SFTConfig
     """Recipe ← ``--set`` overrides. ``trajectories.options`` is a free mapping (the backend's
     keyword arguments), so its ``--set`` values are read as YAML (``0.9`` a number, ``[…]`` a
     list) — the dataclass has no types to coerce them to."""
-    data: dict = read_yaml(recipe_path(config)) if config else {}
+    path = recipe_path(config) if config else None
+    data: dict = read_yaml(path) if path is not None else {}
     extra = parse_overrides(overrides)
     options = extra.get("trajectories", {}).get("options")
     if isinstance(options, dict):
         extra["trajectories"]["options"] = typed_leaves(options)
-    cfg = build(SFTConfig, merge(data, extra))
-    sft_args(cfg)  # fail fast on bad trainer keys
+    try:
+        cfg = build(SFTConfig, merge(data, extra))
+        sft_args(cfg)  # fail fast on bad trainer keys
+    except ConfigError as e:  # a key the recipe sets: its line
+        raise with_line(e, path) from e.__cause__
     return cfg
 
 
@@ -172,6 +176,14 @@ def run_sft(
             "skipped_rows": len(data_report.skipped),
         },
     )
+    if is_main and console is not None:  # one live line instead of HF's tqdm bar and log dicts
+        from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+        from paravt.train.progress import ProgressLine  # loads transformers
+
+        trainer.remove_callback(ProgressCallback)
+        trainer.remove_callback(PrinterCallback)
+        trainer.add_callback(ProgressLine(console))
     if on_trainer is not None:  # tests attach probes here
         on_trainer(trainer)
     return train_and_save(

@@ -1,0 +1,82 @@
+"""Budgets that set the prompt's length are checked against the model's context before anything
+loads: past it, refused with the numbers; near it, a warning on stderr. The count is checked
+against a real episode's record (it is a lower bound of the prompt, exact on the image tokens).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from paravt.agent.config import EngineConfig
+from paravt.agent.preflight import IMAGE_MARKERS, check_budget, probe_video, prompt_budget
+from paravt.errors import UserError
+from paravt.models.locate import locate_model
+
+
+@pytest.fixture(scope="module")
+def unloadable_model(tiny_qwen3_dir, tmp_path_factory) -> Path:
+    """The tiny model's files with weights that cannot load: whatever reaches the load fails."""
+    folder = tmp_path_factory.mktemp("unloadable") / "model"
+    shutil.copytree(tiny_qwen3_dir, folder)
+    (folder / "model.safetensors").write_bytes(b"not safetensors")
+    return folder
+
+
+def test_frames_past_the_context_are_refused_before_the_model_loads(
+    gop_video, unloadable_model, paravt_cli
+):
+    # 12 s at 30 fps: 360 frames; 160x90 under the default overview budget: 112 + 2 tokens each
+    r = paravt_cli("infer", gop_video, "-q", "What?", "--model", unloadable_model,
+                   "--frames", "100000")  # fmt: skip
+    assert r.returncode == 2
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in r.stderr
+    line = lines[0]
+    assert "--frames 100000" in line and "360 overview frames x 114 tokens" in line
+    assert "43,088" in line and "context of 32,768" in line  # 360 x 114 + 2,048 new tokens
+    assert "at most 269" in line  # (32,768 - 2,048) // 114
+
+
+def test_frames_near_the_context_warn_on_stderr_before_the_load(
+    gop_video, unloadable_model, paravt_cli
+):
+    r = paravt_cli("infer", gop_video, "-q", "What?", "--model", unloadable_model,
+                   "--frames", "250")  # fmt: skip
+    warning = [ln for ln in r.stderr.splitlines() if ln.startswith("paravt: warning:")]
+    assert len(warning) == 1 and "30,548 tokens, 93% of the model's context" in warning[0]
+    # then the load itself fails (this folder's weights are not weights): after the warning
+    assert r.returncode == 2 and r.stderr.index("warning") < r.stderr.index(
+        "weights cannot be read"
+    )
+
+
+def test_a_full_episode_past_the_context_is_a_warning(gop_video, tiny_qwen3_dir):
+    facts = probe_video(str(gop_video))
+    engine = EngineConfig(frames=16, max_turns=8, max_parallel=8)
+    engine.crop.max_pixels = 602112
+    model = locate_model(str(tiny_qwen3_dir))
+    found = check_budget(engine, facts, 16, model.arch, model.context_length)
+    assert len(found) == 1 and "a full episode" in found[0] and "engine.max_turns" in found[0]
+    assert check_budget(EngineConfig(frames=16), facts, 16, model.arch, 32768) == []
+    assert check_budget(engine, facts, 16, None, None) == []  # openai: nothing known
+    with pytest.raises(UserError, match="past the model's context of 1,000"):
+        check_budget(EngineConfig(), facts, 64, "qwen3-vl", 1000)
+
+
+def test_the_count_matches_a_real_episode(gop_video, tiny_qwen3_dir, paravt_cli):
+    """The image tokens of a real first turn are the count's, exactly; the prompt is more (its
+    text is not counted)."""
+    r = paravt_cli("infer", gop_video, "-q", "What?", "--model", tiny_qwen3_dir, "--json",
+                   "--mode", "direct", "--frames", "5",
+                   "--set", "engine.max_new_tokens=4")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    record = json.loads(r.stdout)["record"]
+    model = locate_model(str(tiny_qwen3_dir))
+    b = prompt_budget(EngineConfig(frames=5), probe_video(str(gop_video)), 5, model.arch,
+                      model.context_length)  # fmt: skip
+    assert record["tokens"]["image"] == b.overview - 5 * IMAGE_MARKERS
+    assert record["prompt_len"] > b.overview

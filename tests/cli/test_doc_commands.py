@@ -1,0 +1,206 @@
+"""Every command of README.md and the guides (INFER, TRAIN, EVAL, TOY_TASK), run as written.
+
+Each command of their shell blocks (``doc_commands.shell_commands``, the extraction
+``tests/train/test_docs_launch_plans.py`` uses too) is either run here, in a shell, in a
+folder of its own, and must exit 0 with no traceback on stderr; or skipped with the reason it
+cannot run on a test machine (a GPU, vLLM or another server, the network, a benchmark's or the
+reader's own files, hours of work). A command the table below does not know fails the test, so a
+new command in the docs is either run or given its reason.
+
+"As written" allows two changes: ``/tmp/`` becomes the test's own folder, and ``~`` is a home
+folder made for the test. Inputs a command names as the reader's own (``video.mp4``,
+``toy.mp4``, ``./my-checkpoint``) are made first, from the generated test videos and the tiny
+model. The runs use the shipped toy demo and the tiny models only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from doc_commands import shell_commands
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = ["README.md", "docs/INFER.md", "docs/TRAIN.md", "docs/EVAL.md", "docs/TOY_TASK.md"]
+
+#: (pattern, why it is not run here), first match wins
+SKIPPED = [
+    (
+        r"^python benchmarks/bench_backend_agreement",
+        "a benchmark script over the reader's toy run "
+        "folder (RUN/); benchmarks/README.md says how its numbers were made",
+    ),
+    (r"^VENV/bin/python", "needs vLLM's own environment (scripts/vllm-env.sh) and a run folder"),
+    (r"^scripts/vllm-env\.sh", "builds vLLM's environment: downloads wheels (network)"),
+    (
+        r"torchrun|accelerate launch",
+        "a multi-GPU launch; its memory plan runs in tests/train/test_docs_launch_plans.py",
+    ),
+    (
+        r"--backend openai|python -m lmms_eval",
+        "needs an OpenAI-compatible model server (vLLM, SGLang) and, for lmms-eval, the harness",
+    ),
+    (
+        r"--set model=/models/",
+        "the paper recipe on an 8B or 2B model in /models (GPUs); its plan "
+        "runs in tests/train/test_docs_launch_plans.py",
+    ),
+    (
+        r"^paravt infer video\.mp4 -q .*(--option \"He|--type tvg|--quiet\b)|jq -c",
+        "the default model, the released 8B checkpoint: a download (network) and a GPU",
+    ),
+    (r"~/data/", "a benchmark's release files in the reader's folders, and the 8B model"),
+    (r"paravt view runs/|paravt eval report runs/", "the reader's own eval and training runs"),
+    (
+        r"--config sft-toy",
+        "sft-toy's 2 epochs over 2,000 toy episodes: hours on 2 cores (its "
+        "mechanics run in tests/cli/test_training_output.py on sft-smoke)",
+    ),
+    (
+        r"model=runs/sft-toy/final \.\.\.",
+        "continues from the run folder of the sft command above "
+        "('...' elides the data keys); the plan runs in tests/train/test_docs_launch_plans.py",
+    ),
+    (
+        r"--data OUT/toy",
+        "an eval of the reader's toy split (OUT); its committed result is "
+        "experiments/toy_paradox/results/demo-eval/",
+    ),
+]
+
+
+@dataclass
+class Run:
+    """How to run one command: the inputs it needs first (``setup``), where (``cwd``: the
+    test's folder, or the repository for a path relative to it), and whether it is ``slow``."""
+
+    setup: tuple[str, ...] = ()
+    cwd: str = "work"
+    slow: bool = False
+    prefix: list[str] = field(default_factory=list)  # earlier doc commands it reads the output of
+
+
+#: (pattern, how to run it), first match wins
+RUN = [
+    (r"^apt-get update .*paravt make-toy-task /tmp/paravt-demo", Run()),  # the README's main
+    (r"^paravt infer video\.mp4 -q \"\.\.\.\" --model \./my-checkpoint", Run(("video", "ckpt"))),
+    (r"^paravt infer toy\.mp4 .*--model toy-demo", Run(("toy",))),
+    (r"^paravt train --config cpu-smoke$", Run()),
+    (r"^paravt train --config paragrpo --set model=tests/train/data/", Run(cwd="repo")),
+    (r"^paravt make-tiny-model toy-model --preset toy", Run()),
+    (r"^paravt make-toy-task toy --n 1000", Run(slow=True)),
+    (r"^paravt make-toy-task data/toy --n", Run(slow=True)),
+    (r"^paravt make-toy-task (still|glimpse) --n", Run(slow=True)),
+    (r"^paravt make-toy-task /tmp/toy --n 1 --seed 4", Run()),
+    (r"^paravt infer /tmp/toy/videos/train-00000\.mp4",
+     Run(prefix=["paravt make-toy-task /tmp/toy --n 1 --seed 4"])),
+    (r"^paravt serve-tools --video-root ~/\.cache/huggingface/videomme --write-entry",
+     Run(("videomme_root",))),
+]  # fmt: skip
+
+#: the parts of a chained command that install software: left out, with this reason
+INSTALL = re.compile(r"^(apt-get|pip|sudo) ")
+
+
+def _commands() -> list[tuple[str, str]]:
+    out = []
+    for doc in DOCS:
+        for line, command in shell_commands((REPO / doc).read_text()):
+            if "paravt" in command or command.startswith(("python ", "VENV/", "scripts/")):
+                out.append((f"{doc}:{line}", command))
+    return out
+
+
+COMMANDS = _commands()
+
+
+def _verdict(command: str) -> Run | str | None:
+    for pattern, reason in SKIPPED:
+        if re.search(pattern, command):
+            return reason
+    for pattern, run in RUN:
+        if re.search(pattern, command):
+            return run
+    return None
+
+
+def test_every_doc_command_is_run_or_given_a_reason():
+    assert len(COMMANDS) > 30, COMMANDS
+    unknown = [f"{where}: {cmd}" for where, cmd in COMMANDS if _verdict(cmd) is None]
+    assert not unknown, "add these docs commands to RUN or SKIPPED:\n" + "\n".join(unknown)
+    ran = [c for _, c in COMMANDS if isinstance(_verdict(c), Run)]
+    assert len(ran) >= 10, ran
+
+
+def _params():
+    out = []
+    for where, cmd in COMMANDS:
+        verdict = _verdict(cmd)
+        if isinstance(verdict, str):
+            out.append(pytest.param(cmd, None, id=where, marks=pytest.mark.skip(reason=verdict)))
+        elif isinstance(verdict, Run):
+            marks = [pytest.mark.slow] if verdict.slow else []
+            out.append(pytest.param(cmd, verdict, id=where, marks=marks))
+    return out
+
+
+def _as_written(command: str, work: Path) -> str:
+    """The command with ``/tmp/`` in the test's folder and its install steps left out."""
+    parts = [p for p in command.split(" && ") if not INSTALL.match(p.strip())]
+    return " && ".join(parts).replace("/tmp/", f"{work}/tmp/")
+
+
+@pytest.fixture
+def inputs(tmp_path, gop_video, tiny_qwen3_dir):
+    """``make(name)`` puts the input ``name`` a command expects into the test's folder."""
+    work = tmp_path / "work"
+    (work / "tmp").mkdir(parents=True)
+    home = tmp_path / "home"
+    home.mkdir()
+
+    def make(name: str) -> None:
+        if name == "video":
+            shutil.copy(gop_video, work / "video.mp4")
+        elif name == "ckpt":
+            shutil.copytree(tiny_qwen3_dir, work / "my-checkpoint")
+        elif name == "toy":
+            from paravt.toy.generate import make_toy_task
+            from paravt.toy.task import ToyTaskConfig
+
+            make_toy_task(ToyTaskConfig(out=str(tmp_path / "toy"), n=1, seed=4,
+                                        visibility_videos=0))  # fmt: skip
+            shutil.copy(tmp_path / "toy" / "videos" / "train-00000.mp4", work / "toy.mp4")
+        elif name == "videomme_root":
+            (home / ".cache" / "huggingface" / "videomme").mkdir(parents=True)
+
+    return work, home, make
+
+
+def _shell(command: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HOME=str(home), OMP_NUM_THREADS="1")
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], cwd=cwd, env=env, capture_output=True,
+        text=True, timeout=1800,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("command, run", _params())
+def test_the_doc_command_runs_as_written(command, run, inputs):
+    work, home, make = inputs
+    for name in run.setup:
+        make(name)
+    cwd = REPO if run.cwd == "repo" else work
+    for before in run.prefix:
+        r = _shell(_as_written(before, work), cwd, home)
+        assert r.returncode == 0, f"{before}\n{r.stderr[-3000:]}"
+    r = _shell(_as_written(command, work), cwd, home)
+    assert r.returncode == 0, f"{command}\nexit {r.returncode}\n{r.stderr[-3000:]}"
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert "internal error" not in r.stderr, r.stderr[-3000:]
