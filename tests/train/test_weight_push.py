@@ -116,16 +116,25 @@ def _ask(gen: ServerGeneration):
 def test_the_overlapped_push_returns_first_and_requests_wait_for_the_reload(
     model, tmp_path, server
 ):
-    """The push returns once the weights are gathered; the reload takes 1 s on the server, and a
-    request made at once is sent only after it; the pool then knows the step's folder and
-    holders, and ``settle`` runs the check of that step."""
+    """The push returns once the weights are gathered (the policy's side of the weights check
+    taken by then); the reload takes 1 s on the server, and a request made at once is sent only
+    after it; the pool then knows the step's folder and holders, and ``settle`` runs the check
+    of that step."""
     httpd = server(reload_s=1.0)
     checked: list[int] = []
-    gen, push = _generation(model, tmp_path, httpd, check=checked.append)
+    referenced: list[list[str]] = []  # what the server had done when the reference was taken
+    gen, push = _generation(
+        model, tmp_path, httpd, check=checked.append,
+        reference=lambda: referenced.append(httpd.kinds()),
+    )  # fmt: skip
     try:
         gen.sync_weights()
         assert "reload-done" not in httpd.kinds() and push.pushed == []
+        # the policy's side of the check, taken before push returned and before any reload
+        assert referenced == [[]]
+        assert push.pushing  # until it has landed: a server that comes back waits to rejoin
         assert _ask(gen).token_ids == [7]
+        assert not push.pushing
         assert httpd.kinds() == ["reload-start", "reload-done", "generate"]
         assert gen.client.folder == str(tmp_path / "push" / "step-0")
         assert gen.client.live() == [httpd.url]
@@ -136,6 +145,44 @@ def test_the_overlapped_push_returns_first_and_requests_wait_for_the_reload(
         assert checked == [0]
     finally:
         gen.client.close()
+
+
+def test_the_reference_of_a_push_that_does_not_overlap_is_taken_before_the_reload(
+    model, tmp_path, server
+):
+    httpd = server()
+    referenced: list[list[str]] = []
+    push = _push(model, tmp_path, httpd.url, torch.bfloat16,
+                 reference=lambda: referenced.append(httpd.kinds()))  # fmt: skip
+    pushed = push.push(0)
+    assert referenced == [[]] and httpd.kinds() == ["reload-start", "reload-done"]
+    assert pushed.wait is None and push.pushed == [0] and not push.pushing
+
+
+def test_a_server_that_does_not_answer_the_weights_probe_is_down_not_a_failed_check(caplog):
+    """The check after a push: a server of the pool that does not answer the probe (it went
+    away) is marked down in the pool, with the cause, instead of failing the run; it rejoins
+    once it answers again and holds the step's weights. While a push is under way a server
+    that answers again waits to rejoin (``busy``)."""
+    from paravt.models.tiny import build_tiny as build
+    from paravt.rollout.vllm_server import WeightsProbe, push_checker, rejoiner
+    from paravt.rollout.vllm_servers import NotReady
+
+    _, processor = build("qwen3-vl", seed=7)
+    gone = VLLMServerClient("http://127.0.0.1:9", retries=0)  # nothing listens there
+    pool = ServerPool([gone], poll_s=60)
+    try:
+        probe = WeightsProbe(pool, processor)
+        probe.reference = [0.0] * len(probe.ids)  # as ``take_reference`` leaves it
+        caplog.set_level(logging.WARNING, logger="paravt.rollout.vllm_servers")
+        push_checker(probe, None, referenced=True)(3)  # no WeightPushError
+        assert pool.live() == []
+        down = [r.getMessage() for r in caplog.records if "is down" in r.getMessage()]
+        assert len(down) == 1 and "did not answer the weights probe" in down[0]
+        with pytest.raises(NotReady):
+            rejoiner(pool, probe, is_main=True, busy=lambda: True)(gone)
+    finally:
+        pool.close()
 
 
 def test_a_failed_overlapped_push_stops_requests_and_settle_with_one_line(model, tmp_path, server):

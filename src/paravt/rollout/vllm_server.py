@@ -39,7 +39,12 @@ from typing import Any
 
 from paravt.errors import ConfigError
 from paravt.rollout.lockstep import exchange
-from paravt.rollout.vllm_server_client import ServerReply, VLLMServerClient, png_data_url
+from paravt.rollout.vllm_server_client import (
+    ServerReply,
+    ServerUnreachable,
+    VLLMServerClient,
+    png_data_url,
+)
 from paravt.rollout.vllm_servers import NotReady, ServerPool, as_list, pool_of
 from paravt.rollout.vllm_stack import TESTED_SERVER_SERIES, series
 from paravt.rollout.weight_gather import gathered_buckets, torch_dtype
@@ -353,21 +358,41 @@ class WeightsProbe:
         d = [x for x in d if math.isfinite(x)] or [math.inf]
         return sum(d) / len(d), max(d)
 
-    def gaps(self, model: Any) -> dict[str, tuple[float, float]]:
+    def take_reference(self, model: Any) -> None:
+        """The policy's logprobs of the probe, kept as the ``reference`` (every rank: a
+        collective forward under sharding): the folder push takes them once the weights are
+        gathered, before any server reloads them, and its check compares the servers with them
+        (``push_checker(referenced=True)``)."""
+        self.reference = self.policy_logprobs(model)
+
+    def gaps(self, model: Any | None) -> dict[str, tuple[float, float]]:
         """Each server's ``(mean, max)`` |server − policy| over the probe's text tokens, the same
-        on every rank; the policy's logprobs become the ``reference``."""
-        mine = self.policy_logprobs(model)
+        on every rank; the policy's logprobs become the ``reference`` (``model`` None: the
+        ``reference`` taken already, ``take_reference``). A server of a pool that does not
+        answer the probe is down there (on every rank), not a failed check: it rejoins once it
+        answers again and holds the step's weights."""
+        mine = self.policy_logprobs(model) if model is not None else self.reference
+        assert mine is not None, "no reference taken"
         self.reference = mine
-        verdict = None
+        verdict: dict[str, tuple[float, float] | str] | None = None
         if self.is_main:  # the servers that hold the step's weights (a down one rejoins later)
             live = set(self.pool.live()) if self.pool is not None else None
-            verdict = {
-                c.base_url: self._compare(mine, self.server_logprobs(c))
-                for c in self.clients
-                if live is None or c.base_url in live
-            }
+            verdict = {}
+            for c in self.clients:
+                if live is not None and c.base_url not in live:
+                    continue
+                try:
+                    verdict[c.base_url] = self._compare(mine, self.server_logprobs(c))
+                except ServerUnreachable as e:  # an outage, not other weights: down, not fatal
+                    if self.pool is None:
+                        raise
+                    verdict[c.base_url] = f"it did not answer the weights probe: {e}"
         shares = exchange(self._gather, verdict)
-        return next(s for s in shares if s is not None)
+        every = next(s for s in shares if s is not None)
+        for url, why in every.items():  # every rank's pool: down, it rejoins once it holds them
+            if isinstance(why, str) and self.pool is not None:
+                self.pool.mark_down(url, why)
+        return {url: g for url, g in every.items() if not isinstance(g, str)}
 
     def gap(self, model: Any) -> tuple[float, float]:
         """The worst server's ``(mean, max)`` (``gaps``)."""
@@ -410,12 +435,16 @@ def refuse_other_weights(probe: WeightsProbe, model: Any, model_name: str) -> No
         )
 
 
-def push_checker(probe: WeightsProbe, model: Any) -> Callable[[int], None]:
+def push_checker(
+    probe: WeightsProbe, model: Any, *, referenced: bool = False
+) -> Callable[[int], None]:
     """``check_push(step)`` for ``ServerGeneration``: ``WeightPushError`` when a server's
-    logprobs are not the policy's after a push."""
+    logprobs are not the policy's after a push. ``referenced``: against the policy's logprobs
+    taken when the push started (``WeightsProbe.take_reference``; an overlapped push checks
+    once it has landed, and the weights did not change in between)."""
 
     def check(step: int) -> None:
-        bad = _worst(probe.gaps(model))
+        bad = _worst(probe.gaps(None if referenced else model))
         if bad is not None:
             url, gap = bad
             raise WeightPushError(
@@ -427,15 +456,23 @@ def push_checker(probe: WeightsProbe, model: Any) -> Callable[[int], None]:
 
 
 def rejoiner(
-    pool: ServerPool, probe: WeightsProbe | None, *, is_main: bool
+    pool: ServerPool,
+    probe: WeightsProbe | None,
+    *,
+    is_main: bool,
+    busy: Callable[[], bool] | None = None,
 ) -> Callable[[VLLMServerClient], str]:
     """``ServerPool.rejoin``: a server that answers again holds the step's weights before it
     takes requests. Already the policy's by the probe: nothing to do. Else the main process has
     it reload the step's folder and probes again (another rank waits for that: ``NotReady``);
     a server that still differs is kept out (``WeightPushError``). Without the probe, every
-    rank has it reload the folder (idempotent)."""
+    rank has it reload the folder (idempotent). While ``busy()`` (a push under way: the
+    probe's reference may already be the new step's while the folder is the last one's) it
+    waits (``NotReady``); the push itself takes in a server that answers by then."""
 
     def rejoin(client: VLLMServerClient) -> str:
+        if busy is not None and busy():
+            raise NotReady
         if probe is not None:
             gap = probe.server_gap(client)
             if gap is None:
@@ -513,9 +550,15 @@ def server_generation(trainer: Any) -> ServerGeneration:
         if not resumed:  # a resume pushes first: its servers may hold any step's weights
             start = lambda: refuse_other_weights(probe, model, name)  # noqa: E731
         check = push_checker(probe, model)
-    if overlap:  # the check runs once the push has landed, in its settle (module doc)
+    busy = None
+    if isinstance(push, FolderReloadPush):
+        busy = lambda: push.pushing  # noqa: E731 - a server rejoins between pushes (rejoiner)
+        if probe is not None:  # the policy's side of the check: taken before any reload
+            push.reference = lambda: probe.take_reference(model)
+            check = push_checker(probe, model, referenced=True)
+    if overlap and probe is not None:  # checked once landed, in the push's settle
         push.check, check = check, None
-    pool.rejoin = rejoiner(pool, probe, is_main=acc.is_main_process)
+    pool.rejoin = rejoiner(pool, probe, is_main=acc.is_main_process, busy=busy)
     if resumed:
         logger.info(
             "resuming from %s: the vLLM servers get its weights first, then the probe",

@@ -164,6 +164,10 @@ class _Outcome:
         self._done.wait()
         return self.failure
 
+    @property
+    def known(self) -> bool:
+        return self._done.is_set()
+
 
 class Scratch:
     """Byte buffers the writers cast buckets into, kept from push to push (``Bucket.ready_into``):
@@ -273,7 +277,10 @@ class FolderReloadPush:
     shards are written at once; ``overlap`` returns from ``push`` before the writes and the
     reload end (module doc), ``broadcast`` carrying rank 0's outcome to the others
     (``outcome_broadcast``; needed with several ranks) and ``check(step)`` the weights check
-    ``settle`` runs.
+    ``settle`` runs. ``reference()``: what the weights check needs of the policy (its logprobs
+    of the probe), taken on every rank once the weights are gathered, before any server
+    reloads them (with or without overlap): a server is compared with the step's policy from
+    the moment it may hold the step's weights.
 
     Without ``buckets`` the push is the one before the bucketed gather (kept for callers that
     hold a state dict, and as the benchmark's baseline): ``state_dict()`` returns the full state
@@ -295,6 +302,7 @@ class FolderReloadPush:
         overlap: bool = False,
         broadcast: Callable[[Any], Any] | None = None,
         check: Callable[[int], None] | None = None,
+        reference: Callable[[], None] | None = None,
     ):
         if buckets is None and (state_dict is None or save is None):
             raise ValueError("FolderReloadPush needs buckets, or state_dict and save")
@@ -305,11 +313,12 @@ class FolderReloadPush:
         self.server = server
         self._buckets, self.threads = buckets, int(threads)
         self.overlap = bool(overlap and buckets is not None)
-        self._broadcast, self.check = broadcast, check
+        self._broadcast, self.check, self.reference = broadcast, check, reference
         self.pushed: list[int] = []  # steps the server holds, for tests
         self.last: PushTimes | None = None
         self._current: Path | None = None
         self._pending: _Outcome | None = None  # the overlapped push not settled yet
+        self._pushing = False  # inside push (``pushing``)
         self._last: _Outcome | None = None  # the last overlapped push
         self.scratch = Scratch()  # the writers' cast buffers, kept from push to push
 
@@ -326,9 +335,27 @@ class FolderReloadPush:
             self.last.blocked_s = self.last.total_s = time.perf_counter() - t0
             self.pushed.append(step)
             return pushed
+        self._pushing = True
+        try:
+            return self._push_buckets(step, t0)
+        finally:
+            self._pushing = False
+
+    @property
+    def pushing(self) -> bool:
+        """A push is under way on this rank: from its start until its outcome is known (an
+        overlapped one: until the servers hold its weights, or it failed). Meanwhile the
+        weights check's ``reference`` and the servers' folder may belong to different steps, so
+        a server that answers again waits to rejoin (``rejoiner``)."""
+        return self._pushing or (self._last is not None and not self._last.known)
+
+    def _push_buckets(self, step: int, t0: float) -> Pushed:
+        assert self.last is not None
         failure, cause, job, holders = None, None, None, None
         try:
             job = self._gather_and_write(step)
+            if self.reference is not None:  # the policy's side of the check, before the reload
+                self.reference()
             if job is not None and not self.overlap:
                 holders = self._finish(job, step)
         except Exception as e:  # noqa: BLE001 - every rank must hear of it (module doc)
@@ -338,7 +365,7 @@ class FolderReloadPush:
         try:
             _raise_first(self.server, step, [f for f, _ in outcomes], cause)
         except WeightPushError:
-            if job is not None and self.overlap:  # another rank failed: this one's writes stop
+            if job is not None:  # a rank failed: this one's writes stop (none left if finished)
                 job[0].abort()
             raise
         self.last.blocked_s = time.perf_counter() - t0
