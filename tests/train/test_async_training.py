@@ -149,18 +149,20 @@ def test_a_failed_push_stops_the_run_with_one_line_and_the_producer_with_it(
     tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server
 ):
     """The server takes the first two pushes and refuses the third: the run stops at step 3
-    with the push's one-line ``WeightPushError`` (naming the server), the producer's thread
-    ends instead of sampling on weights the server does not hold, and no later step ran."""
+    with one line (the push's ``WeightPushError``, naming the server, and where the run was
+    saved), the producer's thread ends instead of sampling on weights the server does not
+    hold, and no later step ran."""
     import threading
 
-    from paravt.rollout.weight_push import WeightPushError
+    from paravt.train.launch.stopping import RunStopped
 
     standin = server()
     standin.fail_reload_from = 2
-    with pytest.raises(WeightPushError, match=r"weight push of step 2 .* failed") as err:
+    with pytest.raises(RunStopped, match=r"weight push of step 2 .* failed") as err:
         _train(tmp_path, "fail", tiny_qwen3_dir, shared_videos, smoke_args, train_probe,
                standin.url, "trainer.max_staleness=2", "trainer.vllm_server_retries=0")  # fmt: skip
     assert "\n" not in str(err.value) and standin.url in str(err.value)
+    assert (tmp_path / "fail" / "checkpoint-2").is_dir()  # the last finished step, saved
     assert not [t for t in threading.enumerate() if t.name == "paravt-rollout"]
     # steps 0 and 1 pushed, step 2's push refused; nothing after it was tried
     assert [p.rsplit("/", 1)[-1] for p in standin.reloads] == ["step-0", "step-1", "step-2"]

@@ -215,11 +215,14 @@ class ParaGRPOConfig(GRPOConfig):
             "dropped and sampled again. The paper's run: 2 (AReaL max_head_offpolicyness)."
         },
     )
-    max_staleness_pause_s: float = field(
-        default=600.0,
+    max_staleness_pause_s: float | None = field(
+        default=None,
         metadata={
             "help": "Bounded staleness: the longest a weight push waits for the sampling "
-            "requests under way to end (a turn never straddles a push)."
+            "requests under way to end (a turn never straddles a push). None: as long as one "
+            "request can be held, its attempts and an outage included ((vllm_server_retries + "
+            "1) x vllm_server_request_timeout_s + vllm_outage_budget_s), resolved in the "
+            "recorded config; a shorter wait is refused."
         },
     )
     # TRL logs the prompts' images with the completions table; paravt's episodes have no such
@@ -282,6 +285,9 @@ class ParaGRPOConfig(GRPOConfig):
             self.vllm_seed = int(self.seed)
         if self.use_vllm:
             self._check_vllm_keys()
+        held = request_hold_s(self)
+        if self.max_staleness_pause_s is None:
+            self.max_staleness_pause_s = held
         staleness = staleness_problem(self)
         if staleness:
             raise ConfigError(staleness)
@@ -429,6 +435,18 @@ def staleness_problem(cfg: ParaGRPOConfig) -> str | None:
             "vllm_importance_sampling_correction=true and vllm_importance_sampling_mode="
             "token_truncate"
         )
-    if cfg.max_staleness_pause_s <= 0:
-        return "trainer.max_staleness_pause_s must be > 0 (seconds a push waits for requests)"
+    held = request_hold_s(cfg)
+    if cfg.max_staleness_pause_s is None or cfg.max_staleness_pause_s < held:
+        return (
+            f"trainer.max_staleness_pause_s={cfg.max_staleness_pause_s}: a push waits for the "
+            f"requests under way, and one can be held {held:.0f} s (its attempts and an outage); "
+            "leave it unset or give at least that"
+        )
     return None
+
+
+def request_hold_s(cfg: ParaGRPOConfig) -> float:
+    """How long one sampling request can be held: every attempt of it, and an outage of the
+    servers on top (``vllm_outage_budget_s``)."""
+    attempts = int(cfg.vllm_server_retries) + 1
+    return attempts * float(cfg.vllm_server_request_timeout_s) + float(cfg.vllm_outage_budget_s)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -184,6 +185,8 @@ _NESTED_HF_KEYS = ("fsdp_config", "deepspeed", "accelerator_config")
 
 def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
     """Build ParaGRPOConfig from the ``trainer`` section (unknown keys → ConfigError)."""
+    from torch.distributed import DistNetworkError
+
     from paravt.train.config import ParaGRPOConfig  # loads trl (run.py stays light)
 
     move_flat_reward_keys(cfg)
@@ -214,6 +217,14 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
         raise ConfigError(
             f"the trainer settings need a package that is not installed ({e}); install it "
             "(e.g. pip install deepspeed) or drop the key (trainer.deepspeed, ...)"
+        ) from e
+    except DistNetworkError as e:  # HF joins the launch's rendezvous as it sets up devices
+        raise ConfigError(
+            "this process was started as one rank of a launch (RANK, WORLD_SIZE, MASTER_ADDR, "
+            f"MASTER_PORT={os.environ.get('MASTER_PORT', '?')} are set) whose rendezvous "
+            f"could not be opened ({str(e).split('. ')[0]}): another job holds that port; give "
+            "the launch a free port (torchrun --master_port, accelerate launch --main_process_port)"
+            ", or unset those variables to train as one process"
         ) from e
 
 
