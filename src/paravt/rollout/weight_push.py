@@ -31,8 +31,8 @@ Two ways, chosen by ``trainer.vllm_weight_push``:
   rank 0 finishes the writes and the reload on a thread of its own while the learner goes on
   — in the synchronous loop the rollout's first-round video work, with bounded staleness the
   rollout hand-over and the old and reference log-prob passes — and its outcome reaches every
-  rank over a gloo group of its own (``outcome_broadcast``), with the servers that took it. ``push`` returns a ``Pushed`` whose
-  ``wait`` blocks until then: ``ServerGeneration`` has every sampling request wait for it and
+  rank over a gloo group of its own (``outcome_broadcast``), with the servers that took it.
+  ``push`` returns a ``Pushed`` whose ``wait`` blocks until then: ``ServerGeneration`` has every sampling request wait for it and
   then tells its server pool which servers hold the weights, so a request made under the new
   version is sent only once they have loaded it; ``settle`` waits for it on the main thread and
   then runs the weights check (``vllm_check_weights``) against the policy's side of it, taken
