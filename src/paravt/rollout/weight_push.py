@@ -18,31 +18,30 @@ its ``/server_info``, else ``trainer.vllm_dtype``), gathered bucket by bucket on
 Two ways, chosen by ``trainer.vllm_weight_push``:
 
 - ``folder`` (the default; the one run here, on a CPU): rank 0 writes each gathered bucket as a
-  safetensors shard of ``{vllm_push_dir}/step-N`` (the modules' names, the checkpoint's; an index
-  ``model.safetensors.index.json``), ``trainer.vllm_push_threads`` shards at once, while the
-  next bucket is gathered (tensors already whole on the host are handed over as views of the
-  live weights and cast by the writers, into cast buffers kept from push to push:
-  ``Scratch``); then asks the server to reload in place from that folder
-  (``collective_rpc("reload_weights", weights_path=...)``, vLLM's layerwise in-place reload,
-  which also redoes the CPU kernels' weight repacking) and resets its caches; with several
-  servers, every one that answers (``ServerPool.reload_weights``). The other ``step-*`` folders
-  (the previous step's, a stopped run's) are removed once the new one is loaded. With
-  ``trainer.vllm_push_overlap`` (the default) ``push`` returns once the weights are gathered:
-  rank 0 finishes the writes and the reload on a thread of its own while the learner goes on
-  — in the synchronous loop the rollout's first-round video work, with bounded staleness the
-  rollout hand-over and the old and reference log-prob passes — and its outcome reaches every
-  rank over a gloo group of its own (``outcome_broadcast``), with the servers that took it.
-  ``push`` returns a ``Pushed`` whose ``wait`` blocks until then: ``ServerGeneration`` has every sampling request wait for it and
+  safetensors shard of ``{vllm_push_dir}/step-N`` (the modules' names, the checkpoint's; an
+  index ``model.safetensors.index.json``), ``trainer.vllm_push_threads`` shards at once, while
+  the next bucket is gathered (tensors already whole on the host are handed over as views of the
+  live weights and cast by the writers, into cast buffers kept from push to push: ``Scratch``);
+  then asks the server to reload in place from that folder (``collective_rpc("reload_weights",
+  weights_path=...)``, vLLM's layerwise in-place reload, which also redoes the CPU kernels'
+  weight repacking) and resets its caches; with several servers, every one that answers
+  (``ServerPool.reload_weights``). The other ``step-*`` folders (the previous step's, a stopped
+  run's) are removed once the new one is loaded. With ``trainer.vllm_push_overlap`` (the
+  default) ``push`` returns once the weights are gathered: rank 0 finishes the writes and the
+  reload on a thread of its own while the learner goes on — in the synchronous loop the
+  rollout's first-round video work, with bounded staleness the rollout hand-over and the old and
+  reference log-prob passes — and its outcome reaches every rank over a gloo group of its own
+  (``outcome_broadcast``), with the servers that took it. ``push`` returns a ``Pushed`` whose
+  ``wait`` blocks until then: ``ServerGeneration`` has every sampling request wait for it and
   then tells its server pool which servers hold the weights, so a request made under the new
   version is sent only once they have loaded it; ``settle`` waits for it on the main thread and
   then runs the weights check (``vllm_check_weights``) against the policy's side of it, taken
-  once the weights were gathered (``reference``). With bounded staleness the gate resumes at
-  the new version when ``push`` returns, and the producer's requests under that version wait
-  here like any other, so a turn's version is the weights that answered it. The
-  price, where the weights are not whole on the host already (GPUs, FSDP2, ZeRO-3): rank 0
-  holds the gathered model (serving dtype) in host memory until it is written. Without overlap
-  a push holds at most ``threads + 1`` gathered buckets there and returns once the server holds
-  the weights.
+  once the weights were gathered (``reference``). With bounded staleness the gate resumes at the
+  new version when ``push`` returns, and the producer's requests under that version wait here
+  like any other, so a turn's version is the weights that answered it. The price, where the
+  weights are not whole on the host already (GPUs, FSDP2, ZeRO-3): rank 0 holds the gathered
+  model (serving dtype) in host memory until it is written. Without overlap a push holds at most
+  ``threads + 1`` gathered buckets there and returns once the server holds the weights.
 
   Why a folder: vLLM 0.32's own weight-transfer API (``/init_weight_transfer_engine``,
   ``/update_weights``) has NCCL and CUDA-IPC backends only, and ``collective_rpc`` takes JSON
