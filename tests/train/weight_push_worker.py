@@ -202,7 +202,8 @@ def overlap(out: Path, url: str) -> None:
     )  # fmt: skip
     gen = ServerGeneration(pool, push)
     gen.sync_weights()
-    report: dict = {"returned_before_loaded": pool.folder is None}  # not landed: nothing begun
+    # its outcome not known yet (rank 0's pool learns the folder when its reload starts: not it)
+    report: dict = {"returned_before_loaded": push.pushing}
     try:
         reply = gen.generate_one([1, 2, 3], None, max_tokens=1, temperature=1.0, top_p=1.0)
         report["sampled"] = list(reply.token_ids)
