@@ -23,6 +23,7 @@ from paravt.cli.common import (
     stderr_console,
 )
 from paravt.errors import UserError
+from paravt.eval.adapters import split_names
 from paravt.eval.compare import compare_runs
 from paravt.eval.config import SHEETS_OF, EvalConfig
 from paravt.eval.judge import make_judge
@@ -33,12 +34,10 @@ from paravt.eval.rescore import rescore
 from paravt.eval.results import write_json_atomic
 from paravt.toy.demo import with_demo_defaults
 
-_SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades, jsonl"
-
 
 def _run_options(fn):
     opts = [
-        click.option("--benchmark", help=f"Split to evaluate: {_SPLITS}."),
+        click.option("--benchmark", help=f"Split to evaluate: {', '.join(split_names())}."),
         click.option(
             "--data", type=click.Path(), help="Folder (or file) with the native annotations."
         ),

@@ -30,6 +30,7 @@ from paravt.cli.common import (
     stdout_console,
 )
 from paravt.config import to_dict
+from paravt.data.questions import RowError, parse_question
 from paravt.errors import ItemsFailedError, UserError
 from paravt.models.locate import locate_model, weights_error
 from paravt.rewards.answers import QUESTION_TYPES
@@ -57,31 +58,28 @@ def _flags(kw: dict) -> dict:
     return {k: v for k, v in flags.items() if v not in (None, {})}
 
 
-def _frames_of(row: dict, n: int) -> int | None:
-    k = row.get("frames")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise UserError(f'stdin line {n}: "frames" must be a positive integer, got {k!r}')
-    return k
+def _flag_question(video: str, question: str, options: tuple, qtype: str) -> EpisodeInput:
+    """The one question the flags give (``-q TEXT``, ``--option``, ``--type``)."""
+    opts = list(options) or None
+    if opts is not None and len(opts) == 1:
+        raise UserError(
+            f"--option was given once ({opts[0]!r}): a multiple-choice question needs at "
+            "least 2 options; give every choice with --option, or none for an open-ended "
+            "question"
+        )
+    row = {"question": question, "options": opts, "question_type": qtype}
+    try:
+        q = parse_question(row)
+    except RowError as e:
+        raise UserError(f"-q: {e}") from None
+    return EpisodeInput("q0", video, q.question, q.options, q.question_type)
 
 
-def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
-    """The episode inputs: one from the flags, or one per JSON line on stdin (``-q -``)."""
-
-    def kind(opts, given):
-        t = given if given not in (None, "auto") else ("mcq" if opts else "oe")
-        if t not in QUESTION_TYPES:
-            raise UserError(f"question type {t!r}: choose {', '.join(QUESTION_TYPES)}")
-        return t
-
-    if question != "-":
-        opts = list(options) or None
-        if opts is not None and len(opts) == 1:
-            raise UserError(
-                f"--option was given once ({opts[0]!r}): a multiple-choice question needs at "
-                "least 2 options; give every choice with --option, or none for an open-ended "
-                "question"
-            )
-        return [EpisodeInput("q0", video, question, opts, kind(opts, qtype))]
+def _stdin_questions(video: str, qtype: str) -> list[EpisodeInput]:
+    """One episode input per JSON line on stdin (``-q -``): the question rows every reader
+    shares (``paravt.data.questions``); ``video`` defaults to VIDEO, ``question_type`` to
+    ``--type`` when the row has none, ``id`` to ``q<N>``. A line that is not a question stops
+    the command (exit 2), naming the line."""
     inputs = []
     for n, line in enumerate(sys.stdin, start=1):
         if not line.strip():
@@ -92,26 +90,32 @@ def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
             raise UserError(
                 f"stdin line {n} is not JSON ({e.msg}); write one JSON object per line"
             ) from None
-        if not isinstance(row, dict) or not isinstance(row.get("question"), str):
-            raise UserError(f'stdin line {n}: expected an object with a "question" string')
-        opts = row.get("options") or None
-        if opts is not None and not (
-            isinstance(opts, list) and all(isinstance(o, str) for o in opts)
-        ):
-            raise UserError(f'stdin line {n}: "options" must be a list of strings')
+        if isinstance(row, dict) and qtype != "auto" and "question_type" not in row:
+            row = {"type": qtype, **row}
+        try:
+            q = parse_question(row)
+        except RowError as e:
+            raise UserError(f"stdin line {n}: {e}") from None
         inputs.append(
             EpisodeInput(
-                id=str(row.get("id", f"q{len(inputs)}")),
-                video=str(row.get("video", video)),
-                question=row["question"],
-                options=opts,
-                question_type=kind(opts, row.get("type", row.get("question_type", qtype))),
-                frames_k=_frames_of(row, n),
+                id=q.id or f"q{len(inputs)}",
+                video=q.video or video,
+                question=q.question,
+                options=q.options,
+                question_type=q.question_type,
+                frames_k=q.frames,
             )
         )
     if not inputs:
         raise UserError("-q - read no questions from stdin (one JSON object per line)")
     return inputs
+
+
+def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
+    """The episode inputs: one from the flags, or one per JSON line on stdin (``-q -``)."""
+    if question != "-":
+        return [_flag_question(video, question, options, qtype)]
+    return _stdin_questions(video, qtype)
 
 
 def _sheet_paths(sheet: str | None, inputs: list) -> dict:
