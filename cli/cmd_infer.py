@@ -25,11 +25,11 @@ from paravt.cli.common import (
     emit_json,
     json_option,
     quiet_model_loading,
-    resolve_config,
     stderr_console,
     stdout_console,
 )
-from paravt.config import to_dict
+from paravt.cli.flags import engine_flags, engine_options
+from paravt.config import load_config, to_dict
 from paravt.data.questions import RowError, parse_question
 from paravt.errors import ItemsFailedError, UserError
 from paravt.models.locate import locate_model, weights_error
@@ -39,21 +39,11 @@ from paravt.toy.demo import DEMO_MODEL, with_demo_defaults
 
 def _flags(kw: dict) -> dict:
     backend = {"kind": kw.get("backend"), "model": kw.get("model"), "base_url": kw.get("base_url")}
-    engine = {
-        "mode": kw.get("mode"),
-        "evidence": kw.get("evidence"),
-        "frames": kw.get("frames"),
-        "max_turns": kw.get("max_turns"),
-        "max_parallel": kw.get("max_parallel"),
-        "timestamps": kw.get("timestamps"),
-        "system_prompt": kw.get("system_prompt"),
-        "user_template": kw.get("user_template"),
-    }
     flags = {
         "question_type": kw.get("question_type"),
         "batch_size": kw.get("batch_size"),
         "backend": {k: v for k, v in backend.items() if v is not None},
-        "engine": {k: v for k, v in engine.items() if v is not None},
+        "engine": engine_flags(kw),
     }
     return {k: v for k, v in flags.items() if v not in (None, {})}
 
@@ -278,34 +268,7 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
     help="Model backend (default hf).",
 )
 @click.option("--base-url", help="OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1.")
-@click.option(
-    "--mode",
-    type=click.Choice(["parallel", "sequential", "direct"]),
-    default=None,
-    help="Tool dispatch (default parallel).",
-)
-@click.option(
-    "--evidence",
-    type=click.Choice(["frames", "subagent"]),
-    default=None,
-    help="What a call returns: window frames (default) or a sub-agent's summary.",
-)
-@click.option("--frames", type=int, help="Overview frame budget K (default 64).")
-@click.option("--max-turns", type=int, help="Tool rounds before the forced answer (default 3).")
-@click.option("--max-parallel", type=int, help="Calls executed per turn (default 5).")
-@click.option(
-    "--system-prompt", type=click.Path(dir_okay=False), help="Replace the system prompt verbatim."
-)
-@click.option(
-    "--user-template",
-    type=click.Path(dir_okay=False),
-    help="Replace the user turn's text: a template file with ${question}, ${options}, ... fields.",
-)
-@click.option(
-    "--timestamps/--no-timestamps",
-    default=None,
-    help="Precede overview frames with their time (off = paper-compatible).",
-)
+@engine_options
 @click.option("--batch-size", type=int, help="Episodes run together (stdin questions; default 8).")
 @click.option(
     "--trace", is_flag=True, help="Also show the episode (turns, calls, timings) on stderr."
@@ -340,7 +303,7 @@ def command(
     from paravt.agent.engine import EpisodeEngine
 
     kw["question_type"] = question_type
-    cfg = resolve_config(InferConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
+    cfg = load_config(InferConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
     _check_flags(cfg, video, question, quiet, as_json)
     inputs = _questions(video, question, options, cfg.question_type)
     if kw.get("model") == DEMO_MODEL and any(i.question_type != "mcq" for i in inputs):
