@@ -13,6 +13,7 @@ Names are imported lazily so ``import paravt.agent`` stays cheap (no torch, no t
 from __future__ import annotations
 
 import importlib
+import warnings
 
 _EXPORTS = {
     "Backend": "paravt.agent.backend",
@@ -31,7 +32,6 @@ _EXPORTS = {
     "TurnRecord": "paravt.agent.records",
     "ChatCodec": "paravt.agent.chat",
     "load_prompts": "paravt.agent.prompts",
-    "parse_turn": "paravt.grammar",
 }
 
 __all__ = [
@@ -51,11 +51,21 @@ __all__ = [
     "ImageItem",
     "TurnRecord",
     "load_prompts",
-    "parse_turn",
 ]
+
+#: names that live in another room now, still answered here with TRL's rule: name -> home
+_DEPRECATED = {"parse_turn": "paravt.grammar"}
 
 
 def __getattr__(name: str):
+    if name in _DEPRECATED:
+        warnings.warn(
+            f"paravt.agent.{name} is deprecated and will be removed in paravt 0.2: import it "
+            f"from {_DEPRECATED[name]}",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_DEPRECATED[name]), name)
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'paravt.agent' has no attribute {name!r}")
