@@ -20,14 +20,13 @@ import logging
 import re
 import types
 import typing
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import yaml
 
-from paravt.errors import ConfigError
+from paravt.errors import ConfigError, deprecated
 
 logger = logging.getLogger(__name__)
 
@@ -251,8 +250,8 @@ def build(cls: type[T], data: Mapping[str, Any], prefix: str = "") -> T:
 class Renamed:
     """The one deprecation rule for a config key (TRL's): the old key ``old`` (dotted) still
     works until the release ``removed_in``, moved to ``new`` with a ``FutureWarning`` that names
-    that release; with ``removed_in=None`` it is removed already, and a config that sets it is a
-    ``ConfigError`` naming ``new``. ``why`` ends the message (where the key lives now).
+    that release (``paravt.errors.deprecated``); with ``removed_in=None`` it is removed already,
+    and a config that sets it is a ``ConfigError`` naming ``new``, ended by ``why``.
 
     A config class lists its renamed keys in ``RENAMED: ClassVar[tuple[Renamed, ...]]`` (dotted
     from the class itself); ``load_config`` applies them before it builds the class. Setting the
@@ -317,15 +316,11 @@ def apply_renamed(cls: type, data: dict) -> dict:
             )
         _set_dotted(data, rule.new, value)
         moved.append(rule)
-    for release in sorted({r.removed_in for r in moved}):
+    for release in sorted({str(r.removed_in) for r in moved}):  # one warning per release
         names = [r for r in moved if r.removed_in == release]
-        warnings.warn(
-            f"{', '.join(r.old for r in names)} is deprecated and will be removed in paravt "
-            f"{release}: set {', '.join(r.new for r in names)} instead (read as that now)"
-            + (f"; {names[0].why}" if names[0].why else ""),
-            FutureWarning,
-            stacklevel=3,
-        )
+        use = f"set {', '.join(r.new for r in names)} instead (read as that now)"
+        use += f"; {names[0].why}" if names[0].why else ""
+        deprecated(", ".join(r.old for r in names), use, release, stacklevel=4)
     return data
 
 

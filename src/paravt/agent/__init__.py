@@ -13,7 +13,8 @@ Names are imported lazily so ``import paravt.agent`` stays cheap (no torch, no t
 from __future__ import annotations
 
 import importlib
-import warnings
+
+from paravt.errors import deprecated
 
 _EXPORTS = {
     "Backend": "paravt.agent.backend",
@@ -59,12 +60,7 @@ _DEPRECATED = {"parse_turn": "paravt.grammar"}
 
 def __getattr__(name: str):
     if name in _DEPRECATED:
-        warnings.warn(
-            f"paravt.agent.{name} is deprecated and will be removed in paravt 0.2: import it "
-            f"from {_DEPRECATED[name]}",
-            FutureWarning,
-            stacklevel=2,
-        )
+        deprecated(f"paravt.agent.{name}", f"import it from {_DEPRECATED[name]}")
         return getattr(importlib.import_module(_DEPRECATED[name]), name)
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -7,12 +7,11 @@ model behind the engine. Defaults follow docs/PROTOCOL.md §1–§3 (evaluation 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Literal
 
 from paravt.config import check_choices
-from paravt.errors import ConfigError
+from paravt.errors import ConfigError, deprecated
 from paravt.rewards.answers import QuestionType
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS, CropConfig
 
@@ -194,12 +193,10 @@ class BackendConfig:
         if self.retries < 0:
             raise ConfigError(f"backend retries must be >= 0, got {self.retries}")
         if self.backoff_s != 1.0:
-            warnings.warn(
-                "backend.backoff_s is no longer read: the openai SDK backs off itself (0.5 s, "
-                "doubling up to 8 s, or the server's Retry-After); it will be removed in paravt "
-                "0.2, drop the key",
-                FutureWarning,
-                stacklevel=2,
+            deprecated(
+                "backend.backoff_s",
+                "it is no longer read (the openai SDK backs off itself: 0.5 s, doubling up to 8 "
+                "s, or the server's Retry-After); drop the key",
             )
 
 

@@ -24,7 +24,8 @@ The engine's protocol is imported from its home, ``paravt.agent.backend`` (``Bac
 from __future__ import annotations
 
 import importlib
-import warnings
+
+from paravt.errors import deprecated
 
 _EXPORTS = {
     "backend_from_spec": "paravt.backends.factory",
@@ -43,12 +44,7 @@ _DEPRECATED = {name: "paravt.agent.backend" for name in ("Backend", "BackendBase
 
 def __getattr__(name: str):
     if name in _DEPRECATED:
-        warnings.warn(
-            f"paravt.backends.{name} is deprecated and will be removed in paravt 0.2: import it "
-            f"from {_DEPRECATED[name]}",
-            FutureWarning,
-            stacklevel=2,
-        )
+        deprecated(f"paravt.backends.{name}", f"import it from {_DEPRECATED[name]}")
         return getattr(importlib.import_module(_DEPRECATED[name]), name)
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
