@@ -45,10 +45,16 @@ def colocated(tmp_path_factory):
 
     folder = make_tiny_model(tmp_path_factory.mktemp("toy-qwen3-vl"), preset="toy")
     with pytest.MonkeyPatch.context() as mp:
-        # a 1 GiB KV cache (vLLM's CPU default is 4 GiB); TRL sets the rank variables itself
+        # a 1 GiB KV cache (vLLM's CPU default is 4 GiB). TRL sets the rank variables itself
+        # (RANK, WORLD_SIZE, MASTER_PORT...): each is recorded here, present or not, so that all
+        # are put back as they were after the module. A key absent before and only deleted is not
+        # recorded by ``delenv``; TRL's values then outlived the module, and a training subprocess
+        # started later by another test inherited a launch (MASTER_PORT 29500, held by this
+        # engine's store) and died with EADDRINUSE.
         mp.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
         for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
-            mp.delenv(key, raising=False)
+            mp.setenv(key, "")
+            mp.delenv(key)
         model = AutoModelForImageTextToText.from_pretrained(folder, dtype=torch.float32).eval()
         processor = AutoProcessor.from_pretrained(folder)
         with colocated_llm_settings(args.vllm_dtype, args.vllm_seed):

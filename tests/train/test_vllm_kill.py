@@ -158,7 +158,9 @@ def test_sigkill_mid_step_restart_20s_later_the_run_finishes_every_step(
 def _train_cli(args: tuple[str, ...], log: Path, *more: str) -> subprocess.Popen:
     sets = [x for a in args for x in ("--set", a)]
     cmd = [sys.executable, "-m", "paravt.cli.main", "train", "--config", "cpu-smoke", *sets, *more]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    # a fresh single-process launch: no rank variables from whatever ran before in this process
+    launch = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+    env = {k: v for k, v in os.environ.items() if k not in launch} | {"OMP_NUM_THREADS": "1"}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log.open("wb"), env=env)
 
 

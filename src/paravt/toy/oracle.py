@@ -43,9 +43,9 @@ from typing import Any
 
 from paravt.agent.backend import BackendBase
 from paravt.agent.records import Generation, GenRequest
+from paravt.agent.scoring import episode_reward  # noqa: F401 - the toy tests and benchmarks score with it
 from paravt.backends.scripted import ScriptedBackend
 from paravt.errors import ConfigError
-from paravt.rewards import RewardBreakdown, RewardConfig, compose
 from paravt.toy.detect import needle_colour
 from paravt.toy.task import ToyTaskConfig, infer_duration, tiling_windows
 
@@ -239,17 +239,3 @@ class ToyOracleBackend(BackendBase):
         if not hits:
             return "Only a moving grey background; no coloured square."
         return f"A {hits[0][1]} square is visible from {hits[0][0]:.1f}s to {hits[-1][0]:.1f}s."
-
-
-def episode_reward(record: Any, cfg: RewardConfig | None = None) -> RewardBreakdown:
-    """The PROTOCOL §5 reward of one finished episode record (what the oracle is checked by)."""
-    return compose(
-        record.prefix,
-        record.completion_text,
-        record.tool_counts,
-        record.gold,
-        record.question_type,
-        record.options,
-        cfg,
-        answer=record.prediction if record.prediction is not None else "",
-    )

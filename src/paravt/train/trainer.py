@@ -64,11 +64,11 @@ from trl.trainer.utils import nanmax, nanmin, nanstd, pad
 
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.records import EpisodeInput
+from paravt.agent.scoring import episode_reward
 from paravt.errors import ConfigError, ParavtError
 from paravt.rewards import (
     RewardConfig,
     anchor_token_bonus,
-    compose,
     open_think_turns,
     substantive_close_turns,
 )
@@ -450,18 +450,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         """RewardBreakdown of one episode, or None when the episode failed (unscorable)."""
         if getattr(record, "status", "ok") != "ok" or not record.token_ids:
             return None
-        return compose(
-            record.prefix,
-            [t.text for t in record.turns],  # one text per turn: the final turn is explicit
-            record.tool_counts,
-            record.gold,
-            record.question_type,
-            record.options,
-            cfg,
-            # the engine's final answer (forced turn included), never an earlier tool turn's
-            answer=record.prediction if record.prediction is not None else "",
-            question=record.question,  # reasoning that only restates it earns no think term
-        )
+        return episode_reward(record, cfg)
 
     def _token_bonus(
         self,
