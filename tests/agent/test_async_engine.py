@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 
 import pytest
 from agent_helpers import call, record_view, small_config
@@ -161,3 +162,28 @@ def test_inside_a_running_event_loop_and_a_lockstep_backend_is_refused(
         ConfigError, match="schedule='sometimes': use 'auto', 'rounds' or 'episodes'"
     ):
         small_config(schedule="sometimes")
+
+
+def test_a_closed_policy_gate_stops_the_rollout_instead_of_failing_its_episodes(
+    q3_processor, pancake, bunny, caplog
+):
+    """Bounded staleness stops its producer by closing the policy gate (``paravt.rollout.gate``,
+    at the end of a run or after a failed push): every request after that raises
+    ``GateClosedError``. That ends the engine's run, which the producer takes as its stop; it is
+    not one more failed generation per episode, each written as an error record with a
+    traceback in the log (what the end of every k >= 1 run logged before)."""
+    from paravt.rollout.gate import GateClosedError, PolicyGate
+
+    gate = PolicyGate(0)
+
+    class Gated(_Async):
+        async def agenerate(self, req):
+            with gate.turn():
+                gen = await super().agenerate(req)
+            gate.close()  # the run ends once the first generation is back
+            return gen
+
+    backend = Gated(ScriptedBackend(SCRIPTS, processor=q3_processor), {})
+    with caplog.at_level(logging.WARNING), pytest.raises(GateClosedError):
+        _run(backend, "episodes", _inputs(pancake, bunny))
+    assert not [r for r in caplog.records if "generation failed" in r.getMessage()]

@@ -81,3 +81,28 @@ def test_a_bad_ddp_timeout_is_named(launched):
 
     with pytest.raises(ConfigError, match=r"trainer\.ddp_timeout"):
         join_process_group({"use_cpu": True, "ddp_timeout": "soon"}, TrainingArguments)
+
+
+def test_a_launch_whose_rendezvous_port_is_held_is_one_line_naming_the_port(tmp_path):
+    """A shell that still holds a launch's variables (a torchrun job's, or TRL's colocated vLLM
+    set them in the process that starts paravt) and a port another process listens on: HF's
+    rendezvous fails as it sets up devices. Before, that was 'internal error: DistNetworkError'
+    (exit 1); now a ConfigError (exit 2) that names MASTER_PORT and the fix."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        env = {**os.environ, "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1"}
+        env |= {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1"}
+        cmd = [sys.executable, "-m", "paravt.cli.main", "train", "--config", "cpu-smoke"]
+        cmd += ["--set", f"output_dir={tmp_path / 'run'}", "--set", "trainer.max_steps=1"]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert "Traceback" not in done.stderr and f"MASTER_PORT={port}" in lines[-1], lines[-3:]
+    assert "--master_port" in lines[-1]

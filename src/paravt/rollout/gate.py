@@ -19,6 +19,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from paravt.errors import ParavtError
+
 
 class PolicyGate:
     """Turns in flight, the current policy version, and the pause around a push.
@@ -87,5 +89,7 @@ class PolicyGate:
             self._cond.notify_all()
 
 
-class GateClosedError(RuntimeError):
-    """A sampling request was refused because the rollout stopped."""
+class GateClosedError(ParavtError):
+    """A sampling request was refused because the rollout stopped. A paravt error, so the
+    episode engine ends the run on it (the producer stops there) instead of failing the one
+    request (``paravt.agent.async_engine``)."""

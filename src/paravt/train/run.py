@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -179,6 +180,8 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None) ->
     """The ``ParaGRPOConfig`` of ``cfg``: its ``trainer`` keys with the run folder (or
     ``world_output_dir``), the engine and the rewards; HF sets up the devices as it is built
     (the launch's process group is joined first: ``join_process_group``)."""
+    from torch.distributed import DistNetworkError  # torch: heavy, loaded when a run starts
+
     data = cfg.trainer.arguments()
     join_process_group(data, ParaGRPOConfig)  # before HF sets up devices (__post_init__)
     data.update(
@@ -190,6 +193,14 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None) ->
         raise ConfigError(
             f"the trainer settings need a package that is not installed ({e}); install it "
             "(e.g. pip install deepspeed) or drop the key (trainer.deepspeed, ...)"
+        ) from e
+    except DistNetworkError as e:  # HF joins the launch's rendezvous as it sets up devices
+        raise ConfigError(
+            "this process was started as one rank of a launch (RANK, WORLD_SIZE, MASTER_ADDR, "
+            f"MASTER_PORT={os.environ.get('MASTER_PORT', '?')} are set) whose rendezvous "
+            f"could not be opened ({str(e).split('. ')[0]}): another job holds that port; give "
+            "the launch a free port (torchrun --master_port, accelerate launch --main_process_port)"
+            ", or unset those variables to train as one process"
         ) from e
 
 
