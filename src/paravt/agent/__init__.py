@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 
+from paravt.errors import deprecated
+
 _EXPORTS = {
     "Backend": "paravt.agent.backend",
     "BackendBase": "paravt.agent.backend",
@@ -31,7 +33,6 @@ _EXPORTS = {
     "TurnRecord": "paravt.agent.records",
     "ChatCodec": "paravt.agent.chat",
     "load_prompts": "paravt.agent.prompts",
-    "parse_turn": "paravt.grammar",
 }
 
 __all__ = [
@@ -51,11 +52,16 @@ __all__ = [
     "ImageItem",
     "TurnRecord",
     "load_prompts",
-    "parse_turn",
 ]
+
+#: names that live in another room now, still answered here with TRL's rule: name -> home
+_DEPRECATED = {"parse_turn": "paravt.grammar"}
 
 
 def __getattr__(name: str):
+    if name in _DEPRECATED:
+        deprecated(f"paravt.agent.{name}", f"import it from {_DEPRECATED[name]}")
+        return getattr(importlib.import_module(_DEPRECATED[name]), name)
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'paravt.agent' has no attribute {name!r}")
