@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import traceback
 import warnings
@@ -99,7 +100,16 @@ def quiet_training_libraries() -> None:
         message=r"`(is_)?gradient_checkpointing(_kwargs)?` is deprecated",
         category=FutureWarning,
     )
+    # DeepSpeed, when installed, is imported by transformers and says on a machine without a GPU
+    # that it fell back to the CPU (a warning of its own logger, which it configures as it is
+    # imported: a filter outlasts that). The run's own line already says where it trains.
+    logging.getLogger("DeepSpeed").addFilter(_NotTheCpuFallback())
     quiet_model_loading()
+
+
+class _NotTheCpuFallback(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Setting accelerator to CPU")
 
 
 def stderr_console():
