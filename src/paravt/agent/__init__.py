@@ -13,8 +13,25 @@ Names are imported lazily so ``import paravt.agent`` stays cheap (no torch, no t
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from paravt.errors import deprecated
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors (never run)
+    from paravt.agent.backend import Backend, BackendBase
+    from paravt.agent.chat import ChatCodec
+    from paravt.agent.config import DEFAULT_MODEL_ID, BackendConfig, CropSettings, EngineConfig
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.agent.prompts import load_prompts
+    from paravt.agent.records import (
+        CallRecord,
+        EpisodeInput,
+        EpisodeRecord,
+        Generation,
+        GenRequest,
+        ImageItem,
+        TurnRecord,
+    )
 
 _EXPORTS = {
     "Backend": "paravt.agent.backend",

@@ -148,6 +148,14 @@ class GenRequest:
     #: generations of one prompt share ``episode_id``)
     state_key: str = ""
 
+    @property
+    def stream(self) -> list[int]:
+        """``prompt_ids``, which a token-space backend needs: the engine sets them whenever the
+        backend has a codec, so a request without them is the engine's bug, said as such."""
+        if self.prompt_ids is None:
+            raise RuntimeError(f"request {self.key or self.episode_id!r} has no prompt_ids")
+        return self.prompt_ids
+
 
 @dataclass
 class Generation:
