@@ -10,10 +10,9 @@ from paravt.cli.common import (
     emit_json,
     json_option,
     print_table,
-    resolve_config,
     stderr_console,
 )
-from paravt.config import to_dict
+from paravt.config import load_config, to_dict
 
 
 def _table(report: dict):
@@ -77,7 +76,7 @@ def command(
     """
     from paravt.kernels.bench import BenchKernelsConfig, run_bench
 
-    cfg = resolve_config(BenchKernelsConfig, config_path, overrides, {"device": device})
+    cfg = load_config(BenchKernelsConfig, config_path, overrides, {"device": device})
     # run_bench's steps: the frames, each workload in each layout, the parity check
     steps = 1 + 2 * len(cfg.layouts) + (1 if cfg.parity else 0)
     with StepProgress("bench-kernels", steps) as progress:

@@ -19,10 +19,12 @@ from paravt.cli.common import (
     json_option,
     print_table,
     quiet_model_loading,
-    resolve_config,
     stderr_console,
 )
+from paravt.cli.flags import ENGINE_FLAGS, engine_flags
+from paravt.config import load_config
 from paravt.errors import UserError
+from paravt.eval.adapters import split_names
 from paravt.eval.compare import compare_runs
 from paravt.eval.config import SHEETS_OF, EvalConfig
 from paravt.eval.judge import make_judge
@@ -33,12 +35,10 @@ from paravt.eval.rescore import rescore
 from paravt.eval.results import write_json_atomic
 from paravt.toy.demo import with_demo_defaults
 
-_SPLITS = "videomme, videomme_sub, longvideobench, lvbench, mlvu, mmvu, charades, jsonl"
-
 
 def _run_options(fn):
     opts = [
-        click.option("--benchmark", help=f"Split to evaluate: {_SPLITS}."),
+        click.option("--benchmark", help=f"Split to evaluate: {', '.join(split_names())}."),
         click.option(
             "--data", type=click.Path(), help="Folder (or file) with the native annotations."
         ),
@@ -61,27 +61,7 @@ def _run_options(fn):
         click.option(
             "--script", type=click.Path(), help="Completions file for --backend scripted."
         ),
-        click.option(
-            "--mode", type=click.Choice(["parallel", "sequential", "direct"]), default=None
-        ),
-        click.option("--evidence", type=click.Choice(["frames", "subagent"]), default=None),
-        click.option("--frames", type=int, help="Overview frame budget K (default 64)."),
-        click.option("--max-turns", type=int, help="Tool rounds before the forced answer."),
-        click.option("--max-parallel", type=int, help="Calls executed per turn."),
-        click.option(
-            "--timestamps/--no-timestamps",
-            default=None,
-            help="Precede overview frames with their time (off = paper-compat).",
-        ),
-        click.option(
-            "--system-prompt", type=click.Path(), help="Replace the system prompt verbatim."
-        ),
-        click.option(
-            "--user-template",
-            type=click.Path(),
-            help="Replace the user turn's text: a template file with ${question}, ${options}, "
-            "... fields.",
-        ),
+        *(row.option() for row in ENGINE_FLAGS),
         click.option(
             "--subtitles",
             type=click.Choice(["frames", "all", "none"]),
@@ -129,16 +109,6 @@ def _flags(kw: dict) -> dict:
     backend = {"model": kw.get("model"), "base_url": kw.get("base_url")}
     if backend_choice in ("hf", "openai"):
         backend["kind"] = backend_choice
-    engine = {
-        "mode": kw.get("mode"),
-        "evidence": kw.get("evidence"),
-        "frames": kw.get("frames"),
-        "max_turns": kw.get("max_turns"),
-        "max_parallel": kw.get("max_parallel"),
-        "timestamps": kw.get("timestamps"),
-        "system_prompt": kw.get("system_prompt"),
-        "user_template": kw.get("user_template"),
-    }
     flags = {
         "benchmark": kw.get("benchmark"),
         "data": kw.get("data"),
@@ -157,7 +127,7 @@ def _flags(kw: dict) -> dict:
         "judge_base_url": kw.get("judge_url"),
         "judge_model": kw.get("judge_model"),
         "backend": {k: v for k, v in backend.items() if v is not None},
-        "engine": {k: v for k, v in engine.items() if v is not None},
+        "engine": engine_flags(kw),
     }
     return {k: v for k, v in flags.items() if v not in (None, {})}
 
@@ -199,7 +169,7 @@ def _do_run(config_path, overrides, as_json, **kw) -> None:
         run_eval,  # the run's engine (models, video) waits for the command
     )
 
-    cfg = resolve_config(EvalConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
+    cfg = load_config(EvalConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
     if kw.get("backend") == "scripted" and not cfg.script:
         raise UserError("--backend scripted needs --script FILE (the completions to replay)")
     if kw.get("backend") in ("hf", "openai") and cfg.script:

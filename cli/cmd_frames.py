@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from paravt.cli.common import config_options, emit_json, json_option, resolve_config
-from paravt.config import to_dict
+from paravt.cli.common import config_options, emit_json, json_option
+from paravt.config import load_config, to_dict
 from paravt.errors import UserError
 from paravt.video.config import FramesConfig
 
@@ -70,7 +70,7 @@ def command(
     from paravt.video import VideoSource
     from paravt.video.sheet import contact_sheet
 
-    cfg = resolve_config(
+    cfg = load_config(
         FramesConfig, config_path, overrides, {"k": k, "mode": mode, "workers": workers}
     )
     window_args = [parse_window_flag(w) for w in windows]

@@ -25,11 +25,12 @@ from paravt.cli.common import (
     emit_json,
     json_option,
     quiet_model_loading,
-    resolve_config,
     stderr_console,
     stdout_console,
 )
-from paravt.config import to_dict
+from paravt.cli.flags import engine_flags, engine_options
+from paravt.config import load_config, to_dict
+from paravt.data.questions import RowError, parse_question
 from paravt.errors import ItemsFailedError, UserError
 from paravt.models.locate import locate_model, weights_error
 from paravt.rewards.answers import QUESTION_TYPES
@@ -38,50 +39,37 @@ from paravt.toy.demo import DEMO_MODEL, with_demo_defaults
 
 def _flags(kw: dict) -> dict:
     backend = {"kind": kw.get("backend"), "model": kw.get("model"), "base_url": kw.get("base_url")}
-    engine = {
-        "mode": kw.get("mode"),
-        "evidence": kw.get("evidence"),
-        "frames": kw.get("frames"),
-        "max_turns": kw.get("max_turns"),
-        "max_parallel": kw.get("max_parallel"),
-        "timestamps": kw.get("timestamps"),
-        "system_prompt": kw.get("system_prompt"),
-        "user_template": kw.get("user_template"),
-    }
     flags = {
         "question_type": kw.get("question_type"),
         "batch_size": kw.get("batch_size"),
         "backend": {k: v for k, v in backend.items() if v is not None},
-        "engine": {k: v for k, v in engine.items() if v is not None},
+        "engine": engine_flags(kw),
     }
     return {k: v for k, v in flags.items() if v not in (None, {})}
 
 
-def _frames_of(row: dict, n: int) -> int | None:
-    k = row.get("frames")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise UserError(f'stdin line {n}: "frames" must be a positive integer, got {k!r}')
-    return k
+def _flag_question(video: str, question: str, options: tuple, qtype: str) -> EpisodeInput:
+    """The one question the flags give (``-q TEXT``, ``--option``, ``--type``)."""
+    opts = list(options) or None
+    if opts is not None and len(opts) == 1:
+        raise UserError(
+            f"--option was given once ({opts[0]!r}): a multiple-choice question needs at "
+            "least 2 options; give every choice with --option, or none for an open-ended "
+            "question"
+        )
+    row = {"question": question, "options": opts, "question_type": qtype}
+    try:
+        q = parse_question(row)
+    except RowError as e:
+        raise UserError(f"-q: {e}") from None
+    return EpisodeInput("q0", video, q.question, q.options, q.question_type)
 
 
-def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
-    """The episode inputs: one from the flags, or one per JSON line on stdin (``-q -``)."""
-
-    def kind(opts, given):
-        t = given if given not in (None, "auto") else ("mcq" if opts else "oe")
-        if t not in QUESTION_TYPES:
-            raise UserError(f"question type {t!r}: choose {', '.join(QUESTION_TYPES)}")
-        return t
-
-    if question != "-":
-        opts = list(options) or None
-        if opts is not None and len(opts) == 1:
-            raise UserError(
-                f"--option was given once ({opts[0]!r}): a multiple-choice question needs at "
-                "least 2 options; give every choice with --option, or none for an open-ended "
-                "question"
-            )
-        return [EpisodeInput("q0", video, question, opts, kind(opts, qtype))]
+def _stdin_questions(video: str, qtype: str) -> list[EpisodeInput]:
+    """One episode input per JSON line on stdin (``-q -``): the question rows every reader
+    shares (``paravt.data.questions``); ``video`` defaults to VIDEO, ``question_type`` to
+    ``--type`` when the row has none, ``id`` to ``q<N>``. A line that is not a question stops
+    the command (exit 2), naming the line."""
     inputs = []
     for n, line in enumerate(sys.stdin, start=1):
         if not line.strip():
@@ -92,26 +80,32 @@ def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
             raise UserError(
                 f"stdin line {n} is not JSON ({e.msg}); write one JSON object per line"
             ) from None
-        if not isinstance(row, dict) or not isinstance(row.get("question"), str):
-            raise UserError(f'stdin line {n}: expected an object with a "question" string')
-        opts = row.get("options") or None
-        if opts is not None and not (
-            isinstance(opts, list) and all(isinstance(o, str) for o in opts)
-        ):
-            raise UserError(f'stdin line {n}: "options" must be a list of strings')
+        if isinstance(row, dict) and qtype != "auto" and "question_type" not in row:
+            row = {"type": qtype, **row}
+        try:
+            q = parse_question(row)
+        except RowError as e:
+            raise UserError(f"stdin line {n}: {e}") from None
         inputs.append(
             EpisodeInput(
-                id=str(row.get("id", f"q{len(inputs)}")),
-                video=str(row.get("video", video)),
-                question=row["question"],
-                options=opts,
-                question_type=kind(opts, row.get("type", row.get("question_type", qtype))),
-                frames_k=_frames_of(row, n),
+                id=q.id or f"q{len(inputs)}",
+                video=q.video or video,
+                question=q.question,
+                options=q.options,
+                question_type=q.question_type,
+                frames_k=q.frames,
             )
         )
     if not inputs:
         raise UserError("-q - read no questions from stdin (one JSON object per line)")
     return inputs
+
+
+def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
+    """The episode inputs: one from the flags, or one per JSON line on stdin (``-q -``)."""
+    if question != "-":
+        return [_flag_question(video, question, options, qtype)]
+    return _stdin_questions(video, qtype)
 
 
 def _sheet_paths(sheet: str | None, inputs: list) -> dict:
@@ -274,34 +268,7 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
     help="Model backend (default hf).",
 )
 @click.option("--base-url", help="OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1.")
-@click.option(
-    "--mode",
-    type=click.Choice(["parallel", "sequential", "direct"]),
-    default=None,
-    help="Tool dispatch (default parallel).",
-)
-@click.option(
-    "--evidence",
-    type=click.Choice(["frames", "subagent"]),
-    default=None,
-    help="What a call returns: window frames (default) or a sub-agent's summary.",
-)
-@click.option("--frames", type=int, help="Overview frame budget K (default 64).")
-@click.option("--max-turns", type=int, help="Tool rounds before the forced answer (default 3).")
-@click.option("--max-parallel", type=int, help="Calls executed per turn (default 5).")
-@click.option(
-    "--system-prompt", type=click.Path(dir_okay=False), help="Replace the system prompt verbatim."
-)
-@click.option(
-    "--user-template",
-    type=click.Path(dir_okay=False),
-    help="Replace the user turn's text: a template file with ${question}, ${options}, ... fields.",
-)
-@click.option(
-    "--timestamps/--no-timestamps",
-    default=None,
-    help="Precede overview frames with their time (off = paper-compatible).",
-)
+@engine_options
 @click.option("--batch-size", type=int, help="Episodes run together (stdin questions; default 8).")
 @click.option(
     "--trace", is_flag=True, help="Also show the episode (turns, calls, timings) on stderr."
@@ -336,7 +303,7 @@ def command(
     from paravt.agent.engine import EpisodeEngine
 
     kw["question_type"] = question_type
-    cfg = resolve_config(InferConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
+    cfg = load_config(InferConfig, config_path, overrides, with_demo_defaults(_flags(kw)))
     _check_flags(cfg, video, question, quiet, as_json)
     inputs = _questions(video, question, options, cfg.question_type)
     if kw.get("model") == DEMO_MODEL and any(i.question_type != "mcq" for i in inputs):

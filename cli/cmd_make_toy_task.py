@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from paravt.cli.common import StepProgress, config_options, emit_json, json_option, resolve_config
+from paravt.cli.common import StepProgress, config_options, emit_json, json_option
+from paravt.config import load_config
 
 
 @click.command("make-toy-task")
@@ -35,7 +36,7 @@ def command(
     from paravt.toy.task import ToyTaskConfig
 
     flags = {"out": out, "n": n, "seed": seed, "split": split}
-    cfg = resolve_config(ToyTaskConfig, config_path, overrides, flags)
+    cfg = load_config(ToyTaskConfig, config_path, overrides, flags)
     with StepProgress("make-toy-task", cfg.n) as progress:
         result = make_toy_task(
             cfg, progress=lambda done, total: progress.update(done, f"{done} of {total} videos")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from paravt.cli.common import config_options, emit_json, json_option, resolve_config
-from paravt.config import to_dict
+from paravt.cli.common import config_options, emit_json, json_option
+from paravt.config import load_config, to_dict
 from paravt.video.config import ProbeConfig
 
 
@@ -39,7 +39,7 @@ def command(
 
     from paravt.video import VideoSource
 
-    cfg = resolve_config(ProbeConfig, config_path, overrides, {"device": device})
+    cfg = load_config(ProbeConfig, config_path, overrides, {"device": device})
     src = VideoSource(video, device=cfg.device)
     meta = asdict(src.meta)
     result = {

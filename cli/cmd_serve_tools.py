@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from paravt.cli.common import config_options, resolve_config
+from paravt.cli.common import config_options
+from paravt.config import load_config
 from paravt.errors import UserError
 from paravt.serve.config import ServeToolsConfig
 
@@ -47,7 +48,7 @@ def command(
     --write-entry writes. See docs/EVAL.md, "lmms-eval and other MCP clients".
     """
     flags = {"video_roots": list(video_roots) or None, "http_port": http_port, "arch": arch}
-    cfg = resolve_config(ServeToolsConfig, config_path, overrides, flags)
+    cfg = load_config(ServeToolsConfig, config_path, overrides, flags)
     from paravt.serve.paths import VideoRoots
 
     VideoRoots.of(cfg.video_roots)  # every root checked before anything starts

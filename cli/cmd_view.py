@@ -12,8 +12,8 @@ from paravt.cli.common import (
     emit_json,
     force_option,
     json_option,
-    resolve_config,
 )
+from paravt.config import load_config
 from paravt.viewer.config import ViewConfig
 
 #: what a site holds (paravt.viewer.site.write_site): a folder of these names only is rewritten
@@ -49,7 +49,7 @@ def command(
     from paravt.viewer.site import write_site
 
     flags = {"runs": list(runs) or None, "out": out, "thumb_width": thumb_width}
-    cfg = resolve_config(ViewConfig, config_path, overrides, flags)
+    cfg = load_config(ViewConfig, config_path, overrides, flags)
     if cfg.out:
         check_output_folder(cfg.out, "view", _earlier_site, force)
     result = write_site(cfg)

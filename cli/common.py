@@ -1,21 +1,21 @@
-"""What every subcommand shares: config loading, stdout/stderr discipline, error → exit code."""
+"""What every subcommand shares: the config flags (``--config``, ``--set``; the loader is
+``paravt.config.load_config``), stdout/stderr discipline, error → exit code."""
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from paravt.config import load_config, to_dict
+from paravt.config import to_dict
 from paravt.errors import ItemsFailedError, UserError
-
-T = TypeVar("T")
 
 
 def config_options(fn: Callable) -> Callable:
@@ -41,14 +41,6 @@ def json_option(fn: Callable) -> Callable:
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout.")(
         fn
     )
-
-
-def resolve_config(
-    cls: type[T], config_path: str | None, overrides: tuple[str, ...], flags: dict | None = None
-) -> T:
-    """Defaults ← explicit flags ← YAML ← --set, validated into ``cls`` (errors exit 2)."""
-    base = {k: v for k, v in (flags or {}).items() if v is not None}
-    return load_config(cls, config_path, overrides, base=base)
 
 
 def force_option(fn: Callable) -> Callable:
@@ -108,7 +100,16 @@ def quiet_training_libraries() -> None:
         message=r"`(is_)?gradient_checkpointing(_kwargs)?` is deprecated",
         category=FutureWarning,
     )
+    # DeepSpeed, when installed, is imported by transformers and says on a machine without a GPU
+    # that it fell back to the CPU (a warning of its own logger, which it configures as it is
+    # imported: a filter outlasts that). The run's own line already says where it trains.
+    logging.getLogger("DeepSpeed").addFilter(_NotTheCpuFallback())
     quiet_model_loading()
+
+
+class _NotTheCpuFallback(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Setting accelerator to CPU")
 
 
 def stderr_console():

@@ -1,26 +1,32 @@
 """Typed configuration: YAML file + ``--set key=value`` overrides onto a dataclass.
 
-Every command has one config dataclass (nested dataclasses allowed). ``load_config`` builds it from
-defaults, then a YAML file, then dotted overrides, checking every key and coercing every value to
-the field's annotated type, so a typo is an error instead of a silently ignored knob. ``to_dict``
-gives the resolved config that is written next to every output.
+Every command has one config dataclass (nested dataclasses allowed), and ``load_config`` is the one
+loader of every command: defaults, then flags, then a YAML file, then dotted overrides, checking
+every key and coercing every value to the field's annotated type, so a typo is an error instead of
+a silently ignored knob. An error names the key, and the line of the YAML file that sets it
+(``FILE line N``); a YAML syntax error is ``FILE:LINE:COLUMN``. A ``Literal`` annotation is the
+list of a key's choices: the loader checks it, and ``check_choices`` checks an object built in
+Python the same way. ``Section`` types a section whose target is built later (``section_of``);
+``Renamed`` is the one deprecation rule for keys. ``to_dict`` gives the resolved config that is
+written next to every output.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import logging
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 
-from paravt.errors import ConfigError
+from paravt.errors import ConfigError, deprecated
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +34,10 @@ T = TypeVar("T")
 
 
 def to_dict(cfg: Any) -> dict:
-    """The config as plain JSON-able data (recorded with every output)."""
+    """The config as plain JSON-able data (recorded with every output); a ``Section`` records the
+    keys the config set."""
+    if isinstance(cfg, Section):
+        return to_dict(cfg.given())
     if dataclasses.is_dataclass(cfg):
         return {f.name: to_dict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
     if isinstance(cfg, (list, tuple)):
@@ -94,9 +103,29 @@ def _coerce_union(value: Any, args: tuple, key: str) -> Any:
 
 
 def _coerce_literal(value: Any, args: tuple, key: str) -> Any:
+    """One of the ``Literal``'s values; else ``KEY=VALUE: use A, B or C``."""
     if value in args:
         return value
-    raise ConfigError(f"config key '{key}': {value!r} is not one of {list(args)}")
+    choices = [repr(a) for a in args]
+    listed = ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
+    raise ConfigError(f"{key}={value!r}: use {listed}")
+
+
+def check_choices(obj: Any) -> None:
+    """Every ``Literal``-typed field of the dataclass ``obj`` holds one of its values: what the
+    loader checks as it reads YAML and ``--set``, for an object built in Python (call it in
+    ``__post_init__``). The error is the loader's: ``KEY=VALUE: use A, B or C``."""
+    for name, tp in _type_hints(type(obj)).items():
+        members = typing.get_args(tp) if typing.get_origin(tp) in _UNIONS else (tp,)
+        choices = [t for t in members if t is not type(None)]
+        if not choices or any(typing.get_origin(t) is not typing.Literal for t in choices):
+            continue  # not a list of choices (a str | Literal[False] takes any text)
+        value = getattr(obj, name)
+        if not (value is None and type(None) in members):
+            _coerce_literal(value, tuple(a for t in choices for a in typing.get_args(t)), name)
+
+
+_UNIONS = (typing.Union, types.UnionType)
 
 
 def _coerce_dataclass(value: Any, tp: type, key: str) -> Any:
@@ -123,11 +152,31 @@ def _coerce_sequence(value: Any, item: Any, as_tuple: bool, key: str) -> list | 
 
 
 def _coerce_mapping(value: Any, key: str) -> dict:
+    """A free mapping (a ``dict`` field: HF's ``fsdp_config``, a backend's options): its text
+    leaves are read as YAML (``--set trainer.fsdp_config.version=2`` is the number 2), since the
+    field has no types to coerce them to."""
     if isinstance(value, str):
         value = yaml.safe_load(value)
     if not isinstance(value, Mapping):
         raise ConfigError(f"config key '{key}': expected a mapping, got {value!r}")
-    return dict(value)
+    return _typed_set_leaves(dict(value))
+
+
+def _typed_set_leaves(tree: dict) -> dict:
+    """``tree`` with its ``--set`` leaves read as YAML (``"2"`` → 2, ``"false"`` → False); the
+    YAML file's own values stay as the file typed them."""
+    out = {}
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            out[k] = _typed_set_leaves(v)
+        elif isinstance(v, SetText):
+            try:
+                out[k] = yaml.safe_load(v) if v.strip() else str(v)
+            except yaml.YAMLError:
+                out[k] = str(v)
+        else:
+            out[k] = v
+    return out
 
 
 def _coerce_bool(value: Any, key: str) -> bool:
@@ -185,8 +234,9 @@ def build(cls: type[T], data: Mapping[str, Any], prefix: str = "") -> T:
     unknown = [k for k in data if k not in fields]
     if unknown:
         known = ", ".join(sorted(fields))
+        owner = cls.TARGET.__name__ if issubclass(cls, Section) else cls.__name__
         raise ConfigError(
-            f"unknown config key '{prefix}{unknown[0]}' for {cls.__name__}; known keys: {known}"
+            f"unknown config key '{prefix}{unknown[0]}' for {owner}; known keys: {known}"
         )
     kwargs = {k: _coerce(v, hints.get(k, Any), prefix + k) for k, v in data.items()}
     try:
@@ -194,6 +244,143 @@ def build(cls: type[T], data: Mapping[str, Any], prefix: str = "") -> T:
     except (TypeError, ValueError) as e:
         raise ConfigError(f"invalid {cls.__name__} config: {e}") from e
     return obj
+
+
+@dataclasses.dataclass(frozen=True)
+class Renamed:
+    """The one deprecation rule for a config key (TRL's): the old key ``old`` (dotted) still
+    works until the release ``removed_in``, moved to ``new`` with a ``FutureWarning`` that names
+    that release (``paravt.errors.deprecated``); with ``removed_in=None`` it is removed already,
+    and a config that sets it is a ``ConfigError`` naming ``new``, ended by ``why``.
+
+    A config class lists its renamed keys in ``RENAMED: ClassVar[tuple[Renamed, ...]]`` (dotted
+    from the class itself); ``load_config`` applies them before it builds the class. Setting the
+    old key and the new one to different values is a ``ConfigError``: which was meant cannot be
+    told."""
+
+    old: str
+    new: str
+    removed_in: str | None = "0.2"
+    why: str = ""
+
+
+def _pop_dotted(tree: dict, key: str) -> tuple[bool, Any]:
+    *parents, leaf = key.split(".")
+    node = tree
+    for p in parents:
+        node = node.get(p)
+        if not isinstance(node, dict):
+            return False, None
+    return (True, node.pop(leaf)) if leaf in node else (False, None)
+
+
+def _get_dotted(tree: dict, key: str) -> tuple[bool, Any]:
+    node: Any = tree
+    for p in key.split("."):
+        if not isinstance(node, dict) or p not in node:
+            return False, None
+        node = node[p]
+    return True, node
+
+
+def _field_type(cls: type, key: str) -> Any:
+    """The annotated type of the dotted ``key`` of dataclass ``cls`` (``Any`` where unknown)."""
+    tp: Any = cls
+    for p in key.split("."):
+        if not (dataclasses.is_dataclass(tp) and isinstance(tp, type)):
+            return Any
+        tp = _type_hints(tp).get(p, Any)
+    return tp
+
+
+def apply_renamed(cls: type, data: dict) -> dict:
+    """``data`` with ``cls.RENAMED`` applied (see ``Renamed``): deprecated keys moved to their
+    new names with a ``FutureWarning``, removed ones refused in one line naming every new home."""
+    rules: tuple[Renamed, ...] = getattr(cls, "RENAMED", ())  # a ClassVar; most classes have none
+    data = copy.deepcopy(data)
+    removed = [r for r in rules if r.removed_in is None and _get_dotted(data, r.old)[0]]
+    if removed:
+        homes = ", ".join(f"{r.old} → {r.new}" for r in removed)
+        raise ConfigError(f"{homes}: {removed[0].why}" if removed[0].why else homes)
+    moved = []
+    for rule in (r for r in rules if r.removed_in is not None):
+        found, value = _pop_dotted(data, rule.old)
+        if not found:
+            continue
+        has_new, current = _get_dotted(data, rule.new)
+        tp = _field_type(cls, rule.new)
+        if has_new and _coerce(current, tp, rule.new) != _coerce(value, tp, rule.old):
+            raise ConfigError(
+                f"{rule.old}={value!r} and {rule.new}={current!r} disagree: set it once, as "
+                f"{rule.new}"
+            )
+        _set_dotted(data, rule.new, value)
+        moved.append(rule)
+    for release in sorted({str(r.removed_in) for r in moved}):  # one warning per release
+        names = [r for r in moved if r.removed_in == release]
+        use = f"set {', '.join(r.new for r in names)} instead (read as that now)"
+        use += f"; {names[0].why}" if names[0].why else ""
+        deprecated(", ".join(r.old for r in names), use, release, stacklevel=4)
+    return data
+
+
+class Section:
+    """A config section typed by another dataclass's keys (``section_of``) and built into that
+    class later, where building it has to happen (HF's ``TrainingArguments`` sets up the
+    devices and the process group as it is built). The loader reads and checks every key and
+    coerces every value to its annotated type, as for any section; ``name in section`` says
+    whether the config set the key, ``given()`` holds those keys and their values."""
+
+    _given: frozenset[str] = frozenset()
+    #: the class the section's keys are the fields of
+    TARGET: ClassVar[type]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._given
+
+    #: paravt's own defaults of some of the target's keys (``section_of``'s ``defaults``)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {}
+
+    def given(self) -> dict[str, Any]:
+        """The keys the config set, in field order, with their (typed) values."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name in self}
+
+    def arguments(self) -> dict[str, Any]:
+        """What to build ``TARGET`` with: paravt's own defaults, then the keys the config set
+        (every other key keeps the target's default)."""
+        return {**copy.deepcopy(dict(self.DEFAULTS)), **self.given()}
+
+
+def section_of(
+    target: type, name: str, exclude: Iterable[str] = (), defaults: Mapping[str, Any] | None = None
+) -> type:
+    """A ``Section`` class named ``name`` whose fields are ``target``'s (its annotations, its
+    defaults and its ``help`` metadata), less ``exclude``, with ``defaults`` overriding some."""
+    hints, skip, own = _type_hints(target), set(exclude), dict(defaults or {})
+    specs = []
+    for f in dataclasses.fields(target):
+        if not f.init or f.name in skip:
+            continue
+        if f.name in own:
+            value = own[f.name]
+            spec = dataclasses.field(default_factory=lambda v=value: copy.deepcopy(v))
+        elif f.default is not dataclasses.MISSING:
+            spec = dataclasses.field(default=f.default, metadata=f.metadata)
+        elif f.default_factory is not dataclasses.MISSING:
+            spec = dataclasses.field(default_factory=f.default_factory, metadata=f.metadata)
+        else:
+            spec = dataclasses.field(default=None, metadata=f.metadata)
+        specs.append((f.name, hints.get(f.name, Any), spec))
+    namespace = {"TARGET": target, "DEFAULTS": own}
+    cls = dataclasses.make_dataclass(name, specs, bases=(Section,), namespace=namespace)
+    init = cls.__init__
+
+    def __init__(self, **kwargs: Any) -> None:
+        init(self, **kwargs)
+        self._given = frozenset(kwargs)
+
+    cls.__init__ = __init__
+    return cls
 
 
 def _set_dotted(tree: dict, key: str, value: Any) -> None:
@@ -208,8 +395,14 @@ def _set_dotted(tree: dict, key: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+class SetText(str):
+    """A ``--set`` value: text that the field's type reads (``"2"`` is 2 for an ``int``, and in a
+    free mapping it is read as YAML), where a YAML file's values come typed already."""
+
+
 def parse_overrides(pairs: typing.Iterable[str]) -> dict:
-    """``["a.b=1", "c=x"]`` → ``{"a": {"b": "1"}, "c": "x"}`` (values stay strings; coerced later)."""
+    """``["a.b=1", "c=x"]`` → ``{"a": {"b": "1"}, "c": "x"}`` (values stay text, ``SetText``;
+    coerced later)."""
     tree: dict = {}
     for pair in pairs:
         if "=" not in pair:
@@ -218,7 +411,7 @@ def parse_overrides(pairs: typing.Iterable[str]) -> dict:
         key = key.strip()
         if not key:
             raise ConfigError(f"--set {pair!r}: empty key")
-        _set_dotted(tree, key, value)
+        _set_dotted(tree, key, SetText(value))
     return tree
 
 
@@ -279,13 +472,25 @@ def key_lines(path: str | Path) -> dict[str, int]:
     return out
 
 
+#: where a message names its key: ``config key 'a.b'``, or ``a.b=VALUE: ...`` / ``a.b → c.d``
+#: at its start
+_NAMED_KEY = re.compile(r"config key '([^']+)'|^([A-Za-z_][\w.]*)(?:=| →)")
+
+
 def with_line(err: ConfigError, path: str | Path | None) -> ConfigError:
     """``err`` with ``(FILE line N)`` added when it names a key (``config key 'a.b'``, ``unknown
-    config key 'a.b'``) that the YAML file ``path`` sets; else ``err`` unchanged."""
+    config key 'a.b'``, ``a.b=VALUE: ...``, ``a.b → c.d: ...``) that the YAML file ``path`` sets
+    (a key a section's own check names without its section, ``vllm_mode``, is found when one
+    key of the file ends with it); else ``err`` unchanged."""
     if path is None:
         return err
-    m = re.search(r"config key '([^']+)'", str(err))
-    line = key_lines(path).get(m.group(1)) if m else None
+    m = _NAMED_KEY.search(str(err))
+    key = (m.group(1) or m.group(2)) if m else None
+    lines = key_lines(path) if key else {}
+    line = lines.get(key) if key else None
+    if line is None and key:
+        ends = [n for name, n in lines.items() if name.endswith("." + key)]
+        line = ends[0] if len(ends) == 1 else None
     if line is None:
         return err
     located = ConfigError(f"{err} ({path} line {line})")
@@ -298,34 +503,28 @@ def load_config(
     path: str | Path | None = None,
     overrides: typing.Iterable[str] = (),
     base: Mapping[str, Any] | None = None,
+    check: Callable[[T], Any] | None = None,
 ) -> T:
-    """Defaults ← ``base`` (e.g. flags) ← YAML file ← ``--set`` overrides → a validated ``cls``."""
-    data: dict = dict(base or {})
-    if path is not None:
-        data = merge(data, read_yaml(path))
-    data = merge(data, parse_overrides(overrides))
+    """The one loader of every command: defaults ← ``base`` (the command's flags; a flag not
+    given is ``None`` and left out) ← YAML file ← ``--set`` overrides → a validated ``cls``.
+
+    A key the class has renamed (``cls.RENAMED``, ``Renamed``) is moved to its new name with a
+    ``FutureWarning``, or refused with its new home once removed. ``check`` runs on the built
+    config (a check that needs more than the dataclass: e.g. building TRL's arguments). Every
+    ``ConfigError`` is one line naming the key, with the YAML line that sets it."""
+    data: dict = {k: v for k, v in (base or {}).items() if v is not None}
     try:
-        return build(cls, data)
+        if path is not None:
+            data = merge(data, read_yaml(path))
+        data = merge(data, parse_overrides(overrides))
+        data = apply_renamed(cls, data)
+        cfg = build(cls, data)
+        if check is not None:
+            check(cfg)
     except ConfigError as e:
         raise with_line(e, path) from e.__cause__
+    return cfg
 
 
 def dumps(cfg: Any) -> str:
     return json.dumps(to_dict(cfg), indent=2, sort_keys=True)
-
-
-def typed_leaves(tree: dict) -> dict:
-    """YAML-typed copy of a nested settings dict (``"2"`` → 2, ``"false"`` → False), for the HF
-    keys that take a dict HF reads without coercing (``trainer.fsdp_config.version=2``)."""
-    out = {}
-    for k, v in tree.items():
-        if isinstance(v, dict):
-            out[k] = typed_leaves(v)
-        elif isinstance(v, str):
-            try:
-                out[k] = yaml.safe_load(v) if v.strip() else v
-            except yaml.YAMLError:
-                out[k] = v
-        else:
-            out[k] = v
-    return out

@@ -6,6 +6,8 @@ its message as one line and exits 2. Anything else is a bug and keeps its traceb
 
 from __future__ import annotations
 
+import warnings
+
 
 class ParavtError(Exception):
     """Base class of all paravt errors."""
@@ -37,3 +39,20 @@ class ItemsFailedError(ParavtError):
     """The command ran, but some of its items (questions of a batch, samples) have no result:
     their errors are in the command's output. The CLI prints this one line and exits 1; bad
     input found before anything ran is a ``UserError`` (exit 2)."""
+
+
+class ParavtDeprecationWarning(FutureWarning):
+    """A name or key that paravt removes in a named release. TRL's rule: a ``FutureWarning``
+    (shown to users by default, unlike a ``DeprecationWarning``) whose message names the
+    release; ``deprecated`` writes every one of them."""
+
+
+def deprecated(old: str, use: str, release: str = "0.2", stacklevel: int = 3) -> None:
+    """Warn that ``old`` is deprecated and will be removed in paravt ``release``; ``use`` says
+    what to do instead (``"use paravt.rewards.ToolCounts"``). ``stacklevel`` counts from the
+    caller of this function (3: the code that used the old name, two frames above)."""
+    warnings.warn(
+        f"{old} is deprecated and will be removed in paravt {release}: {use}",
+        ParavtDeprecationWarning,
+        stacklevel=stacklevel,
+    )

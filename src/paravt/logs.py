@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
+
+from paravt.errors import ParavtDeprecationWarning
 
 #: the package's logger: every room's ``logging.getLogger(__name__)`` is below it
 ROOT = "paravt"
@@ -50,10 +53,28 @@ class _Stderr(logging.StreamHandler):
         pass
 
 
+#: the ``warnings.showwarning`` that was there before ``one_line_logging`` (Python's own, or
+#: ``logging.captureWarnings``'s): every warning but paravt's deprecations keeps it
+_show_others = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """paravt's deprecations as one line (``paravt: warning: ...``: the message names the old
+    name, the release that removes it and what to use); every other warning as before."""
+    if issubclass(category, ParavtDeprecationWarning):
+        (file or sys.stderr).write(f"paravt: warning: {message}\n")
+        return
+    _show_others(message, category, filename, lineno, file, line)
+
+
 def one_line_logging(debug: bool = False, level: int = logging.WARNING) -> logging.Handler:
     """Route the ``paravt`` loggers to one line per record on stderr (installed once: a second
-    call replaces the first's handler). Records still propagate, so a handler the caller put on
-    the root logger (pytest's capture) sees them too; with none there, nothing prints twice."""
+    call replaces the first's handler), and show paravt's deprecation warnings as one line too.
+    Records still propagate, so a handler the caller put on the root logger (pytest's capture)
+    sees them too; with none there, nothing prints twice."""
+    global _show_others
+    if warnings.showwarning is not _show_warning:
+        _show_others, warnings.showwarning = warnings.showwarning, _show_warning
     logger = logging.getLogger(ROOT)
     for old in [h for h in logger.handlers if isinstance(h, _Stderr)]:
         logger.removeHandler(old)

@@ -158,7 +158,9 @@ def test_inside_a_running_event_loop_and_a_lockstep_backend_is_refused(
     assert not EpisodeEngine(backend, small_config(schedule="auto")).episodes_advance_alone()
     with pytest.raises(ConfigError, match="schedule=episodes.*lockstep"):
         _run(backend, "episodes", inputs)
-    with pytest.raises(ConfigError, match="schedule 'sometimes'"):
+    with pytest.raises(
+        ConfigError, match="schedule='sometimes': use 'auto', 'rounds' or 'episodes'"
+    ):
         small_config(schedule="sometimes")
 
 

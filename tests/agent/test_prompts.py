@@ -111,12 +111,12 @@ def test_more_options_than_letters_is_a_typed_error_where_the_question_is_built(
 
 def test_one_definition_of_letters_and_question_types():
     from paravt.agent import records
-    from paravt.data import rows
+    from paravt.data import questions
     from paravt.eval import samples
     from paravt.rewards import answers
 
     assert samples.LETTERS is answers.LETTERS
-    assert samples.QUESTION_TYPES is rows.QUESTION_TYPES is records.QUESTION_TYPES
+    assert samples.QUESTION_TYPES is questions.QUESTION_TYPES is records.QUESTION_TYPES
     assert records.QUESTION_TYPES is answers.QUESTION_TYPES
 
 

@@ -29,8 +29,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LOGPROB = -0.5
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest's output clean
+class JSONHandler(BaseHTTPRequestHandler):
+    """A request handler that answers JSON and logs nothing (pytest's output stays clean); the
+    stand-ins of this module and of ``test_vllm_servers.py`` answer through it."""
+
+    def log_message(self, *args):
         pass
 
     def _send(self, body) -> None:
@@ -41,6 +44,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
+
+class _Handler(JSONHandler):
     def do_GET(self):  # noqa: N802 - http.server's name
         s: StandInServer = self.server  # type: ignore[assignment]
         if self.path == "/health":

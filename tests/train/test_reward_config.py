@@ -7,7 +7,6 @@ here: these are config checks.
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import fields
 
 import pytest
@@ -118,23 +117,25 @@ def test_an_unknown_reward_key_exits_2_naming_the_known_ones(capsys):
         ("token_anchor_values", '{"</think>": 0.3}', {"</think>": 0.3}),
     ],
 )
-def test_a_flat_trainer_reward_key_is_a_deprecated_alias(tmp_path, caplog, key, value, expected):
+def test_a_flat_trainer_reward_key_is_a_deprecated_alias(tmp_path, key, value, expected):
     """Recipes written before the move (the toy experiment's saved configs) still run, with a
     warning, and what is recorded is the rewards section."""
     assert key in FLAT_REWARD_KEYS
     bare = tmp_path / "bare.yaml"  # a recipe with no rewards section
     bare.write_text(yaml.safe_dump({"trainer": {"use_cpu": True}}))
-    with caplog.at_level(logging.WARNING, logger="paravt.train.run"):
+    with pytest.warns(FutureWarning) as caught:  # TRL's rule (was a log line: caplog)
         cfg = load_command_config(str(bare), (f"trainer.{key}={value}",))
-    assert f"trainer.{key}" in caplog.text and f"rewards.{key}" in caplog.text
-    assert "deprecated" in caplog.text
+    text = " ".join(str(w.message) for w in caught)
+    assert f"trainer.{key}" in text and f"rewards.{key}" in text
+    assert "deprecated" in text
     args = para_config(cfg, world_output_dir=str(tmp_path))
     assert getattr(args.rewards, key) == expected != getattr(RewardConfig(), key)
     assert key not in cfg.trainer and getattr(cfg.rewards, key) == expected
     # from a YAML file too
     recipe = tmp_path / "old.yaml"
     recipe.write_text(yaml.safe_dump({"trainer": {"use_cpu": True, key: yaml.safe_load(value)}}))
-    assert getattr(para_config(load_command_config(str(recipe), ())).rewards, key) == expected
+    with pytest.warns(FutureWarning, match="removed in paravt 0.2"):
+        assert getattr(para_config(load_command_config(str(recipe), ())).rewards, key) == expected
 
 
 def test_a_flat_key_and_its_rewards_key_that_disagree_are_refused():

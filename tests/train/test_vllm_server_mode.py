@@ -27,6 +27,36 @@ def _restore(client, folder) -> None:
     client.reload_weights(str(folder))
 
 
+def _server_run(smoke_args, run_dir, videos, model_dir, server, *more: str):
+    """The CPU smoke recipe against the test's vLLM server in server mode (token_truncate)."""
+    from paravt.train.run import load_command_config
+
+    base_url = server.base_url.removesuffix("/v1")
+    return load_command_config(
+        "cpu-smoke",
+        smoke_args(
+            run_dir, videos, f"model={model_dir}", "trainer.use_vllm=true",
+            "trainer.vllm_mode=server", f"trainer.vllm_server_base_url={base_url}",
+            "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.save_steps=100",
+            *more,
+        ),
+    )  # fmt: skip
+
+
+def _moving_head():
+    """A callback that scales the policy's output layer at every step's end: a stand-in for an
+    update big enough for the server's logprobs to show (the random smoke model's groups rarely
+    have a reward spread)."""
+    from transformers import TrainerCallback
+
+    class MoveHead(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kw):
+            with torch.no_grad():
+                model.lm_head.weight.mul_(1.5)
+
+    return MoveHead()
+
+
 def test_server_logprobs_equal_the_policy_after_a_push_and_differ_before(
     vllm_tiny_server, tiny_qwen3_dir, tmp_path
 ):
@@ -138,32 +168,18 @@ def test_para_grpo_trains_against_the_vllm_server(
     parallel crop_video rounds whose frames go back to it, the weights pushed at each step. Between the steps the policy's output
     layer is moved (a stand-in for an update big enough to see): step 2's sampler logprobs are
     still the policy's, so the server sampled from the pushed weights."""
-    from transformers import TrainerCallback
-
     from paravt.train.metrics import read_jsonl
-    from paravt.train.run import load_command_config, run_training
-
-    class Move(TrainerCallback):
-        def on_step_end(self, args, state, control, model=None, **kw):
-            with torch.no_grad():
-                model.lm_head.weight.mul_(1.5)
+    from paravt.train.run import run_training
 
     run_dir = tmp_path / "run"
-    base_url = vllm_tiny_server.base_url.removesuffix("/v1")
-    cfg = load_command_config(
-        "cpu-smoke",
-        smoke_args(
-            run_dir, shared_videos, f"model={tiny_qwen3_dir}", "trainer.use_vllm=true",
-            "trainer.vllm_mode=server", f"trainer.vllm_server_base_url={base_url}",
-            "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=2",
-            "trainer.save_steps=100",
-        ),
-    )  # fmt: skip
+    cfg = _server_run(
+        smoke_args, run_dir, shared_videos, tiny_qwen3_dir, vllm_tiny_server, "trainer.max_steps=2"
+    )
     probe = train_probe()
 
     def attach(trainer):
         probe.attach(trainer)
-        trainer.add_callback(Move())
+        trainer.add_callback(_moving_head())
 
     try:
         summary = run_training(cfg, on_trainer=attach)
@@ -286,32 +302,19 @@ def test_para_grpo_at_max_staleness_2_learns_from_rollouts_one_version_back(
     they differ from the learner's old log-probs, and the per-token weight corrects for it.
     (The policy's output layer is moved at every step's end, a stand-in for an update big
     enough to see: the random smoke model's groups rarely have a reward spread.)"""
-    from transformers import TrainerCallback
-
     from paravt.train.metrics import read_jsonl
-    from paravt.train.run import load_command_config, run_training
-
-    class Move(TrainerCallback):
-        def on_step_end(self, args, state, control, model=None, **kw):
-            with torch.no_grad():
-                model.lm_head.weight.mul_(1.5)
+    from paravt.train.run import run_training
 
     run_dir = tmp_path / "run"
-    base_url = vllm_tiny_server.base_url.removesuffix("/v1")
-    cfg = load_command_config(
-        "cpu-smoke",
-        smoke_args(
-            run_dir, shared_videos, f"model={tiny_qwen3_dir}", "trainer.use_vllm=true",
-            "trainer.vllm_mode=server", f"trainer.vllm_server_base_url={base_url}",
-            "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=4",
-            "trainer.max_staleness=2", "trainer.save_steps=100",
-        ),
+    cfg = _server_run(
+        smoke_args, run_dir, shared_videos, tiny_qwen3_dir, vllm_tiny_server,
+        "trainer.max_steps=4", "trainer.max_staleness=2",
     )  # fmt: skip
     probe = train_probe()
 
     def attach(trainer):
         probe.attach(trainer)
-        trainer.add_callback(Move())
+        trainer.add_callback(_moving_head())
 
     try:
         summary = run_training(cfg, on_trainer=attach)

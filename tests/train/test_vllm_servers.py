@@ -12,9 +12,10 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
+from standin_vllm import JSONHandler
 
 from paravt.errors import ConfigError
 from paravt.rollout.vllm_server_client import VLLMServerClient, VLLMServerError
@@ -26,18 +27,7 @@ from paravt.rollout.vllm_servers import (
 )
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def _send(self, body) -> None:
-        raw = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
+class Handler(JSONHandler):
     def do_GET(self):  # noqa: N802 - http.server's name
         self._send({})  # /health
 

@@ -31,15 +31,8 @@ av = pytest.importorskip("av")
 #: paravt's frame and the reference at one time.
 TOLERANCE = (8, 1.0)
 
-REAL = [
-    "torchcodec__testsrc2.mp4",
-    "decord__flipping_a_pancake.mkv",
-    "torchcodec__var_fps_video.mp4",
-    "torchcodec__h265_video.mp4",
-    "mediabunny__trim-buck-bunny.webm",
-    "torchcodec__bt709_full_range.mp4",
-    "decord__corrupted.mp4",
-]
+#: every real kind, the damaged file included
+REAL = list(media.STAND_INS)
 EXTRA = ["rotated.mp4", "no_duration.mkv", "multi_stream.mkv"]
 
 

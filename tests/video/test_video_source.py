@@ -4,20 +4,15 @@ from __future__ import annotations
 
 from itertools import pairwise
 
+import media
 import pytest
 import torch
 from torchcodec.decoders import VideoDecoder
 
 from paravt.video import VideoSource
 
-REAL = [
-    "torchcodec__testsrc2.mp4",
-    "decord__flipping_a_pancake.mkv",
-    "torchcodec__var_fps_video.mp4",
-    "torchcodec__h265_video.mp4",
-    "mediabunny__trim-buck-bunny.webm",
-    "torchcodec__bt709_full_range.mp4",
-]
+#: the real kinds that decode whole (the damaged one has tests of its own)
+REAL = [name for name in media.STAND_INS if name != "decord__corrupted.mp4"]
 MODES = ["exact", "keyframe", "qwen-vl-utils"]
 
 

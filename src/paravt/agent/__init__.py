@@ -13,6 +13,25 @@ Names are imported lazily so ``import paravt.agent`` stays cheap (no torch, no t
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+from paravt.errors import deprecated
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors (never run)
+    from paravt.agent.backend import Backend, BackendBase
+    from paravt.agent.chat import ChatCodec
+    from paravt.agent.config import DEFAULT_MODEL_ID, BackendConfig, CropSettings, EngineConfig
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.agent.prompts import load_prompts
+    from paravt.agent.records import (
+        CallRecord,
+        EpisodeInput,
+        EpisodeRecord,
+        Generation,
+        GenRequest,
+        ImageItem,
+        TurnRecord,
+    )
 
 _EXPORTS = {
     "Backend": "paravt.agent.backend",
@@ -31,7 +50,6 @@ _EXPORTS = {
     "TurnRecord": "paravt.agent.records",
     "ChatCodec": "paravt.agent.chat",
     "load_prompts": "paravt.agent.prompts",
-    "parse_turn": "paravt.grammar",
 }
 
 __all__ = [
@@ -51,11 +69,16 @@ __all__ = [
     "ImageItem",
     "TurnRecord",
     "load_prompts",
-    "parse_turn",
 ]
+
+#: names that live in another room now, still answered here with TRL's rule: name -> home
+_DEPRECATED = {"parse_turn": "paravt.grammar"}
 
 
 def __getattr__(name: str):
+    if name in _DEPRECATED:
+        deprecated(f"paravt.agent.{name}", f"import it from {_DEPRECATED[name]}")
+        return getattr(importlib.import_module(_DEPRECATED[name]), name)
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'paravt.agent' has no attribute {name!r}")

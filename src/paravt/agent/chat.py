@@ -311,7 +311,7 @@ class ChatCodec:
 def _merge_text(message: dict) -> dict:
     """Join neighbouring text parts (a wrapped tool run) so the stored message reads as rendered."""
     content = message.get("content")
-    if isinstance(content, str):
+    if content is None or isinstance(content, str):
         return message
     parts: list[dict] = []
     for p in content:

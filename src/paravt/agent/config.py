@@ -7,11 +7,11 @@ model behind the engine. Defaults follow docs/PROTOCOL.md §1–§3 (evaluation 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Literal
 
-from paravt.errors import ConfigError
+from paravt.config import check_choices
+from paravt.errors import ConfigError, deprecated
 from paravt.rewards.answers import QuestionType
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS, CropConfig
 
@@ -104,18 +104,7 @@ class EngineConfig:
     schedule: Literal["auto", "rounds", "episodes"] = "auto"
 
     def __post_init__(self) -> None:
-        if self.tool_prompt not in ("auto", "native", "paravt"):
-            raise ConfigError(f"tool_prompt {self.tool_prompt!r}: choose auto, native or paravt")
-        if self.tool_response_layout not in ("template", "paravt"):
-            raise ConfigError(
-                f"tool_response_layout {self.tool_response_layout!r}: choose template or paravt"
-            )
-        if self.schedule not in ("auto", "rounds", "episodes"):
-            raise ConfigError(f"schedule {self.schedule!r}: choose auto, rounds or episodes")
-        if self.mode not in ("parallel", "sequential", "direct"):
-            raise ConfigError(f"mode {self.mode!r}: choose parallel, sequential or direct")
-        if self.evidence not in ("frames", "subagent"):
-            raise ConfigError(f"evidence {self.evidence!r}: choose frames or subagent")
+        check_choices(self)  # mode, evidence, overview_sampling, tool_prompt, ... (Literal)
         for name in (
             "max_turns",
             "max_parallel",
@@ -198,23 +187,16 @@ class BackendConfig:
     chat_template: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("hf", "openai"):
-            raise ConfigError(f"backend {self.kind!r}: choose hf or openai")
+        check_choices(self)  # kind, image_format, tool_role, resize_arch, prefill_via (Literal)
         if self.concurrency < 1 or self.batch_size < 1:
             raise ConfigError("backend concurrency and batch_size must be at least 1")
         if self.retries < 0:
             raise ConfigError(f"backend retries must be >= 0, got {self.retries}")
         if self.backoff_s != 1.0:
-            warnings.warn(
-                "backend.backoff_s is no longer read: the openai SDK backs off itself (0.5 s, "
-                "doubling up to 8 s, or the server's Retry-After); it will be removed in paravt "
-                "0.2, drop the key",
-                FutureWarning,
-                stacklevel=2,
-            )
-        if self.prefill_via not in ("continue", "template"):
-            raise ConfigError(
-                f"backend prefill_via {self.prefill_via!r}: choose continue or template"
+            deprecated(
+                "backend.backoff_s",
+                "it is no longer read (the openai SDK backs off itself: 0.5 s, doubling up to 8 "
+                "s, or the server's Retry-After); drop the key",
             )
 
 
@@ -244,5 +226,6 @@ class InferConfig:
     batch_size: int = 8
 
     def __post_init__(self) -> None:
+        check_choices(self)  # question_type (Literal)
         if self.batch_size < 1:
             raise ConfigError(f"batch_size must be at least 1, got {self.batch_size}")

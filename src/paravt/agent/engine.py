@@ -29,6 +29,7 @@ from paravt.agent.backend import Backend, check_backend
 from paravt.agent.config import EngineConfig
 from paravt.agent.prompts import Prompts, load_prompts
 from paravt.agent.records import (
+    EpisodeErrorKind,
     EpisodeInput,
     EpisodeRecord,
     Generation,
@@ -113,7 +114,7 @@ class _Context:
                 offset += n
         device = self.images[0].pixels.device
         pv = join_rows(self.images) if join else None
-        grid = torch.tensor([list(it.grid_thw) for it in self.images], dtype=torch.long)
+        grid = torch.tensor([list(it.grid) for it in self.images], dtype=torch.long)
         grid = grid.to(device)
         self._joined = (len(self.images), pv, grid)
         return pv, grid, time.perf_counter() - t0
@@ -297,7 +298,7 @@ class EpisodeEngine:
 
     def _overview(
         self, path: str, k: int, cache: dict
-    ) -> tuple[Any, dict, float, tuple[str, str] | None]:
+    ) -> tuple[Any, dict, float, tuple[EpisodeErrorKind, str] | None]:
         """Overview frames of one video (decoded once per run and frame budget); the error, if
         any, is ``(error_kind, message)``: ``video`` for a file the decoder cannot read,
         ``engine`` for anything else (a bug, logged with its traceback)."""
@@ -306,6 +307,7 @@ class EpisodeEngine:
             frames, meta, _, err = cache[key]
             return frames, meta, 0.0, err
         t0 = time.perf_counter()
+        out: tuple[Any, dict, float, tuple[EpisodeErrorKind, str] | None]
         try:
             from paravt.video import VideoSource  # paravt.video loads torch
             from paravt.video.parallel import resolve_workers
@@ -327,15 +329,12 @@ class EpisodeEngine:
                 resize=self._resizer(self.config),
             )
             # what the container said that the frames contradict (e.g. a truncated file)
-            for warning in getattr(src, "open_warnings", None) or []:
+            for warning in src.open_warnings:
                 if warning not in frames.warnings:
                     frames.warnings.append(warning)
-            meta_dict = (
-                dataclasses.asdict(meta) if dataclasses.is_dataclass(meta) else dict(vars(meta))
-            )
             meta_dict = {
                 k2: (str(v) if not isinstance(v, (int, float, str, type(None))) else v)
-                for k2, v in meta_dict.items()
+                for k2, v in dataclasses.asdict(meta).items()
             }
             if len(frames.times) == 0:
                 out = (
@@ -349,7 +348,10 @@ class EpisodeEngine:
         except Exception as e:  # noqa: BLE001 - one video's failure is its episodes' error only
             if is_read_failure(e):
                 logger.warning("cannot read video %s for its overview", path, exc_info=True)
-                err = ("video", f"cannot read video {path}: {type(e).__name__}: {e}")
+                err: tuple[EpisodeErrorKind, str] = (
+                    "video",
+                    f"cannot read video {path}: {type(e).__name__}: {e}",
+                )
             else:  # a bug, not a bad file: say so, and keep the traceback
                 logger.exception("internal error while opening video %s for its overview", path)
                 err = (
@@ -404,7 +406,7 @@ class EpisodeEngine:
             try:
                 ep.ctx.add_images(items)
                 if self.codec is not None:
-                    grids = [it.grid_thw for it in ep.ctx.images]
+                    grids = [it.grid for it in ep.ctx.images]
                     ids = self.codec.prompt_ids(
                         ep.ctx.messages, grids, prefill=cfg.think_prefix, tools=self.tools
                     )
@@ -415,7 +417,7 @@ class EpisodeEngine:
                 self._fail(ep, f"cannot build the prompt: {type(e).__name__}: {e}")
         return episodes
 
-    def _fail(self, ep: _Episode, message: str, kind: str = "engine") -> None:
+    def _fail(self, ep: _Episode, message: str, kind: EpisodeErrorKind = "engine") -> None:
         ep.done = True
         ep.record.status = "error"
         ep.record.error = message
@@ -619,10 +621,10 @@ class EpisodeEngine:
             per_ep[id(ep)] = per_ep.get(id(ep), 0) + 1
         # results → call records; frames stay with their call until the tool turn is built
         out = ToolBatch(owners=owners)
-        for i, (_ep, call) in enumerate(owners):
-            res = batch.results[i]
-            call.start, call.end = getattr(res, "start", None), getattr(res, "end", None)
-            call.warnings = list(getattr(res, "warnings", []) or [])
+        results = batch.results if batch is not None else []
+        for (_ep, call), res in zip(owners, results, strict=True):
+            call.start, call.end = res.start, res.end
+            call.warnings = list(res.warnings)
             if res.ok:
                 call.times = [float(t) for t in res.times]
                 call.n_frames = len(call.times)
@@ -701,7 +703,7 @@ class EpisodeEngine:
             ctx.add_images(items)
             if self.codec is not None:
                 ctx.extend(
-                    self.codec.prompt_ids(ctx.messages, [it.grid_thw for it in items]),
+                    self.codec.prompt_ids(ctx.messages, [it.grid for it in items]),
                     generated=False,
                 )
             sub_id = f"{ep.input.id}/sub{call.turn}.{call.index}"
@@ -794,7 +796,7 @@ class EpisodeEngine:
         try:
             ep.ctx.add_images(new_items)
             if self.codec is not None:
-                grids = [it.grid_thw for it in new_items]
+                grids = [it.grid for it in new_items]
                 ids = self.codec.turn_delta_ids(
                     messages,
                     grids,

@@ -55,6 +55,10 @@ class EpisodeInput:
             raise UserError(f"episode {self.id!r}: frames_k must be a positive integer, got {k!r}")
 
 
+#: why an errored episode failed: an unreadable or missing video, a failed generation, or other
+EpisodeErrorKind = Literal["video", "backend", "engine"]
+
+
 @dataclass
 class ImageItem:
     """One image of an episode's context, in order (overview frames, then tool frames).
@@ -72,6 +76,14 @@ class ImageItem:
     grid_thw: tuple[int, int, int] | None = None
     #: preprocessed rows of this image (filled once, shared by every episode holding the item)
     pixels: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        """``grid_thw``, which the episode's context sets when the item joins it (its budget
+        resolved by the codec); read before that, it is the engine's bug, said as such."""
+        if self.grid_thw is None:
+            raise RuntimeError(f"image at {self.time:.2f} s has no vision grid yet")
+        return self.grid_thw
 
 
 def join_rows(items: list[ImageItem]) -> Any:
@@ -135,6 +147,14 @@ class GenRequest:
     #: what names this episode's kept state: unique among the episodes of one engine run (GRPO's
     #: generations of one prompt share ``episode_id``)
     state_key: str = ""
+
+    @property
+    def stream(self) -> list[int]:
+        """``prompt_ids``, which a token-space backend needs: the engine sets them whenever the
+        backend has a codec, so a request without them is the engine's bug, said as such."""
+        if self.prompt_ids is None:
+            raise RuntimeError(f"request {self.key or self.episode_id!r} has no prompt_ids")
+        return self.prompt_ids
 
 
 @dataclass
@@ -261,7 +281,7 @@ class EpisodeRecord:
     error: str | None = None
     #: why an errored episode failed, for summaries that must not parse messages:
     #: ``video`` (unreadable/missing video), ``backend`` (generation failed), ``engine`` (other)
-    error_kind: Literal["video", "backend", "engine"] | None = None
+    error_kind: EpisodeErrorKind | None = None
     prediction: str | None = None
     answer_source: str | None = None
     forced: bool = False
@@ -347,7 +367,7 @@ class EpisodeRecord:
             value = getattr(self, f.name)
             if f.name == "subagents":
                 out[f.name] = [s.to_dict(tokens=tokens) for s in value]
-            elif dataclasses.is_dataclass(value):
+            elif dataclasses.is_dataclass(value) and not isinstance(value, type):
                 out[f.name] = dataclasses.asdict(value)
             elif isinstance(value, list) and value and dataclasses.is_dataclass(value[0]):
                 out[f.name] = [dataclasses.asdict(v) for v in value]

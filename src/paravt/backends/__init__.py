@@ -15,17 +15,19 @@ needs it meets (token ids, logprobs, images or pixel rows):
 
 Names load on first use, so that importing one backend does not load every backend::
 
-    from paravt.backends import make_backend, Backend
+    from paravt.backends import make_backend, ScriptedBackend
+
+The engine's protocol is imported from its home, ``paravt.agent.backend`` (``Backend``,
+``BackendBase``, ``check_backend``); the names here are deprecated (removed in paravt 0.2).
 """
 
 from __future__ import annotations
 
 import importlib
 
+from paravt.errors import deprecated
+
 _EXPORTS = {
-    "Backend": "paravt.agent.backend",
-    "BackendBase": "paravt.agent.backend",
-    "check_backend": "paravt.agent.backend",
     "backend_from_spec": "paravt.backends.factory",
     "check_serving": "paravt.backends.factory",
     "make_backend": "paravt.backends.factory",
@@ -36,8 +38,14 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
+#: the protocol's names, re-exported here after they moved to the engine's room; TRL's rule
+_DEPRECATED = {name: "paravt.agent.backend" for name in ("Backend", "BackendBase", "check_backend")}
+
 
 def __getattr__(name: str):
+    if name in _DEPRECATED:
+        deprecated(f"paravt.backends.{name}", f"import it from {_DEPRECATED[name]}")
+        return getattr(importlib.import_module(_DEPRECATED[name]), name)
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'paravt.backends' has no attribute {name!r}")

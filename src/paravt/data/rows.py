@@ -1,10 +1,13 @@
 """Read training rows from a ParaVT-style parquet file or a JSON-lines file.
 
-Parquet (the ParaVT release layout): ``prompt`` is a list of chat messages whose user text holds a
-``<video>`` marker, ``videos`` lists the video (a path, or a dict with ``video``/``path``), and
-``extra_info`` holds ``answer`` and ``question_type`` (optionally ``options``).
-JSON lines: ``video``, ``question``, ``options`` (list or null), ``answer``, ``question_type``
-(``id`` optional). A row that cannot be understood is skipped with its reason, never fatal.
+JSON lines: one question object a line, read by ``paravt.data.questions.parse_question`` (the
+fields and defaults ``infer`` and ``eval --benchmark jsonl`` read too). Parquet (the ParaVT
+release layout): ``prompt`` is a list of chat messages whose user text holds a ``<video>``
+marker, ``videos`` lists the video (a path, or a dict with ``video``/``path``), and
+``extra_info`` holds ``answer`` and ``question_type`` (optionally ``options`` and ``id``); each
+row becomes the same question object first. Relative videos are resolved under the video root.
+A row that cannot be trained on (no question, no video, no usable gold, bad options) is skipped
+with its reason, never fatal; a row without an id is ``row<N>``.
 """
 
 from __future__ import annotations
@@ -14,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paravt.data.questions import RowError, parse_question, resolve_video
 from paravt.errors import UserError
-from paravt.rewards.answers import QUESTION_TYPES, TooManyOptionsError, require_letterable
-
-VIDEO_MARKER = "<video>"
+from paravt.rewards.answers import TooManyOptionsError, require_letterable
 
 
 @dataclass
@@ -47,11 +49,14 @@ class ReadResult:
     skipped: list[SkippedRow] = field(default_factory=list)
 
 
-def resolve_video(video: str, video_root: str | Path | None) -> str:
-    p = Path(video).expanduser()
-    if not p.is_absolute() and video_root:
-        p = Path(video_root).expanduser() / p
-    return str(p)
+def _video_of(videos: Any) -> str | None:
+    if hasattr(videos, "tolist"):
+        videos = videos.tolist()
+    if isinstance(videos, (list, tuple)):
+        videos = videos[0] if len(videos) else None
+    if isinstance(videos, dict):
+        videos = videos.get("video") or videos.get("path")
+    return str(videos) if videos else None
 
 
 def _text_of(content: Any) -> str:
@@ -66,53 +71,27 @@ def _text_of(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _video_of(videos: Any) -> str | None:
-    if hasattr(videos, "tolist"):
-        videos = videos.tolist()
-    if isinstance(videos, (list, tuple)):
-        videos = videos[0] if len(videos) else None
-    if isinstance(videos, dict):
-        videos = videos.get("video") or videos.get("path")
-    return str(videos) if videos else None
-
-
-def _normalise(
-    index: int,
-    raw_id: Any,
-    video: str | None,
-    question: str,
-    options: Any,
-    answer: Any,
-    qtype: Any,
-    video_root: str | Path | None,
-) -> TrainRow | SkippedRow:
-    rid = str(raw_id) if raw_id not in (None, "") else f"row{index}"
-    if not video:
-        return SkippedRow(index, rid, "", "no video given")
-    path = resolve_video(video, video_root)
-    qtype = str(qtype or "mcq").lower()
-    if qtype not in QUESTION_TYPES:
-        return SkippedRow(
-            index, rid, path, f"question_type {qtype!r} is not one of {list(QUESTION_TYPES)}"
-        )
-    if hasattr(options, "tolist"):
-        options = options.tolist()
-    if options is not None and not isinstance(options, list):
-        return SkippedRow(index, rid, path, "options must be a list of strings or null")
+def _row(index: int, obj: Any, video_root: str | Path | None) -> TrainRow | SkippedRow:
+    """One training row from one question object (``parse_question``: the defaults every
+    reader shares); a row that cannot be trained on is skipped with its reason."""
+    rid = str(obj["id"]) if isinstance(obj, dict) and obj.get("id") not in (None, "") else None
+    rid = rid or f"row{index}"
     try:
-        require_letterable(options, f"row {rid!r}")
+        q = parse_question(obj)
+    except RowError as e:
+        video = obj.get("video") if isinstance(obj, dict) else None
+        path = str(resolve_video(video_root, video)) if video else ""
+        return SkippedRow(index, rid, path, str(e))
+    if not q.video:
+        return SkippedRow(index, rid, "", "no video given")
+    path = str(resolve_video(video_root, q.video))
+    try:
+        require_letterable(q.options, f"row {rid!r}")
     except TooManyOptionsError as e:
         return SkippedRow(index, rid, path, str(e))
-    if answer is None or (isinstance(answer, str) and not answer.strip()):
-        return SkippedRow(index, rid, path, "no answer given")
-    if hasattr(answer, "tolist"):
-        answer = answer.tolist()
-    question = question.replace(VIDEO_MARKER, "").strip()
-    if not question:
-        return SkippedRow(index, rid, path, "empty question")
-    return TrainRow(
-        rid, path, question, [str(o) for o in options] if options else None, answer, qtype, index
-    )
+    if q.problem is not None:  # no gold to score the episodes against
+        return SkippedRow(index, rid, path, q.problem)
+    return TrainRow(rid, path, q.question, q.options, q.answer, q.question_type, index)
 
 
 def _read_jsonl(path: Path, video_root) -> ReadResult:
@@ -123,21 +102,10 @@ def _read_jsonl(path: Path, video_root) -> ReadResult:
                 continue
             try:
                 obj = json.loads(line)
-                if not isinstance(obj, dict):
-                    raise ValueError("not a JSON object")  # noqa: TRY004 - caught below
             except ValueError as e:
                 out.skipped.append(SkippedRow(i, f"row{i}", "", f"invalid JSON: {e}"))
                 continue
-            item = _normalise(
-                i,
-                obj.get("id"),
-                obj.get("video"),
-                str(obj.get("question") or ""),
-                obj.get("options"),
-                obj.get("answer"),
-                obj.get("question_type"),
-                video_root,
-            )
+            item = _row(i, obj, video_root)
             (out.rows if isinstance(item, TrainRow) else out.skipped).append(item)
     return out
 
@@ -160,18 +128,22 @@ def _read_parquet(path: Path, video_root) -> ReadResult:
                 extra = json.loads(extra)
             except ValueError:
                 extra = {}
-        item = _normalise(
-            i,
-            extra.get("id", rec.get("id", extra.get("index"))),
-            _video_of(rec.get("videos")),
-            question,
-            extra.get("options"),
-            extra.get("answer"),
-            extra.get("question_type"),
-            video_root,
-        )
+        obj = {
+            "id": extra.get("id", rec.get("id", extra.get("index"))),
+            "video": _video_of(rec.get("videos")),
+            "question": question,
+            "options": _plain(extra.get("options")),
+            "answer": _plain(extra.get("answer")),
+            "question_type": extra.get("question_type"),
+        }
+        item = _row(i, obj, video_root)
         (out.rows if isinstance(item, TrainRow) else out.skipped).append(item)
     return out
+
+
+def _plain(value: Any) -> Any:
+    """A parquet cell as plain Python (an array read as a list)."""
+    return value.tolist() if hasattr(value, "tolist") else value
 
 
 def read_rows(

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from paravt.agent.config import REDACTED, BackendConfig, EngineConfig, redacted_backend
+from paravt.config import check_choices
 from paravt.errors import ConfigError, UserError
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 
@@ -56,7 +58,8 @@ NON_PROTOCOL_BACKEND_FIELDS = frozenset(
 )
 
 # which episodes get a sheet: the first ones run, or the failures (wrong answer or error)
-SHEETS_OF = ("first", "errors")
+SheetsOf = Literal["first", "errors"]
+SHEETS_OF: tuple[str, ...] = get_args(SheetsOf)
 
 
 @dataclass
@@ -69,7 +72,7 @@ class EvalConfig:
     script: str | None = None
     engine: EngineConfig = field(default_factory=EngineConfig)
     # Video-MME with subtitles: "frames" (lines shown at the sampled frames), "all", or "none"
-    subtitles: str = "frames"
+    subtitles: Literal["frames", "all", "none"] = "frames"
     # run control
     limit: int | None = None
     shard: str = "0/1"
@@ -79,7 +82,7 @@ class EvalConfig:
     progress: bool = True
     # episode sheets (PNG) written to OUT/sheets/: of the first N episodes, or of N failures
     sheets: int = 0
-    sheets_of: str = "first"
+    sheets_of: SheetsOf = "first"
     # OUT/episodes.jsonl: every episode's turns and calls, for `paravt view` (text only)
     episodes: bool = True
     # scoring: the headline variant (every variant is always in the summary)
@@ -89,16 +92,13 @@ class EvalConfig:
     judge_api_key: str | None = None
 
     def __post_init__(self) -> None:
-        if self.subtitles not in ("frames", "all", "none"):
-            raise ConfigError(f"subtitles {self.subtitles!r}: choose frames, all or none")
+        check_choices(self)  # subtitles, sheets_of (Literal)
         if self.variant not in VARIANTS:
             raise ConfigError(f"variant {self.variant!r}: choose one of {', '.join(VARIANTS)}")
         if self.batch_size < 1:
             raise ConfigError(f"batch_size must be at least 1 (got {self.batch_size})")
         if self.sheets < 0:
             raise ConfigError(f"sheets must be non-negative (got {self.sheets})")
-        if self.sheets_of not in SHEETS_OF:
-            raise ConfigError(f"sheets_of {self.sheets_of!r}: choose {' or '.join(SHEETS_OF)}")
         if self.limit is not None and self.limit < 0:
             raise ConfigError(f"limit must be non-negative (got {self.limit})")
         parse_shard(self.shard)

@@ -10,7 +10,9 @@ run and is recorded in its ``config.json``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
+from paravt.config import check_choices
 from paravt.errors import ConfigError
 
 #: The structural tokens that token-level anchoring looks for, and their default bonus.
@@ -49,14 +51,13 @@ class RewardConfig:
     tool_correct_threshold: float = 0.5  # R_acc at or above this counts as correct
     tool_bonus_requires_call: bool = True  # the +0.5 needs at least one executed call
     # accuracy
-    oe_metric: str = "f1"  # f1 | exact
+    oe_metric: Literal["f1", "exact"] = "f1"
     # token-level anchoring (off in the paper-compatible recipe)
     token_anchor: bool = False
     token_anchor_values: dict = field(default_factory=lambda: dict(DEFAULT_TOKEN_ANCHOR_VALUES))
 
     def __post_init__(self) -> None:
-        if self.oe_metric not in ("f1", "exact"):
-            raise ConfigError(f"oe_metric={self.oe_metric!r}: use 'f1' or 'exact'")
+        check_choices(self)  # oe_metric (Literal)
         if self.think_min_chars < 0:
             raise ConfigError(f"think_min_chars={self.think_min_chars}: must be >= 0")
         if self.think_min_words < 0:

@@ -27,10 +27,10 @@ the collapse PARA-GRPO fights; with a call that merely parsed it paid +0.5 for
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from paravt.errors import deprecated
 from paravt.rewards.config import RewardConfig
 
 __all__ = ["ToolCounts", "tool_reward"]
@@ -75,12 +75,7 @@ def __getattr__(name: str) -> Any:
     """``ToolExecutionSummary``, the old name of ``ToolCounts`` (the reward's copy of the
     engine's counts), still answers, with TRL's deprecation rule."""
     if name == "ToolExecutionSummary":
-        warnings.warn(
-            "paravt.rewards.ToolExecutionSummary is ToolCounts now and the name is removed in "
-            "paravt 0.2: use paravt.rewards.ToolCounts",
-            FutureWarning,
-            stacklevel=2,
-        )
+        deprecated("paravt.rewards.ToolExecutionSummary", "use paravt.rewards.ToolCounts")
         return ToolCounts
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

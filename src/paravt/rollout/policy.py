@@ -68,6 +68,8 @@ class TokenSampler(BackendBase):
     """
 
     token_space = True
+    #: a token sampler always works in token space: its codec is set in ``__init__``
+    codec: ChatCodec
     #: logprob recorded for the tokens of a forced turn (not sampled by anyone)
     forced_logprob = 0.0
 
@@ -339,7 +341,7 @@ class PolicyBackend(TokenSampler):
         reqs = [*reqs, *fillers]
         device = self._device()
         t0 = time.perf_counter()
-        input_ids, attention = left_pad([list(r.prompt_ids) for r in reqs], self.pad_token_id)
+        input_ids, attention = left_pad([list(r.stream) for r in reqs], self.pad_token_id)
         width = input_ids.shape[1]
         kwargs: dict[str, Any] = {
             "input_ids": input_ids.to(device),
@@ -397,6 +399,8 @@ class PolicyBackend(TokenSampler):
         tokens under the same rules, prefilling only what each state does not cover. A failure
         drops the states of the batch's episodes and is raised, as ``generate``'s is."""
         states, device = self.states, self._device()
+        if states is None:
+            raise RuntimeError("episode states are kept only with keep_episode_state()")
         t0 = time.perf_counter()
         try:
             rows = [cd.plan_row(self.model, self.codec, states, r) for r in reqs]

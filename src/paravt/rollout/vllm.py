@@ -141,11 +141,11 @@ def colocated_llm_settings(dtype: str, seed: int) -> Iterator[None]:
         kwargs["seed"] = int(seed) + int(kwargs.get("seed") or 0)
         return built(*args, **kwargs)
 
-    vllm_generation.LLM = llm
+    vllm_generation.LLM = llm  # pyright: ignore[reportPrivateImportUsage] - TRL's own name
     try:
         yield
     finally:
-        vllm_generation.LLM = built
+        vllm_generation.LLM = built  # pyright: ignore[reportPrivateImportUsage]
 
 
 def processor_pixel_range(processing_class: Any) -> tuple[int, int] | None:
@@ -250,7 +250,7 @@ def reset_derived_caches(llm: Any) -> None:
         return
     llm.reset_prefix_cache()
     engine = getattr(llm, "llm_engine", None)
-    if hasattr(engine, "reset_encoder_cache"):
+    if engine is not None and hasattr(engine, "reset_encoder_cache"):
         engine.reset_encoder_cache()
     if hasattr(llm, "reset_mm_cache"):
         llm.reset_mm_cache()
@@ -280,7 +280,7 @@ def record_cached_tokens(generator: Any) -> None:
     local LLM."""
     llm = getattr(generator, "llm", None)
     run = getattr(llm, "generate", None)
-    if run is None or getattr(run, "records_cached_tokens", False):
+    if llm is None or run is None or getattr(run, "records_cached_tokens", False):
         return
 
     def generate(*args: Any, **kwargs: Any) -> Any:
@@ -347,7 +347,8 @@ class VLLMBackend(TokenSampler):
         self.lockstep = collective and world_size > 1
         if self.lockstep and gather is None:
             raise ValueError("VLLMBackend: a collective generator on several ranks needs gather")
-        self._gather = gather
+        # one process: its handshake is its own share
+        self._gather: Callable[[list], list] = gather if gather is not None else _alone
         # colocated vLLM expands one image pad per frame itself (module doc)
         self.collapse_pads = getattr(
             generator, "expands_image_pads", getattr(generator, "mode", "server") == "colocate"
@@ -579,7 +580,7 @@ class VLLMBackend(TokenSampler):
         """One sampled completion as the request's turn, after checking that the prompt vLLM ran
         is the learner's stream (both ways of calling: ``_call`` and ``_alone``)."""
         check_reported_prompt(
-            req.prompt_ids,
+            req.stream,
             reported,
             self.codec.image_token_id,
             episode=req.episode_id,
@@ -594,6 +595,11 @@ class VLLMBackend(TokenSampler):
 
 class FrameError(ParavtError):
     """A frame that cannot be sent at the size its image pads stand for (one request's error)."""
+
+
+def _alone(shares: list) -> list:
+    """The handshake of a single process: its own shares."""
+    return shares
 
 
 def frame_image(item: ImageItem, codec: Any) -> Any:
@@ -617,7 +623,7 @@ def frame_image(item: ImageItem, codec: Any) -> Any:
 def token_prompt(req: GenRequest, image_token_id: int, collapse: bool) -> list[int]:
     """The token prompt vLLM is sent for ``req``: its stream, with each frame's image pads
     collapsed to one when vLLM expands them itself (an in-process engine: colocate mode)."""
-    ids = list(req.prompt_ids)
+    ids = list(req.stream)
     if not collapse:
         return ids
     runs = image_pad_runs(ids, image_token_id)

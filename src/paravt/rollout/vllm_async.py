@@ -122,7 +122,7 @@ class AsyncVLLMBackend(TokenSampler):
         out, groups = self.triage([req])
         if out[0] is not None:
             return out[0]
-        from vllm import SamplingParams
+        from vllm.sampling_params import SamplingParams
 
         try:
             prompt: dict = {"prompt_token_ids": token_prompt(req, self.image_pad_id, True)}
@@ -142,13 +142,16 @@ class AsyncVLLMBackend(TokenSampler):
         )
         t0 = time.perf_counter()
         final = None
-        async for output in self.llm.generate(prompt, params, f"{req.key}#{next(self._ids)}"):
+        llm = self.llm
+        if llm is None:  # closed while the request waited
+            return Generation(error="the vLLM engine was closed", finish_reason="error")
+        async for output in llm.generate(prompt, params, f"{req.key}#{next(self._ids)}"):
             final = output
         if final is None or not final.outputs:
             return Generation(error=f"vLLM returned nothing for {req.key}", finish_reason="error")
         try:
             check_reported_prompt(
-                req.prompt_ids,
+                req.stream,
                 final.prompt_token_ids,
                 self.image_pad_id,
                 episode=req.episode_id,

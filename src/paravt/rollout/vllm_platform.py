@@ -152,8 +152,8 @@ def _child() -> None:
     mapped into this process are listed. ``--models`` also imports the Qwen-VL model modules and
     torchcodec, what a broken stack fails first."""
     import torch  # noqa: F401 - vLLM's platform module expects torch loaded
-    import vllm
     from vllm.platforms import current_platform
+    from vllm.version import __version__ as vllm_version
 
     if current_platform.is_cpu():
         current_platform.import_kernels()
@@ -163,7 +163,7 @@ def _child() -> None:
         import vllm.model_executor.models.qwen3_vl  # noqa: F401
     report = {
         "platform": type(current_platform).__name__,
-        "vllm_version": vllm.__version__,
+        "vllm_version": vllm_version,
         "loaded": mapped_vllm_ops(),
     }
     print("PARAVT_PROBE " + json.dumps(report), flush=True)

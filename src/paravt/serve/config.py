@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from paravt.agent.config import CropSettings
+from paravt.config import check_choices
 from paravt.errors import ConfigError
 
 
@@ -40,8 +41,7 @@ class ServeToolsConfig:
     http_port: int = 0
 
     def __post_init__(self) -> None:
-        if self.arch not in ("qwen3-vl", "qwen2.5-vl"):
-            raise ConfigError(f"arch {self.arch!r}: choose qwen3-vl or qwen2.5-vl")
+        check_choices(self)  # arch (Literal)
         for name in ("max_bytes_per_call", "max_concurrent", "torch_threads"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 
+from paravt.config import check_choices
 from paravt.errors import ConfigError
 from paravt.rewards.answers import LETTERS
 from paravt.tools.results import CropConfig
@@ -36,7 +38,8 @@ PALETTE: dict[str, tuple[int, int, int]] = {
 
 MCQ_QUESTION = "What colour was the square that appeared briefly?"
 TVG_QUESTION = "When does the coloured square appear?"
-TOY_SPLITS = ("train", "eval")
+ToySplit = Literal["train", "eval"]
+TOY_SPLITS: tuple[str, ...] = get_args(ToySplit)
 TOY_QUESTION_TYPES = ("mcq", "tvg")
 
 
@@ -51,7 +54,7 @@ class ToyTaskConfig:
     out: str = ""
     n: int = 100
     seed: int = 0
-    split: str = "train"
+    split: ToySplit = "train"
     #: the few fixed video lengths, seconds
     durations: list[int] = field(default_factory=lambda: [120, 150, 180])
     fps: int = 2
@@ -74,8 +77,7 @@ class ToyTaskConfig:
     def validate(self) -> None:
         if isinstance(self.n, bool) or int(self.n) < 1:
             raise ConfigError(f"n={self.n}: the number of videos must be at least 1 (e.g. --n 100)")
-        if self.split not in TOY_SPLITS:
-            raise ConfigError(f"split={self.split!r}: choose one of {', '.join(TOY_SPLITS)}")
+        check_choices(self)  # split (Literal)
         bad = [q for q in self.question_types if q not in TOY_QUESTION_TYPES]
         if bad or not self.question_types:
             raise ConfigError(

@@ -18,12 +18,12 @@ Gating stay here, since they are the trainer's and not the engine's.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from trl import GRPOConfig
 
 from paravt.agent.config import EngineConfig
-from paravt.config import build, to_dict
+from paravt.config import Section, build, check_choices, section_of, to_dict
 from paravt.errors import ConfigError
 from paravt.rewards.config import RewardConfig
 from paravt.rollout.vllm_servers import as_list
@@ -113,7 +113,7 @@ class ParaGRPOConfig(GRPOConfig):
         default="metrics.jsonl", metadata={"help": "Per-step metrics (run folder)."}
     )
     # -- server mode through paravt's own client (paravt.rollout.vllm_server) --------
-    vllm_weight_push: str = field(
+    vllm_weight_push: Literal["folder", "nccl"] = field(
         default="folder",
         metadata={
             "help": "Server mode: how the weights reach the server each step. folder = write "
@@ -254,6 +254,7 @@ class ParaGRPOConfig(GRPOConfig):
 
     def __post_init__(self):
         super().__post_init__()
+        check_choices(self)  # vllm_weight_push (Literal)
         if isinstance(self.engine, dict):
             self.engine = build(TrainEngineConfig, self.engine, prefix="engine.")
         elif isinstance(self.engine, EngineConfig):
@@ -317,8 +318,6 @@ class ParaGRPOConfig(GRPOConfig):
                 f"vllm_importance_sampling_mode={self.vllm_importance_sampling_mode!r}: use "
                 + ", ".join(modes)
             )
-        if self.vllm_weight_push not in ("folder", "nccl"):
-            raise ConfigError(f"vllm_weight_push={self.vllm_weight_push!r}: use folder or nccl")
         if self.vllm_push_bucket_mb <= 0 or self.vllm_push_threads < 1:
             raise ConfigError(
                 f"vllm_push_bucket_mb={self.vllm_push_bucket_mb} and vllm_push_threads="
@@ -366,6 +365,27 @@ class ParaGRPOConfig(GRPOConfig):
                 f"trainer.ddp_timeout={limit:.0f} s: a rank's rollout could keep the others "
                 "in a collective past it; lower one of them, or raise ddp_timeout"
             )
+
+
+if TYPE_CHECKING:  # the keys are ParaGRPOConfig's, made at import (section_of)
+    _ParaGRPOKeys = Section
+else:
+    _ParaGRPOKeys = section_of(
+        ParaGRPOConfig,
+        "ParaGRPOKeys",
+        exclude=("output_dir", "engine", "rewards"),
+        defaults={"save_only_model": False},
+    )
+
+
+class ParaGRPOKeys(_ParaGRPOKeys):
+    """A recipe's ``trainer`` section: every ``ParaGRPOConfig`` key with its type, default and
+    help (``paravt.config.section_of``), checked and coerced when the recipe is read, as every
+    other section is. ``ParaGRPOConfig`` itself is built from it where the run starts
+    (``paravt.train.run.para_config``): HF's ``TrainingArguments`` sets up the devices and the
+    process group as it is built, and a memory plan (``paravt train --plan``) reads the keys on
+    a machine without the recipe's GPUs. ``output_dir``, ``engine`` and ``rewards`` are the
+    recipe's top-level sections; ``save_only_model`` is off by default (a checkpoint resumes)."""
 
 
 #: GRPOConfig options TRL reads only in the rollout that ``ParaGRPOTrainer`` replaces and that

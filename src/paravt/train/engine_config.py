@@ -14,8 +14,9 @@ workers and ``skip_disposable`` ...) is a key of a recipe's top-level ``engine:`
 - sampling is the trainer's: training samples at TRL's ``trainer.temperature``/``trainer.top_p``
   and evaluates greedily, so ``engine.temperature``/``engine.top_p`` are refused rather than
   silently ignored;
-- ``MOVED_TO_ENGINE``: the flat ``trainer.*`` keys these knobs had before they moved here, so a
-  recipe that still uses one fails with the key's new home (there are no aliases).
+- ``MOVED_TO_ENGINE``: the flat ``trainer.*`` keys these knobs had before they moved here (removed:
+  a recipe that still uses one fails with the key's new home, ``paravt.train.run``'s
+  ``TrainCommandConfig.RENAMED``).
 
 It imports neither TRL nor torch: ``paravt.train.run`` reads recipes with it before anything loads.
 """
@@ -105,18 +106,3 @@ def sampling_set_on_engine(engine: EngineConfig) -> str | None:
                 f"(TRL's key) and evaluates greedily; set trainer.{name} instead"
             )
     return None
-
-
-def moved_trainer_keys(trainer: dict) -> str | None:
-    """The message for a ``trainer`` section that still holds engine knobs, or None."""
-    moved = [k for k in trainer if k in MOVED_TO_ENGINE]
-    if "engine" in trainer:
-        moved.insert(0, "engine")
-    if not moved:
-        return None
-    new_home = {"engine": "engine", **{k: f"engine.{v}" for k, v in MOVED_TO_ENGINE.items()}}
-    homes = ", ".join(f"trainer.{k} → {new_home[k]}" for k in moved)
-    return (
-        f"{homes}: the episode engine's knobs live in the recipe's top-level engine section "
-        "(engine: in the YAML, --set engine.KEY=VALUE), not under trainer"
-    )

@@ -1,14 +1,18 @@
 """``paravt train`` as a library call: recipe → run folder → data → ParaGRPOTrainer → checkpoints.
 
-The command's config is ``TrainCommandConfig``: the model (a folder, a Hub id, or ``tiny:<arch>``
-for a tiny random model built into the run folder), the data section, the run folder, ``engine``
-— the episode engine's ``EngineConfig`` with training defaults (``paravt.train.engine_config``),
-the same keys as in ``infer``/``eval``/``sft`` — and ``trainer`` — the keys of ``ParaGRPOConfig``
-(TRL's GRPOConfig + paravt's training knobs), checked and coerced against that dataclass so a typo
-fails before any model loads. The engine section becomes ``ParaGRPOConfig.engine``; an engine
-knob left under ``trainer`` is a ``ConfigError`` that names its new home. ``rewards`` — every
-reward constant, a ``RewardConfig`` — becomes ``ParaGRPOConfig.rewards``; the five reward keys
-that used to be flat ``trainer`` keys are still read there, as deprecated aliases.
+The command's config is ``TrainCommandConfig``, read by the one loader of every command
+(``paravt.config.load_config``; ``load_command_config`` finds a packaged recipe by name): the
+model (a folder, a Hub id, or ``tiny:<arch>`` for a tiny random model built into the run
+folder), the data section, the run folder, ``engine`` — the episode engine's ``EngineConfig``
+with training defaults (``paravt.train.engine_config``), the same keys as in
+``infer``/``eval``/``sft`` — ``rewards`` — every reward constant, a ``RewardConfig`` — and
+``trainer`` — the keys of ``ParaGRPOConfig`` (TRL's GRPOConfig + paravt's training knobs), typed
+and checked as the recipe is read (``ParaGRPOKeys``), so a typo fails before any model loads.
+``para_config`` builds the ``ParaGRPOConfig`` from the sections: the engine section becomes
+``ParaGRPOConfig.engine`` and the rewards ``ParaGRPOConfig.rewards``. Keys that moved are
+``TrainCommandConfig.RENAMED`` (``paravt.config.Renamed``): the five reward keys that used to be
+flat ``trainer`` keys are still read, with a ``FutureWarning`` (removed in paravt 0.2); an engine
+knob left under ``trainer`` is a ``ConfigError`` that names its new home.
 
 The run folder holds ``config.json`` (the resolved config), ``data_report.json`` +
 ``skipped_rows.jsonl`` (rows dropped for missing/unreadable videos), ``metrics.jsonl`` (one row per
@@ -28,22 +32,15 @@ import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from paravt.agent.prompts import check_user_template
-from paravt.config import (
-    build,
-    merge,
-    parse_overrides,
-    read_yaml,
-    to_dict,
-    typed_leaves,
-    with_line,
-)
+from paravt.config import Renamed, build, load_config, to_dict
 from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
-from paravt.train.engine_config import TrainEngineConfig, moved_trainer_keys
+from paravt.train.config import ParaGRPOConfig, ParaGRPOKeys, learner_dtype
+from paravt.train.engine_config import MOVED_TO_ENGINE, TrainEngineConfig
 from paravt.train.launch.checkpoints import agreed_checkpoint, checkpoint_step
 from paravt.train.launch.process_group import check_process_group, join_process_group
 from paravt.train.launch.startup import rank_split, shared_model_path, warn_if_plain_ddp_too_big
@@ -62,26 +59,13 @@ class DataConfig:
 
     path: str = "builtin:smoke"
     video_root: str = "."
-    format: str = "auto"
+    format: Literal["auto", "parquet", "jsonl"] = "auto"
     limit: int | None = None
 
 
-@dataclass
-class TrainCommandConfig:
-    """``engine``: the episode engine's config (every ``EngineConfig`` key, training defaults);
-    ``rewards``: every reward constant (``RewardConfig``); ``trainer``: the ``ParaGRPOConfig``
-    keys (TRL's, sampling, gating), checked when the command starts (``para_config``)."""
-
-    model: str = "tiny:qwen3-vl"
-    output_dir: str = "runs/paravt"
-    data: DataConfig = field(default_factory=DataConfig)
-    engine: TrainEngineConfig = field(default_factory=TrainEngineConfig)
-    rewards: RewardConfig = field(default_factory=RewardConfig)
-    trainer: dict = field(default_factory=dict)
-
-
-#: The reward keys that used to be flat ``trainer`` keys. Still read there, as deprecated aliases
-#: of ``rewards.<key>`` (recipes written before the move, e.g. the toy experiment's saved ones).
+#: The reward keys that used to be flat ``trainer`` keys: deprecated aliases of
+#: ``rewards.<key>`` (recipes written before the move, e.g. the toy experiment's saved ones),
+#: removed in paravt 0.2.
 FLAT_REWARD_KEYS = (
     "format_weight",
     "anchor_lambda",
@@ -89,32 +73,44 @@ FLAT_REWARD_KEYS = (
     "token_anchor_values",
     "oe_metric",
 )
+_IN_ENGINE = (
+    "the episode engine's knobs live in the recipe's top-level engine section (engine: in the "
+    "YAML, --set engine.KEY=VALUE), not under trainer"
+)
 
 
-def move_flat_reward_keys(cfg: TrainCommandConfig) -> None:
-    """Move deprecated ``trainer.<reward key>`` values into ``cfg.rewards`` (with a warning), so
-    the run and its ``config.json`` see one ``rewards`` section. A key set both ways to different
-    values is a ``ConfigError``: which one was meant cannot be guessed."""
-    flat = {k: cfg.trainer[k] for k in FLAT_REWARD_KEYS if k in cfg.trainer}
-    if not flat:
-        return
-    defaults, current = to_dict(RewardConfig()), to_dict(cfg.rewards)
-    moved = build(RewardConfig, {**current, **flat}, prefix="rewards.")
-    moved_values = to_dict(moved)
-    for key in flat:
-        if current[key] != defaults[key] and current[key] != moved_values[key]:
-            raise ConfigError(
-                f"trainer.{key}={flat[key]!r} and rewards.{key}={current[key]!r} disagree: set "
-                f"it once, as rewards.{key}"
-            )
-    logger.warning(
-        "deprecated reward keys under trainer: %s; they now live in the top-level rewards section "
-        "(rewards: in the YAML, --set rewards.KEY=VALUE) and were read as %s",
-        ", ".join(f"trainer.{k}" for k in flat),
-        ", ".join(f"rewards.{k}" for k in flat),
+@dataclass
+class TrainCommandConfig:
+    """``engine``: the episode engine's config (every ``EngineConfig`` key, training defaults);
+    ``rewards``: every reward constant (``RewardConfig``); ``trainer``: the ``ParaGRPOConfig``
+    keys (TRL's, sampling, gating; ``ParaGRPOKeys``), which ``para_config`` builds into the
+    ``ParaGRPOConfig`` with the other sections. ``RENAMED``: the keys that moved."""
+
+    model: str = "tiny:qwen3-vl"
+    output_dir: str = "runs/paravt"
+    data: DataConfig = field(default_factory=DataConfig)
+    engine: TrainEngineConfig = field(default_factory=TrainEngineConfig)
+    rewards: RewardConfig = field(default_factory=RewardConfig)
+    trainer: ParaGRPOKeys = field(default_factory=ParaGRPOKeys)
+
+    RENAMED: ClassVar[tuple[Renamed, ...]] = (
+        *(Renamed(f"trainer.{k}", f"rewards.{k}", "0.2") for k in FLAT_REWARD_KEYS),
+        Renamed("trainer.engine", "engine", None, _IN_ENGINE),
+        *(
+            Renamed(f"trainer.{k}", f"engine.{v}", None, _IN_ENGINE)
+            for k, v in MOVED_TO_ENGINE.items()
+        ),
+        Renamed(
+            "trainer.rewards",
+            "rewards",
+            None,
+            "the reward constants live in the recipe's top-level rewards section (rewards: in "
+            "the YAML, --set rewards.KEY=VALUE), not under trainer",
+        ),
+        Renamed(
+            "trainer.output_dir", "output_dir", None, "the run folder is the top-level output_dir"
+        ),
     )
-    cfg.rewards = moved
-    cfg.trainer = {k: v for k, v in cfg.trainer.items() if k not in flat}
 
 
 def recipe_path(name_or_path: str) -> Path:
@@ -180,37 +176,17 @@ def make_builtin_data(data: DataConfig, run_dir: Path, args: Any) -> None:
         broadcast_object_list([None], from_process=0)  # the other ranks wait for the files
 
 
-_NESTED_HF_KEYS = ("fsdp_config", "deepspeed", "accelerator_config")
+def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None) -> ParaGRPOConfig:
+    """The ``ParaGRPOConfig`` of ``cfg``: its ``trainer`` keys with the run folder (or
+    ``world_output_dir``), the engine and the rewards; HF sets up the devices as it is built
+    (the launch's process group is joined first: ``join_process_group``)."""
+    from torch.distributed import DistNetworkError  # torch: heavy, loaded when a run starts
 
-
-def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None):
-    """Build ParaGRPOConfig from the ``trainer`` section (unknown keys → ConfigError)."""
-    from torch.distributed import DistNetworkError
-
-    from paravt.train.config import ParaGRPOConfig  # loads trl (run.py stays light)
-
-    move_flat_reward_keys(cfg)
-    data = dict(cfg.trainer)
-    if "rewards" in data:
-        raise ConfigError(
-            "trainer.rewards: the reward constants live in the recipe's top-level rewards section "
-            "(rewards: in the YAML, --set rewards.KEY=VALUE), not under trainer"
-        )
-    moved = moved_trainer_keys(data)
-    if moved:
-        raise ConfigError(moved)
-    if "output_dir" in data:
-        raise ConfigError(
-            "set the run folder with the top-level output_dir, not trainer.output_dir"
-        )
+    data = cfg.trainer.arguments()
     join_process_group(data, ParaGRPOConfig)  # before HF sets up devices (__post_init__)
-    data["output_dir"] = world_output_dir or cfg.output_dir
-    data["engine"] = cfg.engine
-    data["rewards"] = cfg.rewards
-    data.setdefault("save_only_model", False)
-    for key in _NESTED_HF_KEYS:  # --set leaves arrive as text: "false" must not read as truthy
-        if isinstance(data.get(key), dict):
-            data[key] = typed_leaves(data[key])
+    data.update(
+        output_dir=world_output_dir or cfg.output_dir, engine=cfg.engine, rewards=cfg.rewards
+    )
     try:
         return build(ParaGRPOConfig, data, prefix="trainer.")
     except ImportError as e:  # e.g. trainer.deepspeed=... without the deepspeed package
@@ -298,8 +274,6 @@ def load_model(model_path: str, args: Any):
     import torch
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from paravt.train.config import learner_dtype  # loads trl, as the caller already has
-
     dtype = getattr(torch, learner_dtype(args))  # the one rule, also vLLM's (vllm_dtype)
     model = AutoModelForImageTextToText.from_pretrained(model_path, dtype=dtype)
     processor = AutoProcessor.from_pretrained(model_path)
@@ -362,7 +336,7 @@ def run_training(
     ``console`` (a rich console on stderr) receives the skipped-rows notice and the live progress
     line (``paravt.train.progress``), which then replaces HF's tqdm bar and printed log dicts.
     """
-    # torch and trl load here, when a run starts: importing run.py stays light
+    # the trainer, the rollout and vLLM load when a run starts (the recipe needs TRL only)
     from paravt.rollout.vllm import require_vllm
     from paravt.rollout.vllm_server import ServerGeneration
     from paravt.train.launch.stopping import StopAtStepEnd, StopRequest
@@ -422,24 +396,16 @@ def run_training(
 
 
 def load_command_config(
-    config: str | None, overrides: tuple[str, ...], check_trainer: bool = True
+    config: str | None, overrides: tuple[str, ...] = (), check_trainer: bool = True
 ) -> TrainCommandConfig:
-    """The command's config from a recipe and ``--set`` overrides. ``check_trainer`` builds the
-    ``ParaGRPOConfig`` too (bad keys fail fast); the memory plan skips it, since HF refuses
-    ``bf16`` on a machine without a GPU, where a plan is made before a launch."""
-    data: dict = {}
-    path = recipe_path(config) if config else None
-    if path is not None:
-        data = read_yaml(path)
-    data = merge(data, parse_overrides(overrides))
-    try:
-        cfg = build(TrainCommandConfig, data)
-        if check_trainer:
-            para_config(cfg)  # fail fast on bad trainer keys
-        else:
-            moved = moved_trainer_keys(dict(cfg.trainer))
-            if moved:
-                raise ConfigError(moved)
-    except ConfigError as e:  # a key the recipe sets: its line
-        raise with_line(e, path) from e.__cause__
-    return cfg
+    """``paravt train``'s config: ``load_config`` of a recipe (a YAML path or a packaged recipe's
+    name, ``recipe_path``) and ``--set`` overrides. ``check_trainer`` builds the
+    ``ParaGRPOConfig`` too, so a bad combination fails before anything loads; the memory plan
+    leaves it out, since HF refuses ``bf16`` on a machine without a GPU, where a plan is made
+    before a launch."""
+    return load_config(
+        TrainCommandConfig,
+        recipe_path(config) if config else None,
+        overrides,
+        check=para_config if check_trainer else None,
+    )

@@ -65,23 +65,26 @@ def _read_ue(data: bytes) -> int | None:
     return int(bits[zeros : 2 * zeros + 1], 2) - 1
 
 
+def _sei_number(sei: bytes, i: int) -> tuple[int | None, int]:
+    """An SEI message's type or size at ``i`` (each 0xFF byte adds 255, the next byte ends it)
+    and the index after it; ``None`` when the unit ends first."""
+    value, n = 0, len(sei)
+    while i < n and sei[i] == 0xFF:
+        value, i = value + 255, i + 1
+    if i >= n:
+        return None, i
+    return value + sei[i], i + 1
+
+
 def recovery_frame_count(sei: bytes) -> int | None:
     """``recovery_frame_cnt`` of the recovery point message in one H.264 SEI NAL unit's RBSP
     (header byte removed), or ``None`` when it holds none."""
     i, n = 0, len(sei)
     while i < n and sei[i] != 0x80:  # 0x80: the RBSP trailing bits
-        kind = 0
-        while i < n and sei[i] == 0xFF:
-            kind, i = kind + 255, i + 1
-        if i >= n:
+        kind, i = _sei_number(sei, i)
+        size, i = _sei_number(sei, i)
+        if kind is None or size is None:
             return None
-        kind, i = kind + sei[i], i + 1
-        size = 0
-        while i < n and sei[i] == 0xFF:
-            size, i = size + 255, i + 1
-        if i >= n:
-            return None
-        size, i = size + sei[i], i + 1
         if kind == _SEI_RECOVERY_POINT:
             return _read_ue(sei[i : i + size])
         i += size

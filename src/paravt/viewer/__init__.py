@@ -2,7 +2,8 @@
 
 ``runs`` reads run folders into plain episode dicts (a bad line is skipped and reported),
 ``frames`` writes the thumbnails (from a training dump's stored frames, else decoded from the
-video at the recorded times), ``render`` writes the HTML: every string from a model, a dataset
-or a file name goes through ``render.esc`` (HTML-escaped, controls made visible), and no such
-string ever becomes a URL, an attribute name or script. The pages open from ``file://``.
+video at the recorded times), ``render`` writes the HTML from Jinja2 templates (``templates/``)
+with autoescape on: every string from a model, a dataset or a file name is HTML-escaped with its
+control characters made visible (``render.shown``), and no such string ever becomes a URL, an
+attribute name or script. The pages open from ``file://``.
 """

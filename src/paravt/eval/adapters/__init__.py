@@ -1,49 +1,82 @@
 """Benchmark adapters: each reads one benchmark's native files into ``EvalSample`` objects.
 
-Seven splits from six benchmarks. ``load_split(name, data, videos)`` is the one entry point;
-names are case-insensitive and accept the common spellings (``video-mme``, ``charades-sta``…).
+An adapter registers itself: a module of this package decorates its loader with
+``@register(NAME, aliases=..., layout=...)``, and importing the package imports every module of
+it (a name without a leading underscore), so a new benchmark is one file here. A loader takes
+``(data, videos)`` (the ``--data`` and ``--videos`` paths) and returns a ``LoadedSplit``.
+``load_split(name, data, videos)`` is the one entry point; names are case-insensitive and
+accept the common spellings (``video-mme``, ``charades-sta``…). ``register`` also takes a loader
+defined elsewhere (a test, a user's module imported before the run).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from paravt.errors import UserError
-from paravt.eval.adapters import charades, jsonl, longvideobench, lvbench, mlvu, mmvu, videomme
 from paravt.eval.samples import LoadedSplit
 
-SPLITS = (
-    "videomme",
-    "videomme_sub",
-    "longvideobench",
-    "lvbench",
-    "mlvu",
-    "mmvu",
-    "charades",
-    "jsonl",
-)
+#: a loader: ``(data, videos) -> LoadedSplit``
+Loader = Callable[[Path, Path], LoadedSplit]
 
-_ALIASES = {
-    "video-mme": "videomme",
-    "videomme_wo_sub": "videomme",
-    "video-mme-sub": "videomme_sub",
-    "videomme-sub": "videomme_sub",
-    "videomme_w_sub": "videomme_sub",
-    "lvb": "longvideobench",
-    "longvideobench_val": "longvideobench",
-    "mlvu_dev": "mlvu",
-    "mlvu-dev": "mlvu",
-    "mmvu_val": "mmvu",
-    "charades-sta": "charades",
-    "charades_sta": "charades",
-}
+
+@dataclass(frozen=True)
+class Adapter:
+    """A registered benchmark split: its name, its loader, other spellings, what it reads."""
+
+    name: str
+    load: Loader
+    aliases: tuple[str, ...] = ()
+    layout: str = ""
+
+
+#: every registered split by name, in registration order
+ADAPTERS: dict[str, Adapter] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def _key(name: str) -> str:
+    return str(name).strip().lower()
+
+
+def register(name: str, *, aliases: tuple[str, ...] = (), layout: str = "") -> Callable:
+    """Decorator: register ``load`` as the split ``name`` (also reached by ``aliases``);
+    ``layout`` says what ``--data`` holds. A name or alias taken by another split is an error."""
+
+    def add(load: Loader) -> Loader:
+        key = _key(name)
+        for spelling in (key, *map(_key, aliases)):
+            taken = ADAPTERS.get(spelling) or ADAPTERS.get(_ALIASES.get(spelling, ""))
+            if taken is not None and taken.load is not load:
+                raise ValueError(f"benchmark {spelling!r} is registered already ({taken.name})")
+        ADAPTERS[key] = Adapter(key, load, tuple(map(_key, aliases)), layout)
+        _ALIASES.update({_key(a): key for a in aliases})
+        return load
+
+    return add
+
+
+def unregister(name: str) -> None:
+    """Remove the split ``name`` and its aliases (a test's own adapter, after the test)."""
+    adapter = ADAPTERS.pop(_key(name), None)
+    for alias in adapter.aliases if adapter else ():
+        _ALIASES.pop(alias, None)
+
+
+def split_names() -> tuple[str, ...]:
+    """The registered splits, in registration order."""
+    return tuple(ADAPTERS)
 
 
 def canonical_split(name: str) -> str:
-    key = str(name).strip().lower()
+    key = _key(name)
     key = _ALIASES.get(key, key)
-    if key not in SPLITS:
-        raise UserError(f"unknown benchmark {name!r}; choose one of: {', '.join(SPLITS)}")
+    if key not in ADAPTERS:
+        raise UserError(f"unknown benchmark {name!r}; choose one of: {', '.join(ADAPTERS)}")
     return key
 
 
@@ -54,7 +87,7 @@ def load_split(name: str, data: str | Path, videos: str | Path) -> LoadedSplit:
     ``~2``, ``~3``… suffix and the renaming is listed in ``LoadedSplit.renamed`` (and the
     summary), so results files can key on ids without losing a question.
     """
-    loaded = _load(canonical_split(name), Path(data), Path(videos))
+    loaded = ADAPTERS[canonical_split(name)].load(Path(data), Path(videos))
     seen: dict[str, int] = {}
     for sample in loaded.samples:
         count = seen.get(sample.id, 0) + 1
@@ -70,17 +103,11 @@ def load_split(name: str, data: str | Path, videos: str | Path) -> LoadedSplit:
     return loaded
 
 
-def _load(split: str, data: Path, videos: Path) -> LoadedSplit:
-    if split in ("videomme", "videomme_sub"):
-        return videomme.load(data, videos, subtitles=split == "videomme_sub")
-    if split == "longvideobench":
-        return longvideobench.load(data, videos)
-    if split == "lvbench":
-        return lvbench.load(data, videos)
-    if split == "mlvu":
-        return mlvu.load(data, videos)
-    if split == "mmvu":
-        return mmvu.load(data, videos)
-    if split == "jsonl":
-        return jsonl.load(data, videos)
-    return charades.load(data, videos)
+def _discover() -> None:
+    """Import every module of this package (the adapters register themselves as they load)."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_discover()

@@ -1,5 +1,6 @@
-"""File helpers shared by the benchmark adapters: finding annotation files, reading rows,
-locating videos, and splitting ``A. text`` / ``(A) text`` option prefixes.
+"""File helpers shared by the benchmark adapters: finding annotation files and reading rows
+(locating videos and splitting ``A. text`` / ``(A) text`` option prefixes are
+``paravt.data.questions``, shared with the other readers of questions).
 
 Every failure names the file or folder that is missing or malformed and what the adapter
 expected there, because the usual cause is a download unpacked into a different layout.
@@ -8,16 +9,11 @@ expected there, because the usual cause is a download unpacked into a different 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from paravt.errors import UserError
-
-VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
-
-_OPTION_PREFIX = re.compile(r"^\s*\(?([A-J])\s*[\.\):]\s*")
 
 
 class AnnotationError(UserError):
@@ -99,45 +95,6 @@ def read_rows(path: Path) -> list[dict]:
     if not isinstance(data, list):
         raise AnnotationError(f"{path}: expected a JSON list of rows")
     return data
-
-
-def resolve_video(videos: Path, name: str, subdirs: Iterable[str] = ()) -> Path:
-    """Where ``name`` (a file name, a relative path, or a bare id) lives under ``videos``.
-
-    Tries the name as given, then with each known video extension, in ``videos`` and in each of
-    ``subdirs``. When nothing exists the first candidate is returned so the runner can report
-    the exact path it expected (a missing video is an error in the denominator, never a skip).
-    """
-    videos = Path(videos)
-    name = str(name).strip()
-    roots = [videos] + [videos / s for s in subdirs]
-    has_ext = Path(name).suffix.lower() in VIDEO_EXTENSIONS
-    candidates: list[Path] = []
-    for root in roots:
-        if has_ext:
-            candidates.append(root / name)
-            stem = str(Path(name).with_suffix(""))
-        else:
-            stem = name
-        candidates.extend(root / f"{stem}{ext}" for ext in VIDEO_EXTENSIONS)
-    for c in candidates:
-        if c.is_file():
-            return c
-    return candidates[0]
-
-
-def strip_option_prefix(text: str) -> tuple[str | None, str]:
-    """``"B. a dog"`` → ``("B", "a dog")``; text without a letter prefix → ``(None, text)``."""
-    text = str(text)
-    m = _OPTION_PREFIX.match(text)
-    if m and m.end() < len(text):
-        return m.group(1), text[m.end() :].strip()
-    return None, text.strip()
-
-
-def clean_options(raw: Iterable[Any]) -> list[str]:
-    """Option texts with any ``A. `` / ``(A)`` prefix removed, in the given order."""
-    return [strip_option_prefix(str(o))[1] for o in raw]
 
 
 def normalise_text(text: str) -> str:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paravt.eval.adapters._files import AnnotationError, find_file, resolve_video
+from paravt.data.questions import resolve_video
+from paravt.eval.adapters import register
+from paravt.eval.adapters._files import AnnotationError, find_file
 from paravt.eval.samples import EvalSample, LoadedSplit
 
 LAYOUT = "DIR/charades_sta_test.txt with lines 'VIDID start end##sentence'"
@@ -34,6 +36,7 @@ def parse_line(line: str) -> tuple[str, float, float, str]:
     return vid, start, end, sentence.strip()
 
 
+@register("charades", aliases=("charades-sta", "charades_sta"), layout=LAYOUT)
 def load(data: Path, videos: Path) -> LoadedSplit:
     ann = find_file(data, ["charades_sta_test.txt", "*test*.txt", "*.txt"], "Charades-STA", LAYOUT)
     samples, skipped = [], []

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paravt.eval.adapters._files import clean_options, find_file, read_rows, resolve_video
+from paravt.data.questions import clean_options, resolve_video
+from paravt.eval.adapters import register
+from paravt.eval.adapters._files import find_file, read_rows
 from paravt.eval.samples import EvalSample, LoadedSplit, letter
 
 LAYOUT = "DIR/lvb_val.json; videos in --videos as in the row's video_path"
 
 
+@register("longvideobench", aliases=("lvb", "longvideobench_val"), layout=LAYOUT)
 def load(data: Path, videos: Path) -> LoadedSplit:
     ann = find_file(data, ["lvb_val.json", "*val*.json"], "LongVideoBench", LAYOUT)
     rows = read_rows(ann)

@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from paravt.eval.adapters._files import find_file, read_jsonl, resolve_video
+from paravt.data.questions import resolve_video
+from paravt.eval.adapters import register
+from paravt.eval.adapters._files import find_file, read_jsonl
 from paravt.eval.samples import LETTERS, EvalSample, LoadedSplit
 
 LAYOUT = (
@@ -85,6 +87,7 @@ def file_layout(rows: list[tuple[int, object]]) -> str:
     return "nested"
 
 
+@register("lvbench", aliases=(), layout=LAYOUT)
 def load(data: Path, videos: Path) -> LoadedSplit:
     ann = find_file(data, ["video_info.meta.jsonl", "*.jsonl"], "LVBench", LAYOUT)
     rows = read_jsonl(ann)

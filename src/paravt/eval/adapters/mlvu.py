@@ -18,13 +18,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paravt.eval.adapters._files import (
-    AnnotationError,
-    normalise_text,
-    read_rows,
-    require_dir,
-    resolve_video,
-)
+from paravt.data.questions import resolve_video
+from paravt.eval.adapters import register
+from paravt.eval.adapters._files import AnnotationError, normalise_text, read_rows, require_dir
 from paravt.eval.samples import EvalSample, LoadedSplit, letter
 
 LAYOUT = "DIR/json/<n>_<task>.json (lists with video, question, candidates, answer, question_type)"
@@ -58,6 +54,7 @@ def _task_files(data: Path) -> list[Path]:
     )
 
 
+@register("mlvu", aliases=("mlvu_dev", "mlvu-dev"), layout=LAYOUT)
 def load(data: Path, videos: Path) -> LoadedSplit:
     samples, skipped, sources = [], [], []
     for path in _task_files(data):

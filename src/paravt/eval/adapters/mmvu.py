@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paravt.eval.adapters._files import find_file, normalise_text, read_rows, resolve_video
+from paravt.data.questions import resolve_video
+from paravt.eval.adapters import register
+from paravt.eval.adapters._files import find_file, normalise_text, read_rows
 from paravt.eval.samples import EvalSample, LoadedSplit
 
 LAYOUT = "DIR/validation.json; videos under --videos/<subject>/<n>.mp4"
@@ -102,6 +104,7 @@ def _sample(row: dict, i: int, videos: Path) -> EvalSample:
     )
 
 
+@register("mmvu", aliases=("mmvu_val",), layout=LAYOUT)
 def load(data: Path, videos: Path) -> LoadedSplit:
     ann = find_file(data, ["validation.json", "*.json"], "MMVU", LAYOUT)
     samples, skipped = [], []

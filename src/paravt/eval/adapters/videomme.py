@@ -20,13 +20,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paravt.eval.adapters._files import (
-    AnnotationError,
-    find_file,
-    read_rows,
-    resolve_video,
-    strip_option_prefix,
-)
+from paravt.data.questions import resolve_video, strip_option_prefix
+from paravt.eval.adapters import register
+from paravt.eval.adapters._files import AnnotationError, find_file, read_rows
 from paravt.eval.samples import LETTERS, EvalSample, LoadedSplit
 
 LAYOUT = (
@@ -76,6 +72,7 @@ def _sample(row: dict, i: int, vid: str, split: str, videos: Path, sub_dir: Path
     )
 
 
+@register("videomme", aliases=("video-mme", "videomme_wo_sub"), layout=LAYOUT)
 def load(data: Path, videos: Path, *, subtitles: bool = False) -> LoadedSplit:
     split = "videomme_sub" if subtitles else "videomme"
     ann = find_file(
@@ -104,3 +101,13 @@ def load(data: Path, videos: Path, *, subtitles: bool = False) -> LoadedSplit:
             continue
         samples.append(_sample(row, i, vid, split, videos, sub_dir if subtitles else None))
     return LoadedSplit(split, samples, skipped, [str(ann)])
+
+
+@register(
+    "videomme_sub",
+    aliases=("video-mme-sub", "videomme-sub", "videomme_w_sub"),
+    layout=LAYOUT + " (the subtitles are read)",
+)
+def load_with_subtitles(data: Path, videos: Path) -> LoadedSplit:
+    """Video-MME with subtitles: the lines at the sampled frames join the question."""
+    return load(data, videos, subtitles=True)

@@ -53,7 +53,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paravt.config import typed_leaves
 from paravt.errors import ConfigError
 
 GB = 1e9
@@ -750,7 +749,7 @@ def plan_for_command(
 ) -> MemoryPlan:
     """The plan of a ``TrainCommandConfig`` under a launch (flags first, then the launcher's
     ``WORLD_SIZE``, then the accelerate config)."""
-    trainer = typed_leaves(dict(cfg.trainer))  # --set leaves arrive as text ("[2]", "true")
+    trainer = cfg.trainer.given()  # the keys the recipe sets, typed (ParaGRPOKeys)
     acc = _read_accelerate(accelerate_config)
     if acc.get("mixed_precision") == "bf16":
         trainer.setdefault("bf16", True)

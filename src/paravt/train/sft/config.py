@@ -10,17 +10,39 @@ Sections:
   ``paravt.train.gating.gated_frames``, epoch 0), so one cold-start set covers many K.
 - ``trajectories`` — who plays the episodes (``TrajectoryConfig``).
 - ``trainer`` — the keys of TRL's ``SFTConfig`` (HF ``TrainingArguments`` + TRL's SFT keys),
-  checked against that dataclass before anything loads.
+  typed and checked as the recipe is read (``SFTKeys``); ``paravt.train.sft.run.sft_args`` builds
+  TRL's ``SFTConfig`` from them where the run starts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from trl import SFTConfig as TRLSFTConfig
 
 from paravt.agent.config import EngineConfig
+from paravt.config import Section, section_of
 from paravt.errors import ConfigError
 from paravt.train.gating import PAPER_CHOICES
 from paravt.train.run import DataConfig
+
+if TYPE_CHECKING:  # the keys are TRL's SFTConfig's, made at import (section_of)
+    _SFTKeys = Section
+else:
+    _SFTKeys = section_of(
+        TRLSFTConfig,
+        "SFTKeys",
+        exclude=("output_dir",),
+        defaults={"save_only_model": False, "max_length": None},
+    )
+
+
+class SFTKeys(_SFTKeys):
+    """An sft recipe's ``trainer`` section: every key of TRL's ``SFTConfig``, typed and checked
+    as the recipe is read (``paravt.config.section_of``). paravt's defaults: ``save_only_model``
+    off (a checkpoint resumes) and ``max_length`` None (an episode longer than a set
+    ``max_length`` is skipped, never cut)."""
 
 
 @dataclass
@@ -59,7 +81,7 @@ class SFTConfig:
     frames_gating: bool = False
     gating_choices: list[int] = field(default_factory=lambda: list(PAPER_CHOICES))
     trajectories: TrajectoryConfig = field(default_factory=TrajectoryConfig)
-    trainer: dict = field(default_factory=dict)
+    trainer: SFTKeys = field(default_factory=SFTKeys)
 
     def __post_init__(self) -> None:
         if self.frames_gating and (not self.gating_choices or min(self.gating_choices) < 1):

@@ -20,8 +20,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trl import SFTConfig as TRLSFTConfig
+
 from paravt.agent.engine import EpisodeEngine
-from paravt.config import build, merge, parse_overrides, read_yaml, typed_leaves, with_line
+from paravt.config import build, load_config
 from paravt.errors import ConfigError
 from paravt.train.launch.checkpoints import agreed_checkpoint
 from paravt.train.launch.process_group import join_process_group
@@ -48,44 +50,27 @@ _REFUSED = {
 
 
 def sft_args(cfg: SFTConfig):
-    """TRL's ``SFTConfig`` from the ``trainer`` section (unknown keys → ``ConfigError``)."""
-    from trl import SFTConfig as TRLSFTConfig
-
-    data = dict(cfg.trainer)
-    if "output_dir" in data:
-        raise ConfigError(
-            "set the run folder with the top-level output_dir, not trainer.output_dir"
-        )
+    """TRL's ``SFTConfig`` from the ``trainer`` section, with the run folder; what the
+    pre-tokenised streams cannot honour is refused (``_REFUSED``)."""
+    data = cfg.trainer.arguments()
     for key, why in _REFUSED.items():
-        if data.get(key) not in (None, False, "false", "False"):
+        if data.get(key):
             raise ConfigError(f"trainer.{key}: not supported by paravt sft ({why}); drop it")
     if data.get("dataset_kwargs") not in (None, {}):
         raise ConfigError("trainer.dataset_kwargs: paravt sft sets it (the rows are pre-tokenised)")
     join_process_group(data, TRLSFTConfig)  # before HF sets up devices (__post_init__)
     data["output_dir"] = cfg.output_dir
-    data.setdefault("save_only_model", False)
-    data.setdefault("max_length", None)  # episodes longer than max_length are skipped, not cut
     data["dataset_kwargs"] = {"skip_prepare_dataset": True}
     data["remove_unused_columns"] = False  # keep pixel_values / image_grid_thw for the collator
     return build(TRLSFTConfig, data, prefix="trainer.")
 
 
-def load_sft_config(config: str | None, overrides: tuple[str, ...]) -> SFTConfig:
-    """Recipe ← ``--set`` overrides. ``trajectories.options`` is a free mapping (the backend's
-    keyword arguments), so its ``--set`` values are read as YAML (``0.9`` a number, ``[…]`` a
-    list) — the dataclass has no types to coerce them to."""
-    path = recipe_path(config) if config else None
-    data: dict = read_yaml(path) if path is not None else {}
-    extra = parse_overrides(overrides)
-    options = extra.get("trajectories", {}).get("options")
-    if isinstance(options, dict):
-        extra["trajectories"]["options"] = typed_leaves(options)
-    try:
-        cfg = build(SFTConfig, merge(data, extra))
-        sft_args(cfg)  # fail fast on bad trainer keys
-    except ConfigError as e:  # a key the recipe sets: its line
-        raise with_line(e, path) from e.__cause__
-    return cfg
+def load_sft_config(config: str | None, overrides: tuple[str, ...] = ()) -> SFTConfig:
+    """``paravt sft``'s config: ``load_config`` of a recipe (a YAML path or a packaged recipe's
+    name) and ``--set`` overrides, with TRL's ``SFTConfig`` built once to fail fast."""
+    return load_config(
+        SFTConfig, recipe_path(config) if config else None, overrides, check=sft_args
+    )
 
 
 def _trainer_class():
