@@ -556,8 +556,8 @@ def server_generation(trainer: Any) -> ServerGeneration:
         if probe is not None:  # the policy's side of the check: taken before any reload
             push.reference = lambda: probe.take_reference(model)
             check = push_checker(probe, model, referenced=True)
-    if overlap and probe is not None:  # checked once landed, in the push's settle
-        push.check, check = check, None
+            if overlap:  # checked once landed, in the push's settle
+                push.check, check = check, None
     pool.rejoin = rejoiner(pool, probe, is_main=acc.is_main_process, busy=busy)
     if resumed:
         logger.info(

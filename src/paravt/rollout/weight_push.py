@@ -544,6 +544,7 @@ def outcome_broadcast(timeout_s: float) -> Callable[[Any], Any]:
     import torch.distributed as dist
 
     group = dist.new_group(backend="gloo", timeout=timedelta(seconds=float(timeout_s)))
+    assert isinstance(group, dist.ProcessGroup)  # every rank is a member
 
     def broadcast(value: Any) -> Any:
         box = [value]
@@ -604,8 +605,10 @@ class NCCLPush:
                 device=self.device,
             ))  # fmt: skip
             if self.is_main:
-                self.transfer.send_weights(pairs)  # left paused on failure, as TRL leaves it
-                self.transfer.resume()
+                transfer = self.transfer
+                assert transfer is not None  # opened above, or the push stopped there
+                transfer.send_weights(pairs)  # left paused on failure, as TRL leaves it
+                transfer.resume()
                 if self._after is not None:
                     self._after()
             else:
