@@ -10,6 +10,7 @@ TRL's rollout would have given it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -41,7 +42,7 @@ class LossBatch:
     mm_token_type_ids: torch.Tensor | None = None
 
     @property
-    def forward_kwargs(self) -> dict[str, torch.Tensor]:
+    def forward_kwargs(self) -> dict[str, torch.Tensor | None]:
         """The image inputs of a forward over the batch, as TRL's forward takes them; empty when
         no row has an image."""
         if self.pixel_values is None:
@@ -64,7 +65,7 @@ class LossBatch:
         """TRL's input dict for ``_compute_loss``: the keys its rollout would give, each present
         only when there is a value (``sampling_logps`` only when the sampler's log-probs are
         real)."""
-        out = {
+        out: dict[str, Any] = {
             "prompt_ids": self.prompt_ids,
             "prompt_mask": self.prompt_mask,
             "completion_ids": self.completion_ids,

@@ -186,7 +186,8 @@ def generate(
                 line = record.to_dict()
                 line["sft"] = {"kept": why is None, "skip_reason": why}
                 log.write(json.dumps(line, default=str) + "\n")
-                if why is not None:
+                if why is not None or example is None:  # no example always has its reason
+                    why = why or "no_generated_tokens"
                     skipped += 1
                     reasons[why.split(":")[0]] = reasons.get(why.split(":")[0], 0) + 1
                     logger.info("episode %s skipped: %s", record.id, why)
