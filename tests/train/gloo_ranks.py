@@ -16,13 +16,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_two_ranks(worker: Path, *argv: str, timeout: float) -> subprocess.CompletedProcess:
+def run_two_ranks(
+    worker: Path, *argv: str, timeout: float, devices: str = ""
+) -> subprocess.CompletedProcess:
     """``worker argv...`` on 2 ranks; the finished process, its output captured (not checked).
+    ``devices``: the CUDA devices the ranks see (none by default).
 
     Past ``timeout`` torchrun is stopped with SIGTERM, which it passes on to its workers (they run
     in sessions of their own, so killing torchrun alone would leave them running), and
     ``subprocess.TimeoutExpired`` is raised."""
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    env = dict(
+        os.environ, CUDA_VISIBLE_DEVICES=devices, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore"
+    )
     cmd = [
         sys.executable,
         "-m",

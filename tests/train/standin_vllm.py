@@ -12,8 +12,10 @@ weights, so that comparison needs this stand-in; the real server is tested in
 It answers what paravt's client asks (``paravt.rollout.vllm_server_client``): ``/health``,
 ``/version``, ``/v1/models``, ``/server_info``, ``/inference/v1/generate`` (token ids in, a short
 answer turn out: ``<answer>X</answer>`` with X one of the options, then the stop token, each
-token at logprob ``LOGPROB``) and ``/collective_rpc`` (a weight reload, recorded). Each generate
-request is held ``delay_s`` (a stand-in for sampling time), so the rollout overlaps learning.
+token at logprob ``LOGPROB``) and ``/collective_rpc`` (a weight reload, recorded, taking
+``reload_s``). Each generate request is held ``delay_s`` (a stand-in for sampling time), so the
+rollout overlaps learning; it counts the requests that came while a reload was under way, and
+with ``tag_loaded`` its reply says which reload answered it.
 """
 
 from __future__ import annotations
@@ -64,6 +66,11 @@ class _Handler(JSONHandler):
             with s.lock:
                 s.reloads.append(body.get("kwargs", {}).get("weights_path"))
                 failing = s.fail_reload_from is not None and len(s.reloads) > s.fail_reload_from
+                s.reloading += 1
+            time.sleep(s.reload_s)
+            with s.lock:
+                s.reloading -= 1
+                s.loaded += 0 if failing else 1
             if failing:  # a server that cannot read the pushed folder
                 raw = b'{"error": "reload failed: no such folder"}'
                 self.send_response(500)
@@ -92,6 +99,11 @@ class StandInServer(ThreadingHTTPServer):
         #: reloads after this many fail (HTTP 500), None: never
         self.fail_reload_from: int | None = None
         self.requests = 0
+        #: seconds a reload takes; reloads done, under way; requests that came during one
+        self.reload_s, self.loaded, self.reloading, self.during_reload = 0.0, 0, 0, 0
+        #: each reply says how many reloads were done when its request came, as its
+        #: ``cached_tokens`` (the one per-request number a turn records): which weights answered
+        self.tag_loaded = False
         self.url = f"http://127.0.0.1:{self.server_address[1]}"
 
     def reply(self, token_ids: list[int]) -> dict:
@@ -100,15 +112,20 @@ class StandInServer(ThreadingHTTPServer):
             count = self.seen.get(key, 0)
             self.seen[key] = count + 1
             self.requests += 1
+            self.during_reload += 1 if self.reloading else 0
+            loaded = self.loaded
         time.sleep(self.delay_s)
         ids = self.answers[(int(key[:8], 16) + count) % len(self.answers)] + [self.eos]
-        return {
+        reply = {
             "prompt_token_ids": None,
             "choices": [{
                 "token_ids": ids, "finish_reason": "stop",
                 "logprobs": {"content": [{"token_id": t, "logprob": LOGPROB} for t in ids]},
             }],
         }  # fmt: skip
+        if self.tag_loaded:
+            reply["usage"] = {"prompt_tokens_details": {"cached_tokens": loaded}}
+        return reply
 
     def start(self) -> StandInServer:
         threading.Thread(target=self.serve_forever, daemon=True).start()

@@ -145,6 +145,39 @@ def test_a_group_older_than_k_is_sampled_again_and_counted(
                for e in episodes)  # fmt: skip
 
 
+def test_with_the_overlapped_push_every_turn_is_answered_by_the_weights_it_is_tagged_with(
+    tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server
+):
+    """k = 2 with the folder push's overlap (the default): ``push`` returns before the server
+    has reloaded (2 s here, longer than a rollout's work before its first request: with 0.3 s
+    requests that skip the wait still arrived after it), the gate resumes at the new version at
+    once, and the producer's requests under it wait for the reload. The server tells which
+    reload answered each request (``tag_loaded``): every turn tagged version v was answered
+    after the reload of step-v and before the next, and no request came while a reload was
+    under way."""
+    standin = server()
+    standin.reload_s, standin.tag_loaded = 2.0, True
+    summary, probe, metrics, _ = _train(
+        tmp_path, "overlap", tiny_qwen3_dir, shared_videos, smoke_args, train_probe,
+        standin.url, "trainer.max_staleness=2",
+    )  # fmt: skip
+    assert summary["global_step"] == 4
+    push = probe.trainer.vllm_generation.push
+    assert push.overlap and push.pushed == [0, 1, 2, 3]
+    assert standin.loaded == 4 and standin.during_reload == 0
+    tagged = [
+        (step, t.policy_version, t.cached_tokens)
+        for step, rollout in enumerate(probe.rollouts)
+        for g in rollout["groups"]
+        for r in g.records
+        for t in r.turns
+        if t.policy_version is not None
+    ]
+    assert tagged and all(loaded == v + 1 for _, v, loaded in tagged), tagged
+    assert any(v < step for step, v, _ in tagged)  # some ran ahead of the learner
+    assert max(r["async/staleness_max"] for r in metrics) <= 2
+
+
 def test_a_failed_push_stops_the_run_with_one_line_and_the_producer_with_it(
     tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server
 ):

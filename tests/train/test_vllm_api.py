@@ -31,7 +31,7 @@ def test_each_downloaded_vllm_wheel_has_every_api_paravt_calls(request):
 
 
 def test_a_release_without_them_is_told_apart(tmp_path):
-    """A package that has the generate route but lost the reload and the NCCL engine."""
+    """A package that has the generate route but lost the reload and the NCCL transfer."""
     pkg = tmp_path / "vllm"
     (pkg / "entrypoints").mkdir(parents=True)
     (pkg / "entrypoints" / "router.py").write_text(
@@ -42,5 +42,13 @@ def test_a_release_without_them_is_told_apart(tmp_path):
     assert "route /collective_rpc is missing" in found
     assert "GenerateRequest has no field content_parts" in found
     assert "route /inference/v1/generate is missing" not in found
-    assert any("NCCLTrainerWeightTransferEngine" in p for p in found)
+    assert (
+        "function packed_nccl_broadcast_producer is missing from "
+        "vllm/distributed/weight_transfer/packed_tensor.py" in found
+    )
+    assert (
+        "class NCCLWeightTransferInitInfo is missing from vllm/distributed/weight_transfer/"
+        in found
+    )
+    assert "route /start_weight_update is missing" in found
     assert "module vllm/entrypoints/openai/api_server.py is missing" in found

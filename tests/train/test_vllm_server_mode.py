@@ -106,6 +106,61 @@ def test_server_logprobs_equal_the_policy_after_a_push_and_differ_before(
     assert within(probe.gap(AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir)))
 
 
+def test_the_bucketed_push_in_bf16_shards_is_what_the_server_holds(
+    vllm_tiny_server, tiny_qwen3_dir, tmp_path
+):
+    """The push ``server_generation`` builds: the policy (output layer scaled by 4) handed over
+    in buckets of 64 KB, cast to bfloat16 by 3 writer threads into their kept buffers, several
+    safetensors shards and their index, overlapped (``push`` returns before the reload; a
+    request of ``ServerGeneration`` waits for it, then its pool knows the step's folder). The
+    float32 server then holds exactly the bf16-rounded
+    policy: its probe logprobs are those of the policy rounded to bf16 (float32 arithmetic on
+    both sides), and within the tolerance of the policy itself."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from paravt.rollout.vllm_server import ServerGeneration, WeightsProbe, within
+    from paravt.rollout.vllm_server_client import VLLMServerClient
+    from paravt.rollout.vllm_servers import ServerPool
+    from paravt.rollout.weight_gather import gathered_buckets
+    from paravt.rollout.weight_push import FolderReloadPush
+
+    base = vllm_tiny_server.base_url.removesuffix("/v1")
+    client = VLLMServerClient(base)
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32)
+    probe = WeightsProbe(client, AutoProcessor.from_pretrained(tiny_qwen3_dir))
+    with torch.no_grad():
+        model.lm_head.weight.mul_(4.0)
+    rounded = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32)
+    rounded.load_state_dict(
+        {k: v.to(torch.bfloat16).float() for k, v in model.state_dict().items()}
+    )
+    pool = ServerPool([client])
+    push = FolderReloadPush(
+        tmp_path / "push", reload=pool.reload_weights, server=base, threads=3, overlap=True,
+        buckets=lambda: gathered_buckets(
+            model, dtype=torch.bfloat16, bucket_bytes=64 * 1024, keep=True, own=False
+        ),
+    )  # fmt: skip
+    try:
+        before = probe.gap(model)
+        gen = ServerGeneration(pool, push)
+        gen.sync_weights()
+        gen.generate_one(
+            probe.ids[probe.text_from :], None, max_tokens=1, temperature=1.0, top_p=1.0
+        )
+        gen.settle()
+        landed = pool.folder
+        shards = len(list((tmp_path / "push" / "step-0").glob("*.safetensors")))
+        exact, close = probe.gap(rounded), probe.gap(model)
+    finally:
+        pool.close()
+        _restore(client, tiny_qwen3_dir)
+    print(f"{shards} bf16 shards; probe gap before {before}, to the bf16-rounded policy {exact}, "
+          f"to the fp32 policy {close}")  # fmt: skip
+    assert shards > 3 and push.pushed == [0] and landed == str(tmp_path / "push" / "step-0")
+    assert not within(before) and exact[1] < 1e-3 and within(close)
+
+
 def test_para_grpo_trains_against_the_vllm_server(
     vllm_tiny_server, tiny_qwen3_dir, tmp_path, shared_videos, smoke_args, train_probe
 ):

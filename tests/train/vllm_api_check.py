@@ -4,8 +4,10 @@ straight out of a wheel (a zip) and parsed with ``ast``.
 
 ``USES`` lists what paravt depends on: HTTP routes its server client calls, the fields of the
 token-in generate request it sends, the worker/runner methods it reaches (colocated reload,
-``collective_rpc("reload_weights")``), the NCCL weight-transfer API of ``NCCLPush``, the server
-flags ``VLLMServe`` passes. ``problems(source)`` returns what is missing, one line each.
+``collective_rpc("reload_weights")``), what the NCCL push reaches through TRL 1.16's
+``WeightTransferClient`` and ``VLLMClient`` (the trainer-side rendezvous and packed broadcast
+functions, the worker's init and update info fields, the weight-update and pause routes), the
+server flags ``VLLMServe`` passes. ``problems(source)`` returns what is missing, one line each.
 """
 
 from __future__ import annotations
@@ -71,6 +73,17 @@ def find_class(src: Source, names: list[str], cls: str) -> ast.ClassDef | None:
     return None
 
 
+def function_params(src: Source, name: str, fn: str) -> list[str] | None:
+    """The keyword-reachable parameter names of the module-level function ``fn`` of file
+    ``name`` (``["**"]`` added when it takes ``**kwargs``); None when it is not there."""
+    tree = src.tree(name)
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == fn:
+            names = [a.arg for a in node.args.args] + [a.arg for a in node.args.kwonlyargs]
+            return names + (["**"] if node.args.kwarg is not None else [])
+    return None
+
+
 def fields(node: ast.ClassDef) -> set[str]:
     return {
         n.target.id
@@ -92,7 +105,8 @@ def method_params(node: ast.ClassDef, method: str) -> tuple[list[str], bool] | N
 #: route paths paravt's server client and VLLMServe's health wait call
 ROUTES = ("/inference/v1/generate", "/collective_rpc", "/reset_prefix_cache",
           "/reset_encoder_cache", "/reset_mm_cache", "/server_info", "/version", "/v1/models",
-          "/health", "/get_world_size", "/init_weight_transfer_engine", "/update_weights")  # fmt: skip
+          "/health", "/get_world_size", "/init_weight_transfer_engine", "/update_weights",
+          "/start_weight_update", "/finish_weight_update", "/pause", "/resume")  # fmt: skip
 #: (file or folder prefix, class, method or None, params that must be accepted, by keyword)
 METHODS = (
     ("vllm/entrypoints/", "GenerateRequest", None,
@@ -102,16 +116,20 @@ METHODS = (
     ("vllm/v1/worker/", "GPUModelRunner", "reload_weights",
      ("weights_iterator", "weights_path", "is_checkpoint_format")),
     ("vllm/entrypoints/llm.py", "LLM", "reset_prefix_cache", ()),
-    ("vllm/distributed/weight_transfer/base.py", "ModuleSource", "__init__", ("module",)),
-    ("vllm/distributed/weight_transfer/clients.py", "HTTPVLLMWeightSyncClient", "__init__",
-     ("base_url",)),
-    ("vllm/distributed/weight_transfer/nccl_engine.py", "NCCLTrainerInitInfo", None,
-     ("master_address", "master_port", "world_size")),
-    ("vllm/distributed/weight_transfer/base.py", "TrainerInitInfo", None, ("rank",)),
-    ("vllm/distributed/weight_transfer/nccl_engine.py", "NCCLTrainerWeightTransferEngine",
-     "trainer_init", ("init_info", "client", "source")),
-    ("vllm/distributed/weight_transfer/nccl_engine.py", "NCCLTrainerWeightTransferEngine",
-     "send_weights", ()),
+    # the server's side of TRL's WeightTransferClient: its init_info and update_info dicts
+    ("vllm/distributed/weight_transfer/", "NCCLWeightTransferInitInfo", None,
+     ("master_address", "master_port", "rank_offset", "world_size", "packed")),
+    ("vllm/distributed/weight_transfer/", "NCCLWeightTransferUpdateInfo", None,
+     ("names", "dtype_names", "shapes")),
+)  # fmt: skip
+#: (file, module-level function, params that must be accepted, by keyword): what TRL 1.16's
+#: WeightTransferClient calls on the trainer's side (vLLM >= 0.28's stateful path)
+FUNCTIONS = (
+    ("vllm/utils/network_utils.py", "get_ip", ()),
+    ("vllm/utils/network_utils.py", "get_open_port", ()),
+    ("vllm/distributed/weight_transfer/nccl_common.py", "trainer_init", ("init_info",)),
+    ("vllm/distributed/weight_transfer/packed_tensor.py", "packed_nccl_broadcast_producer",
+     ("iterator", "group", "src", "post_iter_func")),
 )  # fmt: skip
 #: server flags (EngineArgs / the frontend's fields, ``--a-b`` is ``a_b``)
 FLAGS = ("enable_scale_out", "logprobs_mode", "max_logprobs", "limit_mm_per_prompt",
@@ -143,6 +161,12 @@ def problems(src: Source) -> list[str]:
         out += [
             f"{cls}.{method} takes no {p}" for p in params if p not in names and not any_keyword
         ]
+    for where, fn, params in FUNCTIONS:
+        names = function_params(src, where, fn)
+        if names is None:
+            out.append(f"function {fn} is missing from {where}")
+            continue
+        out += [f"{fn} takes no {p}" for p in params if p not in names and "**" not in names]
     flag_files = ["vllm/engine/arg_utils.py", *src.under("vllm/config/")]
     flag_files += [n for n in src.under("vllm/entrypoints/") if n.endswith("cli_args.py")]
     declared: set[str] = set()

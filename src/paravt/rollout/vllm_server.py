@@ -32,21 +32,29 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from paravt.errors import ConfigError
 from paravt.rollout.lockstep import exchange
-from paravt.rollout.vllm_server_client import ServerReply, VLLMServerClient, png_data_url
+from paravt.rollout.vllm_server_client import (
+    ServerReply,
+    ServerUnreachable,
+    VLLMServerClient,
+    png_data_url,
+)
 from paravt.rollout.vllm_servers import NotReady, ServerPool, as_list, pool_of
 from paravt.rollout.vllm_stack import TESTED_SERVER_SERIES, series
+from paravt.rollout.weight_gather import gathered_buckets, torch_dtype
 from paravt.rollout.weight_push import (
     FolderReloadPush,
     NCCLPush,
+    Pushed,
     WeightPush,
     WeightPushError,
-    save_checkpoint,
+    outcome_broadcast,
 )
 
 logger = logging.getLogger(__name__)
@@ -93,19 +101,43 @@ class ServerGeneration:
         self.step = -1
         self.last_cached_tokens: list[int | None] = []  # of the last generate call, per prompt
         self._urls: dict[int, tuple[Any, tuple[str, str]]] = {}
+        self._landing: Pushed | None = None  # an overlapped push not landed yet
+        self._landing_lock = threading.Lock()
 
     def sync_weights(self) -> None:
         """The step's push: the start check before the first one (a fresh run), the weights
         into every server that answers, then the probe of each (``check_push``); the pool then
-        routes to the servers that hold them."""
+        routes to the servers that hold them. An overlapped push (``paravt.rollout.weight_push``)
+        is still landing when it returns: the first request waits for it (``_land``)."""
         self.step += 1
         if self.step == 0 and self.check_start is not None:
             self.check_start()  # the server's weights, before the first push replaces them
         pushed = self.push.push(self.step)
+        self._urls = {}
+        if pushed.wait is not None:
+            with self._landing_lock:
+                self._landing = pushed
+            return
         self.client.begin_step(pushed.folder, pushed.holders)
         if self.check_push is not None:
             self.check_push(self.step)
-        self._urls = {}
+
+    def _land(self) -> None:
+        """Before a request: wait for an overlapped push to land (``WeightPushError``, on every
+        request, if it failed), then the pool learns which servers hold its weights."""
+        with self._landing_lock:
+            if self._landing is None or self._landing.wait is None:
+                return
+            landed = self._landing.wait()
+            self.client.begin_step(landed.folder, landed.holders)
+            self._landing = None
+
+    def settle(self) -> None:
+        """On every rank after the step's old and reference log-probs, before its optimizer
+        step: the step's push has landed, and the push's own ``settle`` (the weights check of an
+        overlapped push)."""
+        self._land()
+        self.push.settle()
 
     def _sampling(
         self,
@@ -140,6 +172,7 @@ class ServerGeneration:
         one candidate (the sampled token) per position."""
         if num_generations != 1:
             raise ValueError("ServerGeneration samples one completion per prompt")
+        self._land()
         sp = self._sampling()
         jobs = []
         for j, ids in enumerate(prompts):
@@ -167,6 +200,7 @@ class ServerGeneration:
         call an episode that advances on its own makes from its own thread
         (``VLLMBackend.agenerate``, ``engine.schedule``); many run at once, and the server
         batches them."""
+        self._land()
         sp = self._sampling(max_tokens, temperature, top_p)
         urls = [self._url(im) for im in images or []]
         return self.client.generate(prompt, urls, sp, what=what)
@@ -324,21 +358,41 @@ class WeightsProbe:
         d = [x for x in d if math.isfinite(x)] or [math.inf]
         return sum(d) / len(d), max(d)
 
-    def gaps(self, model: Any) -> dict[str, tuple[float, float]]:
+    def take_reference(self, model: Any) -> None:
+        """The policy's logprobs of the probe, kept as the ``reference`` (every rank: a
+        collective forward under sharding): the folder push takes them once the weights are
+        gathered, before any server reloads them, and its check compares the servers with them
+        (``push_checker(referenced=True)``)."""
+        self.reference = self.policy_logprobs(model)
+
+    def gaps(self, model: Any | None) -> dict[str, tuple[float, float]]:
         """Each server's ``(mean, max)`` |server − policy| over the probe's text tokens, the same
-        on every rank; the policy's logprobs become the ``reference``."""
-        mine = self.policy_logprobs(model)
+        on every rank; the policy's logprobs become the ``reference`` (``model`` None: the
+        ``reference`` taken already, ``take_reference``). A server of a pool that does not
+        answer the probe is down there (on every rank), not a failed check: it rejoins once it
+        answers again and holds the step's weights."""
+        mine = self.policy_logprobs(model) if model is not None else self.reference
+        assert mine is not None, "no reference taken"
         self.reference = mine
-        verdict = None
+        verdict: dict[str, tuple[float, float] | str] | None = None
         if self.is_main:  # the servers that hold the step's weights (a down one rejoins later)
             live = set(self.pool.live()) if self.pool is not None else None
-            verdict = {
-                c.base_url: self._compare(mine, self.server_logprobs(c))
-                for c in self.clients
-                if live is None or c.base_url in live
-            }
+            verdict = {}
+            for c in self.clients:
+                if live is not None and c.base_url not in live:
+                    continue
+                try:
+                    verdict[c.base_url] = self._compare(mine, self.server_logprobs(c))
+                except ServerUnreachable as e:  # an outage, not other weights: down, not fatal
+                    if self.pool is None:
+                        raise
+                    verdict[c.base_url] = f"it did not answer the weights probe: {e}"
         shares = exchange(self._gather, verdict)
-        return next(s for s in shares if s is not None)
+        every = next(s for s in shares if s is not None)
+        for url, why in every.items():  # every rank's pool: down, it rejoins once it holds them
+            if isinstance(why, str) and self.pool is not None:
+                self.pool.mark_down(url, why)
+        return {url: g for url, g in every.items() if not isinstance(g, str)}
 
     def gap(self, model: Any) -> tuple[float, float]:
         """The worst server's ``(mean, max)`` (``gaps``)."""
@@ -381,12 +435,16 @@ def refuse_other_weights(probe: WeightsProbe, model: Any, model_name: str) -> No
         )
 
 
-def push_checker(probe: WeightsProbe, model: Any) -> Callable[[int], None]:
+def push_checker(
+    probe: WeightsProbe, model: Any, *, referenced: bool = False
+) -> Callable[[int], None]:
     """``check_push(step)`` for ``ServerGeneration``: ``WeightPushError`` when a server's
-    logprobs are not the policy's after a push."""
+    logprobs are not the policy's after a push. ``referenced``: against the policy's logprobs
+    taken when the push started (``WeightsProbe.take_reference``; an overlapped push checks
+    once it has landed, and the weights did not change in between)."""
 
     def check(step: int) -> None:
-        bad = _worst(probe.gaps(model))
+        bad = _worst(probe.gaps(None if referenced else model))
         if bad is not None:
             url, gap = bad
             raise WeightPushError(
@@ -398,15 +456,23 @@ def push_checker(probe: WeightsProbe, model: Any) -> Callable[[int], None]:
 
 
 def rejoiner(
-    pool: ServerPool, probe: WeightsProbe | None, *, is_main: bool
+    pool: ServerPool,
+    probe: WeightsProbe | None,
+    *,
+    is_main: bool,
+    busy: Callable[[], bool] | None = None,
 ) -> Callable[[VLLMServerClient], str]:
     """``ServerPool.rejoin``: a server that answers again holds the step's weights before it
     takes requests. Already the policy's by the probe: nothing to do. Else the main process has
     it reload the step's folder and probes again (another rank waits for that: ``NotReady``);
     a server that still differs is kept out (``WeightPushError``). Without the probe, every
-    rank has it reload the folder (idempotent)."""
+    rank has it reload the folder (idempotent). While ``busy()`` (a push under way: the
+    probe's reference may already be the new step's while the folder is the last one's) it
+    waits (``NotReady``); the push itself takes in a server that answers by then."""
 
     def rejoin(client: VLLMServerClient) -> str:
+        if busy is not None and busy():
+            raise NotReady
         if probe is not None:
             gap = probe.server_gap(client)
             if gap is None:
@@ -451,9 +517,10 @@ def server_urls(args: Any) -> list[str]:
 def server_generation(trainer: Any) -> ServerGeneration:
     """The server-mode generator of a ``ParaGRPOTrainer`` (TRL built no vLLM generator: see
     ``ParaGRPOTrainer.__init__``), after ``check_server`` on every server; the weights are
-    compared at the first push (``trainer.vllm_check_weights``). A resumed run
-    (``args.resume_from_checkpoint``, set by ``paravt.train.run``) pushes first and probes
-    after: its servers may hold any step's weights, or the base model's."""
+    compared at the first push (``trainer.vllm_check_weights``), and after every push (in the
+    push's ``settle`` when it overlaps). A resumed run (``args.resume_from_checkpoint``, set by
+    ``paravt.train.run``) pushes first and probes after: its servers may hold any step's
+    weights, or the base model's."""
     a = trainer.args
     acc = trainer.accelerator
     urls = server_urls(a)
@@ -473,27 +540,8 @@ def server_generation(trainer: Any) -> ServerGeneration:
         from accelerate.utils import gather_object
 
         gather = gather_object
-    if acc.is_main_process:
-        wait_s = float(a.vllm_server_timeout)
-        check_servers(pool, name, wait_s=wait_s, by_probe=bool(a.vllm_check_weights))
-    if a.vllm_weight_push == "nccl":  # not run here (module doc of vllm_weight_push)
-        client = pool.clients[0]
-        world = client.call("GET", "/get_world_size")["world_size"] if acc.is_main_process else 0
-        push: WeightPush = NCCLPush(
-            client.base_url, model, rank=acc.process_index, master_address=a.vllm_server_host,
-            master_port=a.vllm_group_port, server_world_size=world, gather=gather,
-        )  # fmt: skip
-    else:
-        folder = a.vllm_push_dir or str(Path(a.output_dir) / "vllm-weights")
-        push = FolderReloadPush(
-            folder,
-            state_dict=lambda: acc.get_state_dict(trainer.model),
-            save=save_checkpoint(model),
-            reload=pool.reload_weights,
-            is_main=acc.is_main_process,
-            gather=gather,
-            server=pool.base_url,
-        )
+    dtype = torch_dtype(_serving_dtype(pool, name, a, acc.is_main_process, gather))
+    push, overlap = _weight_push(trainer, pool, dtype, gather)
     start = check = probe = None
     if a.vllm_check_weights:
         probe = WeightsProbe(
@@ -502,7 +550,15 @@ def server_generation(trainer: Any) -> ServerGeneration:
         if not resumed:  # a resume pushes first: its servers may hold any step's weights
             start = lambda: refuse_other_weights(probe, model, name)  # noqa: E731
         check = push_checker(probe, model)
-    pool.rejoin = rejoiner(pool, probe, is_main=acc.is_main_process)
+    busy = None
+    if isinstance(push, FolderReloadPush):
+        busy = lambda: push.pushing  # noqa: E731 - a server rejoins between pushes (rejoiner)
+        if probe is not None:  # the policy's side of the check: taken before any reload
+            push.reference = lambda: probe.take_reference(model)
+            check = push_checker(probe, model, referenced=True)
+            if overlap:  # checked once landed, in the push's settle
+                push.check, check = check, None
+    pool.rejoin = rejoiner(pool, probe, is_main=acc.is_main_process, busy=busy)
     if resumed:
         logger.info(
             "resuming from %s: the vLLM servers get its weights first, then the probe",
@@ -515,3 +571,80 @@ def server_generation(trainer: Any) -> ServerGeneration:
         repetition_penalty=a.repetition_penalty, generation_kwargs=a.generation_kwargs,
         check_start=start, check_push=check,
     )  # fmt: skip
+
+
+def _serving_dtype(pool: ServerPool, name: str, a: Any, is_main: bool, gather: Any) -> str:
+    """``check_server`` of every server on the main process, then the dtype the weights are
+    pushed in, on every rank: the servers' (their ``/server_info``), else
+    ``trainer.vllm_dtype``. A server the main process refuses is refused on every rank (the
+    others would wait in the push's gathers)."""
+    share: tuple[str | None, str | None] = (None, None)
+    problem: ConfigError | None = None
+    if is_main:
+        try:
+            share = (_served_dtype(pool, name, a), None)
+        except ConfigError as e:
+            problem, share = e, (None, str(e))
+    served, why = exchange(gather or (lambda s: s), share)[0]
+    if problem is not None:
+        raise problem
+    if why is not None:
+        raise ConfigError(why)
+    chosen = served or a.vllm_dtype
+    logger.info("weights pushed in %s (%s)", chosen, "the server's" if served else "vllm_dtype")
+    return chosen
+
+
+def _served_dtype(pool: ServerPool, name: str, a: Any) -> str | None:
+    wait_s, by_probe = float(a.vllm_server_timeout), bool(a.vllm_check_weights)
+    served = {
+        str(
+            check_server(c, name, wait_s=wait_s, by_probe=by_probe).get("dtype") or ""
+        ).removeprefix("torch.")
+        for c in pool.clients
+    } - {""}
+    if len(served) > 1:
+        raise ConfigError(
+            f"the vLLM servers {pool.base_url} serve in {', '.join(sorted(served))}: start every "
+            "server with one --dtype (the weights are pushed in it)"
+        )
+    return next(iter(served), None)
+
+
+def _weight_push(
+    trainer: Any, pool: ServerPool, dtype: Any, gather: Any
+) -> tuple[WeightPush, bool]:
+    """The push ``trainer.vllm_weight_push`` names, and whether it overlaps."""
+    a, acc = trainer.args, trainer.accelerator
+    bucket = int(float(a.vllm_push_bucket_mb) * 2**20)
+
+    def policy() -> Any:  # at push time: prepared (sharded) by then
+        return acc.unwrap_model(trainer.model)
+
+    if a.vllm_weight_push == "nccl":  # not run here (module doc of vllm_weight_push)
+        client = pool.clients[0]  # one server (ParaGRPOConfig refuses several with nccl)
+
+        def reset_caches() -> None:
+            for cache in ("prefix", "encoder", "mm"):
+                client.call("POST", f"/reset_{cache}_cache", what=f"resetting the {cache} cache")
+
+        nccl = NCCLPush(
+            client.base_url, policy, is_main=acc.is_main_process, bucket_bytes=bucket,
+            device=acc.device, dtype=dtype, gather=gather, after=reset_caches,
+            timeout_s=a.vllm_server_request_timeout_s,
+        )  # fmt: skip
+        return nccl, False
+    overlap = bool(a.vllm_push_overlap)
+    several = acc.num_processes > 1
+    folder = FolderReloadPush(
+        a.vllm_push_dir or str(Path(a.output_dir) / "vllm-weights"),
+        reload=pool.reload_weights, is_main=acc.is_main_process, gather=gather,
+        server=pool.base_url, threads=a.vllm_push_threads, overlap=overlap,
+        # views of the live weights where they are whole already: the trainer settles the
+        # push before its optimizer step changes them (ParaGRPOTrainer, after old/ref)
+        buckets=lambda: gathered_buckets(
+            policy(), dtype=dtype, bucket_bytes=bucket, keep=acc.is_main_process, own=False
+        ),
+        broadcast=outcome_broadcast(a.ddp_timeout) if several and overlap else None,
+    )  # fmt: skip
+    return folder, overlap

@@ -168,6 +168,15 @@ class ServerPool:
         with self._cond:
             return [s.url for s in self.servers if s.live]
 
+    def mark_down(self, url: str, why: str) -> None:
+        """``url`` is down for a reason found outside the pool (it did not answer the weights
+        probe): as if one of its requests had failed; it rejoins once it answers again and
+        holds the step's weights (``rejoin``)."""
+        for server in self.servers:
+            if server.url == url:
+                self._start_watcher()
+                self._down(server, why)
+
     # -- requests ----------------------------------------------------------------------------
     def generate(
         self,

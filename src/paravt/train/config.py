@@ -126,6 +126,32 @@ class ParaGRPOConfig(GRPOConfig):
         default=None,
         metadata={"help": "Server mode, folder push: where (default: OUTPUT_DIR/vllm-weights)."},
     )
+    # -- the weight push's gather, writes and overlap (paravt.rollout.weight_push) ------------
+    vllm_push_bucket_mb: float = field(
+        default=512.0,
+        metadata={
+            "help": "Server mode: the weights are gathered (ZeRO-3 / FSDP2 shards) and sent in "
+            "the serving dtype bucket by bucket, at most this many MB each (a tensor larger than "
+            "that is a bucket of its own); the folder push writes one safetensors shard a bucket."
+        },
+    )
+    vllm_push_threads: int = field(
+        default=4,
+        metadata={"help": "Server mode, folder push: shards written at once (threads)."},
+    )
+    vllm_push_overlap: bool = field(
+        default=True,
+        metadata={
+            "help": "Server mode, folder push: the push returns once the weights are gathered, "
+            "and rank 0 writes them and has the server reload while the learner goes on (the "
+            "rollout's first video work; with max_staleness the old and reference log-prob "
+            "passes). No request is sent under the new weights before the server holds them, "
+            "and the step waits for them before its optimizer step. Weights not whole on the "
+            "host (GPUs, FSDP2, ZeRO-3): rank 0 holds the gathered model (serving dtype) in host "
+            "memory meanwhile. false: the push returns once the server holds the weights, with "
+            "at most vllm_push_threads + 1 gathered buckets in memory."
+        },
+    )
     # one server or several, and a run that outlives their outages (paravt.rollout.vllm_servers;
     # docs/TRAIN.md, "Server outages and several servers"). The waits add up under ddp_timeout:
     # a rank's rollout can keep the others in a collective at most deadline + outage budget,
@@ -211,7 +237,9 @@ class ParaGRPOConfig(GRPOConfig):
             "help": "The dtype colocated vLLM samples in: 'learner' (the policy's own, resolved "
             "in the recorded config: bfloat16 with bf16, float16 with fp16, else float32) or a "
             "vLLM dtype (auto, float32, bfloat16, float16). TRL passes none, and vLLM on CPU then "
-            "samples an fp32 policy in bf16. Server mode: the server's own --dtype."
+            "samples an fp32 policy in bf16. Server mode: the server samples in its own "
+            "--dtype, and the weights are pushed in it (read from the server; this key when the "
+            "server does not say)."
         },
     )
     vllm_seed: int | None = field(
@@ -289,6 +317,11 @@ class ParaGRPOConfig(GRPOConfig):
             raise ConfigError(
                 f"vllm_importance_sampling_mode={self.vllm_importance_sampling_mode!r}: use "
                 + ", ".join(modes)
+            )
+        if self.vllm_push_bucket_mb <= 0 or self.vllm_push_threads < 1:
+            raise ConfigError(
+                f"vllm_push_bucket_mb={self.vllm_push_bucket_mb} and vllm_push_threads="
+                f"{self.vllm_push_threads}: use a bucket > 0 MB and at least 1 thread"
             )
         if self.vllm_server_retries < 0 or self.vllm_server_backoff_s < 0:
             raise ConfigError("vllm_server_retries and vllm_server_backoff_s must be >= 0")

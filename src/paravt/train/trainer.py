@@ -84,7 +84,7 @@ from paravt.rollout.vllm import (
     missing_vllm_message,
     require_vllm,
 )
-from paravt.rollout.vllm_server import server_generation
+from paravt.rollout.vllm_server import ServerGeneration, server_generation
 from paravt.train.advantages import GroupAdvantages, group_advantages
 from paravt.train.async_rollout import AsyncRollouts
 from paravt.train.config import ParaGRPOConfig
@@ -541,6 +541,9 @@ class ParaGRPOTrainer(GRPOTrainer):
         batch = self._collate(rows, device)
         adv, anchor_bonus_total = self._row_advantages(rows, batch, device)
         old_logps, ref_logps = self._old_and_ref_logps(batch, mode)
+        if self.use_vllm and isinstance(self.vllm_generation, ServerGeneration):
+            # the step's weights, written while the passes above ran, are the server's
+            self.vllm_generation.settle()  # (paravt.rollout.weight_push)
         sampling_logps, is_ratio = batch.sampling_logps, None
         if self.use_vllm:
             # a forced turn's tokens (NaN: sampled by no one) count as on-policy
