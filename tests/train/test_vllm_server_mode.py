@@ -43,6 +43,22 @@ def _server_run(smoke_args, run_dir, videos, model_dir, server, *more: str):
     )  # fmt: skip
 
 
+def _train_moving(cfg, probe, model_dir):
+    """``run_training`` with the probe attached and the policy's head moved at every step's end;
+    the server gets the base weights back afterwards. ``(summary, probe)``."""
+    from paravt.train.run import run_training
+
+    def attach(trainer):
+        probe.attach(trainer)
+        trainer.add_callback(_moving_head())
+
+    try:
+        summary = run_training(cfg, on_trainer=attach)
+    finally:
+        _restore(probe.trainer.vllm_generation.client, model_dir)
+    return summary, probe
+
+
 def _moving_head():
     """A callback that scales the policy's output layer at every step's end: a stand-in for an
     update big enough for the server's logprobs to show (the random smoke model's groups rarely
@@ -169,22 +185,12 @@ def test_para_grpo_trains_against_the_vllm_server(
     layer is moved (a stand-in for an update big enough to see): step 2's sampler logprobs are
     still the policy's, so the server sampled from the pushed weights."""
     from paravt.train.metrics import read_jsonl
-    from paravt.train.run import run_training
 
     run_dir = tmp_path / "run"
     cfg = _server_run(
         smoke_args, run_dir, shared_videos, tiny_qwen3_dir, vllm_tiny_server, "trainer.max_steps=2"
     )
-    probe = train_probe()
-
-    def attach(trainer):
-        probe.attach(trainer)
-        trainer.add_callback(_moving_head())
-
-    try:
-        summary = run_training(cfg, on_trainer=attach)
-    finally:
-        _restore(probe.trainer.vllm_generation.client, tiny_qwen3_dir)
+    summary, probe = _train_moving(cfg, train_probe(), tiny_qwen3_dir)
     assert summary["global_step"] == 2
     trainer = probe.trainer
     gen = trainer.vllm_generation
@@ -303,23 +309,13 @@ def test_para_grpo_at_max_staleness_2_learns_from_rollouts_one_version_back(
     (The policy's output layer is moved at every step's end, a stand-in for an update big
     enough to see: the random smoke model's groups rarely have a reward spread.)"""
     from paravt.train.metrics import read_jsonl
-    from paravt.train.run import run_training
 
     run_dir = tmp_path / "run"
     cfg = _server_run(
         smoke_args, run_dir, shared_videos, tiny_qwen3_dir, vllm_tiny_server,
         "trainer.max_steps=4", "trainer.max_staleness=2",
     )  # fmt: skip
-    probe = train_probe()
-
-    def attach(trainer):
-        probe.attach(trainer)
-        trainer.add_callback(_moving_head())
-
-    try:
-        summary = run_training(cfg, on_trainer=attach)
-    finally:
-        _restore(probe.trainer.vllm_generation.client, tiny_qwen3_dir)
+    summary, probe = _train_moving(cfg, train_probe(), tiny_qwen3_dir)
     assert summary["global_step"] == 4
     trainer = probe.trainer
     assert trainer._backend.syncs == 4 and trainer.vllm_generation.push.pushed == [0, 1, 2, 3]
