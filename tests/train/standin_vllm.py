@@ -80,6 +80,8 @@ class _Handler(JSONHandler):
                 return None
             return self._send({})
         if self.path == "/inference/v1/generate":
+            with s.lock:
+                s.clients.append(self.client_address[0])
             return self._send(s.reply(body["token_ids"]))
         return self._send({})
 
@@ -90,8 +92,15 @@ class StandInServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, model: str, answers: list[list[int]], eos: int, delay_s: float = 0.02):
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(
+        self,
+        model: str,
+        answers: list[list[int]],
+        eos: int,
+        delay_s: float = 0.02,
+        host: str = "127.0.0.1",
+    ):
+        super().__init__((host, 0), _Handler)
         self.model, self.answers, self.eos, self.delay_s = model, answers, eos, delay_s
         self.lock = threading.Lock()
         self.seen: dict[str, int] = {}
@@ -104,7 +113,9 @@ class StandInServer(ThreadingHTTPServer):
         #: each reply says how many reloads were done when its request came, as its
         #: ``cached_tokens`` (the one per-request number a turn records): which weights answered
         self.tag_loaded = False
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+        #: the address each generate request came from (which node sent it)
+        self.clients: list[str] = []
+        self.url = f"http://{host}:{self.server_address[1]}"
 
     def reply(self, token_ids: list[int]) -> dict:
         key = hashlib.sha256(json.dumps(token_ids).encode()).hexdigest()

@@ -79,6 +79,8 @@ def plan_argv(command: str) -> list[str]:
     launcher = words[:at]
     args = [w for w in words[at + 2 :] if w != "..."]  # "..." elides the data keys
     world, acc_config = None, None
+    if launcher and launcher[0] == "srun" and "torchrun" in launcher:  # Slurm: one per node
+        launcher = launcher[launcher.index("torchrun") :]
     if launcher and launcher[0] == "torchrun":
         opts = _options(launcher[1:])
         world = int(opts.get("--nnodes", 1)) * int(opts.get("--nproc_per_node", 1))

@@ -62,8 +62,70 @@ def join_process_group(trainer: dict, args_cls: type) -> bool:
     chosen = keys.ddp_backend or ("mpi" if dist.is_mpi_available() else "gloo")
     if chosen != "gloo":
         return False
-    dist.init_process_group(backend="gloo", timeout=timedelta(seconds=keys.ddp_timeout))
+    check_gloo_address()
+    try:
+        dist.init_process_group(backend="gloo", timeout=timedelta(seconds=keys.ddp_timeout))
+    except RuntimeError as e:
+        if "connectFullMesh" not in str(e):
+            raise
+        raise unreachable_ranks(e) from e
     return True
+
+
+def check_gloo_address() -> None:
+    """Refuse, before the group forms, a launch over several machines in which gloo would offer
+    the other nodes a loopback address.
+
+    Without ``GLOO_SOCKET_IFNAME`` gloo binds to the address this host's name resolves to; where
+    that is a loopback address (``127.0.0.1 vm`` in ``/etc/hosts``, common in containers) the
+    other nodes cannot reach it. Found by the two-node rehearsal (``tests/train/test_two_nodes.py``):
+    there one node failed in gloo's connect and the other hung in it, orphaned by its launcher.
+    Several machines: the launcher's ``WORLD_SIZE`` above its ``LOCAL_WORLD_SIZE`` (facts about
+    the launch, as ``join_process_group`` reads them)."""
+    import socket
+
+    world, local = os.environ.get("WORLD_SIZE", ""), os.environ.get("LOCAL_WORLD_SIZE", "")
+    if not (world.isdigit() and local.isdigit() and int(world) > int(local)):
+        return
+    if os.environ.get("GLOO_SOCKET_IFNAME"):
+        return
+    host = socket.gethostname()
+    try:
+        resolved = socket.gethostbyname(host)
+    except OSError:
+        return  # gloo reports a name it cannot resolve itself
+    if resolved.startswith("127.") or resolved == "::1":
+        raise ConfigError(
+            f"this launch spans machines ({world} ranks, {local} on this node), but this host's "
+            f"name {host!r} resolves to {resolved}, a loopback address the other nodes cannot "
+            "reach, and gloo would offer it to them: set GLOO_SOCKET_IFNAME to the network "
+            "interface the nodes share (e.g. GLOO_SOCKET_IFNAME=eth0) on every node, or make "
+            "each node's host name resolve to an address the others can reach"
+        )
+
+
+def unreachable_ranks(error: RuntimeError) -> ConfigError:
+    """The one line for ranks that met at the rendezvous but could not open gloo's sockets to
+    each other: on two machines, mostly a host name that resolves to a loopback address there
+    (``127.0.0.1 vm`` in ``/etc/hosts``, common in containers), so gloo offers the other nodes
+    an address they cannot reach (found by the two-node rehearsal, ``tests/train/test_two_nodes.py``).
+    gloo reads the interface to use from ``GLOO_SOCKET_IFNAME``; this names it, and the address
+    that failed, instead of gloo's C++ error after its retries."""
+    import socket
+
+    host = socket.gethostname()
+    try:
+        resolved = socket.gethostbyname(host)
+    except OSError:
+        resolved = "nothing"
+    remote = str(error).split("remote=")[-1].split("$")[0] if "remote=" in str(error) else "?"
+    return ConfigError(
+        f"rank {os.environ.get('RANK', '?')} reached the launch's rendezvous but not the other "
+        f"ranks' gloo sockets (it tried {remote}; this host's name {host!r} resolves to "
+        f"{resolved}): on several machines set GLOO_SOCKET_IFNAME to the network interface the "
+        "nodes share (e.g. GLOO_SOCKET_IFNAME=eth0) on every node, or make each node's host "
+        "name resolve to an address the others can reach"
+    )
 
 
 def check_process_group(world_size: int) -> None:
