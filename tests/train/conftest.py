@@ -126,3 +126,17 @@ def smoke_run(tmp_path_factory, shared_videos):
     probe = Probe()
     summary = run_training(cfg, on_trainer=probe.attach)
     return run_dir, summary, probe
+
+
+@pytest.fixture
+def two_nodes():
+    """Two network namespaces as two nodes (``netns.TwoNodes``), removed after the test; the test
+    skips, saying why, where this machine cannot make them (not root, no iproute2)."""
+    from netns import NodesUnavailable, TwoNodes
+
+    try:
+        opened = TwoNodes.open()
+    except NodesUnavailable as e:
+        pytest.skip(str(e))
+    with opened:
+        yield opened

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 
 #: the interface name each node sees (names are per namespace, so both nodes share it)
@@ -112,3 +113,53 @@ class TwoNodes:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def train_on_two_nodes(
+    nodes: TwoNodes, base_url, run_dir, model, videos, *extra, ifname=True, own=None
+) -> list[tuple[int, str]]:
+    """``paravt train`` cpu-smoke in server mode against ``base_url``, 2 steps, under both nodes'
+    ``torchrun`` (one rank each, node 0 holding the rendezvous on its own address at torchrun's
+    default port); each node's return code and stderr. ``extra``: more ``--set`` overrides;
+    ``ifname``: give gloo the nodes' interface (``GLOO_SOCKET_IFNAME``); ``own``: node 1's
+    node-local folder, bind-mounted over ``run_dir`` in node 1 alone."""
+    sets = (
+        f"output_dir={run_dir}", "data.path=builtin:smoke", f"data.video_root={videos}",
+        f"model={model}", "trainer.use_vllm=true", "trainer.vllm_mode=server",
+        f"trainer.vllm_server_base_url={base_url}",
+        "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=2",
+        "trainer.save_steps=100", "trainer.ddp_timeout=240",
+        "trainer.vllm_server_request_timeout_s=100", "trainer.vllm_server_retries=1",
+        "trainer.vllm_episode_deadline_s=120", "trainer.vllm_outage_budget_s=100", *extra,
+    )  # fmt: skip
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    env.pop("GLOO_SOCKET_IFNAME", None)
+    procs = []
+    for r in (0, 1):
+        node_env = dict(env, GLOO_SOCKET_IFNAME=IFACE) if ifname else env
+        cmd = [
+            sys.executable, "-m", "torch.distributed.run", "--nnodes", "2",
+            "--nproc_per_node", "1", "--node_rank", str(r), "--master_addr", nodes.address[0],
+            "--master_port", "29500", "-m", "paravt.cli.main", "train", "--config", "cpu-smoke",
+            *(a for s in sets for a in ("--set", s)),
+        ]  # fmt: skip
+        if own is not None and r == 1:
+            cmd = ["sh", "-c", f'mount --bind "{own}" "{run_dir}" && exec "$@"', "sh", *cmd]
+        procs.append(
+            subprocess.Popen(
+                nodes.enter(r) + cmd,
+                env=node_env,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )  # fmt: skip
+        )
+    done = []
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            nodes.stop()  # torchrun and the ranks it left (they hold its pipes open)
+            _, err = p.communicate()
+        done.append((p.returncode, err))
+    return done

@@ -21,30 +21,17 @@ Marker ``ranks``: two processes with a core each; CI runs them after the suite.
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 
 import pytest
-from netns import IFACE, NodesUnavailable, TwoNodes
+from netns import train_on_two_nodes
 from standin_vllm import StandInServer
 
 pytestmark = pytest.mark.ranks
 
 
 @pytest.fixture
-def nodes():
-    try:
-        opened = TwoNodes.open()
-    except NodesUnavailable as e:
-        pytest.skip(str(e))
-    with opened:
-        yield opened
-
-
-@pytest.fixture
-def server(nodes, tiny_qwen3_dir):
+def server(two_nodes, tiny_qwen3_dir):
     """The stand-in server bound to the host's address on the bridge (not loopback: a node
     reaches only what its network holds)."""
     from transformers import AutoTokenizer
@@ -54,55 +41,9 @@ def server(nodes, tiny_qwen3_dir):
         tok.encode(f"<answer>{x}</answer>", add_special_tokens=False) for x in ("A", "B", "C")
     ]
     eos = tok.convert_tokens_to_ids("<|im_end|>")
-    httpd = StandInServer(str(tiny_qwen3_dir), answers, eos, host=nodes.host).start()
+    httpd = StandInServer(str(tiny_qwen3_dir), answers, eos, host=two_nodes.host).start()
     yield httpd
     httpd.stop()
-
-
-def _launch(nodes, server, run_dir, tiny_qwen3_dir, shared_videos, *, ifname=True, own=None):
-    """Both nodes' ``torchrun`` (one rank each, node 0 holding the rendezvous on its own address
-    at torchrun's default port); their return codes and stderr. ``own``: node 1's node-local
-    folder, bind-mounted over ``run_dir`` in node 1 alone."""
-    sets = (
-        f"output_dir={run_dir}", "data.path=builtin:smoke", f"data.video_root={shared_videos}",
-        f"model={tiny_qwen3_dir}", "trainer.use_vllm=true", "trainer.vllm_mode=server",
-        f"trainer.vllm_server_base_url={server.url}", "trainer.vllm_check_weights=false",
-        "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=2",
-        "trainer.save_steps=100", "trainer.ddp_timeout=240",
-        "trainer.vllm_server_request_timeout_s=100", "trainer.vllm_server_retries=1",
-        "trainer.vllm_episode_deadline_s=120", "trainer.vllm_outage_budget_s=100",
-    )  # fmt: skip
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    env.pop("GLOO_SOCKET_IFNAME", None)
-    procs = []
-    for r in (0, 1):
-        node_env = dict(env, GLOO_SOCKET_IFNAME=IFACE) if ifname else env
-        cmd = [
-            sys.executable, "-m", "torch.distributed.run", "--nnodes", "2",
-            "--nproc_per_node", "1", "--node_rank", str(r), "--master_addr", nodes.address[0],
-            "--master_port", "29500", "-m", "paravt.cli.main", "train", "--config", "cpu-smoke",
-            *(a for s in sets for a in ("--set", s)),
-        ]  # fmt: skip
-        if own is not None and r == 1:
-            cmd = ["sh", "-c", f'mount --bind "{own}" "{run_dir}" && exec "$@"', "sh", *cmd]
-        procs.append(
-            subprocess.Popen(
-                nodes.enter(r) + cmd,
-                env=node_env,
-                text=True,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )  # fmt: skip
-        )
-    done = []
-    for p in procs:
-        try:
-            _, err = p.communicate(timeout=300)
-        except subprocess.TimeoutExpired:
-            nodes.stop()  # torchrun and the ranks it left (they hold its pipes open)
-            _, err = p.communicate()
-        done.append((p.returncode, err))
-    return done
 
 
 def _paravt_lines(err: str) -> list[str]:
@@ -110,18 +51,25 @@ def _paravt_lines(err: str) -> list[str]:
 
 
 def test_two_nodes_train_every_step_against_one_server_over_the_network(
-    nodes, server, tiny_qwen3_dir, shared_videos, tmp_path
+    two_nodes, server, tiny_qwen3_dir, shared_videos, tmp_path
 ):
     from paravt.train.metrics import read_jsonl
 
     run_dir = tmp_path / "run"
-    done = _launch(nodes, server, run_dir, tiny_qwen3_dir, shared_videos)
+    done = train_on_two_nodes(
+        two_nodes,
+        server.url,
+        run_dir,
+        tiny_qwen3_dir,
+        shared_videos,
+        "trainer.vllm_check_weights=false",
+    )
     for r, (rc, err) in enumerate(done):
         assert rc == 0, f"node {r}:\n{err[-4000:]}"
     losses = [row for row in read_jsonl(run_dir / "metrics.jsonl") if "loss" in row]
     assert [row["step"] for row in losses] == [1, 2]
     # each node sent its own requests, from its own address, to the host's
-    assert set(server.clients) == set(nodes.address), server.clients
+    assert set(server.clients) == set(two_nodes.address), server.clients
     for rank in (0, 1):
         assert read_jsonl(run_dir / "episodes" / f"rank{rank}.jsonl")
     # rank 0's folder push of each step's weights reached the server, from the shared run folder
@@ -129,16 +77,18 @@ def test_two_nodes_train_every_step_against_one_server_over_the_network(
     assert server.reloads == [str(pushed / "step-0"), str(pushed / "step-1")]
     config = json.loads((run_dir / "config.json").read_text())
     assert config["command"]["trainer"]["vllm_server_base_url"] == [server.url]
-    print({a: server.clients.count(a) for a in nodes.address}, "requests by node address")
+    print({a: server.clients.count(a) for a in two_nodes.address}, "requests by node address")
 
 
 def test_a_node_with_a_run_folder_of_its_own_stops_every_rank_with_one_line(
-    nodes, server, tiny_qwen3_dir, shared_videos, tmp_path
+    two_nodes, server, tiny_qwen3_dir, shared_videos, tmp_path
 ):
     run_dir, own = tmp_path / "run", tmp_path / "node1-local-disk"
     run_dir.mkdir()
     own.mkdir()
-    done = _launch(nodes, server, run_dir, tiny_qwen3_dir, shared_videos, own=own)
+    done = train_on_two_nodes(
+        two_nodes, server.url, run_dir, tiny_qwen3_dir, shared_videos, own=own
+    )
     for r, (rc, err) in enumerate(done):
         assert rc != 0, f"node {r} went on"
         lines = _paravt_lines(err)
@@ -148,11 +98,13 @@ def test_a_node_with_a_run_folder_of_its_own_stops_every_rank_with_one_line(
 
 
 def test_a_loopback_host_name_without_gloo_socket_ifname_is_one_line(
-    nodes, server, tiny_qwen3_dir, shared_videos, tmp_path
+    two_nodes, server, tiny_qwen3_dir, shared_videos, tmp_path
 ):
     if not socket.gethostbyname(socket.gethostname()).startswith("127."):
         pytest.skip("this host's name resolves to a routable address: gloo finds it unaided")
-    done = _launch(nodes, server, tmp_path / "run", tiny_qwen3_dir, shared_videos, ifname=False)
+    done = train_on_two_nodes(
+        two_nodes, server.url, tmp_path / "run", tiny_qwen3_dir, shared_videos, ifname=False
+    )
     for rc, err in done:  # every rank refuses before the group forms: none hangs in gloo
         assert rc != 0
         lines = _paravt_lines(err)
