@@ -110,6 +110,51 @@ def peak_rss(label: str, batch: int) -> Callable[[Path], str]:
 
 # --------------------------------------------------------------------------- the claims
 
+ASYNC_STEPS = "benchmarks/results/bench_async_steps.json"
+
+
+def _trimmed(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def async_row(k: int) -> Callable[[Path], str]:
+    """One row of benchmarks/README.md's steps-an-hour table (k, steps/h, ratio, step parts)."""
+
+    def row(path: Path) -> str:
+        d = _json(path)
+        run = next(r for r in d["runs"] if r["k"] == k)
+        ratio = f"{d['per_k'][str(k)]['ratio_to_k0']:.2f}"
+        produced = run["produced_rollout_s_2_on"]
+        return (
+            f"| {k} | {d['per_k'][str(k)]['mean']:.1f} | {ratio if k == 0 else f'**{ratio}**'} "
+            f"| {run['step_wall_mean_s_2_on']:.1f} | {run['rollout_segment_s_2_on']:.2f} "
+            f"| {run['learning_s_2_on']:.1f} | {'-' if produced is None else f'{produced:.2f}'} "
+            f"| {_trimmed(run['staleness_mean'])} / {run['staleness_max']:.0f} "
+            f"| {run['completion_tokens_mean']:.0f} |"
+        )
+
+    return row
+
+
+def async_bound(path: Path) -> str:
+    return f"{_json(path)['bounds_from_k0']['bound_(P+R+L)/(P+max(R,L+R_cpu))']:.2f}×"
+
+
+def async_steps_line(path: Path) -> str:
+    k = _json(path)["per_k"]
+    return (
+        f"{k['0']['mean']:.0f}, {k['1']['mean']:.0f} and {k['2']['mean']:.0f}, so k = 2 is "
+        f"{k['2']['ratio_to_k0']:.2f}×"
+    )
+
+
+def async_segments(path: Path) -> str:
+    runs = {r["k"]: r for r in _json(path)["runs"]}
+    return (
+        f"({runs[0]['rollout_segment_s_2_on']:.1f} s → {runs[2]['rollout_segment_s_2_on']:.2f} s a"
+    )
+
+
 CLAIMS = [
     # README.md: the main command's model and what it does on held-out videos
     Claim(
@@ -379,6 +424,19 @@ CLAIMS = [
             )
         ),
     ),
+    # steps an hour at max_staleness k: benchmarks/README.md's table and docs/TRAIN.md's summary
+    *(
+        Claim("benchmarks/README.md", row, ASYNC_STEPS, async_row(k))
+        for k, row in [
+            (0, "| 0 | 116.1 | 1.00 | 31.0 | 3.76 | 27.2 | - | 0 / 0 | 120 |"),
+            (1, "| 1 | 139.3 | **1.20** | 25.8 | 0.02 | 25.8 | 3.63 | 0.83 / 1 | 91 |"),
+            (2, "| 2 | 138.6 | **1.19** | 26.0 | 0.02 | 26.0 | 3.63 | 1.5 / 2 | 111 |"),
+        ]
+    ),
+    Claim("benchmarks/README.md", "L + R_cpu)) = **1.13×**", ASYNC_STEPS, async_bound),
+    Claim("docs/TRAIN.md", "116, 139 and 139, so k = 2 is 1.19×", ASYNC_STEPS, async_steps_line),
+    Claim("docs/TRAIN.md", "bounds the gain at 1.13×", ASYNC_STEPS, async_bound),
+    Claim("docs/TRAIN.md", "path (3.8 s → 0.02 s a", ASYNC_STEPS, async_segments),
     # docs/INFER.md, the memory table
     *(
         Claim("docs/INFER.md", quote, f"benchmarks/results/{source}", peak_rss(label, batch))

@@ -9,6 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+#: server-mode settings for a 2-rank run: the server waits fit under its ddp_timeout of 240 s
+#: (ParaGRPOConfig refuses them else); ``--set`` overrides
+SERVER_RANKS_WAITS = (
+    "trainer.ddp_timeout=240", "trainer.vllm_server_request_timeout_s=100",
+    "trainer.vllm_server_retries=1", "trainer.vllm_episode_deadline_s=120",
+    "trainer.vllm_outage_budget_s=100",
+)  # fmt: skip
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -21,6 +21,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from gloo_ranks import SERVER_RANKS_WAITS
+
 #: the interface name each node sees (names are per namespace, so both nodes share it)
 IFACE = "pv0"
 
@@ -128,9 +130,7 @@ def train_on_two_nodes(
         f"model={model}", "trainer.use_vllm=true", "trainer.vllm_mode=server",
         f"trainer.vllm_server_base_url={base_url}",
         "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=2",
-        "trainer.save_steps=100", "trainer.ddp_timeout=240",
-        "trainer.vllm_server_request_timeout_s=100", "trainer.vllm_server_retries=1",
-        "trainer.vllm_episode_deadline_s=120", "trainer.vllm_outage_budget_s=100", *extra,
+        "trainer.save_steps=100", *SERVER_RANKS_WAITS, *extra,
     )  # fmt: skip
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     env.pop("GLOO_SOCKET_IFNAME", None)

@@ -117,6 +117,18 @@ class StandInServer(ThreadingHTTPServer):
         self.clients: list[str] = []
         self.url = f"http://{host}:{self.server_address[1]}"
 
+    @classmethod
+    def for_model(cls, model_dir, host: str = "127.0.0.1") -> StandInServer:
+        """The stand-in of a Qwen-VL model folder: it answers ``<answer>A</answer>``, ``B`` or
+        ``C`` (by the prompt's hash and how often it was asked), then ``<|im_end|>``."""
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(model_dir)
+        answers = [
+            tok.encode(f"<answer>{x}</answer>", add_special_tokens=False) for x in ("A", "B", "C")
+        ]
+        return cls(str(model_dir), answers, tok.convert_tokens_to_ids("<|im_end|>"), host=host)
+
     def reply(self, token_ids: list[int]) -> dict:
         key = hashlib.sha256(json.dumps(token_ids).encode()).hexdigest()
         with self.lock:

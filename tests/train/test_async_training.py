@@ -28,17 +28,10 @@ from paravt.errors import ConfigError
 @pytest.fixture
 def server(tiny_qwen3_dir):
     """``server()`` -> a fresh stand-in server of the tiny model (its own reply counters)."""
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(tiny_qwen3_dir)
-    answers = [
-        tok.encode(f"<answer>{x}</answer>", add_special_tokens=False) for x in ("A", "B", "C")
-    ]
-    eos = tok.convert_tokens_to_ids("<|im_end|>")
     started: list[StandInServer] = []
 
     def start() -> StandInServer:
-        started.append(StandInServer(str(tiny_qwen3_dir), answers, eos).start())
+        started.append(StandInServer.for_model(tiny_qwen3_dir).start())
         return started[-1]
 
     yield start

@@ -34,14 +34,7 @@ pytestmark = pytest.mark.ranks
 def server(two_nodes, tiny_qwen3_dir):
     """The stand-in server bound to the host's address on the bridge (not loopback: a node
     reaches only what its network holds)."""
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(tiny_qwen3_dir)
-    answers = [
-        tok.encode(f"<answer>{x}</answer>", add_special_tokens=False) for x in ("A", "B", "C")
-    ]
-    eos = tok.convert_tokens_to_ids("<|im_end|>")
-    httpd = StandInServer(str(tiny_qwen3_dir), answers, eos, host=two_nodes.host).start()
+    httpd = StandInServer.for_model(tiny_qwen3_dir, host=two_nodes.host).start()
     yield httpd
     httpd.stop()
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 
 def main() -> None:
+    from gloo_ranks import SERVER_RANKS_WAITS
+
     from paravt.train.run import load_command_config, run_training
 
     model_dir, videos, base_url, out = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
@@ -27,10 +29,7 @@ def main() -> None:
             f"model={model_dir}", "trainer.use_vllm=true", "trainer.vllm_mode=server",
             f"trainer.vllm_server_base_url={base_url}",
             "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=2",
-            "trainer.save_steps=100", "trainer.ddp_timeout=240",
-            # the server waits must fit under ddp_timeout (ParaGRPOConfig refuses them else)
-            "trainer.vllm_server_request_timeout_s=100", "trainer.vllm_server_retries=1",
-            "trainer.vllm_episode_deadline_s=120", "trainer.vllm_outage_budget_s=100",
+            "trainer.save_steps=100", *SERVER_RANKS_WAITS,
         ),
     )  # fmt: skip
     seen: dict = {"trainer": None, "sent": [], "gaps": [], "records": []}

@@ -63,12 +63,7 @@ def join_process_group(trainer: dict, args_cls: type) -> bool:
     if chosen != "gloo":
         return False
     check_gloo_address()
-    try:
-        dist.init_process_group(backend="gloo", timeout=timedelta(seconds=keys.ddp_timeout))
-    except RuntimeError as e:
-        if "connectFullMesh" not in str(e):
-            raise
-        raise unreachable_ranks(e) from e
+    dist.init_process_group(backend="gloo", timeout=timedelta(seconds=keys.ddp_timeout))
     return True
 
 
@@ -102,30 +97,6 @@ def check_gloo_address() -> None:
             "interface the nodes share (e.g. GLOO_SOCKET_IFNAME=eth0) on every node, or make "
             "each node's host name resolve to an address the others can reach"
         )
-
-
-def unreachable_ranks(error: RuntimeError) -> ConfigError:
-    """The one line for ranks that met at the rendezvous but could not open gloo's sockets to
-    each other: on two machines, mostly a host name that resolves to a loopback address there
-    (``127.0.0.1 vm`` in ``/etc/hosts``, common in containers), so gloo offers the other nodes
-    an address they cannot reach (found by the two-node rehearsal, ``tests/train/test_two_nodes.py``).
-    gloo reads the interface to use from ``GLOO_SOCKET_IFNAME``; this names it, and the address
-    that failed, instead of gloo's C++ error after its retries."""
-    import socket
-
-    host = socket.gethostname()
-    try:
-        resolved = socket.gethostbyname(host)
-    except OSError:
-        resolved = "nothing"
-    remote = str(error).split("remote=")[-1].split("$")[0] if "remote=" in str(error) else "?"
-    return ConfigError(
-        f"rank {os.environ.get('RANK', '?')} reached the launch's rendezvous but not the other "
-        f"ranks' gloo sockets (it tried {remote}; this host's name {host!r} resolves to "
-        f"{resolved}): on several machines set GLOO_SOCKET_IFNAME to the network interface the "
-        "nodes share (e.g. GLOO_SOCKET_IFNAME=eth0) on every node, or make each node's host "
-        "name resolve to an address the others can reach"
-    )
 
 
 def check_process_group(world_size: int) -> None:
