@@ -20,6 +20,8 @@ from typing import Any, Protocol, runtime_checkable
 from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
 
+__all__ = ["BACKEND_MEMBERS", "Backend", "BackendBase", "check_backend"]
+
 #: the members ``EpisodeEngine`` reads, in the order the protocol declares them
 BACKEND_MEMBERS = (
     "codec",
@@ -71,13 +73,18 @@ class Backend(Protocol):
       own exactly when it is set and there is no lockstep.
     """
 
-    codec: ChatCodec | None
+    # read-only here, so a backend may declare it narrower (a token sampler's is never None)
+    @property
+    def codec(self) -> ChatCodec | None: ...
+
     pixel_dtype: Any
     pixel_device: Any
     reads_image_pixels: bool
     resize_arch: str | None
     lockstep: Any
-    agenerate: AsyncGenerate | None
+
+    @property
+    def agenerate(self) -> AsyncGenerate | None: ...
 
     def generate(self, requests: list[GenRequest]) -> list[Generation]: ...
 

@@ -54,10 +54,12 @@ import logging
 import math
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import torch
 from accelerate.utils import gather, gather_object
+from transformers import PreTrainedModel
 from trl import GRPOTrainer
 from trl.models import unwrap_model_for_generation
 from trl.trainer.utils import nanmax, nanmin, nanstd, pad
@@ -94,12 +96,16 @@ from paravt.train.gating import EpochOrder, gated_frames
 from paravt.train.loss_batch import LossBatch
 from paravt.train.metrics import episode_stats, step_metrics
 
+__all__ = ["ParaGRPOTrainer"]
+
 logger = logging.getLogger(__name__)
 
 
-def para_reward(prompts=None, completions=None, **kwargs):
+def para_reward(
+    prompts: list | None = None, completions: list | None = None, **kwargs: Any
+) -> list[float | None]:
     """Name-holder for TRL's reward bookkeeping; paravt's rewards are computed in the rollout."""
-    return [None] * len(prompts or [])
+    return [None for _ in prompts or []]
 
 
 def generation_sync(fsdp: bool, zero3: bool, gather_for_generation: bool) -> bool | None:
@@ -130,6 +136,19 @@ def check_strategy(args: Any) -> None:
             "only under DDP, FSDP and DeepSpeed ZeRO, and would hang here; shard the model with "
             "FSDP2 (trainer.fsdp=true, trainer.fsdp_config.version=2) or DeepSpeed ZeRO-3 instead"
         )
+
+
+def _token_id(tokenizer: Any, token: str) -> int:
+    """The id of one special token, or a ConfigError naming the token the tokenizer lacks."""
+    got = tokenizer.convert_tokens_to_ids(token)
+    if not isinstance(got, int) or got == tokenizer.unk_token_id:
+        raise ConfigError(f"the tokenizer has no {token} token: use a Qwen-VL model's tokenizer")
+    return got
+
+
+def _frames(episode: EpisodeInput, args: ParaGRPOConfig) -> int:
+    """The overview budget an episode ran with: its own K, or the engine's when it set none."""
+    return args.engine.frames if episode.frames_k is None else episode.frames_k
 
 
 def _zero_stage(trainer) -> int:
@@ -171,6 +190,14 @@ class ParaGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose rollout is the paravt episode engine (see the module docstring)."""
 
     _tag_names = ["trl", "grpo", "paravt", "para-grpo"]  # noqa: RUF012 - TRL reads a list
+    # TRL's and transformers' attributes as they are once the trainer is built (their own
+    # annotations keep the constructor's Optionals): the model is loaded, the config is
+    # ParaGRPOConfig (checked first thing), G and the padding resolved by GRPOConfig
+    model: PreTrainedModel
+    args: ParaGRPOConfig
+    num_generations: int
+    num_generations_eval: int
+    pad_to_multiple_of: int | None
 
     def __init__(
         self,
@@ -206,8 +233,10 @@ class ParaGRPOTrainer(GRPOTrainer):
             self._backend = self._policy_backend(args, fsdp, zero3, several)
         ip = getattr(self.processing_class, "image_processor", None)
         self._merge = int(getattr(ip, "merge_size", 2)) ** 2
-        tok = self._tokenizer
-        self._image_pad = tok.convert_tokens_to_ids("<|image_pad|>")
+        self._image_pad = _token_id(self._tokenizer, "<|image_pad|>")
+        pad = self._tokenizer.pad_token_id
+        #: the id a padded or no-loss position holds
+        self._pad_id = int(pad) if isinstance(pad, int) else 0
         # Exposed for tests and the benchmark: what the last rollout saw. Records (frames, pixel
         # tensors) are kept only when asked, so training does not hold a stale batch.
         self.keep_last_rollout = False
@@ -285,7 +314,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             suppress_vision_tokens=args.suppress_vision_tokens,
             first_turn_text=args.first_turn_text,
             with_logprobs=args.sampling_logprobs,
-            batch_size=max(1, args.per_device_train_batch_size * args.steps_per_generation),
+            batch_size=max(1, args.per_device_train_batch_size * self._generation_steps),
             synced_gpus=synced,
             lockstep=Lockstep(gather_object) if synced is None and several else None,
         )
@@ -344,14 +373,26 @@ class ParaGRPOTrainer(GRPOTrainer):
             self._backend,
             max_staleness=args.max_staleness,
             group_size=self.num_generations,
-            every=args.steps_per_generation * self.num_iterations,
+            every=self._generation_steps * self.num_iterations,
             run=run,
             rerun=lambda inputs: self._make_engine("train").run(inputs),
             dataloader=self.get_train_dataloader,
             gather=gather_object,
             rank=self.accelerator.process_index,
-            pause_s=args.max_staleness_pause_s,
+            pause_s=float(args.max_staleness_pause_s or 0.0),
         )
+
+    @property
+    def _generation_steps(self) -> int:
+        """TRL's ``steps_per_generation``: optimizer micro-steps one rollout feeds (GRPOConfig
+        resolves a None to the accumulation steps in ``__post_init__``)."""
+        a = self.args
+        return int(a.steps_per_generation or a.gradient_accumulation_steps)
+
+    def _gathered(self, value: torch.Tensor) -> torch.Tensor:
+        """``value`` gathered over the ranks (accelerate types its gather for nested
+        containers too; a tensor in is a tensor out)."""
+        return cast(torch.Tensor, self.accelerator.gather(value))
 
     def train(self, *args, **kwargs):
         """TRL's training loop; the rollout producer (bounded staleness) stops with it, however
@@ -416,26 +457,31 @@ class ParaGRPOTrainer(GRPOTrainer):
     def run_episodes(self, episode_inputs: list, mode: str) -> list:
         """All episodes of the local batch through the engine, with the policy unwrapped once
         (or, with vLLM, with the step's weights pushed to vLLM once)."""
-        if self.use_vllm:
-            with self._backend.rollout(int(self.state.global_step)):
+        backend = self._backend
+        if isinstance(backend, VLLMBackend):
+            with backend.rollout(int(self.state.global_step)):
                 return self._make_engine(mode).run(episode_inputs)
+        checkpointing = self.args.gradient_checkpointing_kwargs
         ctx = unwrap_model_for_generation(
-            self.model_wrapped,
+            cast(Any, self.model_wrapped),  # TRL annotates DDP / DeepSpeed; a bare model works too
             self.accelerator,
             gather_deepspeed3_params=self.args.ds3_gather_for_generation,
-            gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
+            gradient_checkpointing_kwargs=json.loads(checkpointing)
+            if isinstance(checkpointing, str)
+            else checkpointing,
         )
         with ctx as unwrapped, torch.no_grad():
-            self._backend.model = unwrapped
+            unwrapped = cast(torch.nn.Module, unwrapped)
+            backend.model = unwrapped
             was_training = unwrapped.training
             unwrapped.eval()
             try:
                 records = self._make_engine(mode).run(episode_inputs)
-                self._backend.drain()  # join the other ranks' sampling until every rank is done
+                backend.drain()  # join the other ranks' sampling until every rank is done
                 return records
             except Exception as e:
-                if self._backend.lockstep is not None:  # the others wait in a handshake
-                    self._backend.lockstep.fail(e)
+                if backend.lockstep is not None:  # the others wait in a handshake
+                    backend.lockstep.fail(e)
                 raise
             finally:
                 if was_training:
@@ -493,7 +539,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         """A one-pad-token row that contributes nothing to the loss (failed episode, filler);
         with collective loss forwards it also carries the filler image, so that every chunk runs
         the vision tower on every rank."""
-        filler = [self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0]
+        filler = [self._pad_id]
         row = LossRow(prompt=filler, completion=filler, mask=[0], logps=[0.0], ok=False)
         if self._lockstep_rows:
             ids, pixels, grid = filler_image(self._backend.codec, self._tokenizer)
@@ -546,6 +592,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             self.vllm_generation.settle()  # (paravt.rollout.weight_push)
         sampling_logps, is_ratio = batch.sampling_logps, None
         if self.use_vllm:
+            assert old_logps is not None  # computed for every vLLM rollout (_old_and_ref_logps)
             # a forced turn's tokens (NaN: sampled by no one) count as on-policy
             sampling_logps = torch.where(torch.isnan(sampling_logps), old_logps, sampling_logps)
             if self.vllm_importance_sampling_correction:
@@ -655,7 +702,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             for r, adv, flat in zip(records, local_adv, local_flat, strict=True):
                 for sub in getattr(r, "subagents", []) or []:
                     rows.append(replace(self._row_from_record(sub), flat=flat, advantage=adv))
-        spg = self.args.steps_per_generation if mode == "train" else 1
+        spg = self._generation_steps if mode == "train" else 1
         # as many rows (log-prob chunks, loss forwards) on every rank when forwards are collective
         n = max(gather_object([len(rows)])) if self._lockstep_rows else len(rows)
         while len(rows) < n or len(rows) % spg:
@@ -666,7 +713,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         """The rows as TRL's padded tensors (prompts left-padded, completions right-padded), the
         loss mask (generated ∧ not padding), and every row's images in stream order with the
         M-RoPE token types; a patch-row count that disagrees with the grids is refused."""
-        pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        pad_id = self._pad_id
 
         def padded(values, value, side: str, dtype=torch.long) -> torch.Tensor:
             tensors = [torch.as_tensor(v, dtype=dtype) for v in values]
@@ -695,7 +742,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             tool_mask=tool_mask,
             sampling_logps=padded([r.logps for r in rows], 0.0, "right", torch.float32),
             loss_mask=loss_mask,
-            num_items_in_batch=self.accelerator.gather(loss_mask.sum()).sum(),
+            num_items_in_batch=self._gathered(loss_mask.sum()).sum(),
             prompt_completion_ids=torch.cat([prompt_ids, completion_ids], dim=1),
             attention_mask=torch.cat([prompt_mask, completion_mask], dim=1),
             logits_to_keep=completion_ids.size(1),
@@ -753,7 +800,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             return logps
 
         with torch.no_grad():
-            generate_every = self.args.steps_per_generation * self.num_iterations
+            generate_every = self._generation_steps * self.num_iterations
             old_logps = None
             # with vLLM always (as TRL does): the sampler's logprobs are measured against them
             if self.args.gradient_accumulation_steps % generate_every != 0 or self.use_vllm:
@@ -764,7 +811,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             elif self.beta != 0.0:
                 from trl.trainer.utils import use_adapter
 
-                model = self.accelerator.unwrap_model(self.model)
+                model = cast(Any, self.accelerator.unwrap_model(self.model))  # a PEFT model here
                 with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
                     ref_logps = per_token_logps(self.model)
         return old_logps, ref_logps
@@ -791,7 +838,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         # rows: one per episode first, then sub-agent and padding rows, which have no episode
         episode_rows = rows[: len(records)]
         stats = [
-            episode_stats(r, b, e.frames_k, int(sum(row.mask)), len(row.completion))
+            episode_stats(r, b, _frames(e, a), int(sum(row.mask)), len(row.completion))
             for r, b, e, row in zip(records, breakdowns, ep_inputs, episode_rows, strict=True)
         ]
         all_stats = gather_object(stats)
@@ -801,7 +848,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         m["reward_std"] = nanstd(all_rewards).item() if valid.numel() > 1 else 0.0
         m["frac_reward_zero_std"] = groups.zero_var.float().mean().item()
         m["anchor/token_bonus_abs_sum"] = (
-            self.accelerator.gather(torch.tensor(anchor_bonus_total, device=device)).sum().item()
+            self._gathered(torch.tensor(anchor_bonus_total, device=device)).sum().item()
         )
         num_images = batch.num_images
         # a failed episode's row may carry the lockstep's filler image: not the episode's
@@ -809,7 +856,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         m["images/per_episode"] = sum(shown) / max(1, len(records))
         if mode == "train":
             self.state.num_input_tokens_seen += int(
-                self.accelerator.gather(batch.attention_mask.sum()).sum().item()
+                self._gathered(batch.attention_mask.sum()).sum().item()
             )
         self._metrics[mode]["num_tokens"] = [self.state.num_input_tokens_seen]
         for key, value in m.items():
@@ -841,7 +888,7 @@ class ParaGRPOTrainer(GRPOTrainer):
         per_token = not a.vllm_importance_sampling_mode.startswith("sequence_")
         flat = ratio[mask] if per_token else ratio[mask.any(dim=1)].flatten()
         m = self._metrics[mode]
-        gathered = self.accelerator.gather
+        gathered = self._gathered
         m["sampling/sampling_logp_difference/mean"].append(
             gathered(delta.mean() if delta.numel() else zero).mean().item()
         )
@@ -883,8 +930,7 @@ class ParaGRPOTrainer(GRPOTrainer):
     def _log_episodes(self, records, breakdowns, ep_inputs, advantages, epoch, mode):
         """One JSON row per episode in ``episodes/rank{r}.jsonl`` (K, rewards, calls, status),
         and every ``episode_dump_every``-th step the whole episodes (``train.episode_dump``)."""
-        from pathlib import Path
-
+        assert self.args.output_dir is not None  # TrainingArguments fills in its default
         folder = Path(self.args.output_dir) / "episodes"
         step, every = int(self.state.global_step) + 1, self.para_args.episode_dump_every
         if mode == "train" and every and (step - 1) % every == 0 and self._dumping:
@@ -952,6 +998,8 @@ class ParaGRPOTrainer(GRPOTrainer):
                 mm_token_type_ids=mm_token_type_ids,
                 **kwargs,
             )
+        if image_grid_thw is None:
+            raise FeatureMismatchError("the batch has pixel_values but no image_grid_thw")
         n = input_ids.size(0)
         step = batch_size or n
         cum_img = [0]
