@@ -14,6 +14,8 @@ from paravt.cli.common import (
 )
 from paravt.config import load_config, to_dict
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def _table(report: dict):
     from rich.table import Table

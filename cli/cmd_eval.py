@@ -35,6 +35,8 @@ from paravt.eval.rescore import rescore
 from paravt.eval.results import write_json_atomic
 from paravt.toy.demo import with_demo_defaults
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def _run_options(fn):
     opts = [

@@ -9,6 +9,8 @@ from paravt.config import load_config, to_dict
 from paravt.errors import UserError
 from paravt.video.config import FramesConfig
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def parse_window_flag(text: str) -> dict:
     """``30:45`` (seconds), or ``01:30,01:45`` / ``01:30..01:45`` (clock times) -> tool arguments."""

@@ -36,6 +36,8 @@ from paravt.models.locate import locate_model, weights_error
 from paravt.rewards.answers import QUESTION_TYPES
 from paravt.toy.demo import DEMO_MODEL, with_demo_defaults
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def _flags(kw: dict) -> dict:
     backend = {"kind": kw.get("backend"), "model": kw.get("model"), "base_url": kw.get("base_url")}

@@ -16,6 +16,8 @@ from paravt.cli.common import (
 )
 from paravt.errors import UserError
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def _earlier_tiny_model(folder: Path) -> bool:
     """A folder this command wrote before: its ``paravt_tiny.json`` and files only (a trained

@@ -7,6 +7,8 @@ import click
 from paravt.cli.common import StepProgress, config_options, emit_json, json_option
 from paravt.config import load_config
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 @click.command("make-toy-task")
 @click.argument("out", type=str)

@@ -10,6 +10,8 @@ import click
 
 from paravt.cli.common import emit_json, json_option
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 @click.command("plot")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False))

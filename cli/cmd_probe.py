@@ -8,6 +8,8 @@ from paravt.cli.common import config_options, emit_json, json_option
 from paravt.config import load_config, to_dict
 from paravt.video.config import ProbeConfig
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def shown(value) -> str:
     """A metadata value for a person: a float to 3 decimals at most (29.97, not

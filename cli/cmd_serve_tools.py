@@ -9,6 +9,8 @@ from paravt.config import load_config
 from paravt.errors import UserError
 from paravt.serve.config import ServeToolsConfig
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 @click.command("serve-tools")
 @click.option(

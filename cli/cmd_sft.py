@@ -11,6 +11,8 @@ import click
 from paravt.cli.common import emit_json, json_option, quiet_training_libraries, stderr_console
 from paravt.models.locate import locate_model
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 @click.command("sft")
 @click.option(

@@ -17,6 +17,8 @@ from paravt.models.locate import locate_model
 from paravt.train.launch.plan import fix_for, format_plan, plan_for_command
 from paravt.train.launch.step_time import DEFAULT_GPU, GPUS, format_step_time, gpu_of, step_time
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 @click.command("train")
 @click.option(

@@ -16,6 +16,8 @@ from paravt.cli.common import (
 from paravt.config import load_config
 from paravt.viewer.config import ViewConfig
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 #: what a site holds (paravt.viewer.site.write_site): a folder of these names only is rewritten
 SITE_ENTRIES = {"index.html", "compare.html", "assets", "episodes", "frames"}
 

@@ -17,6 +17,8 @@ import click
 from paravt.config import to_dict
 from paravt.errors import ItemsFailedError, UserError
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def config_options(fn: Callable) -> Callable:
     """Add ``--config FILE`` and repeatable ``--set key=value`` to a command."""

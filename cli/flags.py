@@ -17,6 +17,8 @@ import click
 
 from paravt.agent.config import EngineConfig
 
+__all__ = ["ENGINE_FLAGS"]
+
 _DEFAULTS = EngineConfig()
 _TYPES = typing.get_type_hints(EngineConfig)
 

@@ -17,6 +17,8 @@ from paravt import __version__
 from paravt.cli.common import run_guarded
 from paravt.logs import one_line_logging
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def _discover(group: click.Group) -> None:
     import paravt.cli as pkg

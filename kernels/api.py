@@ -34,6 +34,8 @@ from paravt.kernels.spec import (
 )
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
+__all__ = ["default_resize"]
+
 _CHUNK_FRAMES = 16  # even, so video-layout temporal pairs never straddle two chunks
 
 

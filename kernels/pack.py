@@ -23,6 +23,8 @@ import torch
 
 from paravt.kernels.spec import ArchSpec
 
+__all__ = ["rows_for"]
+
 
 @lru_cache(maxsize=16)
 def _constants(mean: tuple, std: tuple, device: str) -> tuple[torch.Tensor, torch.Tensor]:

@@ -12,6 +12,8 @@ import torch
 
 from paravt.kernels.spec import arch_spec
 
+__all__ = ["step_diff"]
+
 
 @dataclass(frozen=True)
 class StepDiff:

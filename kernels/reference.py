@@ -23,6 +23,8 @@ from paravt.kernels.spec import ArchSpec, arch_spec, smart_resize
 from paravt.kernels.weights import tap_table
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 _CHUNK = 8  # frames per float32 interpolate call: bounds the float copy of 720p input
 
 

@@ -16,6 +16,8 @@ from torchvision.transforms.v2 import functional as tvF
 
 from paravt.kernels.reference import resize_one_pass, resize_two_pass
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def resize_uint8(frames: torch.Tensor, h: int, w: int) -> torch.Tensor:
     """uint8 [n,3,H,W] -> uint8 [n,3,h,w], two-pass uint8 arithmetic (Pillow-compatible)."""

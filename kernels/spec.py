@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from paravt.errors import UserError
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
+__all__ = ["ARCHS", "arch_spec", "smart_resize", "tokens_per_frame"]
+
 MAX_ASPECT_RATIO = 200
 LAYOUTS = ("image", "video")
 RESIZE_MODES = ("float", "uint8")

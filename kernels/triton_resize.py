@@ -32,6 +32,8 @@ from paravt.kernels.pack import rows_for
 from paravt.kernels.spec import ArchSpec
 from paravt.kernels.weights import tap_table
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 # Tile of output rows x columns per program. Measured on an H200 (benchmarks/results/gpu/
 # profile_pixel_values.json, 5x16 720p frames -> 168x280, kernels only): 4x64 took 1.0 ms, 8x64
 # 1.4 ms, 16x64 2.4 ms, 32x64 4.2 ms, all bit-identical: the horizontal gather pass (90% of the

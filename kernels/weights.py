@@ -14,6 +14,8 @@ from functools import lru_cache
 
 import torch
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 CUBIC_A = -0.5  # Keys' a for the antialiased filter (torch/Pillow), not -0.75 of plain bicubic.
 
 

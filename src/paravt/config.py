@@ -28,6 +28,18 @@ import yaml
 
 from paravt.errors import ConfigError, deprecated
 
+__all__ = [
+    "Renamed",
+    "Section",
+    "build",
+    "check_choices",
+    "load_config",
+    "read_yaml",
+    "section_of",
+    "to_dict",
+    "with_line",
+]
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")

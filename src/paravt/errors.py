@@ -8,6 +8,16 @@ from __future__ import annotations
 
 import warnings
 
+__all__ = [
+    "ConfigError",
+    "ItemsFailedError",
+    "ParavtDeprecationWarning",
+    "ParavtError",
+    "RankFailedError",
+    "UserError",
+    "deprecated",
+]
+
 
 class ParavtError(Exception):
     """Base class of all paravt errors."""

@@ -14,6 +14,8 @@ import warnings
 
 from paravt.errors import ParavtDeprecationWarning
 
+__all__ = ["one_line_logging"]
+
 #: the package's logger: every room's ``logging.getLogger(__name__)`` is below it
 ROOT = "paravt"
 

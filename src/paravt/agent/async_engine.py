@@ -34,6 +34,8 @@ from typing import Any
 from paravt.agent.records import Generation, GenRequest
 from paravt.errors import ParavtError
 
+__all__ = ["run_episodes"]
+
 logger = logging.getLogger(__name__)
 
 

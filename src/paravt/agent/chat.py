@@ -28,6 +28,8 @@ from typing import Any
 
 from paravt.errors import ParavtError, UserError
 
+__all__ = ["ChatCodec"]
+
 _MARK = "\u2063PARAVT_ASSISTANT_TURN\u2063"
 _PROBE = "\u2063PARAVT_PROBE\u2063"
 _PROBE_TOOL = {

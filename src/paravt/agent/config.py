@@ -15,6 +15,15 @@ from paravt.errors import ConfigError, deprecated
 from paravt.rewards.answers import QuestionType
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS, CropConfig
 
+__all__ = [
+    "BackendConfig",
+    "CropSettings",
+    "EngineConfig",
+    "InferConfig",
+    "REDACTED",
+    "redacted_backend",
+]
+
 #: The released ParaVT checkpoint on the Hugging Face Hub (Qwen3-VL-8B fine-tuned with PARA-GRPO).
 DEFAULT_MODEL_ID = "ParaVT/ParaVT-8B"
 

@@ -49,6 +49,8 @@ from paravt.errors import ConfigError, UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
 
+__all__ = ["EpisodeEngine"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -23,6 +23,8 @@ from paravt.agent.config import EngineConfig
 from paravt.errors import UserError
 from paravt.kernels.spec import tokens_per_frame
 
+__all__ = ["VideoChecks", "check_budget"]
+
 #: tokens each image costs besides its pads: ``<|vision_start|>`` and ``<|vision_end|>``
 IMAGE_MARKERS = 2
 #: a first turn past this share of the context is a warning on stderr

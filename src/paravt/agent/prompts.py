@@ -32,6 +32,8 @@ from paravt.errors import UserError
 from paravt.rewards.answers import LETTERS, QUESTION_TYPES, require_letterable
 from paravt.tools.schema import TOOL_SCHEMA
 
+__all__ = ["check_user_template", "load_prompts"]
+
 #: The fields a user template (``engine.user_template``) may use, and what each holds.
 USER_TEMPLATE_FIELDS = {
     "question": "the question text",

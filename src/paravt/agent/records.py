@@ -23,6 +23,16 @@ from paravt.errors import UserError
 from paravt.rewards.answers import QUESTION_TYPES, QuestionType, require_letterable
 from paravt.rewards.tool import ToolCounts  # the one record of an episode's tool calls
 
+__all__ = [
+    "EpisodeInput",
+    "EpisodeRecord",
+    "GenRequest",
+    "Generation",
+    "ImageItem",
+    "join_rows",
+    "view_dict",
+]
+
 
 @dataclass
 class EpisodeInput:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+__all__ = ["visible"]
+
 #: C0 controls, DEL, C1 controls, and the bidirectional embeddings, overrides and isolates.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _UNSAFE_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

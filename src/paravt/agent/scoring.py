@@ -11,6 +11,8 @@ from __future__ import annotations
 from paravt.agent.records import EpisodeRecord
 from paravt.rewards import RewardBreakdown, RewardConfig, compose
 
+__all__ = ["episode_reward"]
+
 
 def episode_reward(record: EpisodeRecord, cfg: RewardConfig | None = None) -> RewardBreakdown:
     """docs/PROTOCOL.md §5.1's reward of ``record``: one text per turn (the final turn is

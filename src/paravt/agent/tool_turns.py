@@ -15,6 +15,8 @@ from typing import Any
 
 from paravt.agent.records import CallRecord
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 OVER_CAP = "over_cap"
 SEQUENTIAL_EXTRA = "sequential_extra"
 

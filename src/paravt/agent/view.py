@@ -15,6 +15,8 @@ from paravt.agent.safe_text import visible
 from paravt.grammar import parse_turn
 from paravt.rewards.answers import LETTERS
 
+__all__ = ["VIEW_WIDTH", "episode_view"]
+
 VIEW_WIDTH = 100  # the widest the episode view is drawn, whatever the terminal
 REASONING_CHARS = 150
 ANSWER_CHARS = 200

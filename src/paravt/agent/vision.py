@@ -17,6 +17,8 @@ from typing import Any
 from paravt.agent.chat import ChatCodec, ChatTemplateError
 from paravt.agent.records import ImageItem
 
+__all__ = ["at_budget", "budget_resizer", "preprocess"]
+
 
 def _kernels_pixel_values():
     try:

@@ -31,6 +31,8 @@ from paravt.agent.records import GenRequest, ImageItem, join_rows
 from paravt.backends.episode_state import EpisodeState, EpisodeStates
 from paravt.backends.shared_vision import image_key, supports_shared_features
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 logger = logging.getLogger(__name__)
 
 

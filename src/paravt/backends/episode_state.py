@@ -28,6 +28,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["EpisodeStates"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -37,6 +37,8 @@ from paravt.backends.episode_state import EpisodeStates
 from paravt.backends.shared_vision import shared_image_inputs, supports_shared_features
 from paravt.errors import UserError
 
+__all__ = ["HFBackend", "cut_at_stop", "left_pad"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -32,6 +32,8 @@ from typing import Any, TypeVar
 
 import httpx2 as httpx
 
+__all__ = ["LoopThread", "health_url", "healthy", "http_client", "wait_healthy"]
+
 T = TypeVar("T")
 
 #: connections the process keeps: the vLLM client sends up to 64 requests a server at once

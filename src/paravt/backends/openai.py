@@ -62,6 +62,8 @@ from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.backends.http import LoopThread
 from paravt.errors import ConfigError, UserError
 
+__all__ = ["OpenAIBackend", "budget_frame", "reported_cached_tokens"]
+
 logger = logging.getLogger(__name__)
 
 #: end-of-turn markers a reply parser leaves inside a ``<think>`` region that never closed

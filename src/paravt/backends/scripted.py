@@ -38,6 +38,8 @@ from paravt.agent.chat import ChatCodec
 from paravt.agent.records import Generation, GenRequest
 from paravt.errors import UserError
 
+__all__ = ["ScriptedBackend"]
+
 Script = "list[str] | dict[str, list[str]] | Callable[[GenRequest], Any]"
 
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from paravt.agent.records import GenRequest, ImageItem, join_rows
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def image_key(item: ImageItem) -> tuple:
     """Same decoded frame (same memory) under the same pixel budget: the same vision features."""

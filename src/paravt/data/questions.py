@@ -40,6 +40,8 @@ from typing import Any
 from paravt.errors import UserError
 from paravt.rewards.answers import LETTERS, QUESTION_TYPES, mcq_gold_letter, parse_span
 
+__all__ = ["RowError", "clean_options", "parse_question", "resolve_video", "strip_option_prefix"]
+
 #: a marker the ParaVT release puts where the video goes in the question's text
 VIDEO_MARKER = "<video>"
 #: file extensions a bare video id is tried with (``resolve_video``)

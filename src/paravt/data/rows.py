@@ -21,6 +21,8 @@ from paravt.data.questions import RowError, parse_question, resolve_video
 from paravt.errors import UserError
 from paravt.rewards.answers import TooManyOptionsError, require_letterable
 
+__all__ = ["read_rows"]
+
 
 @dataclass
 class TrainRow:

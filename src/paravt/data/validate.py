@@ -21,6 +21,8 @@ from pathlib import Path
 from paravt.data.rows import SkippedRow, TrainRow, read_rows
 from paravt.errors import ConfigError, UserError
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 logger = logging.getLogger(__name__)
 
 

@@ -1,0 +1,1 @@
+__all__: list[str] = []  # nothing here is for the other rooms

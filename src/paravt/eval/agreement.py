@@ -37,6 +37,8 @@ from paravt.eval.results import ResultRow, read_results, write_json_atomic
 from paravt.eval.runner import RunPaths, run_eval
 from paravt.rewards.answers import extract_mcq_letter, parse_span
 
+__all__ = ["ServeSettings", "TransformersServe", "VLLMServe", "free_port", "run_agreement"]
+
 log = logging.getLogger(__name__)
 
 #: ``transformers serve``'s model types → the size rule the ``openai`` backend resizes frames under

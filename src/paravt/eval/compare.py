@@ -17,6 +17,8 @@ from pathlib import Path
 from paravt.errors import UserError
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 
+__all__ = ["compare_runs"]
+
 SUMMARY_FILE = "summary.json"
 COUNT_KEYS = ("n_counted",)  # variant entries that are counts, not scores: not compared
 NOT_METRICS = ("headline", "value", *COUNT_KEYS)

@@ -22,6 +22,8 @@ from paravt.config import check_choices
 from paravt.errors import ConfigError, UserError
 from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS
 
+__all__ = ["EvalConfig", "SHEETS_OF"]
+
 # Top-level knobs that do not change any model input or output.
 NON_PROTOCOL_FIELDS = frozenset(
     {

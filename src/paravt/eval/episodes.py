@@ -14,6 +14,8 @@ from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.eval.results import ResultError, ResultRow, ToolUsage
 from paravt.eval.samples import EvalSample
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def episode_input(sample: EvalSample, question: str, frames_k: int | None = None):
     return EpisodeInput(

@@ -23,6 +23,8 @@ import openai
 from paravt.backends.http import LoopThread
 from paravt.rewards import answer_text, oe_tokens, offers_alternatives, overlap_f1
 
+__all__ = ["make_judge"]
+
 
 def _hedged(prediction: str, reference: str) -> bool:
     """An answer that offers alternatives in words (``red or blue``, ``red/blue``, ``red, maybe

@@ -22,6 +22,8 @@ from paravt.eval.metrics import DEFAULT_VARIANT, summarize_results
 from paravt.eval.results import ResultRow, read_results, write_json_atomic, write_results
 from paravt.eval.scoring import score_row
 
+__all__ = ["merge_runs"]
+
 
 @dataclass
 class Shard:

@@ -28,6 +28,8 @@ from collections.abc import Iterable
 
 from paravt.eval.results import ResultRow
 
+__all__ = ["DEFAULT_VARIANT", "VARIANTS"]
+
 VARIANTS = ("robust", "benchmark", "paper")
 DEFAULT_VARIANT = "robust"
 RECALL_THRESHOLDS = (0.3, 0.5, 0.7)

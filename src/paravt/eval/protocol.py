@@ -16,6 +16,8 @@ from pathlib import Path
 import paravt
 from paravt.eval.config import EvalConfig, redacted
 
+__all__ = ["describe"]
+
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()

@@ -8,6 +8,8 @@ import io
 
 from paravt.eval.compare import COUNT_KEYS, Comparison
 
+__all__ = ["REPORT_FORMATS", "format_comparison", "summary_table"]
+
 REPORT_FORMATS = ("markdown", "latex", "csv")
 
 

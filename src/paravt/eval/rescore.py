@@ -18,6 +18,8 @@ from paravt.eval.metrics import DEFAULT_VARIANT, VARIANTS, summarize_results
 from paravt.eval.results import iter_unique, read_results
 from paravt.eval.scoring import score_row
 
+__all__ = ["rescore"]
+
 
 def _neighbour_summary(results_path: Path) -> dict | None:
     name = results_path.name

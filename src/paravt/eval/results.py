@@ -30,6 +30,8 @@ from typing import Any
 from paravt.errors import UserError
 from paravt.rewards.tool import ToolCounts
 
+__all__ = ["ResultRow", "write_json_atomic"]
+
 
 class ResultsFileError(UserError):
     """A results file that is not a run's JSON-lines output."""

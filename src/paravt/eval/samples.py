@@ -19,6 +19,8 @@ from typing import Any
 
 from paravt.rewards.answers import LETTERS, QUESTION_TYPES  # noqa: F401 - re-exported
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 @dataclass
 class EvalSample:

@@ -29,6 +29,8 @@ from paravt.eval.samples import LETTERS
 from paravt.grammar import extract_answer
 from paravt.rewards import extract_mcq_letter, parse_span, temporal_iou_hull
 
+__all__ = ["score_sample"]
+
 #: The alternative readings stored beside the ``robust`` score of every result line.
 ALTERNATIVE_VARIANTS = ("benchmark", "paper")
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from paravt.errors import UserError
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 _TIME = re.compile(
     r"(\d+):(\d{1,2}):(\d{1,2})(?:[,.](\d{1,3}))?\s*-->\s*(\d+):(\d{1,2}):(\d{1,2})(?:[,.](\d{1,3}))?"
 )

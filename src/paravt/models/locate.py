@@ -28,6 +28,8 @@ from huggingface_hub.errors import (
 
 from paravt.errors import UserError
 
+__all__ = ["LocatedModel", "locate_model", "weights_error"]
+
 #: seconds the one Hub lookup may take (connect and answer); past it the Hub counts as unreachable
 HUB_TIMEOUT_S = 1.0
 #: files of which a model folder must hold at least one besides config.json: what

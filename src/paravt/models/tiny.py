@@ -28,6 +28,8 @@ from paravt.models.tiny_source import (
     readme_text,
 )
 
+__all__ = ["ARCHS", "PRESETS", "build_tiny", "make_tiny_model"]
+
 ARCHS = ("qwen3-vl", "qwen2.5-vl")
 
 QWEN_SPECIAL_TOKENS = [

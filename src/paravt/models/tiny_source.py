@@ -21,6 +21,8 @@ from pathlib import Path
 
 from paravt.errors import UserError
 
+__all__ = ["detect_arch"]
+
 #: Tokens a random-weight model must never generate: a stray vision token breaks rope indexing.
 #: (Defined here, not in ``tiny``, because ``tiny`` imports this module.)
 VISION_TOKENS = ["<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>"]

@@ -15,6 +15,8 @@ from typing import Literal
 from paravt.config import check_choices
 from paravt.errors import ConfigError
 
+__all__ = ["RewardConfig"]
+
 #: The structural tokens that token-level anchoring looks for, and their default bonus.
 DEFAULT_TOKEN_ANCHOR_VALUES: dict[str, float] = {
     "</think>": 0.1,

@@ -24,3 +24,5 @@ is never imported by it. verl and AReaL call the same part the rollout.
 
 vLLM is not a paravt dependency: the ``vllm*`` modules import it only where a sampler is built.
 """
+
+__all__: list[str] = []  # nothing here is for the other rooms

@@ -21,6 +21,8 @@ from contextlib import contextmanager
 
 from paravt.errors import ParavtError
 
+__all__ = ["PolicyGate"]
+
 
 class PolicyGate:
     """Turns in flight, the current policy version, and the pause around a push.

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.errors import ParavtError
 
+__all__ = ["Rollout", "RolloutGroup"]
+
 
 @dataclass
 class RolloutGroup:

@@ -38,6 +38,8 @@ import torch
 
 from paravt.errors import RankFailedError
 
+__all__ = ["Lockstep", "announce_failure", "exchange", "filler_image"]
+
 logger = logging.getLogger(__name__)
 
 Key = tuple[int, float, float]

@@ -44,6 +44,8 @@ from paravt.backends.hf import cut_at_stop, left_pad
 from paravt.rollout.lockstep import Lockstep, filler_image
 from paravt.rollout.streams import mm_token_type_ids
 
+__all__ = ["PolicyBackend", "TokenSampler"]
+
 logger = logging.getLogger(__name__)
 
 VISION_TOKENS = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")

@@ -34,6 +34,8 @@ from typing import Any
 from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.rollout.gate import GateClosedError, PolicyGate
 
+__all__ = ["ProducedStep", "RolloutProducer", "step_batches"]
+
 logger = logging.getLogger(__name__)
 
 #: ``run(rows, epoch) -> (episode inputs, records)``: one step's episodes through the engine

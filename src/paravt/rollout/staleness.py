@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from paravt.agent.records import EpisodeRecord
 
+__all__ = ["StalenessLog", "episode_staleness", "groups_to_drop"]
+
 
 def turn_versions(record: EpisodeRecord) -> list[int | None]:
     """The policy version of each of the episode's main-agent turns (``None``: not sampled by

@@ -25,6 +25,8 @@ import torch
 
 from paravt.errors import ParavtError
 
+__all__ = ["FeatureMismatchError", "LossRow", "mm_token_type_ids", "record_row"]
+
 
 class FeatureMismatchError(ParavtError):
     """A row's image-pad tokens do not match its vision features (would corrupt the loss)."""

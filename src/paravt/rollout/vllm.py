@@ -74,6 +74,15 @@ from paravt.rollout.vllm_prompt import (
 from paravt.rollout.vllm_servers import episode_route
 from paravt.rollout.vllm_stack import stack_problem as vllm_stack_problem
 
+__all__ = [
+    "VLLMBackend",
+    "budget_outside",
+    "colocated_llm_settings",
+    "importance_sampling_ratio",
+    "missing_vllm_message",
+    "require_vllm",
+]
+
 Key = tuple[int, float, float]
 
 

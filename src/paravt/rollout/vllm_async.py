@@ -38,6 +38,8 @@ from paravt.rollout.policy import TokenSampler
 from paravt.rollout.vllm import FrameError, frame_image, token_prompt
 from paravt.rollout.vllm_prompt import VLLMPromptMismatchError, check_reported_prompt
 
+__all__ = ["AsyncVLLMBackend"]
+
 
 def sampled_token_logprobs(ids: list[int], logprobs: list | None) -> list[float]:
     """vLLM's logprob of each sampled id (``CompletionOutput.logprobs``: one ``{id: Logprob}`` per

@@ -29,6 +29,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 CPUINFO = Path("/proc/cpuinfo")
 #: exit code of the command-line probe when vLLM cannot run on this machine (tests and CI skip)
 EXIT_CANNOT_RUN = 3

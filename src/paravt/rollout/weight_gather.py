@@ -41,6 +41,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["gathered_buckets"]
+
 #: the dtypes a push may send (vLLM's ``--dtype`` names); ``auto``: the learner's own
 SERVING_DTYPES = ("auto", "float32", "bfloat16", "float16")
 

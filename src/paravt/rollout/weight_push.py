@@ -81,6 +81,8 @@ from paravt.errors import UserError
 from paravt.rollout.lockstep import exchange
 from paravt.rollout.weight_gather import Bucket, gathered_buckets, manifest, named_tensors
 
+__all__ = ["FolderReloadPush", "Pushed", "WeightPushError", "save_checkpoint"]
+
 logger = logging.getLogger(__name__)
 
 #: the folder push's index of shards (Hugging Face's name; vLLM's loader reads it)

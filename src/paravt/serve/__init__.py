@@ -9,3 +9,5 @@ own), ``paths`` the confinement of video paths to the roots given at start, ``mc
 MCP adapter (the optional ``mcp`` SDK: ``pip install -e ".[mcp]"``), ``launcher`` the file a
 harness starts as ``python FILE``.
 """
+
+__all__: list[str] = []  # nothing here is for the other rooms

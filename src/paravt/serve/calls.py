@@ -21,6 +21,8 @@ from paravt.serve.config import ServeToolsConfig
 from paravt.serve.paths import PathRefused, VideoRoots
 from paravt.tools.schema import TOOL_SCHEMA
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 logger = logging.getLogger(__name__)
 
 #: Arguments the server reads itself; the rest go to the tool's own argument rules.

@@ -9,6 +9,8 @@ from paravt.agent.config import CropSettings
 from paravt.config import check_choices
 from paravt.errors import ConfigError
 
+__all__ = ["ServeToolsConfig"]
+
 
 @dataclass
 class ServeToolsConfig:

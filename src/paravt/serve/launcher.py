@@ -19,6 +19,8 @@ from paravt import __version__
 from paravt.config import to_dict
 from paravt.serve.config import ServeToolsConfig
 
+__all__ = ["write_launcher"]
+
 TEMPLATE = '''#!/usr/bin/env python3
 """paravt serve-tools launcher (paravt {version}): crop_video and video_info over MCP stdio.
 

@@ -27,6 +27,8 @@ from paravt.serve.calls import VIDEO_INFO_SCHEMA, ToolReply, ToolService, crop_v
 from paravt.serve.config import ServeToolsConfig
 from paravt.tools.schema import TOOL_NAME, TOOL_SCHEMA
 
+__all__ = ["serve"]
+
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "paravt-tools"

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from paravt.errors import UserError
 
+__all__ = ["VideoRoots"]
+
 
 class PathRefused(Exception):
     """A ``video_path`` the server will not open; ``kind`` names the rule, the message the fix."""

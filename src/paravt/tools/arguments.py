@@ -16,6 +16,8 @@ from typing import Any
 
 from paravt.video.errors import InvalidWindowError
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _CLOCK = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
 _UNIT = re.compile(r"\s*(s|sec|secs|second|seconds)$", re.IGNORECASE)

@@ -23,6 +23,8 @@ from paravt.video.parallel import decode_parallel, resolve_workers
 from paravt.video.sampling import uniform_times, window_frame_count
 from paravt.video.source import VideoSource
 
+__all__ = ["execute_windows", "window_plan"]
+
 logger = logging.getLogger(__name__)
 
 

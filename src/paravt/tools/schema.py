@@ -8,6 +8,8 @@ and everything else reads it from here.
 
 from __future__ import annotations
 
+__all__ = ["TOOL_NAME", "TOOL_PARAMETERS", "TOOL_SCHEMA"]
+
 TOOL_NAME = "crop_video"
 
 TOOL_SCHEMA: dict = {

@@ -8,3 +8,5 @@
 
 Guide: docs/TOY_TASK.md.
 """
+
+__all__: list[str] = []  # nothing here is for the other rooms

@@ -21,6 +21,8 @@ from paravt.config import read_yaml
 from paravt.errors import UserError
 from paravt.toy.prompts import toy_system_prompt
 
+__all__ = ["CARD", "DEMO_MODEL", "demo_card", "demo_model_dir", "with_demo_defaults"]
+
 #: the ``--model`` value that names the shipped demo model
 DEMO_MODEL = "toy-demo"
 #: the card beside the weights: source, eval numbers, engine settings (written by the export)

@@ -14,6 +14,8 @@ import numpy as np
 
 from paravt.toy.task import PALETTE
 
+__all__ = ["needle_colour"]
+
 #: channel spread above which a pixel counts as coloured (grey + codec noise stays far below)
 SATURATION_MIN = 80
 #: share of the frame that must be coloured (the needle covers 1/16 of it)

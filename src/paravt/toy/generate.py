@@ -32,6 +32,8 @@ from paravt.toy.task import (
 )
 from paravt.video import VideoSource
 
+__all__ = ["make_toy_task"]
+
 MANIFEST = "task.json"
 VIDEO_DIR = "videos"
 

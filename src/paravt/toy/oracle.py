@@ -49,6 +49,8 @@ from paravt.errors import ConfigError
 from paravt.toy.detect import needle_colour
 from paravt.toy.task import ToyTaskConfig, infer_duration, tiling_windows
 
+__all__ = ["ANSWER_FORMS", "ToyOracleBackend", "episode_reward"]
+
 _OPTION_LINE = re.compile(r"^([A-J])\. (.+)$", re.MULTILINE)
 #: the ``video_path`` argument the oracle writes (the tool never opens it, PROTOCOL §1)
 VIDEO_PATH_ARG = "video"

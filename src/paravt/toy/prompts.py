@@ -16,6 +16,8 @@ from pathlib import Path
 
 from paravt.errors import UserError
 
+__all__ = ["toy_system_prompt"]
+
 #: dispatch mode → prompt file: ``direct`` offers no tool, the others describe crop_video
 _FILES = {"parallel": "system_parallel.txt", "sequential": "system_parallel.txt",
           "direct": "system_direct.txt"}  # fmt: skip

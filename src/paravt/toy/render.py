@@ -15,6 +15,8 @@ import numpy as np
 
 from paravt.toy.task import PALETTE, VideoSpec
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def _bounce(x0: float, v: float, t: np.ndarray, span: float) -> np.ndarray:
     """Position on a segment of length ``span`` moving at ``v`` px/s, reflecting at the ends."""

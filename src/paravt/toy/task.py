@@ -23,6 +23,8 @@ from paravt.rewards.answers import LETTERS
 from paravt.tools.results import CropConfig
 from paravt.video.sampling import window_frame_count
 
+__all__ = ["PALETTE", "ToyTaskConfig"]
+
 #: Bumped whenever the same (seed, split, index) would give different pixels or questions.
 GENERATOR_VERSION = "toy-needle-1"
 

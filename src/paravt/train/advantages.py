@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import torch
 from trl.trainer.utils import nanstd
 
+__all__ = ["group_advantages"]
+
 #: TRL's ``scale_rewards`` values (``GRPOConfig`` maps True/False to group/none).
 SCALE_MODES = ("group", "batch", "none")
 #: Added to the spread before dividing, as TRL does, so a flat group gives 0, not NaN.

@@ -35,6 +35,8 @@ from paravt.rollout.gate import PolicyGate
 from paravt.rollout.producer import ProducedStep, RolloutProducer, step_batches
 from paravt.rollout.staleness import StalenessLog, episode_staleness, groups_to_drop
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 logger = logging.getLogger(__name__)
 
 

@@ -30,6 +30,8 @@ from paravt.rollout.vllm_servers import as_list
 from paravt.train.engine_config import TrainEngineConfig, sampling_set_on_engine
 from paravt.train.gating import PAPER_CHOICES
 
+__all__ = ["ParaGRPOConfig", "ParaGRPOKeys", "REFUSED", "learner_dtype"]
+
 #: the dtypes ``vllm_dtype`` may name (vLLM's ``LLM(dtype=...)``)
 VLLM_DTYPES = ("auto", "float32", "bfloat16", "float16")
 

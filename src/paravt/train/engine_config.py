@@ -30,6 +30,8 @@ from paravt.agent.config import EngineConfig
 from paravt.errors import ConfigError
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
+__all__ = ["TrainEngineConfig"]
+
 #: Former ``trainer.<key>`` → its home in the ``engine`` section (docs/TRAIN.md, "Keys that moved").
 MOVED_TO_ENGINE = {
     "dispatch_mode": "mode",

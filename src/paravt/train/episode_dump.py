@@ -18,6 +18,8 @@ from pathlib import Path
 
 from paravt.agent.records import view_dict
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 logger = logging.getLogger(__name__)
 
 

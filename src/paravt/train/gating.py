@@ -19,6 +19,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 PAPER_CHOICES: tuple[int, ...] = (4, 8, 16, 32, 64)
 
 

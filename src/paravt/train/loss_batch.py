@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+__all__ = ["LossBatch"]
+
 
 @dataclass
 class LossBatch:

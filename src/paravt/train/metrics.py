@@ -18,6 +18,8 @@ from transformers import TrainerCallback
 
 from paravt.rewards import RewardBreakdown
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def episode_stats(
     record: Any, breakdown: Any, k: int, generated_tokens: int, total_tokens: int

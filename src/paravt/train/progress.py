@@ -13,6 +13,8 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+__all__ = ["ProgressLine"]
+
 
 def _num(logs: dict, key: str) -> float | None:
     value = logs.get(key)

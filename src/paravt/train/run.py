@@ -45,6 +45,8 @@ from paravt.train.launch.checkpoints import agreed_checkpoint, checkpoint_step
 from paravt.train.launch.process_group import check_process_group, join_process_group
 from paravt.train.launch.startup import rank_split, shared_model_path, warn_if_plain_ddp_too_big
 
+__all__ = ["load_command_config", "run_training"]
+
 logger = logging.getLogger(__name__)
 
 RECIPES = ("paragrpo", "paragrpo-sync", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 
 from paravt.video.nal import hvcc_length_size, nal_length_size, nal_units
 
+__all__ = ["scan_bitstream"]
+
 logger = logging.getLogger(__name__)
 
 #: H.264 NAL unit types: IDR slice, supplemental enhancement information.

@@ -7,6 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+__all__ = [
+    "CropConfig",
+    "FramesConfig",
+    "OVERVIEW_MODES",
+    "ProbeConfig",
+    "WINDOW_MAX_PIXELS",
+    "WINDOW_MIN_PIXELS",
+]
+
 #: How ``VideoSource.overview`` picks its frames (docs/PROTOCOL.md §2). Defined here, not in
 #: ``video.source``, so that this module (which the engine's and the commands' configs extend, and
 #: which ``paravt --help`` loads) needs neither torch nor torchcodec.

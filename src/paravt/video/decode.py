@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+__all__ = ["DecodeOutcome", "FrameResize"]
+
 #: A caller's resize of a batch of decoded frames (``[n, 3, H, W]`` uint8, channels-last in
 #: memory, as torchcodec decodes them) to the size it keeps them at; the engine passes
 #: ``paravt.agent.vision.budget_resizer``'s. The video layer only calls it.

@@ -27,6 +27,8 @@ from paravt.video.meta import FrameTable
 from paravt.video.opening import make_decoder
 from paravt.video.sequential import decode_from_restart_points
 
+__all__ = ["SourceDecoders"]
+
 
 class SourceDecoders:
     """The decoders of one video: its own (built on first use), more on demand, and the decode

@@ -56,6 +56,8 @@ from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
 from paravt.video.nal import hvcc_layout, nal_headers, nal_length_size, nal_starts
 
+__all__ = ["FilteredStream", "SKIPPABLE_CODECS", "decode_skipping"]
+
 logger = logging.getLogger(__name__)
 #: codecs (torchcodec / FFmpeg names) whose disposable pictures are left out of the decode
 SKIPPABLE_CODECS = ("h264", "hevc")

@@ -11,6 +11,8 @@ from typing import Any
 
 from paravt.errors import UserError
 
+__all__ = ["InvalidWindowError", "VideoError", "is_read_failure"]
+
 #: Where the decoders' own code lives: a ``RuntimeError`` raised on its way through these
 #: packages, or an error type they define, is the decoder (FFmpeg) refusing the file.
 _DECODER_PACKAGES = ("torchcodec", "av")

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+__all__ = ["Frames"]
+
 
 @dataclass
 class Frames:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from paravt.video.meta import FrameTable
 
+__all__ = ["gop_groups", "plan_lanes"]
+
 
 @dataclass
 class Lane:

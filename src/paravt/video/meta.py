@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
+__all__ = ["FrameTable", "VideoMeta"]
+
 
 @dataclass(frozen=True)
 class VideoMeta:

@@ -7,6 +7,8 @@ keyframes a decoder can restart from). A packet is either length-prefixed (MP4/M
 
 from __future__ import annotations
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def nal_length_size(extradata: bytes | None) -> int:
     """Bytes of the NAL length prefix for avcC (MP4/MKV) streams; 0 for Annex B start codes."""

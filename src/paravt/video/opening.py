@@ -17,6 +17,8 @@ from paravt.video.decode import short_reason
 from paravt.video.errors import NoVideoStreamError, VideoOpenError
 from paravt.video.meta import FrameTable
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 logger = logging.getLogger(__name__)
 
 

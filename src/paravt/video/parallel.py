@@ -26,6 +26,8 @@ from paravt.video.errors import VideoError
 from paravt.video.lanes import Lane, plan_lanes
 from paravt.video.meta import FrameTable
 
+__all__ = ["decode_parallel", "resolve_workers"]
+
 logger = logging.getLogger(__name__)
 
 

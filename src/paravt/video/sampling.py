@@ -17,6 +17,8 @@ import math
 
 import torch
 
+__all__ = ["uniform_times", "window_frame_count"]
+
 
 def uniform_times(start: float, end: float, k: int) -> list[float]:
     """``k`` time-uniform sample times in ``[start, end)``: the centres of ``k`` equal slices."""

@@ -20,6 +20,8 @@ from paravt.video.decode import DecodeOutcome, FrameResize, resized, short_reaso
 from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 #: A frame's decoded pts and its table pts agree within this (seconds): both come from one
 #: timestamp, rounded differently by two readers.
 _PTS_TOLERANCE = 1e-6

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import torch
 
+__all__ = ["contact_sheet", "frame_image", "load_font"]
+
 
 def load_font(size: int):
     """Pillow's built-in font at ``size`` px (every sheet of paravt draws its text with it)."""

@@ -23,6 +23,8 @@ from paravt.video.opening import check_file, normalise_path, scan_frames
 from paravt.video.parallel import decode_parallel
 from paravt.video.sampling import qwen_overview_indices, uniform_times
 
+__all__ = ["VideoSource"]
+
 
 class VideoSource:
     """An opened video. Keep it for the life of an episode or a tool batch; ``close()`` frees it.

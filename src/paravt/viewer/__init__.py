@@ -7,3 +7,5 @@ with autoescape on: every string from a model, a dataset or a file name is HTML-
 control characters made visible (``render.shown``), and no such string ever becomes a URL, an
 attribute name or script. The pages open from ``file://``.
 """
+
+__all__: list[str] = []  # nothing here is for the other rooms

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from paravt.errors import ConfigError
 
+__all__ = ["ViewConfig"]
+
 
 @dataclass
 class ViewConfig:

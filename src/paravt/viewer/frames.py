@@ -16,6 +16,8 @@ from pathlib import Path
 
 from PIL import Image
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 logger = logging.getLogger(__name__)
 
 

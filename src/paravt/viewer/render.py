@@ -21,6 +21,8 @@ from markupsafe import Markup
 from paravt.agent.safe_text import visible
 from paravt.rewards.answers import LETTERS
 
+__all__ = ["index_page"]
+
 STATUS_CLASS = {"ok": "ok", "error": "err", "ignored": "ign"}
 
 

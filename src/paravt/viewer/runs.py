@@ -16,6 +16,8 @@ from pathlib import Path
 from paravt.errors import UserError
 from paravt.viz.layout import pixel_aspect
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 @dataclass
 class RunData:

@@ -14,6 +14,8 @@ from paravt.viewer.frames import FrameStore
 from paravt.viewer.render import compare_page, episode_page, index_page
 from paravt.viewer.runs import load_run
 
+__all__ = ["write_site"]
+
 
 def write_site(cfg: ViewConfig, progress=None) -> dict:
     """Build the site of ``cfg.runs`` in ``cfg.out``; returns what was written."""

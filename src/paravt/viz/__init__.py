@@ -5,3 +5,5 @@
 the bars sit without reading pixels. This room sits above ``agent`` (it reads episode records) and
 below ``eval`` and ``cli`` (which write sheets).
 """
+
+__all__: list[str] = []  # nothing here is for the other rooms

@@ -23,6 +23,8 @@ from paravt.viz.layout import (
     build_layout,
 )
 
+__all__ = ["check_writable", "write_episode_sheet"]
+
 STATUS_COLOURS = {"ok": (46, 139, 87), "error": (205, 45, 45), "ignored": (150, 150, 150)}
 HEADER_COLOURS = {
     "title": (0, 0, 0),

@@ -17,6 +17,8 @@ from typing import Any
 
 from paravt.rewards.answers import LETTERS
 
+__all__ = ["pixel_aspect"]
+
 DEFAULT_WIDTH = 1600
 MARGIN_LEFT = 96  # room for the turn labels
 MARGIN_RIGHT = 48  # half an overview thumbnail: the last one stays centred on its time

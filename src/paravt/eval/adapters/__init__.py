@@ -20,6 +20,8 @@ from pathlib import Path
 from paravt.errors import UserError
 from paravt.eval.samples import LoadedSplit
 
+__all__ = ["split_names"]
+
 #: a loader: ``(data, videos) -> LoadedSplit``
 Loader = Callable[[Path, Path], LoadedSplit]
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from paravt.errors import UserError
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 class AnnotationError(UserError):
     """An annotation file or folder is missing or not in the benchmark's native format."""

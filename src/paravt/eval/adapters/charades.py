@@ -19,6 +19,8 @@ from paravt.eval.adapters import register
 from paravt.eval.adapters._files import AnnotationError, find_file
 from paravt.eval.samples import EvalSample, LoadedSplit
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 LAYOUT = "DIR/charades_sta_test.txt with lines 'VIDID start end##sentence'"
 
 

@@ -26,6 +26,8 @@ from paravt.eval.adapters import register
 from paravt.eval.adapters._files import AnnotationError, read_jsonl
 from paravt.eval.samples import EvalSample, LoadedSplit
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 LAYOUT = "a .jsonl file, or a folder with eval.jsonl; rows {video, question, options, answer, question_type}"
 PREFERRED = ("eval.jsonl", "test.jsonl")
 

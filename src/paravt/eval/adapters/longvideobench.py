@@ -19,6 +19,8 @@ from paravt.eval.adapters import register
 from paravt.eval.adapters._files import find_file, read_rows
 from paravt.eval.samples import EvalSample, LoadedSplit, letter
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 LAYOUT = "DIR/lvb_val.json; videos in --videos as in the row's video_path"
 
 

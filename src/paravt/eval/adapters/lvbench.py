@@ -26,6 +26,8 @@ from paravt.eval.adapters import register
 from paravt.eval.adapters._files import find_file, read_jsonl
 from paravt.eval.samples import LETTERS, EvalSample, LoadedSplit
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 LAYOUT = (
     "DIR/video_info.meta.jsonl (one video per line: key, qa) or a JSON-lines file of "
     "questions (video_key, uid, question, answer); videos as --videos/<key>.mp4"

@@ -23,6 +23,8 @@ from paravt.eval.adapters import register
 from paravt.eval.adapters._files import AnnotationError, normalise_text, read_rows, require_dir
 from paravt.eval.samples import EvalSample, LoadedSplit, letter
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 LAYOUT = "DIR/json/<n>_<task>.json (lists with video, question, candidates, answer, question_type)"
 
 

@@ -26,6 +26,8 @@ from paravt.eval.adapters import register
 from paravt.eval.adapters._files import find_file, normalise_text, read_rows
 from paravt.eval.samples import EvalSample, LoadedSplit
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 LAYOUT = "DIR/validation.json; videos under --videos/<subject>/<n>.mp4"
 
 # the release's question_type values → paravt's question types

@@ -25,6 +25,8 @@ from paravt.eval.adapters import register
 from paravt.eval.adapters._files import AnnotationError, find_file, read_rows
 from paravt.eval.samples import LETTERS, EvalSample, LoadedSplit
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 LAYOUT = (
     "DIR/videomme/test-*.parquet (or *.parquet/*.json/*.jsonl in DIR), DIR/subtitle/<videoID>.srt"
 )

@@ -10,3 +10,5 @@
 ``paravt.train.run`` and ``paravt.train.sft.run`` compose these; the trainer core imports none of
 them (the rollout's lockstep, which the trainer does use, is ``paravt.rollout.lockstep``).
 """
+
+__all__: list[str] = []  # nothing here is for the other rooms

@@ -14,6 +14,8 @@ from typing import Any
 from paravt.errors import UserError
 from paravt.train.launch.shared_folder import check_same_checkpoints, check_same_folder
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 def last_checkpoint(run_dir: Path) -> Path | None:
     from transformers.trainer_utils import get_last_checkpoint

@@ -55,6 +55,8 @@ from typing import Any
 
 from paravt.errors import ConfigError
 
+__all__ = ["fix_for", "format_plan", "plan_for_command"]
+
 GB = 1e9
 
 STRATEGIES = ("ddp", "fsdp2", "zero2", "zero3")

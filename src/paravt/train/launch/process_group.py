@@ -16,6 +16,8 @@ from datetime import timedelta
 from paravt.config import build
 from paravt.errors import ConfigError
 
+__all__ = ["leave_process_group"]
+
 
 @dataclass
 class _GroupKeys:

@@ -26,6 +26,8 @@ from pathlib import Path
 
 from paravt.errors import ConfigError
 
+__all__ = ["check_same_folder"]
+
 #: seconds a rank keeps looking for the other ranks' token files (NFS attribute caches)
 TOKEN_WAIT_S = 10.0
 TOKEN_DIR = ".nodes"

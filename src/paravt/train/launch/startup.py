@@ -16,6 +16,8 @@ from paravt.data import Split
 from paravt.models.tiny import make_tiny_model
 from paravt.train.launch.plan import ddp_warning, model_shape, plan_for_command
 
+__all__ = ["resolve_model"]
+
 logger = logging.getLogger(__name__)
 
 

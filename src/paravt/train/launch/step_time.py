@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from paravt.errors import ConfigError
 from paravt.train.launch.plan import MemoryPlan, kv_bytes_per_token, rows_a_forward
 
+__all__ = ["DEFAULT_GPU", "GPUS", "format_step_time", "gpu_of", "step_time"]
+
 #: the fraction of the bf16 peak the loss and prefill matmuls reach. Why 0.35: long (20k-token)
 #: rows at micro-batch 1 under HF Trainer with ZeRO-3 / FSDP and gradient checkpointing sit below
 #: the ~40% that tuned pretraining stacks (Megatron) report on H100; an assumption, not measured

@@ -31,6 +31,8 @@ from paravt.errors import RankFailedError, UserError
 from paravt.rollout.vllm_server_client import VLLMServerError
 from paravt.rollout.weight_push import WeightPushError
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 logger = logging.getLogger(__name__)
 
 #: the rollout errors after which the run saves and stops (``save_after_failure``)

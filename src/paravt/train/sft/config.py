@@ -37,6 +37,8 @@ else:
         defaults={"save_only_model": False, "max_length": None},
     )
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 
 class SFTKeys(_SFTKeys):
     """An sft recipe's ``trainer`` section: every key of TRL's ``SFTConfig``, typed and checked

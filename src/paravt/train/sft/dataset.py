@@ -19,6 +19,8 @@ from paravt.agent.vision import preprocess
 from paravt.rollout.streams import mm_token_type_ids
 from paravt.train.sft.trajectories import IGNORE_INDEX, images_of
 
+__all__ = ["StreamCollator", "read_example"]
+
 
 def trajectory_dataset(folder: str | Path):
     """The kept episodes of a trajectory cache folder as a ``datasets.Dataset`` of file paths

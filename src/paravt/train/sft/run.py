@@ -38,6 +38,8 @@ from paravt.train.run import (
 )
 from paravt.train.sft.config import SFTConfig
 
+__all__ = ["load_sft_config", "run_sft"]
+
 #: per-step rows in the run folder (the name ``paravt train`` uses by default)
 METRICS_FILE = "metrics.jsonl"
 #: trainer keys the pre-tokenised multimodal streams cannot honour

@@ -37,6 +37,8 @@ from paravt.errors import ConfigError
 from paravt.rollout.streams import record_row
 from paravt.train.gating import gated_frames
 
+__all__: list[str] = []  # nothing here is for the other rooms
+
 logger = logging.getLogger(__name__)
 
 #: label of tokens the loss ignores (HF / TRL convention)
