@@ -1,6 +1,6 @@
 """Training steps per hour at max_staleness k = 0, 1, 2 against a real vLLM server (#46, row 2).
 
-Claim under test: with bounded staleness (``trainer.max_staleness = k``, docs/TRAIN.md "Bounded
+Claim under test: with bounded staleness (``trainer.max_staleness = k``, docs/train/VLLM.md "Bounded
 staleness") the server samples the next steps while the trainer learns, so a step costs
 max(rollout, learning) instead of their sum; the issue's target is k = 2 at >= 1.6x the steps an
 hour of k = 0.

@@ -1,5 +1,5 @@
 """``paravt sft``: the cold start — supervised fine-tuning on episodes played by a trajectory
-backend through the real episode engine, before PARA-GRPO (docs/TRAIN.md, "Cold start")."""
+backend through the real episode engine, before PARA-GRPO (docs/train/SFT.md)."""
 
 from __future__ import annotations
 

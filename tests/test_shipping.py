@@ -83,7 +83,7 @@ def test_the_patterns_see_what_they_must():
 
 
 def test_quick_starts_name_no_folder_a_clone_lacks():
-    docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    docs = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
     recipes = sorted((REPO / "src" / "paravt" / "train" / "recipes").glob("*.yaml"))
     found = _hits(re.compile(r"/path/to/shared\S*"), docs + recipes)
     assert not found, "\n".join(found)

@@ -1,4 +1,5 @@
-"""Every command of README.md and the guides (INFER, TRAIN, EVAL, TOY_TASK), run as written.
+"""Every command of README.md and the guides (INFER, TRAIN and docs/train/, EVAL, TOY_TASK), run
+as written.
 
 Each command of their shell blocks (``doc_commands.shell_commands``, the extraction
 ``tests/train/test_docs_launch_plans.py`` uses too) is either run here, in a shell, in a
@@ -28,6 +29,7 @@ from doc_commands import shell_commands
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = ["README.md", "docs/INFER.md", "docs/TRAIN.md", "docs/EVAL.md", "docs/TOY_TASK.md"]
+DOCS += sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs" / "train").glob("*.md"))
 
 #: (pattern, why it is not run here), first match wins
 SKIPPED = [

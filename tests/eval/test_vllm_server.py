@@ -103,7 +103,7 @@ def test_hf_and_vllm_answer_alike_around_the_real_qwen3_vl_tokenizer(
     model = real_tiny_dir("qwen3-vl-instruct")
     log = tmp_path_factory.mktemp("vllm-real") / "serve.log"
     # Qwen3-VL's processor raises every image to 65 536 pixels: the server is told the frames'
-    # range, as docs/TRAIN.md says (without it the start check refuses: 64 vision tokens, not 1)
+    # range, as docs/train/VLLM.md says (without it the start check refuses: 64 vision tokens, not 1)
     size = '{"size": {"shortest_edge": 1024, "longest_edge": 1048576}}'
     settings = dataclasses.replace(SETTINGS, extra_args=("--mm-processor-kwargs", size))
     with VLLMServe(str(model), settings, str(log)) as server:

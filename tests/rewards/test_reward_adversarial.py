@@ -3,7 +3,7 @@ scripted backend over a real video, real tool execution) and scored by the train
 ``score_episode`` with the paper's constants (gold B, λ_anchor 0.5, pre-fill ``<think>\\n``).
 
 Each row is one exploit an audit found; the assertions are the rules that close it
-(docs/TRAIN.md "Reward rules"): a call that cannot run earns at most the parse credit and never
+(docs/train/REWARDS.md): a call that cannot run earns at most the parse credit and never
 the correctness bonus; a think-less call under the pre-fill earns no think term; "B or C" is no
 answer; "Video 3 shows it 12 times" is no span. The 3 and 4 Dec 2026 audits added hedges in
 every form (no answer: the one-candidate rule, docs/ANSWERS.md), filler reasoning (no think term),

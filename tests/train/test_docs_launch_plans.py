@@ -1,4 +1,5 @@
-"""Every launch command in docs/TRAIN.md goes through ``paravt train --plan`` and must fit.
+"""Every launch command of the train guides (docs/TRAIN.md and docs/train/*.md) goes through
+``paravt train --plan`` and must fit.
 
 Why: the docs' examples went stale as the recipes changed (a multi-node example at 98 prompts a
 step and ~273 GB a GPU, a colocated-vLLM example under plain DDP). Each fenced ``bash`` block's
@@ -25,7 +26,8 @@ from paravt.cli.main import main
 from paravt.train.run import load_command_config
 
 ROOT = Path(__file__).resolve().parents[2]
-TRAIN_MD = ROOT / "docs" / "TRAIN.md"
+#: the train guides: the entry page and its topics
+GUIDES = [ROOT / "docs" / "TRAIN.md", *sorted((ROOT / "docs" / "train").glob("*.md"))]
 DATA = ROOT / "tests" / "train" / "data"
 #: a model's folder name in the docs -> a folder with its published config.json
 MODEL_CONFIGS = {
@@ -35,8 +37,10 @@ MODEL_CONFIGS = {
 }
 #: run folders the docs train from, and the model they hold (sft-toy fine-tunes its toy preset)
 RUN_MODELS = {"runs/sft-toy/final": "tiny:qwen3-vl:toy"}
-#: how many train launch commands docs/TRAIN.md holds at least (a parser that finds none fails)
+#: how many train launch commands the guides hold at least (a parser that finds none fails)
 MIN_COMMANDS = 10
+#: ... and the entry page and the multi-GPU page each
+MIN_PER_GUIDE = {"TRAIN.md": 3, "MULTI_GPU.md": 3}
 
 
 def train_commands(text: str) -> list[tuple[int, str]]:
@@ -127,24 +131,35 @@ def _config_folder(model: str) -> str:
     return str(MODEL_CONFIGS[name])
 
 
-COMMANDS = train_commands(TRAIN_MD.read_text())
+def _where(path: Path) -> str:
+    return path.relative_to(ROOT / "docs").as_posix()
+
+
+#: ``(page, line number, command)`` of every train launch in the guides
+COMMANDS = [(_where(p), n, c) for p in GUIDES for n, c in train_commands(p.read_text())]
 
 
 def test_the_docs_hold_the_launch_commands():
     assert len(COMMANDS) >= MIN_COMMANDS, COMMANDS
     for launcher in ("torchrun ", "accelerate launch ", "paravt train "):
-        assert any(launcher in c for _, c in COMMANDS), launcher
+        assert any(launcher in c for _, _, c in COMMANDS), launcher
+    for name, least in MIN_PER_GUIDE.items():
+        found = [c for page, _, c in COMMANDS if Path(page).name == name]
+        assert len(found) >= least, (name, found)
 
 
-@pytest.mark.parametrize("line,command", COMMANDS, ids=[f"TRAIN.md:{n}" for n, _ in COMMANDS])
-def test_every_documented_launch_fits_its_plan(line, command, tmp_path, monkeypatch, capsys):
-    doc_config_files(TRAIN_MD.read_text(), tmp_path)
+@pytest.mark.parametrize(
+    "page,line,command", COMMANDS, ids=[f"{page}:{n}" for page, n, _ in COMMANDS]
+)
+def test_every_documented_launch_fits_its_plan(page, line, command, tmp_path, monkeypatch, capsys):
+    for guide in GUIDES:  # the accelerate and DeepSpeed files may be printed on another page
+        doc_config_files(guide.read_text(), tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     argv = plan_argv(command)
     rc = main(argv)
     out, err = capsys.readouterr()
-    assert rc == 0, f"docs/TRAIN.md:{line}: {command}\n  plan: paravt {shlex.join(argv)}\n{err}"
+    assert rc == 0, f"docs/{page}:{line}: {command}\n  plan: paravt {shlex.join(argv)}\n{err}"
     assert "fits" in out and "step time, an ESTIMATE" in out, out
 
 

@@ -1,6 +1,6 @@
 """The two-node rehearsal on one machine: ``torchrun --nnodes 2`` with one node in each of two
 network namespaces (``netns.TwoNodes``), ``paravt train`` in server mode against a server on the
-host side of their bridge, the launch as docs/TRAIN.md ("Multi-node") writes it.
+host side of their bridge, the launch as docs/train/MULTI_GPU.md ("Multi-node") writes it.
 
 What must hold (issue: "A training run that outlives its servers and spans machines", item 5):
 

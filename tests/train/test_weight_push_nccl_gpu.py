@@ -1,7 +1,7 @@
 """The NCCL weight push against a real vLLM server, on 2 GPUs. **It has NOT run**: this
 project's host has no GPU (and no CUDA build of vLLM); it is written for a machine with 2 CUDA
 GPUs and vLLM 0.32-0.34 (CUDA) in the environment it runs from, and is skipped elsewhere
-(markers ``gpu`` and ``vllm``). docs/TRAIN.md says the same.
+(markers ``gpu`` and ``vllm``). docs/train/VLLM.md says the same.
 
 Shape: the server serves the tiny Qwen3-VL in bfloat16 on GPU 1
 (``--weight-transfer-config '{"backend": "nccl"}'``, dev mode). Two trainer ranks (torchrun, a

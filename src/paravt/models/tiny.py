@@ -168,12 +168,12 @@ def _train_tokenizer(vocab_size: int = 800, extra: tuple[str, ...] | list[str] =
 #: Model sizes by name. ``tiny`` (the default) is for tests: it only has to run. ``bench`` is for
 #: benchmarks whose ratios need realistic layer widths. ``toy`` is the
 #: smallest model that can *learn* the toy long-video task (docs/TOY_TASK.md) on 2 CPU cores (5.5 M
-#: parameters as Qwen3-VL, 5.1 M as Qwen2.5-VL, with the built-in tokenizer; docs/TRAIN.md has
-#: its measured step time). ``rollout`` (34 M parameters as Qwen3-VL) is a random model large
+#: parameters as Qwen3-VL, 5.1 M as Qwen2.5-VL, with the built-in tokenizer; docs/train/SFT.md and
+#: benchmarks/README.md have its measured step time). ``rollout`` (34 M parameters as Qwen3-VL) is a random model large
 #: enough that generation, not the tools, dominates a rollout on a CPU (``benchmarks/bench_rollout.py``).
 #: ``mrope_section`` splits half the attention head dimension over time, height and width. Head
 #: dimensions are ones vLLM's CPU attention kernel takes (32, 64, 80, ...; 16 fails at the first
-#: generate call), so both presets also serve under vLLM (docs/TRAIN.md, "vLLM").
+#: generate call), so both presets also serve under vLLM (docs/train/VLLM.md, "The vLLM environment").
 PRESETS: dict[str, dict] = {
     "tiny": {
         "hidden": 64, "intermediate": 128, "layers": 2, "heads": 2, "kv_heads": 1, "head_dim": 32,

@@ -6,7 +6,7 @@ close the answer, and close a tool call is our reading of "selective anchoring a
 positions" (docs/PROTOCOL.md §5.3). The trainer adds the vector to the advantages when
 ``RewardConfig.token_anchor`` is on, and only in groups whose rewards vary: like the episode-level
 anchor term, it sharpens a comparison GRPO makes; it never creates a push where the group had
-none (docs/TRAIN.md, "Reward rules").
+none (docs/train/REWARDS.md).
 
 How positions are found: from the tokenizer's own token strings (``convert_ids_to_tokens``), not
 by decoding and re-tokenizing. The strings are concatenated and each tag is searched for in that

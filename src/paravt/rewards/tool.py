@@ -4,7 +4,7 @@ Why from execution: the reference decided "executed" by looking for ``<tool_resp
 completion, which only a model hallucinating tool output can produce. The engine knows how many
 calls parsed and how many returned frames; that is what is rewarded.
 
-Levels (docs/PROTOCOL.md §5.4; docs/TRAIN.md "Reward rules"):
+Levels (docs/PROTOCOL.md §5.4; docs/train/REWARDS.md):
 
 * 0 with no call the parser read;
 * ``tool_parseable`` (0.1, the parse credit) when calls were read (a known tool name with an

@@ -109,5 +109,5 @@ def check_reported_prompt(
         "be the learner's. Check that vLLM's processor settings (the model folder's "
         "preprocessor_config.json, or the server's --mm-processor-kwargs) keep each frame at the "
         "size its pads were counted for, and that this vLLM version expands a single "
-        "<|image_pad|> per image (docs/TRAIN.md, vLLM)"
+        "<|image_pad|> per image (docs/train/VLLM.md, colocate mode)"
     )

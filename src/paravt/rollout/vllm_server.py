@@ -231,7 +231,7 @@ def check_server(
     if series(version) not in TESTED_SERVER_SERIES:
         raise ConfigError(
             f"the vLLM server {client.base_url} runs vLLM {version}; paravt's server mode was "
-            f"checked against vLLM {', '.join(TESTED_SERVER_SERIES)} (docs/TRAIN.md, vLLM): "
+            f"checked against vLLM {', '.join(TESTED_SERVER_SERIES)} (docs/train/VLLM.md): "
             "start the server from one of those releases"
         )
     served = client.models()

@@ -184,7 +184,7 @@ class VLLMServerClient:
         if not wait_healthy(self.base_url, total_s, timeout_s=min(10.0, self.timeout_s)):
             raise VLLMServerError(
                 f"vLLM server {self.base_url}: /health did not answer within {total_s:.0f} s "
-                "(trainer.vllm_server_timeout); start the server first (docs/TRAIN.md, "
+                "(trainer.vllm_server_timeout); start the server first (docs/train/VLLM.md, "
                 "server mode) or fix trainer.vllm_server_base_url / host / port"
             )
 

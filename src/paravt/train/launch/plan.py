@@ -505,7 +505,7 @@ def fix_for(plan: MemoryPlan) -> str | None:
     if launch.strategy in ("ddp", "zero2") and launch.world_size > 1 and state > gpu / 2:
         return (
             "shard the model: launch with DeepSpeed ZeRO-3 (--set trainer.deepspeed=ds_zero3.json) "
-            "or FSDP2 (accelerate launch --config_file fsdp.yaml), docs/TRAIN.md 'Multi-GPU'"
+            "or FSDP2 (accelerate launch --config_file fsdp.yaml), docs/train/MULTI_GPU.md"
         )
     if launch.colocated_vllm and plan.vllm_weights >= plan.vllm_share:
         return (
@@ -780,5 +780,5 @@ def ddp_warning(plan: MemoryPlan) -> str | None:
         + " + ".join(parts)
         + f" = {plan.phase_bytes('state') / GB:.1f} GB before activations (peak "
         f"{plan.total / GB:.1f} GB), and no fp32 master copy in bf16; use DeepSpeed ZeRO-3 or "
-        "FSDP2 (docs/TRAIN.md 'Multi-GPU'; paravt train --plan prints the numbers)"
+        "FSDP2 (docs/train/MULTI_GPU.md; paravt train --plan prints the numbers)"
     )

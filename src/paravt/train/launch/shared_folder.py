@@ -63,7 +63,7 @@ def check_same_folder(run_dir: Path, rank: int, world: int, gather: Gather) -> N
             f"output_dir={run_dir} is not one folder for every rank: "
             + "; ".join(blind)
             + f" (of {world}). Put output_dir on a file system every node mounts at the same "
-            "path (docs/TRAIN.md, Multi-node)"
+            "path (docs/train/MULTI_GPU.md, Multi-node)"
         )
 
 
@@ -88,5 +88,5 @@ def check_same_checkpoints(run_dir: Path, newest: Path | None, gather: Gather) -
         f"the ranks see different checkpoints in output_dir={run_dir}: "
         + "; ".join(described)
         + ". Every node must see the same run folder: put it on a shared file system mounted at "
-        "the same path (docs/TRAIN.md, Multi-node)"
+        "the same path (docs/train/MULTI_GPU.md, Multi-node)"
     )
