@@ -344,7 +344,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             )
         logger.warning(  # a server may have been started with its own processor settings
             "%s, unless the vLLM server was started with --mm-processor-kwargs covering the "
-            "budget (docs/TRAIN.md, vLLM)",
+            'budget (docs/train/VLLM.md, "Server mode")',
             conflict,
         )
 
