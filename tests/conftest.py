@@ -73,7 +73,19 @@ def pytest_report_header(config):
     return f"test videos: {SHARED_VIDEOS}"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups (it runs untagged)
 def pytest_collection_modifyitems(config, items):
+    """Group the tests by file for ``--dist loadgroup`` (a file's fixtures are then built
+    once, on one worker), except in files marked ``spread``: their tests are long, set up their
+    own inputs, and go to whichever worker is free. Why not ``--dist loadfile``: the docs-command
+    file alone was a third of the suite, and held one worker while the other ran out of work."""
+    for item in items:
+        if item.get_closest_marker("spread") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    _skip_what_cannot_run(config, items)
+
+
+def _skip_what_cannot_run(config, items) -> None:
     """Skip ``gpu`` tests cleanly when no CUDA device is present, and ``vllm`` tests when vLLM is
     not installed (it lives in an environment of its own: scripts/vllm-env.sh)."""
     vllm_items = [item for item in items if item.get_closest_marker("vllm") is not None]

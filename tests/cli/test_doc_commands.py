@@ -8,8 +8,11 @@ cannot run on a test machine (a GPU, vLLM or another server, the network, a benc
 reader's own files, hours of work). A command the table below does not know fails the test, so a
 new command in the docs is either run or given its reason.
 
-"As written" allows two changes: ``/tmp/`` becomes the test's own folder, and ``~`` is a home
-folder made for the test. Inputs a command names as the reader's own (``video.mp4``,
+"As written" allows three changes: ``/tmp/`` becomes the test's own folder, ``~`` is a home
+folder made for the test, and a toy set of more than ``TOY_SET_CAP`` videos is made with that
+many: video i of a set depends on (seed, split, i) alone (tests/toy/test_toy_task_prefix.py), so
+the smaller set is the first videos of the one the command makes, and the 1,000 of the docs took
+two thirds of this file's time. Inputs a command names as the reader's own (``video.mp4``,
 ``toy.mp4``, ``./my-checkpoint``) are made first, from the generated test videos and the tiny
 model. The runs use the shipped toy demo and the tiny models only.
 """
@@ -26,6 +29,9 @@ from pathlib import Path
 
 import pytest
 from doc_commands import shell_commands
+
+#: each command is long and sets up its own folder: the tests go to whichever worker is free
+pytestmark = pytest.mark.spread
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = ["README.md", "docs/INFER.md", "docs/TRAIN.md", "docs/EVAL.md", "docs/TOY_TASK.md"]
@@ -96,15 +102,19 @@ RUN = [
     (r"^paravt train --config cpu-smoke$", Run()),
     (r"^paravt train --config paragrpo --set model=tests/train/data/", Run(cwd="repo")),
     (r"^paravt make-tiny-model toy-model --preset toy", Run()),
-    (r"^paravt make-toy-task toy --n 1000", Run(slow=True)),
-    (r"^paravt make-toy-task data/toy --n", Run(slow=True)),
-    (r"^paravt make-toy-task (still|glimpse) --n", Run(slow=True)),
+    (r"^paravt make-toy-task toy --n 1000", Run()),
+    (r"^paravt make-toy-task data/toy --n", Run()),
+    (r"^paravt make-toy-task (still|glimpse) --n", Run()),
     (r"^paravt make-toy-task /tmp/toy --n 1 --seed 4", Run()),
     (r"^paravt infer /tmp/toy/videos/train-00000\.mp4",
      Run(prefix=["paravt make-toy-task /tmp/toy --n 1 --seed 4"])),
     (r"^paravt serve-tools --video-root ~/\.cache/huggingface/videomme --write-entry",
      Run(("videomme_root",))),
 ]  # fmt: skip
+
+#: the most videos a docs command's toy set has here (the module docstring says why)
+TOY_SET_CAP = 40
+_TOY_SET_SIZE = re.compile(r"(paravt make-toy-task \S+ --n\s+)(\d+)")
 
 #: the parts of a chained command that install software: left out, with this reason
 INSTALL = re.compile(r"^(apt-get|pip|sudo) ")
@@ -153,9 +163,20 @@ def _params():
 
 
 def _as_written(command: str, work: Path) -> str:
-    """The command with ``/tmp/`` in the test's folder and its install steps left out."""
+    """The command with ``/tmp/`` in the test's folder, its install steps left out and a toy
+    set of at most ``TOY_SET_CAP`` videos."""
     parts = [p for p in command.split(" && ") if not INSTALL.match(p.strip())]
-    return " && ".join(parts).replace("/tmp/", f"{work}/tmp/")
+    text = " && ".join(parts).replace("/tmp/", f"{work}/tmp/")
+    return _TOY_SET_SIZE.sub(lambda m: m[1] + str(min(int(m[2]), TOY_SET_CAP)), text)
+
+
+def test_a_toy_set_is_made_smaller_and_nothing_else_changes(tmp_path):
+    assert _as_written("paravt make-toy-task data/toy --n 200  --seed 0", tmp_path) == (
+        f"paravt make-toy-task data/toy --n {TOY_SET_CAP}  --seed 0"
+    )
+    assert _as_written("paravt make-toy-task /tmp/t --n 1 --seed 4", tmp_path).endswith(
+        "--n 1 --seed 4"
+    )
 
 
 @pytest.fixture
