@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors (nev
         Generation,
         GenRequest,
         ImageItem,
+        TokenStream,
         TurnRecord,
     )
 
@@ -47,6 +48,7 @@ _EXPORTS = {
     "Generation": "paravt.agent.records",
     "ImageItem": "paravt.agent.records",
     "CallRecord": "paravt.agent.records",
+    "TokenStream": "paravt.agent.records",
     "TurnRecord": "paravt.agent.records",
     "ChatCodec": "paravt.agent.chat",
     "load_prompts": "paravt.agent.prompts",
@@ -67,6 +69,7 @@ __all__ = [
     "GenRequest",
     "Generation",
     "ImageItem",
+    "TokenStream",
     "TurnRecord",
     "load_prompts",
 ]
