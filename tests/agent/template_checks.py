@@ -141,7 +141,7 @@ def assert_prompts_are_prefixes(backend, rec) -> None:
     for batch in backend.batches:
         for req in batch:
             if req.role == "main" and req.episode_id == rec.id:
-                assert rec.stream.token_ids[: len(req.prompt_ids)] == req.prompt_ids
+                assert rec.stream.token_ids[: len(req.tokens.ids)] == req.tokens.ids
 
 
 def check_episode(rec, codec, backend, tool_prompt: str) -> None:

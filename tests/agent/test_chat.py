@@ -92,7 +92,7 @@ def test_a_template_that_rewrites_past_turns_never_rewrites_the_stream(q3_proces
     assert rec.status == "ok" and rec.prediction == "B"
     # every request saw a prefix of the final stream: history is appended to, never re-rendered
     for batch in backend.batches:
-        ids = batch[0].prompt_ids
+        ids = batch[0].tokens.ids
         assert rec.stream.token_ids[: len(ids)] == ids
     streamed = codec.decode(rec.stream.token_ids)
     assert "<think>first look</think>" in streamed

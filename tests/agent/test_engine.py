@@ -348,7 +348,7 @@ def test_think_prefix_prefills_every_main_turn_as_prompt(q3_processor, pancake):
     requests = [r for batch in backend.batches for r in batch if r.role == "main"]
     assert [r.prefill for r in requests] == [prefix] * 3
     for req in requests:  # every turn's context ends in the generation prompt + the pre-fill
-        assert codec.decode(req.prompt_ids).endswith("<|im_start|>assistant\n" + prefix)
+        assert codec.decode(req.tokens.ids).endswith("<|im_start|>assistant\n" + prefix)
     # the pre-fill tokens are prompt: each generated run starts right after them, unmasked
     prefix_ids = codec.encode_text(prefix)
     runs = []

@@ -75,7 +75,7 @@ def test_any_completions_give_a_complete_consistent_record(turns, q3_processor, 
     assert sum(c.status == "ok" for c in rec.calls if c.turn == 0) <= 2
     # one stream: each request saw a prefix of it; it spells the rendered conversation
     for batch in backend.batches:
-        ids = batch[0].prompt_ids
+        ids = batch[0].tokens.ids
         assert rec.stream.token_ids[: len(ids)] == ids
     assert len(rec.stream.token_ids) == len(rec.stream.loss_mask) == len(rec.stream.logprobs)
     rendered = codec.expand(

@@ -133,7 +133,7 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
     backend._batch = spy
     shared_recs = EpisodeEngine(backend, cfg).run(inputs)
     turn0 = seen[0]
-    assert all(r.pixel_values is None for r in turn0)  # nothing joined per episode
+    assert all(r.tokens.pixel_values is None for r in turn0)  # nothing joined per episode
     rows = {it.pixels.data_ptr() for r in turn0 for it in r.images}
     assert len(rows) == cfg.frames  # the 3 episodes hold the same K overview rows
     # the records hold no joined copy: their images share the one overview tensor, and

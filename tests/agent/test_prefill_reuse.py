@@ -18,7 +18,7 @@ import torch
 from agent_helpers import call, small_config
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput, GenRequest
+from paravt.agent.records import EpisodeInput, GenRequest, TokenPrompt
 from paravt.backends.hf import HFBackend
 
 PREFIX = "<think>look</think>" + call(0, 3)
@@ -170,7 +170,7 @@ def test_a_state_that_is_not_a_prefix_of_the_next_prompt_is_not_used(q3, pancake
     images = rec.stream.images[: rec.frames_k]
 
     def ask(prompt):
-        req = GenRequest("p", 0, "main", [], images, 3, prompt_ids=prompt, continues=True)
+        req = GenRequest("p", 0, "main", [], images, 3, tokens=TokenPrompt(prompt), continues=True)
         req.state_key = "k"
         return q3.generate([req])[0]
 

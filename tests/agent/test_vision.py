@@ -48,7 +48,7 @@ def test_engine_builds_pixel_values_in_the_backends_dtype(q3_processor, pancake)
         [EpisodeInput("d", pancake, "Q?", ["a", "b"])]
     )
     assert rec.stream.pixel_values.dtype == torch.bfloat16
-    assert all(r.pixel_values.dtype == torch.bfloat16 for b in backend.batches for r in b)
+    assert all(r.tokens.pixel_values.dtype == torch.bfloat16 for b in backend.batches for r in b)
 
 
 _REAL_KERNELS = vision._kernels_pixel_values  # unwatched, however many spies a test sets
@@ -122,7 +122,7 @@ def test_the_engine_resizes_on_its_crop_workers_with_the_serial_pixels(
             [EpisodeInput("d", pancake, "Q?", ["a", "b"])]
         )
         assert rec.status == "ok", rec.error
-        return rec, [r.pixel_values for b in backend.batches for r in b]
+        return rec, [r.tokens.pixel_values for b in backend.batches for r in b]
 
     serial, serial_rows = run(1)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 1)

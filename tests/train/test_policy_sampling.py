@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from paravt.agent.records import GenRequest
+from paravt.agent.records import GenRequest, TokenPrompt
 from paravt.rollout.policy import PolicyBackend
 
 
@@ -18,7 +18,7 @@ def _requests(ids: list[int], n: int) -> list[GenRequest]:
             images=[],
             max_new_tokens=8,
             temperature=1.0,
-            prompt_ids=list(ids),
+            tokens=TokenPrompt(list(ids)),
         )
         for i in range(n)
     ]

@@ -292,7 +292,7 @@ def test_sampler_logprobs_match_the_policy(tiny, video_path):
 
 
 def test_vision_token_and_unechoed_stop_end_a_turn(tiny):
-    from paravt.agent.records import GenRequest
+    from paravt.agent.records import GenRequest, TokenPrompt
     from paravt.rollout.vllm import VLLMBackend, sampled_logprobs
 
     _, processor = tiny
@@ -321,7 +321,9 @@ def test_vision_token_and_unechoed_stop_end_a_turn(tiny):
     text = codec.encode_text("a b c")
     pad, end = codec.image_token_id, codec.end_of_turn_id
     backend.generator.rows = [text + [pad] + text, text, text + [end], text * 10]
-    req = GenRequest("e", 1, "main", [], [], max_new_tokens=len(text) + 1, prompt_ids=[1, 2])
+    req = GenRequest(
+        "e", 1, "main", [], [], max_new_tokens=len(text) + 1, tokens=TokenPrompt([1, 2])
+    )
     cut, short, stopped, full = backend.generate([req, req, req, req])
     assert cut.token_ids == text and cut.finish_reason == "length"  # the pad never enters
     assert short.token_ids == text and short.finish_reason == "stop"  # server kept its stop
@@ -337,7 +339,7 @@ def test_a_failed_rollout_tells_the_other_ranks_at_their_next_handshake(tiny):
     """Server mode on 2 ranks (collective calls, lockstep): an error raised in this rank's rollout
     goes to the others' next handshake before it is re-raised; a failure read at a handshake
     raises ``RankFailedError`` naming the rank, and is not announced again."""
-    from paravt.agent.records import GenRequest
+    from paravt.agent.records import GenRequest, TokenPrompt
     from paravt.errors import RankFailedError
     from paravt.rollout.lockstep import RankFailure
     from paravt.rollout.vllm import VLLMBackend
@@ -364,7 +366,7 @@ def test_a_failed_rollout_tells_the_other_ranks_at_their_next_handshake(tiny):
 
     sent.clear()
     others.append(RankFailure("OSError", "video store gone"))
-    req = GenRequest("e", 1, "main", [], [], max_new_tokens=4, prompt_ids=[1, 2])
+    req = GenRequest("e", 1, "main", [], [], max_new_tokens=4, tokens=TokenPrompt([1, 2]))
     failed = pytest.raises(RankFailedError, match="rank 1 failed .* OSError: video store gone")
     with failed, backend.rollout(0):
         backend.generate([req])

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors (nev
         Generation,
         GenRequest,
         ImageItem,
+        TokenPrompt,
         TokenStream,
         TurnRecord,
     )
@@ -48,6 +49,7 @@ _EXPORTS = {
     "Generation": "paravt.agent.records",
     "ImageItem": "paravt.agent.records",
     "CallRecord": "paravt.agent.records",
+    "TokenPrompt": "paravt.agent.records",
     "TokenStream": "paravt.agent.records",
     "TurnRecord": "paravt.agent.records",
     "ChatCodec": "paravt.agent.chat",
@@ -69,6 +71,7 @@ __all__ = [
     "GenRequest",
     "Generation",
     "ImageItem",
+    "TokenPrompt",
     "TokenStream",
     "TurnRecord",
     "load_prompts",

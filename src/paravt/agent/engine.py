@@ -35,6 +35,7 @@ from paravt.agent.records import (
     Generation,
     GenRequest,
     ImageItem,
+    TokenPrompt,
     TokenStream,
     TurnRecord,
     join_rows,
@@ -451,9 +452,7 @@ class EpisodeEngine:
             temperature=self.config.temperature,
             top_p=self.config.top_p,
             forced=forced,
-            prompt_ids=list(ctx.token_ids) if self.codec is not None else None,
-            pixel_values=pv,
-            image_grid_thw=grid,
+            tokens=TokenPrompt(list(ctx.token_ids), pv, grid) if self.codec is not None else None,
             prefill=prefill,
             key=f"{ep_id}/t{turn}" if role == "main" else f"{ep_id}/t{turn}/{role}",
             preprocess_s=spent,
@@ -526,8 +525,8 @@ class EpisodeEngine:
             text=text,
             forced=req.forced,
             finish_reason=gen.finish_reason,
-            prompt_tokens=len(req.prompt_ids)
-            if req.prompt_ids is not None
+            prompt_tokens=len(req.tokens.ids)
+            if req.tokens is not None
             else int(gen.prompt_tokens or 0),
             cached_tokens=int(gen.cached_tokens or 0),
             generate_s=gen.generate_s,

@@ -5,9 +5,10 @@ backend, evaluation and the trainer all speak the same vocabulary:
 
 - ``EpisodeInput``: one question about one video (what callers hand the engine).
 - ``GenRequest`` / ``Generation``: one generation asked of a backend and its answer. A request
-  carries the conversation twice — as chat ``messages`` + raw ``images`` (for HTTP backends that
-  apply the template server-side) and, when the backend works in token space, as ``prompt_ids`` +
-  ``pixel_values``/``image_grid_thw`` (token-in/token-out, for the local model and the policy).
+  carries the conversation twice — in message space as chat ``messages`` + raw ``images`` (for
+  HTTP backends that apply the template server-side) and, when the backend works in token space,
+  as ``tokens``, a ``TokenPrompt``: ids + ``pixel_values``/``image_grid_thw`` (token-in/token-out,
+  for the local model and the policy).
 - ``EpisodeRecord``: everything that happened in one episode — turns, calls, results, errors,
   timings, token counts, final answer (the trace: what eval, the viewer and infer read) — and, in
   its ``stream`` field, a ``TokenStream``: the token ids, loss mask, logprobs and images the
@@ -30,6 +31,7 @@ __all__ = [
     "GenRequest",
     "Generation",
     "ImageItem",
+    "TokenPrompt",
     "TokenStream",
     "join_rows",
     "view_dict",
@@ -125,15 +127,29 @@ def join_rows(items: list[ImageItem]) -> Any:
 
 
 @dataclass
+class TokenPrompt:
+    """A request's context in token space: what a token-in/token-out backend feeds its model.
+
+    ``ids`` is the whole context so far (image pads expanded); ``pixel_values``/``image_grid_thw``
+    cover every image of that context, in order. ``pixel_values`` is None when the backend reads
+    each ``ImageItem.pixels`` itself (``reads_image_pixels``: no joined copy is made for it).
+    """
+
+    ids: list[int]
+    pixel_values: Any = None
+    image_grid_thw: Any = None
+
+
+@dataclass
 class GenRequest:
     """One generation asked of a backend.
 
     ``role`` is ``main`` for the main agent (``forced`` marks the final forced-answer turn) and
     ``subagent`` for a sub-agent summarising one window. ``messages`` uses the Hugging Face chat
     format with ``{"type": "image"}`` parts standing for ``images`` in order; tool results are
-    ``role: "tool"`` messages. ``prompt_ids`` is the whole context so far (image pads expanded), set
-    only when the backend has a ``codec`` (token space); then ``pixel_values``/``image_grid_thw``
-    cover every image of that context, in order.
+    ``role: "tool"`` messages: the message-space form of the context. ``tokens`` is its
+    token-space form (``TokenPrompt``), set only when the backend has a ``codec``; None for a
+    backend that reads messages only.
     """
 
     episode_id: str
@@ -145,28 +161,27 @@ class GenRequest:
     temperature: float = 0.0
     top_p: float = 1.0
     forced: bool = False
-    prompt_ids: list[int] | None = None
-    pixel_values: Any = None
-    image_grid_thw: Any = None
+    tokens: TokenPrompt | None = None
     prefill: str = ""
     key: str = ""
-    preprocess_s: float = 0.0  # time the engine spent preparing ``pixel_values`` for this request
+    preprocess_s: float = 0.0  # time the engine spent preparing the pixel rows for this request
     #: tool schemas the chat template renders itself (``engine.tool_prompt=native``), else None
     tools: list[dict] | None = None
     #: the episode asks again after this turn, with this turn's output and a tool turn appended
-    #: to ``prompt_ids``: a backend that keeps episode state (``keep_episode_state``) keeps it
+    #: to ``tokens.ids``: a backend that keeps episode state (``keep_episode_state``) keeps it
     continues: bool = False
     #: what names this episode's kept state: unique among the episodes of one engine run (GRPO's
     #: generations of one prompt share ``episode_id``)
     state_key: str = ""
 
-    @property
-    def stream(self) -> list[int]:
-        """``prompt_ids``, which a token-space backend needs: the engine sets them whenever the
+    def require_tokens(self) -> TokenPrompt:
+        """``tokens``, which a token-space backend needs: the engine sets them whenever the
         backend has a codec, so a request without them is the engine's bug, said as such."""
-        if self.prompt_ids is None:
-            raise RuntimeError(f"request {self.key or self.episode_id!r} has no prompt_ids")
-        return self.prompt_ids
+        if self.tokens is None:
+            raise RuntimeError(
+                f"request {self.key or self.episode_id!r} has no token-space prompt (tokens)"
+            )
+        return self.tokens
 
 
 @dataclass
