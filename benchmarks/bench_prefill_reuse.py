@@ -122,11 +122,11 @@ def worker(
                 "prefilled_tokens": sum(t.prompt_tokens - t.cached_tokens for t in rec.turns),
                 "cached_tokens": sum(t.cached_tokens for t in rec.turns),
                 "final_prompt_tokens": rec.turns[-1].prompt_tokens if rec.turns else 0,
-                "final_context_tokens": len(rec.token_ids or []),
+                "final_context_tokens": len(rec.stream.token_ids),
                 "image_tokens": rec.tokens.image,
                 "vision_calls": counts["calls"],
                 "vision_images": counts["images"],
-                "token_ids": rec.token_ids,
+                "token_ids": rec.stream.token_ids,
             }
         )
     params = sum(p.numel() for p in backend.model.parameters())

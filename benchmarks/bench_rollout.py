@@ -357,7 +357,9 @@ def vllm_rows(
     rows = {label: mean_row(rs) for label, rs in runs.items()}
     sync, alone = records["vllm-sync"], records["vllm-async"]
     same = {
-        "token_ids": sum(a.token_ids == b.token_ids for a, b in zip(sync, alone, strict=True)),
+        "token_ids": sum(
+            a.stream.token_ids == b.stream.token_ids for a, b in zip(sync, alone, strict=True)
+        ),
         "predictions": sum(a.prediction == b.prediction for a, b in zip(sync, alone, strict=True)),
         "of": len(sync),
     }

@@ -91,7 +91,7 @@ def attach(trainer):
         for r in trainer.last_rollout.get("records", []):
             subs = getattr(r, "subagents", []) or []
             seen.append({
-                "k": r.frames_k, "status": r.status, "images": len(r.images),
+                "k": r.frames_k, "status": r.status, "images": len(r.stream.images),
                 "image_tokens": r.tokens.image, "tokens": r.tokens.total,
                 "calls_ok": sum(c.status == "ok" for c in r.calls),
                 "subagents": len(subs),

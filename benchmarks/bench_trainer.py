@@ -426,13 +426,15 @@ def bench_rollout(model_dir, tmp):
         "para_tool_exec_s": round(para_tool, 4),
         "trl_tool_exec_s": round(sum(timing), 4),
         "tool_exec_ratio_trl_over_para": round(sum(timing) / para_tool, 3) if para_tool else None,
-        "para_prompt_tokens_mean": statistics.mean(r.prompt_len for r in records),
+        "para_prompt_tokens_mean": statistics.mean(r.stream.prompt_len for r in records),
         "trl_prompt_tokens_mean": trl_prompt_tokens,
         "para_episode_timings_summed": timings,
         "para_calls_executed": para_calls,
         "trl_calls_executed": len(timing),
         "trl_tool_images": sum(len(x) for x in tool_images),
-        "para_tool_images": sum(sum(1 for im in r.images if im.source == "tool") for r in records),
+        "para_tool_images": sum(
+            sum(1 for im in r.stream.images if im.source == "tool") for r in records
+        ),
         "trl_setup_note": "TRL cannot parse the tiny model's chat template on its own; its Qwen3 response "
         "parser (trl.chat_template_utils.qwen3_template) was set on the tokenizer, and "
         "_generate_single_turn was wrapped only to force the first turn (as first_turn_text "

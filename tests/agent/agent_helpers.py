@@ -36,6 +36,6 @@ def record_view(rec) -> dict:
     for turn in out["turns"]:
         for key in _TIMING_KEYS:
             turn.pop(key, None)
-    out["images"] = [(im.source, im.time, tuple(im.grid_thw or ())) for im in rec.images]
+    out["images"] = [(im.source, im.time, tuple(im.grid_thw or ())) for im in rec.stream.images]
     out["subagents"] = [record_view(sub) for sub in rec.subagents]
     return out

@@ -38,7 +38,7 @@ def stream_text(rec, codec) -> str:
     """The decoded token stream with each run of image pads folded to one pad (as rendered)."""
     pad = codec.image_token_id
     folded: list[int] = []
-    for t in rec.token_ids:
+    for t in rec.stream.token_ids:
         if t == pad and folded and folded[-1] == pad:
             continue
         folded.append(t)
@@ -47,7 +47,7 @@ def stream_text(rec, codec) -> str:
 
 def assert_schema_once(rec, codec, tool_prompt: str) -> None:
     """The crop_video schema is in the first prompt exactly once, where ``tool_prompt`` puts it."""
-    prompt = codec.decode(rec.token_ids[: rec.prompt_len])
+    prompt = codec.decode(rec.stream.token_ids[: rec.stream.prompt_len])
     schema = json.dumps(tool_schema())
     assert prompt.count(schema) == 1, prompt[:2000]
     desc = tool_schema()["function"]["description"]
@@ -72,14 +72,14 @@ def assert_pads_match_grids(rec, codec) -> None:
     """Every run of image pads has exactly its image's feature count, in image order."""
     pad = codec.image_token_id
     runs, n = [], 0
-    for t in rec.token_ids + [None]:
+    for t in rec.stream.token_ids + [None]:
         if t == pad:
             n += 1
         elif n:
             runs.append(n)
             n = 0
-    assert runs == [codec.tokens_for_grid(im.grid_thw) for im in rec.images]
-    assert len(runs) == len(rec.images) > 0
+    assert runs == [codec.tokens_for_grid(im.grid_thw) for im in rec.stream.images]
+    assert len(runs) == len(rec.stream.images) > 0
 
 
 def assert_think_once_per_turn(rec, codec) -> None:
@@ -113,7 +113,7 @@ def last_query_index(messages) -> int:
 
 
 def assert_stream_matches_messages(rec, codec) -> None:
-    """The documented relationship between ``record.token_ids`` and ``record.messages``.
+    """The documented relationship between ``record.stream.token_ids`` and ``record.messages``.
 
     The stream is the template's rendering of ``messages`` (+ ``tools``), except on a template that
     strips reasoning (``codec.strips_reasoning``: Qwen3-VL Thinking): there every assistant turn
@@ -141,7 +141,7 @@ def assert_prompts_are_prefixes(backend, rec) -> None:
     for batch in backend.batches:
         for req in batch:
             if req.role == "main" and req.episode_id == rec.id:
-                assert rec.token_ids[: len(req.prompt_ids)] == req.prompt_ids
+                assert rec.stream.token_ids[: len(req.tokens.ids)] == req.tokens.ids
 
 
 def check_episode(rec, codec, backend, tool_prompt: str) -> None:

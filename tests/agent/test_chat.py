@@ -37,11 +37,13 @@ def test_truncated_turns_get_the_closing_token_outside_the_loss(q3_processor, pa
         [EpisodeInput("t", pancake, "Q?", ["a", "b"])]
     )
     codec = backend.codec
-    end = rec.loss_mask.index(0, rec.prompt_len)  # first token after the first generated run
-    assert rec.token_ids[end] == codec.end_of_turn_id and rec.loss_mask[end] == 0
+    end = rec.stream.loss_mask.index(
+        0, rec.stream.prompt_len
+    )  # first token after the first generated run
+    assert rec.stream.token_ids[end] == codec.end_of_turn_id and rec.stream.loss_mask[end] == 0
     full = codec.render(rec.messages, tools=rec.tools)
-    expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.images])
-    assert rec.token_ids == expected[: len(rec.token_ids)]
+    expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.stream.images])
+    assert rec.stream.token_ids == expected[: len(rec.stream.token_ids)]
 
 
 def test_templates_that_do_not_wrap_tool_results_get_tags_from_the_engine(q3_processor, pancake):
@@ -55,7 +57,7 @@ def test_templates_that_do_not_wrap_tool_results_get_tags_from_the_engine(q3_pro
     [rec] = EpisodeEngine(backend, small_config()).run(
         [EpisodeInput("w", pancake, "Q?", ["a", "b"])]
     )
-    text = codec.decode(rec.token_ids)
+    text = codec.decode(rec.stream.token_ids)
     # the whole result (frames and text) inside the tags, as Qwen3-VL's template renders it
     assert "\n<tool_response>\n<|vision_start|>" in text
     assert "<|vision_end|>2 frames from 0.0s to 3.0s.\n</tool_response><|im_end|>" in text
@@ -66,9 +68,11 @@ def test_templates_that_do_not_wrap_tool_results_get_tags_from_the_engine(q3_pro
     assert tool_turn[-1]["text"].endswith("\n</tool_response>")
     expected = codec.expand(
         codec.encode_text(codec.render(rec.messages, tools=rec.tools)),
-        [im.grid_thw for im in rec.images],
+        [im.grid_thw for im in rec.stream.images],
     )
-    assert rec.token_ids == expected[: len(rec.token_ids)]  # the rendering adds a final newline
+    assert (
+        rec.stream.token_ids == expected[: len(rec.stream.token_ids)]
+    )  # the rendering adds a final newline
 
 
 def test_a_template_that_rewrites_past_turns_never_rewrites_the_stream(q3_processor, pancake):
@@ -88,9 +92,9 @@ def test_a_template_that_rewrites_past_turns_never_rewrites_the_stream(q3_proces
     assert rec.status == "ok" and rec.prediction == "B"
     # every request saw a prefix of the final stream: history is appended to, never re-rendered
     for batch in backend.batches:
-        ids = batch[0].prompt_ids
-        assert rec.token_ids[: len(ids)] == ids
-    streamed = codec.decode(rec.token_ids)
+        ids = batch[0].tokens.ids
+        assert rec.stream.token_ids[: len(ids)] == ids
+    streamed = codec.decode(rec.stream.token_ids)
     assert "<think>first look</think>" in streamed
     # the template itself drops it
     assert "first look" not in codec.render(rec.messages, tools=rec.tools)

@@ -37,7 +37,7 @@ def tool_texts(messages, after_assistant: int) -> list[str]:
 
 def generated_runs(rec) -> list[list[int]]:
     runs, cur = [], []
-    for tid, m in zip(rec.token_ids, rec.loss_mask, strict=True):
+    for tid, m in zip(rec.stream.token_ids, rec.stream.loss_mask, strict=True):
         if m:
             cur.append(tid)
         elif cur:
@@ -51,9 +51,11 @@ def generated_runs(rec) -> list[list[int]]:
 def assert_stream_matches_template(rec, codec):
     """The concatenated stream equals the template's rendering of the same conversation."""
     full = codec.render(rec.messages, tools=rec.tools)
-    expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.images])
-    assert rec.token_ids == expected[: len(rec.token_ids)]
-    assert codec.decode(expected[len(rec.token_ids) :]) == "\n"  # the template's trailing newline
+    expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.stream.images])
+    assert rec.stream.token_ids == expected[: len(rec.stream.token_ids)]
+    assert (
+        codec.decode(expected[len(rec.stream.token_ids) :]) == "\n"
+    )  # the template's trailing newline
 
 
 @pytest.fixture
@@ -112,13 +114,22 @@ def test_parallel_episode_tool_turns_errors_forced_answer_and_stream(
     # token stream: prompt + generated + tool turns, mask on generated tokens only
     codec = backend.codec
     assert_stream_matches_template(rec, codec)
-    assert sum(rec.loss_mask) == sum(len(codec.encode_text(t)) + 1 for t in messy_script)
-    assert rec.tokens.total == len(rec.token_ids) == len(rec.loss_mask) == len(rec.logprobs)
-    n_pad = sum(t == codec.image_token_id for t in rec.token_ids)
+    assert sum(rec.stream.loss_mask) == sum(len(codec.encode_text(t)) + 1 for t in messy_script)
+    assert (
+        rec.tokens.total
+        == len(rec.stream.token_ids)
+        == len(rec.stream.loss_mask)
+        == len(rec.stream.logprobs)
+    )
+    n_pad = sum(t == codec.image_token_id for t in rec.stream.token_ids)
     assert rec.tokens.image == n_pad
-    assert rec.pixel_values.shape[0] == int(rec.image_grid_thw.prod(-1).sum()) == n_pad * 4
-    assert len(rec.images) == 4 + sum(c.n_frames for c in rec.calls if c.status == "ok")
-    assert [im.source for im in rec.images][:4] == ["overview"] * 4
+    assert (
+        rec.stream.pixel_values.shape[0]
+        == int(rec.stream.image_grid_thw.prod(-1).sum())
+        == n_pad * 4
+    )
+    assert len(rec.stream.images) == 4 + sum(c.n_frames for c in rec.calls if c.status == "ok")
+    assert [im.source for im in rec.stream.images][:4] == ["overview"] * 4
     # each round's calls ran in one batched tool pass
     assert len(backend.batches) == 3
 
@@ -144,22 +155,24 @@ def test_generated_tokens_are_never_retokenized(arch, request, pancake):
     # the scripted ids are not what the tokenizer makes of the text: re-tokenizing would differ
     assert any(codec.encode_text(codec.decode(r[:-1])) != r[:-1] for r in runs)
     # logprobs sit exactly on generated tokens
-    lp = [x for x, m in zip(rec.logprobs, rec.loss_mask, strict=True) if m]
+    lp = [x for x, m in zip(rec.stream.logprobs, rec.stream.loss_mask, strict=True) if m]
     assert lp == [-0.001 * (i + 1) for r in runs for i in range(len(r))]
-    assert all(x == 0.0 for x, m in zip(rec.logprobs, rec.loss_mask, strict=True) if not m)
+    assert all(
+        x == 0.0 for x, m in zip(rec.stream.logprobs, rec.stream.loss_mask, strict=True) if not m
+    )
     # the think prefix is prompt, and the turn text the rewards read includes it
-    assert rec.prompt_len == rec.loss_mask.index(1)
-    assert codec.decode(rec.token_ids[: rec.prompt_len]).endswith(
+    assert rec.stream.prompt_len == rec.stream.loss_mask.index(1)
+    assert codec.decode(rec.stream.token_ids[: rec.stream.prompt_len]).endswith(
         "<|im_start|>assistant\n<think>\n"
     )
     assert rec.turns[0].text.startswith("<think>\n<think>Look")
     assert rec.prefix == "<think>\n"
     # textually the stream is still the conversation the template renders
     full = codec.render(rec.messages, tools=rec.tools)
-    expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.images])
-    assert codec.decode(rec.token_ids) + "\n" == codec.decode(expected)
-    assert codec.arch == arch and rec.pixel_values.shape[0] == int(
-        rec.image_grid_thw.prod(-1).sum()
+    expected = codec.expand(codec.encode_text(full), [im.grid_thw for im in rec.stream.images])
+    assert codec.decode(rec.stream.token_ids) + "\n" == codec.decode(expected)
+    assert codec.arch == arch and rec.stream.pixel_values.shape[0] == int(
+        rec.stream.image_grid_thw.prod(-1).sum()
     )
 
 
@@ -217,11 +230,13 @@ def test_subagent_evidence_is_one_batched_generate_with_truncated_summaries(
     assert len(texts) == 2 and all(t.endswith(" [truncated]") for t in texts)
     assert texts[0].startswith("Summary of 0.0s to 3.0s:")
     # evidence mode subagent: the main agent sees no window frames, only the overview
-    assert [im.source for im in a.images] == ["overview"] * 4
+    assert [im.source for im in a.stream.images] == ["overview"] * 4
     assert len(a.subagents) == 2 and len(recs[1].subagents) == 1
     sub = a.subagents[0]
-    assert sum(sub.loss_mask) == 12 and sub.prompt_len == len(sub.token_ids) - 12
-    assert len(sub.images) == a.calls[0].n_frames
+    assert (
+        sum(sub.stream.loss_mask) == 12 and sub.stream.prompt_len == len(sub.stream.token_ids) - 12
+    )
+    assert len(sub.stream.images) == a.calls[0].n_frames
     assert_stream_matches_template(a, backend.codec)
 
 
@@ -245,7 +260,7 @@ def test_bad_videos_and_failed_generations_are_episode_errors(q3_processor, panc
     ]
     recs = {r.id: r for r in EpisodeEngine(backend, small_config()).run(inputs)}
     assert recs["ok"].status == "ok" and recs["ok"].prediction == "A"
-    assert len(recs["ok"].images) == 3 and recs["ok"].frames_k == 3
+    assert len(recs["ok"].stream.images) == 3 and recs["ok"].frames_k == 3
     for k in ("missing", "garbage"):
         assert recs[k].status == "error" and "cannot read video" in recs[k].error
         assert recs[k].prediction is None and recs[k].turns == []
@@ -264,8 +279,8 @@ def test_message_only_backend_runs_without_token_stream(pancake):
     backend = ScriptedBackend([call(0, 2), "<answer>B</answer>"])  # no processor: no codec
     [rec] = EpisodeEngine(backend, small_config()).run([EpisodeInput("m", pancake, "Q?", OPTIONS)])
     assert rec.status == "ok" and rec.prediction == "B"
-    assert rec.token_ids == [] and rec.pixel_values is None
-    assert rec.calls[0].status == "ok" and len(rec.images) == 4 + rec.calls[0].n_frames
+    assert rec.stream.token_ids == [] and rec.stream.pixel_values is None
+    assert rec.calls[0].status == "ok" and len(rec.stream.images) == 4 + rec.calls[0].n_frames
     assert rec.to_dict()["calls"][0]["n_frames"] == rec.calls[0].n_frames
 
 
@@ -333,19 +348,21 @@ def test_think_prefix_prefills_every_main_turn_as_prompt(q3_processor, pancake):
     requests = [r for batch in backend.batches for r in batch if r.role == "main"]
     assert [r.prefill for r in requests] == [prefix] * 3
     for req in requests:  # every turn's context ends in the generation prompt + the pre-fill
-        assert codec.decode(req.prompt_ids).endswith("<|im_start|>assistant\n" + prefix)
+        assert codec.decode(req.tokens.ids).endswith("<|im_start|>assistant\n" + prefix)
     # the pre-fill tokens are prompt: each generated run starts right after them, unmasked
     prefix_ids = codec.encode_text(prefix)
     runs = []
     # prev runs one step behind m, so its last entry is left over
-    for i, (m, prev) in enumerate(zip(rec.loss_mask, [0] + rec.loss_mask, strict=False)):
+    for i, (m, prev) in enumerate(
+        zip(rec.stream.loss_mask, [0] + rec.stream.loss_mask, strict=False)
+    ):
         if m and not prev:
             runs.append(i)
     assert len(runs) == 3
     for start in runs:
-        assert rec.token_ids[start - len(prefix_ids) : start] == prefix_ids
-        assert not any(rec.loss_mask[start - len(prefix_ids) : start])
-    assert sum(rec.loss_mask) == sum(len(codec.encode_text(t)) + 1 for t in script)
+        assert rec.stream.token_ids[start - len(prefix_ids) : start] == prefix_ids
+        assert not any(rec.stream.loss_mask[start - len(prefix_ids) : start])
+    assert sum(rec.stream.loss_mask) == sum(len(codec.encode_text(t)) + 1 for t in script)
     assert_stream_matches_template(rec, codec)
     # each turn's text holds its pre-fill exactly once, and the reward does not add another
     texts = [t.text for t in rec.turns]

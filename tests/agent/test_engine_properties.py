@@ -75,13 +75,13 @@ def test_any_completions_give_a_complete_consistent_record(turns, q3_processor, 
     assert sum(c.status == "ok" for c in rec.calls if c.turn == 0) <= 2
     # one stream: each request saw a prefix of it; it spells the rendered conversation
     for batch in backend.batches:
-        ids = batch[0].prompt_ids
-        assert rec.token_ids[: len(ids)] == ids
-    assert len(rec.token_ids) == len(rec.loss_mask) == len(rec.logprobs)
+        ids = batch[0].tokens.ids
+        assert rec.stream.token_ids[: len(ids)] == ids
+    assert len(rec.stream.token_ids) == len(rec.stream.loss_mask) == len(rec.stream.logprobs)
     rendered = codec.expand(
         codec.encode_text(codec.render(rec.messages, tools=rec.tools)),
-        [im.grid_thw for im in rec.images],
+        [im.grid_thw for im in rec.stream.images],
     )
     # a final turn cut at its token budget stays unclosed in the stream (the template closes it)
     closing = codec.end_of_turn if rec.turns[-1].finish_reason == "length" else ""
-    assert codec.decode(rec.token_ids) + closing + "\n" == codec.decode(rendered)
+    assert codec.decode(rec.stream.token_ids) + closing + "\n" == codec.decode(rendered)

@@ -43,15 +43,19 @@ def test_batched_episodes_tool_round_and_teacher_forced_logprobs(q3_backend, pan
             True,
             True,
         ]
-        assert len(rec.images) == rec.frames_k + rec.calls[0].n_frames
-        n_pad = sum(t == codec.image_token_id for t in rec.token_ids)
-        assert rec.pixel_values.shape[0] == int(rec.image_grid_thw.prod(-1).sum()) == 4 * n_pad
+        assert len(rec.stream.images) == rec.frames_k + rec.calls[0].n_frames
+        n_pad = sum(t == codec.image_token_id for t in rec.stream.token_ids)
+        assert (
+            rec.stream.pixel_values.shape[0]
+            == int(rec.stream.image_grid_thw.prod(-1).sum())
+            == 4 * n_pad
+        )
         assert rec.timings.generate_s > 0 and rec.timings.decode_s > 0
     # the loss forward over the recorded stream reproduces generation's logprobs: tokens, images
     # and positions in the record are exactly what the model saw while generating
     model = q3_backend.model
     for rec in recs:  # the second episode was left-padded in the batch
-        ids = torch.tensor([rec.token_ids])
+        ids = torch.tensor([rec.stream.token_ids])
         mm = (ids == codec.image_token_id).to(torch.int32)
         with torch.no_grad():
             logits = (
@@ -59,15 +63,15 @@ def test_batched_episodes_tool_round_and_teacher_forced_logprobs(q3_backend, pan
                     input_ids=ids,
                     attention_mask=torch.ones_like(ids),
                     mm_token_type_ids=mm,
-                    pixel_values=rec.pixel_values,
-                    image_grid_thw=rec.image_grid_thw,
+                    pixel_values=rec.stream.pixel_values,
+                    image_grid_thw=rec.stream.image_grid_thw,
                 )
                 .logits[0]
                 .float()
             )
         lp = torch.log_softmax(logits[:-1], -1).gather(-1, ids[0, 1:, None]).squeeze(-1)
-        mask = torch.tensor(rec.loss_mask[1:], dtype=torch.bool)
-        recorded = torch.tensor(rec.logprobs[1:])[mask]
+        mask = torch.tensor(rec.stream.loss_mask[1:], dtype=torch.bool)
+        recorded = torch.tensor(rec.stream.logprobs[1:])[mask]
         assert mask.sum() == sum(t.generated_tokens for t in rec.turns)
         assert torch.allclose(lp[mask], recorded, atol=2e-3), (lp[mask] - recorded).abs().max()
 
@@ -85,12 +89,12 @@ def test_qwen25_subagent_mode(tiny_qwen25_dir, pancake):
     [rec] = EpisodeEngine(backend, cfg).run([EpisodeInput("q", pancake, "What?", ["x", "y"])])
     assert rec.status == "ok", rec.error
     [sub] = rec.subagents
-    assert sub.status == "ok" and 0 < sum(sub.loss_mask) <= 5
-    assert sub.pixel_values.shape[0] == int(sub.image_grid_thw.prod(-1).sum())
+    assert sub.status == "ok" and 0 < sum(sub.stream.loss_mask) <= 5
+    assert sub.stream.pixel_values.shape[0] == int(sub.stream.image_grid_thw.prod(-1).sum())
     assert rec.calls[0].summary is not None
     tool_msg = next(m for m in rec.messages if m["role"] == "tool")
     assert tool_msg["content"][-1]["text"].startswith("Summary of 0.0s to 3.0s:")
-    assert all(im.source == "overview" for im in rec.images)
+    assert all(im.source == "overview" for im in rec.stream.images)
 
 
 def test_left_pad_aligns_prompt_ends_and_marks_only_real_vision_tokens():
@@ -129,16 +133,16 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
     backend._batch = spy
     shared_recs = EpisodeEngine(backend, cfg).run(inputs)
     turn0 = seen[0]
-    assert all(r.pixel_values is None for r in turn0)  # nothing joined per episode
+    assert all(r.tokens.pixel_values is None for r in turn0)  # nothing joined per episode
     rows = {it.pixels.data_ptr() for r in turn0 for it in r.images}
     assert len(rows) == cfg.frames  # the 3 episodes hold the same K overview rows
     # the records hold no joined copy: their images share the one overview tensor, and
-    # rec.pixel_values joins the rows only when read
-    first_rows = shared_recs[0].images[0].pixels
+    # rec.stream.pixel_values joins the rows only when read
+    first_rows = shared_recs[0].stream.images[0].pixels
     for rec in shared_recs:
-        assert rec._pixel_values is None
-        assert rec.images[0].pixels.data_ptr() == first_rows.data_ptr()
-        assert rec.pixel_values.shape[0] == int(rec.image_grid_thw.prod(-1).sum())
+        assert rec.stream._pixel_values is None
+        assert rec.stream.images[0].pixels.data_ptr() == first_rows.data_ptr()
+        assert rec.stream.pixel_values.shape[0] == int(rec.stream.image_grid_thw.prod(-1).sum())
     # turn 1 (overview + each episode's window of 0-3 s): the same window frames are one image,
     # preprocessed once for the three episodes; the kept states cover the overview, so only
     # the window is encoded (engine.reuse_cache; without it, the overview again too)
@@ -146,8 +150,10 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
     assert backend.last_distinct_images == n_window
     full = EpisodeEngine(backend, dataclasses.replace(cfg, reuse_cache=False)).run(inputs)
     assert backend.last_distinct_images == cfg.frames + n_window
-    assert [r.token_ids for r in full] == [r.token_ids for r in shared_recs]
-    tool_rows = [[it.pixels for it in rec.images if it.source == "tool"] for rec in shared_recs]
+    assert [r.stream.token_ids for r in full] == [r.stream.token_ids for r in shared_recs]
+    tool_rows = [
+        [it.pixels for it in rec.stream.images if it.source == "tool"] for rec in shared_recs
+    ]
     assert tool_rows[0] and all(
         [p.data_ptr() for p in rows] == [p.data_ptr() for p in tool_rows[0]] for rows in tool_rows
     )
@@ -156,16 +162,18 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
     backend._batch = original
     joined_recs = EpisodeEngine(backend, cfg).run(inputs)
     for a, b in zip(shared_recs, joined_recs, strict=True):
-        assert a.token_ids == b.token_ids
-        assert torch.allclose(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-4)
+        assert a.stream.token_ids == b.stream.token_ids
+        assert torch.allclose(
+            torch.tensor(a.stream.logprobs), torch.tensor(b.stream.logprobs), atol=1e-4
+        )
 
     # infer and eval (keep_pixels=False): the same episodes, and the finished records let go of
     # every preprocessed row (~0.9 GB an episode at K = 64), keeping the frames and the grid
     lean = EpisodeEngine(backend, cfg, keep_pixels=False).run(inputs)
     for a, b in zip(shared_recs, lean, strict=True):
-        assert a.token_ids == b.token_ids and b.pixel_values is None
-        assert all(it.pixels is None and it.data is not None for it in b.images)
-        assert torch.equal(a.image_grid_thw, b.image_grid_thw)
+        assert a.stream.token_ids == b.stream.token_ids and b.stream.pixel_values is None
+        assert all(it.pixels is None and it.data is not None for it in b.stream.images)
+        assert torch.equal(a.stream.image_grid_thw, b.stream.image_grid_thw)
 
 
 def test_overview_rows_join_as_a_view_and_tool_rows_as_a_copy():

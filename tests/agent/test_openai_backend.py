@@ -159,7 +159,7 @@ def test_episodes_over_http_with_concurrency_retries_and_server_errors(server, p
     img = Image.open(io.BytesIO(base64.b64decode(b64)))
     assert img.format == "JPEG"
     # sent at the frame's own pixel budget (Qwen3-VL size rule), not at full resolution
-    item = recs["ok"].images[4]
+    item = recs["ok"].stream.images[4]
     h, w = item.data.shape[-2:]
     assert (img.height, img.width) == resized_size(
         h, w, "qwen3-vl", item.min_pixels, item.max_pixels

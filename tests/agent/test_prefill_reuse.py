@@ -18,7 +18,7 @@ import torch
 from agent_helpers import call, small_config
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput, GenRequest
+from paravt.agent.records import EpisodeInput, GenRequest, TokenPrompt
 from paravt.backends.hf import HFBackend
 
 PREFIX = "<think>look</think>" + call(0, 3)
@@ -42,10 +42,10 @@ def assert_same_episodes(full, reused, tol: float = 1e-5) -> None:
     assert len(full) == len(reused)
     for a, b in zip(full, reused, strict=True):
         assert (a.id, a.status, a.error) == (b.id, b.status, b.error)
-        assert a.token_ids == b.token_ids, a.id
+        assert a.stream.token_ids == b.stream.token_ids, a.id
         assert [t.text for t in a.turns] == [t.text for t in b.turns]
         assert a.prediction == b.prediction
-        diff = (torch.tensor(a.logprobs) - torch.tensor(b.logprobs)).abs().max()
+        diff = (torch.tensor(a.stream.logprobs) - torch.tensor(b.stream.logprobs)).abs().max()
         assert diff <= tol, (a.id, float(diff))
 
 
@@ -166,11 +166,11 @@ def test_a_state_that_is_not_a_prefix_of_the_next_prompt_is_not_used(q3, pancake
     cfg = small_config(max_turns=1, max_new_tokens=4, forced_tokens_mcq=3, think_prefix=PREFIX)
     [rec] = _run(q3, cfg, [EpisodeInput("p", pancake, "What?", ["x", "y"])], reuse=True)
     q3.keep_episode_state(2**20)
-    ids = rec.token_ids[: rec.turns[0].prompt_tokens]
-    images = rec.images[: rec.frames_k]
+    ids = rec.stream.token_ids[: rec.turns[0].prompt_tokens]
+    images = rec.stream.images[: rec.frames_k]
 
     def ask(prompt):
-        req = GenRequest("p", 0, "main", [], images, 3, prompt_ids=prompt, continues=True)
+        req = GenRequest("p", 0, "main", [], images, 3, tokens=TokenPrompt(prompt), continues=True)
         req.state_key = "k"
         return q3.generate([req])[0]
 

@@ -142,8 +142,8 @@ def test_thinking_strip_is_what_an_openai_server_sees_at_the_forced_turn(process
         ours = codec.decode(
             [
                 t
-                for i, t in enumerate(req.prompt_ids)
-                if t != codec.image_token_id or req.prompt_ids[i - 1] != t
+                for i, t in enumerate(req.tokens.ids)
+                if t != codec.image_token_id or req.tokens.ids[i - 1] != t
             ]
         )
         seen.append((req.forced, server == ours, server, ours))

@@ -47,8 +47,8 @@ def test_engine_builds_pixel_values_in_the_backends_dtype(q3_processor, pancake)
     [rec] = EpisodeEngine(backend, small_config()).run(
         [EpisodeInput("d", pancake, "Q?", ["a", "b"])]
     )
-    assert rec.pixel_values.dtype == torch.bfloat16
-    assert all(r.pixel_values.dtype == torch.bfloat16 for b in backend.batches for r in b)
+    assert rec.stream.pixel_values.dtype == torch.bfloat16
+    assert all(r.tokens.pixel_values.dtype == torch.bfloat16 for b in backend.batches for r in b)
 
 
 _REAL_KERNELS = vision._kernels_pixel_values  # unwatched, however many spies a test sets
@@ -122,14 +122,14 @@ def test_the_engine_resizes_on_its_crop_workers_with_the_serial_pixels(
             [EpisodeInput("d", pancake, "Q?", ["a", "b"])]
         )
         assert rec.status == "ok", rec.error
-        return rec, [r.pixel_values for b in backend.batches for r in b]
+        return rec, [r.tokens.pixel_values for b in backend.batches for r in b]
 
     serial, serial_rows = run(1)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
     seen = _spy_threads(monkeypatch)
     threaded, threaded_rows = run(2)
     assert len(seen) > 1
-    assert torch.equal(threaded.pixel_values, serial.pixel_values)
+    assert torch.equal(threaded.stream.pixel_values, serial.stream.pixel_values)
     assert len(threaded_rows) == len(serial_rows) == 2
     assert all(torch.equal(a, b) for a, b in zip(threaded_rows, serial_rows, strict=True))
 
@@ -200,15 +200,16 @@ def test_engine_keeps_frames_at_budget_and_drops_subagent_frames(
     assert len(held_after) == len(held_before) == 3  # the overview and two windows
     assert all(shape == (3, 240, 426) for shapes in held_before for shape in shapes)
     assert all(s[1] * s[2] <= 4096 for shapes in held_after for s in shapes)
-    assert after.token_ids == before.token_ids
-    assert torch.equal(after.pixel_values, before.pixel_values)
+    assert after.stream.token_ids == before.stream.token_ids
+    assert torch.equal(after.stream.pixel_values, before.stream.pixel_values)
     assert all(
-        a.data.numel() < b.data.numel() for a, b in zip(after.images, before.images, strict=True)
+        a.data.numel() < b.data.numel()
+        for a, b in zip(after.stream.images, before.stream.images, strict=True)
     )
-    assert all(a.data.shape[1] * a.data.shape[2] <= 4096 for a in after.images)
+    assert all(a.data.shape[1] * a.data.shape[2] <= 4096 for a in after.stream.images)
     assert len(after.subagents) == len(before.subagents) == 2
-    assert all(s.images for s in before.subagents)
-    assert all(not s.images and s.prediction for s in after.subagents)
+    assert all(s.stream.images for s in before.subagents)
+    assert all(not s.stream.images and s.prediction for s in after.subagents)
 
 
 def test_frames_resized_on_the_decode_lanes_give_the_same_rows_byte_for_byte(

@@ -103,10 +103,10 @@ def test_the_server_renders_the_prompt_the_hf_backend_builds(
     assert all(r.status == "ok" and r.tool_counts.executed_ok == 5 for r in records)
     assert {r.turn for r, _ in view.seen} == {0, 1}  # the sweep turn, then the answer turn
     for req, served in view.seen:
-        assert served["input_ids"][0].tolist() == list(req.prompt_ids), (req.episode_id, req.turn)
-        assert torch.equal(served["image_grid_thw"], req.image_grid_thw)
+        assert served["input_ids"][0].tolist() == list(req.tokens.ids), (req.episode_id, req.turn)
+        assert torch.equal(served["image_grid_thw"], req.tokens.image_grid_thw)
         assert torch.equal(
-            served["pixel_values"], req.pixel_values.to(served["pixel_values"].dtype)
+            served["pixel_values"], req.tokens.pixel_values.to(served["pixel_values"].dtype)
         )
 
 

@@ -105,7 +105,7 @@ def _engine_window_frames(tiny_qwen3_dir, video: str, start: float, end: float):
         [EpisodeInput("e", video, "Q?", ["a", "b"])]
     )
     assert rec.status == "ok" and rec.calls[0].status == "ok", rec.error
-    return [it for it in rec.images if it.source == "tool"], rec.calls[0]
+    return [it for it in rec.stream.images if it.source == "tool"], rec.calls[0]
 
 
 def test_schema_frames_equal_to_the_engine_and_eight_concurrent_calls(served, tiny_qwen3_dir):

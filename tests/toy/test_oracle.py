@@ -60,10 +60,10 @@ def test_oracle_in_token_space_records_a_stream_for_sft(toy_eval, tiny_qwen3_dir
     cfg = EngineConfig(frames=4, **TRAIN_PIXELS, think_prefix="<think>\n")
     rec = EpisodeEngine(backend, cfg).run(_inputs(out)[:1])[0]
     assert rec.status == "ok" and rec.tool_counts.executed_ok == 5
-    generated = [t for t, m in zip(rec.token_ids, rec.loss_mask, strict=True) if m]
+    generated = [t for t, m in zip(rec.stream.token_ids, rec.stream.loss_mask, strict=True) if m]
     text = backend.codec.decode(generated)
     assert "</tool_call>" in text and "<answer>" in text
-    assert len(rec.images) == 4 + sum(c.n_frames for c in rec.calls)
+    assert len(rec.stream.images) == 4 + sum(c.n_frames for c in rec.calls)
 
 
 def test_format_noise_breaks_every_trajectory(toy_eval):

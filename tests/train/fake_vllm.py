@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from trl.generation.vllm_generation import VLLMGeneration
 
-from paravt.agent.records import GenRequest
+from paravt.agent.records import GenRequest, TokenPrompt
 
 
 class FakeVLLMServer:
@@ -123,9 +123,7 @@ class FakeVLLMServer:
                         max_new_tokens=max_tokens,
                         temperature=temperature,
                         top_p=top_p,
-                        prompt_ids=list(ids),
-                        pixel_values=pv,
-                        image_grid_thw=grid,
+                        tokens=TokenPrompt(list(ids), pv, grid),
                     )
                 )
         with torch.no_grad():
@@ -134,9 +132,11 @@ class FakeVLLMServer:
         for req, ids in zip(requests, completion_ids, strict=True):
             self.served.append(
                 {
-                    "prompt": tuple(req.prompt_ids),
+                    "prompt": tuple(req.tokens.ids),
                     "completion": list(ids),
-                    "images": 0 if req.image_grid_thw is None else len(req.image_grid_thw),
+                    "images": 0
+                    if req.tokens.image_grid_thw is None
+                    else len(req.tokens.image_grid_thw),
                     "max_tokens": max_tokens,
                 }
             )

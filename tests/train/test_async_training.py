@@ -70,7 +70,7 @@ def _steps(probe) -> list[list[tuple]]:
     for rollout in probe.rollouts:
         step = []
         for g in rollout["groups"]:
-            streams = sorted(tuple(r.token_ids[r.prompt_len :]) for r in g.records)
+            streams = sorted(tuple(r.stream.token_ids[r.stream.prompt_len :]) for r in g.records)
             step.append((g.prompt_id, g.frames_k, tuple(streams)))
         out.append(step)
     return out

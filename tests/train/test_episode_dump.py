@@ -26,7 +26,7 @@ def test_every_nth_step_is_dumped_with_rewards_k_and_frames(smoke_run):
         assert "messages" not in row["record"]
         if rec.status == "ok":
             assert set(row["reward"]) == {"acc", "fmt", "anchor", "tool", "total"}
-        assert len(row["frames"]) == len(rec.images) and row["frames_dropped"] == 0
+        assert len(row["frames"]) == len(rec.stream.images) and row["frames_dropped"] == 0
         for f in row["frames"]:
             from PIL import Image
 
@@ -47,7 +47,7 @@ def test_the_dump_stops_at_its_size_bound(smoke_run, tmp_path):
     ro = smoke_run[2].rollouts[0]
     rows = [(r, b, e.frames_k, 0.0) for r, b, e in
             zip(ro["records"], ro["breakdowns"], ro["episode_inputs"], strict=True)]  # fmt: skip
-    assert sum(len(r.images) for r, *_ in rows) > 4
+    assert sum(len(r.stream.images) for r, *_ in rows) > 4
     assert not dump_episodes(tmp_path, 1, 0, rows, 160, max_bytes=3000)
     written = _rows(tmp_path / "dump-rank0.jsonl")
     assert sum(r["frames_dropped"] for r in written) > 0

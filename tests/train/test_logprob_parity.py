@@ -18,14 +18,16 @@ def test_loss_forward_logprobs_match_generation_logprobs(smoke_run):
 
     compared, blank_gap = 0, 0.0
     for i, rec in enumerate(ro["records"]):
-        p = rec.prompt_len
+        p = rec.stream.prompt_len
         sampled = [
             j
-            for j, (m, lp) in enumerate(zip(rec.loss_mask[p:], rec.logprobs[p:], strict=True))
+            for j, (m, lp) in enumerate(
+                zip(rec.stream.loss_mask[p:], rec.stream.logprobs[p:], strict=True)
+            )
             if m and lp != 0.0
         ]
         assert sampled, "no sampled tokens (all forced?)"
-        ref = torch.tensor([rec.logprobs[p + j] for j in sampled])
+        ref = torch.tensor([rec.stream.logprobs[p + j] for j in sampled])
         targets = out["completion_ids"][i, sampled]
         full, renorm = sampler_view(view["logits"], i, sampled, targets)
         assert torch.allclose(

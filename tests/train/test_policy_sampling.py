@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from paravt.agent.records import GenRequest
+from paravt.agent.records import GenRequest, TokenPrompt
 from paravt.rollout.policy import PolicyBackend
 
 
@@ -18,7 +18,7 @@ def _requests(ids: list[int], n: int) -> list[GenRequest]:
             images=[],
             max_new_tokens=8,
             temperature=1.0,
-            prompt_ids=list(ids),
+            tokens=TokenPrompt(list(ids)),
         )
         for i in range(n)
     ]
@@ -115,8 +115,11 @@ def test_rollouts_reuse_each_episodes_cache_and_sample_the_same_tokens(tiny_qwen
     assert stats.hits == 2 * 2 and stats.misses == 2
     for a, b in zip(full, reused, strict=True):
         assert a.status == b.status == "ok" and len(b.turns) == 4
-        assert a.token_ids == b.token_ids and a.loss_mask == b.loss_mask
-        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) <= 1e-5
+        assert a.stream.token_ids == b.stream.token_ids and a.stream.loss_mask == b.stream.loss_mask
+        assert (
+            max(abs(x - y) for x, y in zip(a.stream.logprobs, b.stream.logprobs, strict=True))
+            <= 1e-5
+        )
         assert [t.cached_tokens > 0 for t in b.turns] == [False, False, True, True]
     assert len(backend.states) == 0
     sharded = PolicyBackend(model, processor, synced_gpus=None, lockstep=Lockstep(lambda m: [m]))

@@ -53,8 +53,8 @@ def test_turn_spans_are_the_generated_runs_and_prefills_are_prompt(smoke_run):
     prefix_ids = probe.trainer._tokenizer.encode("<think>\n", add_special_tokens=False)
     for ro in probe.rollouts:
         for rec in ro["records"]:
-            mask = rec.loss_mask[rec.prompt_len :]
-            comp = rec.token_ids[rec.prompt_len :]
+            mask = rec.stream.loss_mask[rec.stream.prompt_len :]
+            comp = rec.stream.token_ids[rec.stream.prompt_len :]
             spans = _turn_spans(rec)
             assert len(spans) == len(rec.turns) and spans[-1][1] == len(comp)
             inside = [0] * len(comp)
@@ -284,7 +284,7 @@ def test_score_episode_passes_the_turns_so_only_the_final_turn_answers():
         TurnRecord(index=0, text="<think>\nLook at the start.</think><answer>A</answer>" + call),
         TurnRecord(index=1, text="<think>\nThe start shows it.</think>"),
     ]
-    rec.token_ids = [1, 2, 3]
+    rec.stream.token_ids = [1, 2, 3]
     rec.tool_counts.parseable_calls = rec.tool_counts.executed_ok = 1
     rec.prediction = "The start shows it."
     b = ParaGRPOTrainer.score_episode(None, rec, RewardConfig())

@@ -44,11 +44,12 @@ def test_subagent_trajectories_join_the_loss_with_the_episode_advantage(
         # the episodes' rows come first; the sub-agent rows follow them
         for r, a in zip(records, ep_adv[: len(records)], strict=True):
             for sub in r.subagents:
-                comp = sub.token_ids[sub.prompt_len :]
+                comp = sub.stream.token_ids[sub.stream.prompt_len :]
                 assert (
-                    out["tool_mask"][row, : len(comp)].tolist() == sub.loss_mask[sub.prompt_len :]
+                    out["tool_mask"][row, : len(comp)].tolist()
+                    == sub.stream.loss_mask[sub.stream.prompt_len :]
                 )
-                assert out["num_images"][row] == len(sub.images) >= 2  # the window's frames
+                assert out["num_images"][row] == len(sub.stream.images) >= 2  # the window's frames
                 assert float(adv[row]) == pytest.approx(float(a))  # the episode's advantage
                 row += 1
         # every row's images reached the loss forward

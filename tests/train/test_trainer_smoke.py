@@ -48,9 +48,9 @@ def test_tool_turn_tokens_are_masked_out_of_the_loss(smoke_run):
     image_pad = tok.convert_tokens_to_ids("<|image_pad|>")
     for ro, out in zip(probe.rollouts, probe.outputs, strict=True):
         for i, rec in enumerate(ro["records"]):
-            comp = rec.token_ids[rec.prompt_len :]
+            comp = rec.stream.token_ids[rec.stream.prompt_len :]
             mask = out["tool_mask"][i, : len(comp)].tolist()
-            assert mask == rec.loss_mask[rec.prompt_len :]
+            assert mask == rec.stream.loss_mask[rec.stream.prompt_len :]
             assert 0 < sum(mask) < len(comp)  # generated turns train, the tool turn does not
             ids = torch.tensor(comp)
             m = torch.tensor(mask)
@@ -66,9 +66,11 @@ def test_every_image_of_the_episode_reaches_the_loss_forward(smoke_run):
     _, _, probe = smoke_run
     for ro, out in zip(probe.rollouts, probe.outputs, strict=True):
         for i, (rec, inp) in enumerate(zip(ro["records"], ro["episode_inputs"], strict=True)):
-            assert out["num_images"][i] == len(rec.images) > inp.frames_k  # overview + tool frames
-            n_pad = int((torch.tensor(rec.token_ids) == probe.trainer._image_pad).sum())
-            assert n_pad == int(torch.as_tensor(rec.image_grid_thw).prod(-1).sum()) // 4
+            assert (
+                out["num_images"][i] == len(rec.stream.images) > inp.frames_k
+            )  # overview + tool frames
+            n_pad = int((torch.tensor(rec.stream.token_ids) == probe.trainer._image_pad).sum())
+            assert n_pad == int(torch.as_tensor(rec.stream.image_grid_thw).prod(-1).sum()) // 4
         assert out["pixel_values"].shape[0] == int(out["image_grid_thw"].prod(-1).sum())
         assert (
             out["mm_token_type_ids"].sum()
@@ -105,7 +107,10 @@ def test_anchor_terms_nonzero_under_the_think_prefix(smoke_run):
     ]
     for ro in probe.rollouts:
         for rec, b in zip(ro["records"], ro["breakdowns"], strict=True):
-            assert rec.prefix == "<think>\n" and rec.token_ids[rec.prompt_len - 1] != think_close
+            assert (
+                rec.prefix == "<think>\n"
+                and rec.stream.token_ids[rec.stream.prompt_len - 1] != think_close
+            )
             assert b.anchor > 0  # the forced first turn closes its pre-filled <think>
         adv = ro["advantages"]
         assert adv.dim() == 2  # token-level anchoring: per-token advantages
@@ -156,12 +161,15 @@ def test_image_token_feature_mismatch_is_refused(smoke_run):
 
     _, _, probe = smoke_run
     rec = copy.copy(probe.rollouts[0]["records"][0])
+    rec.stream = copy.copy(rec.stream)  # the shared record's stream stays as it was
     pad = probe.trainer._image_pad
-    cut = rec.token_ids.index(pad)
-    rec.token_ids = rec.token_ids[:cut] + rec.token_ids[cut + 1 :]  # one image token lost
+    cut = rec.stream.token_ids.index(pad)
+    rec.stream.token_ids = (
+        rec.stream.token_ids[:cut] + rec.stream.token_ids[cut + 1 :]
+    )  # one image token lost
     with pytest.raises(FeatureMismatchError, match="image-pad tokens"):
         probe.trainer._row_from_record(rec)
-    rec.image_grid_thw = None
+    rec.stream.image_grid_thw = None
     with pytest.raises(FeatureMismatchError, match="no image features"):
         probe.trainer._row_from_record(rec)
 

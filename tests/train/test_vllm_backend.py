@@ -146,29 +146,31 @@ def test_engine_through_trl_vllm_generation(tiny, video_path):
     for rec in records:
         assert rec.status == "ok", rec.error
         assert len(rec.turns) == 2  # the forced tool turn, then a sampled turn after the frames
-        assert len(rec.images) == 2 + 4  # overview + two windows of two frames
-        ids = rec.token_ids
+        assert len(rec.stream.images) == 2 + 4  # overview + two windows of two frames
+        ids = rec.stream.token_ids
         # the stream's pads: one run per image, each as long as its grid says
-        assert _pad_runs(ids, codec.image_token_id) == len(rec.images)
+        assert _pad_runs(ids, codec.image_token_id) == len(rec.stream.images)
         assert ids.count(codec.image_token_id) == sum(
-            codec.tokens_for_grid(tuple(g)) for g in rec.image_grid_thw.tolist()
+            codec.tokens_for_grid(tuple(g)) for g in rec.stream.image_grid_thw.tolist()
         )
-        for s, e in _segments(rec.loss_mask):
-            if s == rec.prompt_len:  # the forced turn, sampled by no one: NaN (on-policy)
-                assert all(math.isnan(x) for x in rec.logprobs[s:e])
+        for s, e in _segments(rec.stream.loss_mask):
+            if s == rec.stream.prompt_len:  # the forced turn, sampled by no one: NaN (on-policy)
+                assert all(math.isnan(x) for x in rec.stream.logprobs[s:e])
                 continue
             # what the server sampled for exactly the context before it, with its frames
             row = served[tuple(ids[:s])]
             assert row["completion"][: e - s] == ids[s:e]
-            assert row["images"] == _pad_runs(ids[:s], codec.image_token_id) == len(rec.images)
-            assert all(x <= 0 and math.isfinite(x) for x in rec.logprobs[s:e])
+            assert (
+                row["images"] == _pad_runs(ids[:s], codec.image_token_id) == len(rec.stream.images)
+            )
+            assert all(x <= 0 and math.isfinite(x) for x in rec.stream.logprobs[s:e])
             sampled_turns += 1
     assert sampled_turns == len(records)
     # every frame reached the server at exactly the size its pads were counted for
     sizes = {
         (g[1] * codec.patch_size, g[2] * codec.patch_size)
         for rec in records
-        for g in rec.image_grid_thw.tolist()
+        for g in rec.stream.image_grid_thw.tolist()
     }
     assert set(server.image_sizes) == sizes
 
@@ -243,9 +245,9 @@ def test_colocated_vllm_gets_one_pad_per_frame_and_reports_the_stream(tiny, vide
     assert generator.sent and all(image_pad_runs(p, pad) == [1] * n for p, n in generator.sent)
     for rec in records:
         assert rec.status == "ok", rec.error
-        assert len(rec.images) == 2 + 4
-        runs = image_pad_runs(rec.token_ids, pad)
-        assert runs == [codec.tokens_for_grid(tuple(g)) for g in rec.image_grid_thw.tolist()]
+        assert len(rec.stream.images) == 2 + 4
+        runs = image_pad_runs(rec.stream.token_ids, pad)
+        assert runs == [codec.tokens_for_grid(tuple(g)) for g in rec.stream.image_grid_thw.tolist()]
         assert min(runs) > 1  # expanded: the learner's stream, not vLLM's prompt
     # the old behaviour (the stream sent as it is) is caught at the first call with frames
     backend.collapse_pads = False
@@ -266,15 +268,15 @@ def test_sampler_logprobs_match_the_policy(tiny, video_path):
     with backend.rollout(0):
         (rec,) = engine.run(_episodes(video_path("torchcodec__testsrc2.mp4"), 1))
     assert rec.status == "ok", rec.error
-    ids = torch.tensor([rec.token_ids])
+    ids = torch.tensor([rec.stream.token_ids])
     codec = backend.codec
     with torch.no_grad():
         logits = (
             model(
                 input_ids=ids,
                 attention_mask=torch.ones_like(ids),
-                pixel_values=rec.pixel_values,
-                image_grid_thw=rec.image_grid_thw,
+                pixel_values=rec.stream.pixel_values,
+                image_grid_thw=rec.stream.image_grid_thw,
                 mm_token_type_ids=(ids == codec.image_token_id).long(),
             )
             .logits[0]
@@ -282,15 +284,15 @@ def test_sampler_logprobs_match_the_policy(tiny, video_path):
         )
     policy = torch.log_softmax(logits[:-1], -1).gather(-1, ids[0, 1:, None])[:, 0]
     diffs = [
-        abs(rec.logprobs[j] - float(policy[j - 1]))
-        for j in range(rec.prompt_len, len(rec.token_ids))
-        if rec.loss_mask[j] and not math.isnan(rec.logprobs[j])
+        abs(rec.stream.logprobs[j] - float(policy[j - 1]))
+        for j in range(rec.stream.prompt_len, len(rec.stream.token_ids))
+        if rec.stream.loss_mask[j] and not math.isnan(rec.stream.logprobs[j])
     ]
     assert diffs and max(diffs) < 1e-3, max(diffs)
 
 
 def test_vision_token_and_unechoed_stop_end_a_turn(tiny):
-    from paravt.agent.records import GenRequest
+    from paravt.agent.records import GenRequest, TokenPrompt
     from paravt.rollout.vllm import VLLMBackend, sampled_logprobs
 
     _, processor = tiny
@@ -319,7 +321,9 @@ def test_vision_token_and_unechoed_stop_end_a_turn(tiny):
     text = codec.encode_text("a b c")
     pad, end = codec.image_token_id, codec.end_of_turn_id
     backend.generator.rows = [text + [pad] + text, text, text + [end], text * 10]
-    req = GenRequest("e", 1, "main", [], [], max_new_tokens=len(text) + 1, prompt_ids=[1, 2])
+    req = GenRequest(
+        "e", 1, "main", [], [], max_new_tokens=len(text) + 1, tokens=TokenPrompt([1, 2])
+    )
     cut, short, stopped, full = backend.generate([req, req, req, req])
     assert cut.token_ids == text and cut.finish_reason == "length"  # the pad never enters
     assert short.token_ids == text and short.finish_reason == "stop"  # server kept its stop
@@ -335,7 +339,7 @@ def test_a_failed_rollout_tells_the_other_ranks_at_their_next_handshake(tiny):
     """Server mode on 2 ranks (collective calls, lockstep): an error raised in this rank's rollout
     goes to the others' next handshake before it is re-raised; a failure read at a handshake
     raises ``RankFailedError`` naming the rank, and is not announced again."""
-    from paravt.agent.records import GenRequest
+    from paravt.agent.records import GenRequest, TokenPrompt
     from paravt.errors import RankFailedError
     from paravt.rollout.lockstep import RankFailure
     from paravt.rollout.vllm import VLLMBackend
@@ -362,7 +366,7 @@ def test_a_failed_rollout_tells_the_other_ranks_at_their_next_handshake(tiny):
 
     sent.clear()
     others.append(RankFailure("OSError", "video store gone"))
-    req = GenRequest("e", 1, "main", [], [], max_new_tokens=4, prompt_ids=[1, 2])
+    req = GenRequest("e", 1, "main", [], [], max_new_tokens=4, tokens=TokenPrompt([1, 2]))
     failed = pytest.raises(RankFailedError, match="rank 1 failed .* OSError: video store gone")
     with failed, backend.rollout(0):
         backend.generate([req])

@@ -92,14 +92,14 @@ class Recorded:
 
 
 def _policy_logprobs(model, rec, pad: int, blank: bool = False) -> torch.Tensor:
-    ids = torch.tensor([rec.token_ids])
-    pv = torch.zeros_like(rec.pixel_values) if blank else rec.pixel_values
+    ids = torch.tensor([rec.stream.token_ids])
+    pv = torch.zeros_like(rec.stream.pixel_values) if blank else rec.stream.pixel_values
     with torch.no_grad():
         logits = model(
             input_ids=ids,
             attention_mask=torch.ones_like(ids),
             pixel_values=pv,
-            image_grid_thw=rec.image_grid_thw,
+            image_grid_thw=rec.stream.image_grid_thw,
             mm_token_type_ids=(ids == pad).long(),
         ).logits[0]
     return torch.log_softmax(logits[:-1].float(), -1).gather(-1, ids[0, 1:, None])[:, 0]
@@ -149,16 +149,20 @@ def test_colocated_vllm_samples_paravt_stream_with_frames(colocated, video_path)
     sampled, parity = 0, []
     for rec in records:
         assert rec.status == "ok", rec.error
-        assert len(rec.turns) == 2 and len(rec.images) == 2 + 4  # overview + 2 windows x 2
-        grids = [tuple(g) for g in rec.image_grid_thw.tolist()]
-        assert image_pad_runs(rec.token_ids, pad) == [codec.tokens_for_grid(g) for g in grids]
+        assert len(rec.turns) == 2 and len(rec.stream.images) == 2 + 4  # overview + 2 windows x 2
+        grids = [tuple(g) for g in rec.stream.image_grid_thw.tolist()]
+        assert image_pad_runs(rec.stream.token_ids, pad) == [
+            codec.tokens_for_grid(g) for g in grids
+        ]
         policy = _policy_logprobs(model, rec, pad)
-        for s, e in _segments(rec.loss_mask):
-            if s == rec.prompt_len:  # the forced turn: sampled by no one
+        for s, e in _segments(rec.stream.loss_mask):
+            if s == rec.stream.prompt_len:  # the forced turn: sampled by no one
                 continue
-            assert tuple(rec.token_ids[:s]) in reported  # vLLM ran exactly this context
-            assert image_pad_runs(rec.token_ids[:s], pad) == image_pad_runs(rec.token_ids, pad)
-            lps = rec.logprobs[s:e]
+            assert tuple(rec.stream.token_ids[:s]) in reported  # vLLM ran exactly this context
+            assert image_pad_runs(rec.stream.token_ids[:s], pad) == image_pad_runs(
+                rec.stream.token_ids, pad
+            )
+            lps = rec.stream.logprobs[s:e]
             assert all(math.isfinite(x) and x <= 0 for x in lps), lps
             # the pushed weights, the frames in place: vLLM's logprobs are the policy's (both in
             # float32; TRL alone left vLLM on "auto", bfloat16 on CPU, 0.011 a token), far closer

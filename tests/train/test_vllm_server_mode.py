@@ -208,7 +208,9 @@ def test_para_grpo_trains_against_the_vllm_server(
         ok_calls = [c for r in records for c in r.calls if c.status == "ok"]
         assert ok_calls and all(c.n_frames > 0 for c in ok_calls)
         assert all(
-            len(r.images) > r.frames_k for r in records if any(c.status == "ok" for c in r.calls)
+            len(r.stream.images) > r.frames_k
+            for r in records
+            if any(c.status == "ok" for c in r.calls)
         )
         mask = (out["completion_mask"] * out["tool_mask"]).bool()
         sampled = out["sampling_per_token_logps"][mask]

@@ -9,7 +9,7 @@ import pytest
 import torch
 from PIL import Image
 
-from paravt.agent.records import CallRecord, EpisodeRecord, ImageItem, TurnRecord
+from paravt.agent.records import CallRecord, EpisodeRecord, ImageItem, TokenStream, TurnRecord
 from paravt.errors import UserError
 from paravt.viz.episode_sheet import check_writable, render, write_episode_sheet
 from paravt.viz.layout import build_layout
@@ -77,7 +77,7 @@ def hour_record() -> EpisodeRecord:
         video_meta={"duration": duration},
         turns=turns,
         calls=calls,
-        images=images,
+        stream=TokenStream(images=images),
     )
 
 
@@ -133,7 +133,7 @@ def test_render_has_the_layout_size_and_is_not_blank(tmp_path):
 
 def test_a_record_without_pixels_still_draws(tmp_path):
     rec = hour_record()
-    rec.images = []
+    rec.stream.images = []
     lay = build_layout(rec, width=800)
     assert all(t.frame is None for t in lay.overview) and not any(b.thumbs for b in lay.bars)
     assert render(lay).size == (800, lay.height)
@@ -195,11 +195,11 @@ def test_no_two_thumbnails_overlap_and_all_stay_in_the_picture(k, bunched):
         else [3600.0 * (i + 0.5) / k for i in range(k)]
     )
     rec.overview_times = times
-    rec.images = [ImageItem(_frame(i), t, "overview", 0, 0) for i, t in enumerate(times)]
+    rec.stream.images = [ImageItem(_frame(i), t, "overview", 0, 0) for i, t in enumerate(times)]
     window = [600.0 + j for j in range(32)]
     rec.calls[0].n_frames, rec.calls[0].times = 32, window
     rec.calls = [c for c in rec.calls if c.status != "ok" or c is rec.calls[0]]
-    rec.images += [ImageItem(_frame(int(t)), t, "tool", 0, 0) for t in window]
+    rec.stream.images += [ImageItem(_frame(int(t)), t, "tool", 0, 0) for t in window]
     layout = build_layout(rec)
     boxes = _boxes(layout)
     assert len(layout.overview) == k and len(layout.bars[0].thumbs) == 32

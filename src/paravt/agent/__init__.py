@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors (nev
         Generation,
         GenRequest,
         ImageItem,
+        TokenPrompt,
+        TokenStream,
         TurnRecord,
     )
 
@@ -47,6 +49,8 @@ _EXPORTS = {
     "Generation": "paravt.agent.records",
     "ImageItem": "paravt.agent.records",
     "CallRecord": "paravt.agent.records",
+    "TokenPrompt": "paravt.agent.records",
+    "TokenStream": "paravt.agent.records",
     "TurnRecord": "paravt.agent.records",
     "ChatCodec": "paravt.agent.chat",
     "load_prompts": "paravt.agent.prompts",
@@ -67,6 +71,8 @@ __all__ = [
     "GenRequest",
     "Generation",
     "ImageItem",
+    "TokenPrompt",
+    "TokenStream",
     "TurnRecord",
     "load_prompts",
 ]

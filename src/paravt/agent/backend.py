@@ -47,7 +47,7 @@ class Backend(Protocol):
     - ``generate(requests)``: one ``Generation`` per request, in order; a failure is a
       ``Generation(error=...)``, never an exception for one bad request;
     - ``codec``: a ``ChatCodec`` when the backend works in token space (it reads
-      ``GenRequest.prompt_ids`` and ``pixel_values`` and returns generated ``token_ids``), or
+      ``GenRequest.tokens``, a ``TokenPrompt``, and returns generated ``token_ids``), or
       ``None`` when it only takes chat messages (HTTP servers apply the template themselves);
     - ``pixel_dtype`` / ``pixel_device``: the dtype and device the engine builds
       ``pixel_values`` in (``None``: float32, on the CPU);

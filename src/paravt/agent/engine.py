@@ -35,6 +35,8 @@ from paravt.agent.records import (
     Generation,
     GenRequest,
     ImageItem,
+    TokenPrompt,
+    TokenStream,
     TurnRecord,
     join_rows,
 )
@@ -413,7 +415,7 @@ class EpisodeEngine:
                         ep.ctx.messages, grids, prefill=cfg.think_prefix, tools=self.tools
                     )
                     ep.ctx.extend(ids, generated=False)
-                    rec.prompt_len = len(ids)
+                    rec.stream.prompt_len = len(ids)
             except Exception as e:  # noqa: BLE001 - e.g. a frame too small for the pixel budget
                 logger.warning("episode %s: cannot build the prompt", inp.id, exc_info=True)
                 self._fail(ep, f"cannot build the prompt: {type(e).__name__}: {e}")
@@ -450,9 +452,7 @@ class EpisodeEngine:
             temperature=self.config.temperature,
             top_p=self.config.top_p,
             forced=forced,
-            prompt_ids=list(ctx.token_ids) if self.codec is not None else None,
-            pixel_values=pv,
-            image_grid_thw=grid,
+            tokens=TokenPrompt(list(ctx.token_ids), pv, grid) if self.codec is not None else None,
             prefill=prefill,
             key=f"{ep_id}/t{turn}" if role == "main" else f"{ep_id}/t{turn}/{role}",
             preprocess_s=spent,
@@ -525,8 +525,8 @@ class EpisodeEngine:
             text=text,
             forced=req.forced,
             finish_reason=gen.finish_reason,
-            prompt_tokens=len(req.prompt_ids)
-            if req.prompt_ids is not None
+            prompt_tokens=len(req.tokens.ids)
+            if req.tokens is not None
             else int(gen.prompt_tokens or 0),
             cached_tokens=int(gen.cached_tokens or 0),
             generate_s=gen.generate_s,
@@ -732,7 +732,7 @@ class EpisodeEngine:
                 gold=None,
                 mode="subagent",
                 evidence="frames",
-                prompt_len=len(ctx.token_ids),
+                stream=TokenStream(prompt_len=len(ctx.token_ids)),
             )
             if gen.error is not None:
                 call.status = "error"
@@ -764,7 +764,7 @@ class EpisodeEngine:
                 ctx.messages = ctx.messages + [{"role": "assistant", "content": text}]
             self._close(sub, ctx)
             if not self.keep_subagent_frames:  # the summary is made: nothing reads them again
-                sub.images = []
+                sub.stream.images = []
             ep.record.subagents.append(sub)
 
     def _tool_turn(self, ep: _Episode, planned: list, batch: ToolBatch) -> None:
@@ -818,22 +818,23 @@ class EpisodeEngine:
     def _close(self, rec: EpisodeRecord, ctx: _Context) -> None:
         """Move the context's token stream, images and counts into the record."""
         rec.messages = ctx.messages
+        stream = rec.stream
         if self.config.keep_images:
-            rec.images = ctx.images
+            stream.images = ctx.images
         if self.codec is not None:
-            rec.token_ids = ctx.token_ids
-            rec.loss_mask = ctx.loss_mask
-            rec.logprobs = ctx.logprobs
+            stream.token_ids = ctx.token_ids
+            stream.loss_mask = ctx.loss_mask
+            stream.logprobs = ctx.logprobs
             if ctx.images and self.config.keep_images:
-                # rec.pixel_values joins the kept images' rows when read (no copy held here)
-                _, rec.image_grid_thw, _ = ctx.vision_inputs(join=False)
+                # stream.pixel_values joins the kept images' rows when read (no copy held here)
+                _, stream.image_grid_thw, _ = ctx.vision_inputs(join=False)
             n_gen = sum(ctx.loss_mask)
             n_img = sum(1 for t in ctx.token_ids if t == self.codec.image_token_id)
-            rec.tokens.prompt = rec.prompt_len
+            rec.tokens.prompt = stream.prompt_len
             rec.tokens.generated = n_gen
             rec.tokens.image = n_img
             rec.tokens.total = len(ctx.token_ids)
-            rec.tokens.tool = len(ctx.token_ids) - rec.prompt_len - n_gen
+            rec.tokens.tool = len(ctx.token_ids) - stream.prompt_len - n_gen
         else:
             rec.tokens.generated = sum(t.generated_tokens for t in rec.turns)
             rec.tokens.prompt = rec.turns[0].prompt_tokens if rec.turns else 0

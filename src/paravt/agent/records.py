@@ -5,12 +5,14 @@ backend, evaluation and the trainer all speak the same vocabulary:
 
 - ``EpisodeInput``: one question about one video (what callers hand the engine).
 - ``GenRequest`` / ``Generation``: one generation asked of a backend and its answer. A request
-  carries the conversation twice — as chat ``messages`` + raw ``images`` (for HTTP backends that
-  apply the template server-side) and, when the backend works in token space, as ``prompt_ids`` +
-  ``pixel_values``/``image_grid_thw`` (token-in/token-out, for the local model and the policy).
+  carries the conversation twice — in message space as chat ``messages`` + raw ``images`` (for
+  HTTP backends that apply the template server-side) and, when the backend works in token space,
+  as ``tokens``, a ``TokenPrompt``: ids + ``pixel_values``/``image_grid_thw`` (token-in/token-out,
+  for the local model and the policy).
 - ``EpisodeRecord``: everything that happened in one episode — turns, calls, results, errors,
-  timings, token counts, final answer — plus the token stream, loss mask, logprobs and images the
-  trainer needs for its loss forward.
+  timings, token counts, final answer (the trace: what eval, the viewer and infer read) — and, in
+  its ``stream`` field, a ``TokenStream``: the token ids, loss mask, logprobs and images the
+  trainer and SFT read for their loss forward.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ __all__ = [
     "GenRequest",
     "Generation",
     "ImageItem",
+    "TokenPrompt",
+    "TokenStream",
     "join_rows",
     "view_dict",
 ]
@@ -123,15 +127,29 @@ def join_rows(items: list[ImageItem]) -> Any:
 
 
 @dataclass
+class TokenPrompt:
+    """A request's context in token space: what a token-in/token-out backend feeds its model.
+
+    ``ids`` is the whole context so far (image pads expanded); ``pixel_values``/``image_grid_thw``
+    cover every image of that context, in order. ``pixel_values`` is None when the backend reads
+    each ``ImageItem.pixels`` itself (``reads_image_pixels``: no joined copy is made for it).
+    """
+
+    ids: list[int]
+    pixel_values: Any = None
+    image_grid_thw: Any = None
+
+
+@dataclass
 class GenRequest:
     """One generation asked of a backend.
 
     ``role`` is ``main`` for the main agent (``forced`` marks the final forced-answer turn) and
     ``subagent`` for a sub-agent summarising one window. ``messages`` uses the Hugging Face chat
     format with ``{"type": "image"}`` parts standing for ``images`` in order; tool results are
-    ``role: "tool"`` messages. ``prompt_ids`` is the whole context so far (image pads expanded), set
-    only when the backend has a ``codec`` (token space); then ``pixel_values``/``image_grid_thw``
-    cover every image of that context, in order.
+    ``role: "tool"`` messages: the message-space form of the context. ``tokens`` is its
+    token-space form (``TokenPrompt``), set only when the backend has a ``codec``; None for a
+    backend that reads messages only.
     """
 
     episode_id: str
@@ -143,28 +161,27 @@ class GenRequest:
     temperature: float = 0.0
     top_p: float = 1.0
     forced: bool = False
-    prompt_ids: list[int] | None = None
-    pixel_values: Any = None
-    image_grid_thw: Any = None
+    tokens: TokenPrompt | None = None
     prefill: str = ""
     key: str = ""
-    preprocess_s: float = 0.0  # time the engine spent preparing ``pixel_values`` for this request
+    preprocess_s: float = 0.0  # time the engine spent preparing the pixel rows for this request
     #: tool schemas the chat template renders itself (``engine.tool_prompt=native``), else None
     tools: list[dict] | None = None
     #: the episode asks again after this turn, with this turn's output and a tool turn appended
-    #: to ``prompt_ids``: a backend that keeps episode state (``keep_episode_state``) keeps it
+    #: to ``tokens.ids``: a backend that keeps episode state (``keep_episode_state``) keeps it
     continues: bool = False
     #: what names this episode's kept state: unique among the episodes of one engine run (GRPO's
     #: generations of one prompt share ``episode_id``)
     state_key: str = ""
 
-    @property
-    def stream(self) -> list[int]:
-        """``prompt_ids``, which a token-space backend needs: the engine sets them whenever the
+    def require_tokens(self) -> TokenPrompt:
+        """``tokens``, which a token-space backend needs: the engine sets them whenever the
         backend has a codec, so a request without them is the engine's bug, said as such."""
-        if self.prompt_ids is None:
-            raise RuntimeError(f"request {self.key or self.episode_id!r} has no prompt_ids")
-        return self.prompt_ids
+        if self.tokens is None:
+            raise RuntimeError(
+                f"request {self.key or self.episode_id!r} has no token-space prompt (tokens)"
+            )
+        return self.tokens
 
 
 @dataclass
@@ -263,6 +280,60 @@ class TokenCounts:
 
 
 @dataclass
+class TokenStream:
+    """What a loss forward reads of one episode: its token stream and images.
+
+    The token fields are filled when the backend works in token space (it has a ``codec``):
+    ``token_ids`` is the whole stream (prompt first), ``loss_mask`` is 1 exactly on generated
+    tokens, ``logprobs`` is aligned with ``token_ids`` (0.0 where not generated or not returned),
+    ``prompt_len`` counts the tokens before the first generated one (think prefix included).
+    ``images`` are every image of the stream in order (kept with ``EngineConfig.keep_images``,
+    for any backend), with ``pixel_values``/``image_grid_thw`` their preprocessed form (one grid
+    row per image; image-pad tokens in the stream == sum of grid products / merge²).
+    """
+
+    token_ids: list[int] = field(default_factory=list)
+    loss_mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    prompt_len: int = 0
+    images: list[ImageItem] = field(default_factory=list)
+    image_grid_thw: Any = None
+    _pixel_values: Any = field(default=None, repr=False)
+
+    @property
+    def pixel_values(self) -> Any:
+        """Every image's preprocessed rows in stream order (None without them), joined when
+        read: a view of the shared overview rows when the episode holds only those, else a
+        fresh copy (``join_rows``). Joining on read keeps a batch of finished records from
+        holding one copy of the same overview each."""
+        if self._pixel_values is not None:
+            return self._pixel_values
+        if not self.images or any(it.pixels is None for it in self.images):
+            return None
+        return join_rows(self.images)
+
+    @pixel_values.setter
+    def pixel_values(self, value: Any) -> None:
+        self._pixel_values = value
+
+    def pixel_parts(self) -> list:
+        """The preprocessed rows as pieces in stream order, not joined (``[]`` without them):
+        the rows set on the stream, else each image's own. A batch of records then joins its
+        rows once (the trainer's collation) instead of once per record and again per batch."""
+        if self._pixel_values is not None:
+            return [self._pixel_values]
+        if not self.images or any(it.pixels is None for it in self.images):
+            return []
+        return [it.pixels for it in self.images]
+
+    def drop_pixels(self) -> None:
+        """Let go of the preprocessed rows (``pixel_values``); the frames and the grid stay."""
+        self._pixel_values = None
+        for it in self.images:
+            it.pixels = None
+
+
+@dataclass
 class EpisodeRecord:
     """Everything one episode produced.
 
@@ -271,12 +342,8 @@ class EpisodeRecord:
     benchmark's denominator. ``prediction`` is the final answer text
     (extracted per docs/PROTOCOL.md §4).
 
-    Token-in/token-out fields (filled when the backend works in token space): ``token_ids`` is the
-    whole stream (prompt first), ``loss_mask`` is 1 exactly on generated tokens, ``logprobs`` is
-    aligned with ``token_ids`` (0.0 where not generated or not returned), ``prompt_len`` counts the
-    tokens before the first generated one (think prefix included), ``images`` are every image of the
-    stream in order, with ``pixel_values``/``image_grid_thw`` their preprocessed form (one grid row
-    per image; image-pad tokens in the stream == sum of grid products / merge²).
+    The record's own fields are the trace (what eval, the viewer and infer read); ``stream`` is
+    the token stream and images a loss forward reads (``TokenStream``: the trainer, SFT).
     """
 
     id: str
@@ -309,40 +376,9 @@ class EpisodeRecord:
     #: tool schemas rendered by the template with ``messages`` (None: the schema is in the text)
     tools: list[dict] | None = None
     meta: dict = field(default_factory=dict)
-    token_ids: list[int] = field(default_factory=list)
-    loss_mask: list[int] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
-    prompt_len: int = 0
-    images: list[ImageItem] = field(default_factory=list)
-    image_grid_thw: Any = None
+    #: the token stream, loss mask, logprobs and images (what a loss forward reads)
+    stream: TokenStream = field(default_factory=TokenStream)
     subagents: list[EpisodeRecord] = field(default_factory=list)
-    _pixel_values: Any = field(default=None, repr=False)
-
-    @property
-    def pixel_values(self) -> Any:
-        """Every image's preprocessed rows in stream order (None without them), joined when
-        read: a view of the shared overview rows when the episode holds only those, else a
-        fresh copy (``join_rows``). Joining on read keeps a batch of finished records from
-        holding one copy of the same overview each."""
-        if self._pixel_values is not None:
-            return self._pixel_values
-        if not self.images or any(it.pixels is None for it in self.images):
-            return None
-        return join_rows(self.images)
-
-    @pixel_values.setter
-    def pixel_values(self, value: Any) -> None:
-        self._pixel_values = value
-
-    def pixel_parts(self) -> list:
-        """The preprocessed rows as pieces in stream order, not joined (``[]`` without them):
-        the rows set on the record, else each image's own. A batch of records then joins its
-        rows once (the trainer's collation) instead of once per record and again per batch."""
-        if self._pixel_values is not None:
-            return [self._pixel_values]
-        if not self.images or any(it.pixels is None for it in self.images):
-            return []
-        return [it.pixels for it in self.images]
 
     def drop_pixels(self) -> None:
         """Let go of the preprocessed rows (``pixel_values``); the frames and the grid stay.
@@ -352,9 +388,7 @@ class EpisodeRecord:
         (``docs/INFER.md``, memory). The images' rows are shared with the other records of the
         same run, so this is done once the run is over.
         """
-        self._pixel_values = None
-        for it in self.images:
-            it.pixels = None
+        self.stream.drop_pixels()
         for sub in self.subagents:
             sub.drop_pixels()
 
@@ -368,14 +402,17 @@ class EpisodeRecord:
         return self.turns[-1].text if self.turns else None
 
     def to_dict(self, tokens: bool = False) -> dict:
-        """JSON-able view (no tensors). ``tokens=True`` adds the token stream, mask and logprobs."""
-        heavy = {"images", "_pixel_values", "image_grid_thw", "token_ids", "loss_mask", "logprobs"}
+        """JSON-able view (no tensors). ``tokens=True`` adds the token stream, mask and logprobs.
+
+        The stream's fields stay at the top level, as they were before the record held them in
+        ``stream`` (``prompt_len``, ``n_images``; ``token_ids``/``loss_mask``/``logprobs`` with
+        ``tokens=True``): episode files written before and after read the same."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
-            if f.name in heavy:
-                continue
             value = getattr(self, f.name)
-            if f.name == "subagents":
+            if f.name == "stream":
+                out["prompt_len"] = self.stream.prompt_len
+            elif f.name == "subagents":
                 out[f.name] = [s.to_dict(tokens=tokens) for s in value]
             elif dataclasses.is_dataclass(value) and not isinstance(value, type):
                 out[f.name] = dataclasses.asdict(value)
@@ -383,11 +420,11 @@ class EpisodeRecord:
                 out[f.name] = [dataclasses.asdict(v) for v in value]
             else:
                 out[f.name] = value
-        out["n_images"] = len(self.images)
+        out["n_images"] = len(self.stream.images)
         if tokens:
-            out["token_ids"] = list(self.token_ids)
-            out["loss_mask"] = list(self.loss_mask)
-            out["logprobs"] = list(self.logprobs)
+            out["token_ids"] = list(self.stream.token_ids)
+            out["loss_mask"] = list(self.stream.loss_mask)
+            out["logprobs"] = list(self.stream.logprobs)
         return out
 
 

@@ -89,9 +89,9 @@ def full_positions(model: Any, codec: Any, ids: list[int], images: list[ImageIte
 
 def plan_row(model: Any, codec: Any, store: EpisodeStates, req: GenRequest) -> Row:
     """What of ``req`` its episode's kept state covers, and the rest with its positions."""
-    if req.prompt_ids is None:
-        raise ValueError("the hf backend needs prompt_ids (run it through EpisodeEngine)")
-    ids = list(req.prompt_ids)
+    if req.tokens is None:
+        raise ValueError("the hf backend needs token-space requests (run it through EpisodeEngine)")
+    ids = list(req.tokens.ids)
     keys = [image_key(it) for it in req.images]
     state = store.take(req.state_key, ids, keys) if req.state_key else None
     cached = len(state.ids) if state is not None else 0
@@ -372,7 +372,7 @@ def _row_state(row: Row, i: int, gen: list[int], layers: list, batch: Batch) -> 
         (k[i : i + 1].index_select(2, cols), v[i : i + 1].index_select(2, cols)) for k, v in layers
     ]
     return EpisodeState(
-        ids=list(row.req.prompt_ids) + list(gen[:n_gen]),
+        ids=list(row.req.require_tokens().ids) + list(gen[:n_gen]),
         images=row.image_keys,
         layers=kept,
         held=[it.data for it in row.req.images],

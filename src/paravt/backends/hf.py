@@ -1,6 +1,6 @@
 """``hf`` backend: a local transformers Qwen-VL model, batched ``generate``, token in / token out.
 
-The engine hands over ``prompt_ids`` (the whole context, image pads expanded) and the matching
+The engine hands over ``tokens.ids`` (the whole context, image pads expanded) and the matching
 images with their preprocessed rows (every frame as an image — the layout the training loss also
 uses); each distinct image of a batch is encoded once (``backends.shared_vision``). Requests are grouped by sampling settings and run ``batch_size`` at a time, left-padded;
 ``mm_token_type_ids`` is derived from the ids so multimodal RoPE is computed correctly. Vision
@@ -22,7 +22,7 @@ from typing import Any
 from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
-from paravt.agent.records import Generation, GenRequest, join_rows
+from paravt.agent.records import Generation, GenRequest, TokenPrompt, join_rows
 from paravt.backends.cached_decode import (
     Row,
     build_batch,
@@ -224,7 +224,8 @@ class HFBackend(BackendBase):
     @staticmethod
     def _pixels_of(r: GenRequest) -> Any:
         """One request's rows: its ``pixel_values``, else its images' rows joined."""
-        return r.pixel_values if r.pixel_values is not None else join_rows(r.images)
+        pv = r.require_tokens().pixel_values
+        return pv if pv is not None else join_rows(r.images)
 
     def _gen_kwargs(self, first: GenRequest) -> dict:
         """The sampling settings of a batch (its requests share them: ``generate`` groups)."""
@@ -261,13 +262,15 @@ class HFBackend(BackendBase):
         codec = self.codec
         t0 = time.perf_counter()
         try:
+            prompts: list[TokenPrompt] = []
             for r in reqs:
-                if r.prompt_ids is None:
+                if r.tokens is None:
                     raise ValueError(
-                        "the hf backend needs prompt_ids (run it through EpisodeEngine)"
+                        "the hf backend needs token-space requests (run it through EpisodeEngine)"
                     )
+                prompts.append(r.tokens)
             device = self.model.device
-            ids, mask = left_pad([r.prompt_ids for r in reqs], codec.pad_token_id)
+            ids, mask = left_pad([p.ids for p in prompts], codec.pad_token_id)
             width = ids.shape[1]
             mm = mm_token_types(ids, mask, codec.image_token_id, codec.video_token_id)
             kwargs: dict = {
@@ -288,7 +291,7 @@ class HFBackend(BackendBase):
                 parts = [self._pixels_of(r) for r in reqs if r.images]
                 kwargs["pixel_values"] = torch.cat(parts).to(device=device, dtype=self.pixel_dtype)
                 kwargs["image_grid_thw"] = torch.cat(
-                    [r.image_grid_thw for r in reqs if r.image_grid_thw is not None]
+                    [p.image_grid_thw for p in prompts if p.image_grid_thw is not None]
                 ).to(device)
             gen_kwargs = self._gen_kwargs(reqs[0])
             gen_kwargs.update(return_dict_in_generate=True, output_logits=self.logprobs)
@@ -333,7 +336,7 @@ class HFBackend(BackendBase):
                     token_ids=gen_ids,
                     logprobs=logprobs[i, :n].tolist() if logprobs is not None else None,
                     finish_reason=finish,  # type: ignore[arg-type]
-                    prompt_tokens=len(r.prompt_ids),
+                    prompt_tokens=len(r.require_tokens().ids),
                     completion_tokens=len(gen_ids),
                     cached_tokens=cached[i] if cached is not None else None,
                     preprocess_s=prep / len(reqs),

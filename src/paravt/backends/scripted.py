@@ -138,7 +138,7 @@ class ScriptedBackend(BackendBase):
             token_ids=ids,
             logprobs=lps,
             finish_reason=finish,  # type: ignore[arg-type]
-            prompt_tokens=len(req.prompt_ids) if req.prompt_ids is not None else None,
+            prompt_tokens=len(req.tokens.ids) if req.tokens is not None else None,
             completion_tokens=len(ids),
         )
 

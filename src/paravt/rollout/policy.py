@@ -1,10 +1,11 @@
 """The policy being trained, as a token-in/token-out backend of the episode engine.
 
-The engine sends ``GenRequest``s whose ``prompt_ids`` already hold the whole context (image pads
-expanded, think prefix included) with ``pixel_values``/``image_grid_thw`` for every image of it.
-This backend left-pads them, samples all of them in one ``generate`` call per (budget, sampling)
-group, and returns the generated ids (stop token included) so the trainer can concatenate the
-episode's stream exactly as sampled — no re-rendering, no re-tokenizing (docs/PROTOCOL.md §7).
+The engine sends ``GenRequest``s whose ``tokens`` (a ``TokenPrompt``) already hold the whole
+context (image pads expanded, think prefix included) with ``pixel_values``/``image_grid_thw`` for
+every image of it. This backend left-pads them, samples all of them in one ``generate`` call per
+(budget, sampling) group, and returns the generated ids (stop token included) so the trainer can
+concatenate the episode's stream exactly as sampled — no re-rendering, no re-tokenizing
+(docs/PROTOCOL.md §7).
 
 ``first_turn_text`` forces the main agent's first turn (a completion prefix for smoke tests with
 random weights: the forced text carries real ``crop_video`` calls, later turns are sampled).
@@ -37,7 +38,7 @@ import torch
 
 from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
-from paravt.agent.records import Generation, GenRequest
+from paravt.agent.records import Generation, GenRequest, TokenPrompt
 from paravt.backends import cached_decode as cd
 from paravt.backends.episode_state import EpisodeStates
 from paravt.backends.hf import cut_at_stop, left_pad
@@ -117,7 +118,7 @@ class TokenSampler(BackendBase):
             token_ids=ids,
             logprobs=[self.forced_logprob] * len(ids),
             finish_reason="stop",
-            prompt_tokens=len(req.prompt_ids or []),
+            prompt_tokens=_prompt_len(req),
             completion_tokens=len(ids),
         )
 
@@ -129,9 +130,9 @@ class TokenSampler(BackendBase):
         out: list[Generation | None] = [None] * len(requests)
         groups: dict[tuple[int, float, float], list[int]] = {}
         for i, req in enumerate(requests):
-            if req.prompt_ids is None:
+            if req.tokens is None:
                 out[i] = Generation(
-                    error="policy backend needs token-space requests (prompt_ids)",
+                    error="policy backend needs token-space requests (tokens)",
                     finish_reason="error",
                 )
             elif self.first_turn_text and req.role == "main" and req.turn == 0 and not req.forced:
@@ -170,10 +171,20 @@ class TokenSampler(BackendBase):
             token_ids=ids,
             logprobs=lp,
             finish_reason=finish,  # type: ignore[arg-type]
-            prompt_tokens=len(req.prompt_ids or []),
+            prompt_tokens=_prompt_len(req),
             completion_tokens=n,
             generate_s=generate_s,
         )
+
+
+def _prompt_len(req: GenRequest) -> int:
+    """The ids of ``req``'s token-space prompt (0 without one)."""
+    return len(req.tokens.ids) if req.tokens is not None else 0
+
+
+def _own_rows(req: GenRequest) -> Any:
+    """``req``'s own joined ``pixel_values`` (``TokenPrompt``), None when it has none."""
+    return req.tokens.pixel_values if req.tokens is not None else None
 
 
 def _request_rows(reqs: list[GenRequest]) -> Any:
@@ -181,9 +192,10 @@ def _request_rows(reqs: list[GenRequest]) -> Any:
     ``pixel_values`` where it has them, else its images' rows, joined once for the batch."""
     parts: list = []
     for r in reqs:
-        if r.pixel_values is not None:
-            if len(r.pixel_values):
-                parts.append(r.pixel_values)
+        own = _own_rows(r)
+        if own is not None:
+            if len(own):
+                parts.append(own)
         else:
             parts.extend(it.pixels for it in (r.images or []) if it.pixels is not None)
     if not parts:
@@ -318,9 +330,7 @@ class PolicyBackend(TokenSampler):
                 [],
                 [],
                 1,
-                prompt_ids=ids,
-                pixel_values=pixels,
-                image_grid_thw=grid,
+                tokens=TokenPrompt(ids, pixels, grid),
             )
         ]
 
@@ -343,7 +353,9 @@ class PolicyBackend(TokenSampler):
         reqs = [*reqs, *fillers]
         device = self._device()
         t0 = time.perf_counter()
-        input_ids, attention = left_pad([list(r.stream) for r in reqs], self.pad_token_id)
+        input_ids, attention = left_pad(
+            [list(r.require_tokens().ids) for r in reqs], self.pad_token_id
+        )
         width = input_ids.shape[1]
         kwargs: dict[str, Any] = {
             "input_ids": input_ids.to(device),
@@ -352,13 +364,9 @@ class PolicyBackend(TokenSampler):
         pix = _request_rows(reqs)
         if pix is not None:
             kwargs["pixel_values"] = pix.to(device)
+            grids = [r.require_tokens().image_grid_thw for r in reqs]
             kwargs["image_grid_thw"] = torch.cat(
-                [
-                    torch.as_tensor(r.image_grid_thw).to(device)
-                    for r in reqs
-                    if r.image_grid_thw is not None and len(r.image_grid_thw)
-                ],
-                dim=0,
+                [torch.as_tensor(g).to(device) for g in grids if g is not None and len(g)], dim=0
             )
             kwargs["mm_token_type_ids"] = mm_token_type_ids(kwargs["input_ids"], self.image_pad_id)
         gen_kwargs = self._gen_kwargs(max_new, temperature, top_p)
@@ -438,6 +446,7 @@ class PolicyBackend(TokenSampler):
 def _has_images(req: GenRequest) -> bool:
     """Whether ``req`` brings pixel rows: its own ``pixel_values``, or its images' rows (the
     engine leaves them there for this backend: ``reads_image_pixels``)."""
-    if req.pixel_values is not None:
-        return len(req.pixel_values) > 0
+    own = _own_rows(req)
+    if own is not None:
+        return len(own) > 0
     return any(it.pixels is not None for it in (req.images or []))

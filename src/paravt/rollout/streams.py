@@ -84,21 +84,22 @@ def record_row(
 
     ``merge`` is the processor's ``merge_size ** 2`` (image-pad tokens per vision feature row).
     ``join_pixels=False`` leaves ``pixel_values`` as the record's row pieces (a list,
-    ``EpisodeRecord.pixel_parts``) for a caller that joins a whole batch at once.
+    ``TokenStream.pixel_parts``) for a caller that joins a whole batch at once.
     Raises ``FeatureMismatchError`` when the stream's image pads and the grids disagree.
     """
-    ok = getattr(record, "status", "ok") == "ok" and len(record.token_ids) > record.prompt_len > 0
+    stream = record.stream
+    ok = getattr(record, "status", "ok") == "ok" and len(stream.token_ids) > stream.prompt_len > 0
     if not ok:
         return None
-    p = record.prompt_len
-    mask = [int(m) for m in record.loss_mask[p:]]
-    logps = list(record.logprobs[p:]) if record.logprobs else [0.0] * len(mask)
-    grid = record.image_grid_thw
-    pv = record.pixel_values if join_pixels else record.pixel_parts()
+    p = stream.prompt_len
+    mask = [int(m) for m in stream.loss_mask[p:]]
+    logps = list(stream.logprobs[p:]) if stream.logprobs else [0.0] * len(mask)
+    grid = stream.image_grid_thw
+    pv = stream.pixel_values if join_pixels else stream.pixel_parts()
     if grid is not None:
         grid = torch.as_tensor(grid).reshape(-1, 3).long()
         features = int(grid.prod(-1).sum()) // merge
-        tokens = image_pad_count(record.token_ids, image_pad_id)
+        tokens = image_pad_count(stream.token_ids, image_pad_id)
         if tokens != features:
             raise FeatureMismatchError(
                 f"episode {record.id}: {tokens} image-pad tokens but {features} vision features "
@@ -106,11 +107,11 @@ def record_row(
             )
         if len(grid) == 0:
             grid, pv = None, None
-    elif image_pad_count(record.token_ids, image_pad_id):
+    elif image_pad_count(stream.token_ids, image_pad_id):
         raise FeatureMismatchError(f"episode {record.id}: image-pad tokens but no image features")
     return LossRow(
-        prompt=list(record.token_ids[:p]),
-        completion=list(record.token_ids[p:]),
+        prompt=list(stream.token_ids[:p]),
+        completion=list(stream.token_ids[p:]),
         mask=mask,
         logps=logps,
         pixel_values=pv,

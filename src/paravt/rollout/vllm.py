@@ -7,7 +7,7 @@ episode's stream is still the exact concatenation the loss trains on (docs/PROTO
 - each frame goes as a PIL image at exactly the size its pads were counted for — the openai
   backend's ``budget_frame`` under the model's size rule — so vLLM's own resize of the frame is the
   identity and its features fill the pads one to one;
-- the request's ``prompt_ids`` hold the frames' image pads expanded (the learner's stream). In
+- the request's ``tokens.ids`` hold the frames' image pads expanded (the learner's stream). In
   colocate mode vLLM's processor expands each ``<|image_pad|>`` of a token prompt itself, so it is
   sent the stream with each frame's run of pads collapsed to one (``paravt.rollout.vllm_prompt``);
   paravt's server-mode generator (``paravt.rollout.vllm_server``) is sent the same collapsed
@@ -589,7 +589,7 @@ class VLLMBackend(TokenSampler):
         """One sampled completion as the request's turn, after checking that the prompt vLLM ran
         is the learner's stream (both ways of calling: ``_call`` and ``_alone``)."""
         check_reported_prompt(
-            req.stream,
+            req.require_tokens().ids,
             reported,
             self.codec.image_token_id,
             episode=req.episode_id,
@@ -632,7 +632,7 @@ def frame_image(item: ImageItem, codec: Any) -> Any:
 def token_prompt(req: GenRequest, image_token_id: int, collapse: bool) -> list[int]:
     """The token prompt vLLM is sent for ``req``: its stream, with each frame's image pads
     collapsed to one when vLLM expands them itself (an in-process engine: colocate mode)."""
-    ids = list(req.stream)
+    ids = list(req.require_tokens().ids)
     if not collapse:
         return ids
     runs = image_pad_runs(ids, image_token_id)

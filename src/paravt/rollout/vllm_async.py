@@ -153,7 +153,7 @@ class AsyncVLLMBackend(TokenSampler):
             return Generation(error=f"vLLM returned nothing for {req.key}", finish_reason="error")
         try:
             check_reported_prompt(
-                req.stream,
+                req.require_tokens().ids,
                 final.prompt_token_ids,
                 self.image_pad_id,
                 episode=req.episode_id,

@@ -61,7 +61,7 @@ def dump_episodes(
     with (folder / f"dump-rank{rank}.jsonl").open("a") as fh:
         for n, (record, breakdown, k, advantage) in enumerate(rows):
             stored = []
-            for i, item in enumerate(record.images):
+            for i, item in enumerate(record.stream.images):
                 if used >= max_bytes:
                     break
                 name = f"s{step}-r{rank}-e{n}-{i}.jpg"
@@ -72,7 +72,7 @@ def dump_episodes(
             line = json.dumps(
                 {"step": step, "rank": rank, "k": k, "advantage": advantage, "reward": reward,
                  "record": view_dict(record), "frames": stored,
-                 "frames_dropped": len(record.images) - len(stored)},
+                 "frames_dropped": len(record.stream.images) - len(stored)},
                 default=str,
             )  # fmt: skip
             fh.write(line + "\n")

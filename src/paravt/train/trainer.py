@@ -494,7 +494,7 @@ class ParaGRPOTrainer(GRPOTrainer):
 
     def score_episode(self, record, cfg):
         """RewardBreakdown of one episode, or None when the episode failed (unscorable)."""
-        if getattr(record, "status", "ok") != "ok" or not record.token_ids:
+        if getattr(record, "status", "ok") != "ok" or not record.stream.token_ids:
             return None
         return episode_reward(record, cfg)
 
@@ -962,10 +962,10 @@ class ParaGRPOTrainer(GRPOTrainer):
                             # the weights that sampled each turn (bounded staleness: may lag)
                             "policy_versions": [t.policy_version for t in r.turns],
                             "calls": [c.status for c in r.calls],
-                            "images": len(r.images),
-                            "prompt_len": r.prompt_len,
-                            "tokens": len(r.token_ids),
-                            "generated": int(sum(r.loss_mask)) if r.loss_mask else 0,
+                            "images": len(r.stream.images),
+                            "prompt_len": r.stream.prompt_len,
+                            "tokens": len(r.stream.token_ids),
+                            "generated": int(sum(r.stream.loss_mask)),
                         },
                         default=str,
                     )

@@ -167,7 +167,7 @@ def _header(rec: Any, chars: int) -> list[tuple[str, str]]:
 
 
 def _split_images(rec: Any) -> tuple[list[Any], list[Any]]:
-    images = list(getattr(rec, "images", None) or [])
+    images = list(rec.stream.images)
     return (
         [im for im in images if im.source == "overview"],
         [im for im in images if im.source == "tool"],

@@ -92,10 +92,10 @@ def example_of(record: Any, image_pad_id: int, merge: int) -> dict | None:
         "input_ids": ids,
         "labels": labels,
         "prompt_len": len(row.prompt),
-        "frames": [it.data.contiguous() for it in record.images],
+        "frames": [it.data.contiguous() for it in record.stream.images],
         "frame_meta": [
             (float(it.time), it.source, int(it.min_pixels), int(it.max_pixels), tuple(it.grid_thw))
-            for it in record.images
+            for it in record.stream.images
         ],
     }
 
