@@ -384,7 +384,7 @@ class EpisodeEngine:
                 kind, message = err
                 self._fail(ep, message, kind=kind)
                 continue
-            rec.warnings.extend(getattr(frames, "warnings", []) or [])
+            rec.warnings.extend(frames.warnings)
             rec.overview_times = [float(t) for t in frames.times]
             key = (str(inp.video), rec.frames_k)
             if key not in shared:  # one set of overview images per video and budget

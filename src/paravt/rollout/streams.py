@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from paravt.agent.records import EpisodeRecord
 from paravt.errors import ParavtError
 
 __all__ = ["FeatureMismatchError", "LossRow", "mm_token_type_ids", "record_row"]
@@ -77,7 +78,7 @@ class LossRow:
 
 
 def record_row(
-    record: Any, image_pad_id: int, merge: int, join_pixels: bool = True
+    record: EpisodeRecord, image_pad_id: int, merge: int, join_pixels: bool = True
 ) -> LossRow | None:
     """The ``LossRow`` of one record (its stream; the learner's fields at their defaults), or
     None when the record has nothing to learn from (an errored episode, no generated token).
@@ -88,7 +89,7 @@ def record_row(
     Raises ``FeatureMismatchError`` when the stream's image pads and the grids disagree.
     """
     stream = record.stream
-    ok = getattr(record, "status", "ok") == "ok" and len(stream.token_ids) > stream.prompt_len > 0
+    ok = record.status == "ok" and len(stream.token_ids) > stream.prompt_len > 0
     if not ok:
         return None
     p = stream.prompt_len

@@ -12,21 +12,25 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 from transformers import TrainerCallback
 
+from paravt.agent.records import EpisodeRecord
 from paravt.rewards import RewardBreakdown
 
 __all__: list[str] = []  # nothing here is for the other rooms
 
 
 def episode_stats(
-    record: Any, breakdown: Any, k: int, generated_tokens: int, total_tokens: int
+    record: EpisodeRecord,
+    breakdown: RewardBreakdown | None,
+    k: int,
+    generated_tokens: int,
+    total_tokens: int,
 ) -> dict:
-    calls = [c for c in getattr(record, "calls", []) if getattr(c, "status", "") != "ignored"]
-    counts = getattr(record, "tool_counts", None)
-    tool_turns = sum(1 for t in getattr(record, "turns", []) if getattr(t, "n_calls", 0) > 0)
+    calls = [c for c in record.calls if c.status != "ignored"]
+    counts = record.tool_counts
+    tool_turns = sum(1 for t in record.turns if t.n_calls > 0)
     # the reward's own terms (``RewardBreakdown.TERMS``); a failed episode has none (NaN)
     terms = (
         breakdown.terms()
@@ -36,16 +40,16 @@ def episode_stats(
     return {
         **terms,
         "reward_terms": list(terms),
-        "executed_ok": int(getattr(counts, "executed_ok", 0) or 0),
+        "executed_ok": counts.executed_ok,
         "calls": len(calls),
-        "call_errors": sum(1 for c in calls if getattr(c, "status", "") == "error"),
-        "parse_errors": int(getattr(counts, "parse_errors", 0) or 0),
-        "turns": len(getattr(record, "turns", [])),
+        "call_errors": sum(1 for c in calls if c.status == "error"),
+        "parse_errors": counts.parse_errors,
+        "turns": len(record.turns),
         "tool_turns": tool_turns,
         "k": int(k),
         "gen_tokens": int(generated_tokens),
         "total_tokens": int(total_tokens),
-        "episode_error": int(getattr(record, "status", "ok") != "ok"),
+        "episode_error": int(record.status != "ok"),
     }
 
 

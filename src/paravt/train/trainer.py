@@ -65,10 +65,11 @@ from trl.models import unwrap_model_for_generation
 from trl.trainer.utils import nanmax, nanmin, nanstd, pad
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
+from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.agent.scoring import episode_reward
 from paravt.errors import ConfigError, ParavtError
 from paravt.rewards import (
+    RewardBreakdown,
     RewardConfig,
     anchor_token_bonus,
     open_think_turns,
@@ -492,9 +493,9 @@ class ParaGRPOTrainer(GRPOTrainer):
         """The run's reward constants (``rewards`` section of the recipe), every field."""
         return self.para_args.rewards
 
-    def score_episode(self, record, cfg):
+    def score_episode(self, record: EpisodeRecord, cfg: RewardConfig) -> RewardBreakdown | None:
         """RewardBreakdown of one episode, or None when the episode failed (unscorable)."""
-        if getattr(record, "status", "ok") != "ok" or not record.stream.token_ids:
+        if record.status != "ok" or not record.stream.token_ids:
             return None
         return episode_reward(record, cfg)
 
@@ -689,7 +690,11 @@ class ParaGRPOTrainer(GRPOTrainer):
         return breakdowns, gather(local)[:, 0]
 
     def _loss_rows(
-        self, records: list, local_adv: list[float], local_flat: list[bool], mode: str
+        self,
+        records: list[EpisodeRecord],
+        local_adv: list[float],
+        local_flat: list[bool],
+        mode: str,
     ) -> list[LossRow]:
         """One row per episode, then (optionally) one per sub-agent trajectory with its episode's
         advantage, then no-loss rows (advantage 0) up to a multiple of ``steps_per_generation``
@@ -700,7 +705,7 @@ class ParaGRPOTrainer(GRPOTrainer):
             rows.append(replace(self._row_from_record(r), flat=flat, advantage=adv))
         if a.subagent_in_loss and a.engine.evidence == "subagent":
             for r, adv, flat in zip(records, local_adv, local_flat, strict=True):
-                for sub in getattr(r, "subagents", []) or []:
+                for sub in r.subagents:
                     rows.append(replace(self._row_from_record(sub), flat=flat, advantage=adv))
         spg = self._generation_steps if mode == "train" else 1
         # as many rows (log-prob chunks, loss forwards) on every rank when forwards are collective
