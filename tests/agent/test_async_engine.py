@@ -93,8 +93,14 @@ def test_episodes_on_their_own_write_the_records_of_the_rounds(
     inputs = _inputs(pancake, bunny)
     rounds = ScriptedBackend(SCRIPTS, processor=q3_processor, logprobs=True)
     _, want = _run(rounds, "rounds", inputs, evidence=evidence)
-    # a slow first episode: the others overtake it, so their turns and tool passes interleave
-    alone = _Async(ScriptedBackend(SCRIPTS, processor=q3_processor, logprobs=True), {"a": 0.3})
+    # a slow first episode: its first turn comes back only once b's and c's first turns have
+    # ended, so the others overtake it and their turns and tool passes interleave (a hold, not a
+    # delay: under load a 0.3 s delay let the others start one at a time)
+    alone = _Async(
+        ScriptedBackend(SCRIPTS, processor=q3_processor, logprobs=True),
+        {},
+        hold=[("b", 0), ("c", 0)],
+    )
     engine, got = _run(alone, "auto", inputs, evidence=evidence)  # auto: agenerate -> episodes
     assert engine.episodes_advance_alone()
     assert [r.id for r in got] == ["a", "b", "c", "d"]  # input order, whatever finished first
@@ -107,7 +113,8 @@ def test_episodes_on_their_own_write_the_records_of_the_rounds(
     # the rounds made one generate call per round; alone, every request went on its own
     assert len(rounds.batches) == 3 + (2 if evidence == "subagent" else 0)
     assert all(len(b) == 1 for b in alone.inner.batches)
-    assert alone.most_in_flight >= 3
+    assert alone.most_in_flight >= 2  # a, held, beside each of b's and c's first turns
+    assert alone.events.index(("end", "b", 0)) < alone.events.index(("end", "a", 0))
 
 
 def test_an_episode_whose_tools_returned_does_not_wait_for_a_slow_one(q3_processor, pancake, bunny):
