@@ -133,7 +133,10 @@ def layouts(draw, j, first: str, second: str) -> str:
     if kind == 0:
         return f"{first}{j}{second}"
     if kind == 1:  # the second in brackets
-        o, c = draw(st.sampled_from(["()", "[]", "{}", "<>", "«»", "“”", "（）", "【】", "''"]))
+        pairs = ["()", "[]", "{}", "<>", "«»", "“”", "（）", "【】", "''"]
+        if len(second) == 1 and second.isalpha():  # "A<b>": an HTML tag, read as markup
+            pairs.remove("<>")
+        o, c = draw(st.sampled_from(pairs))
         # a straight quote glued to a word is an apostrophe ("door'he"): a space before it
         space = " " if o == "'" else draw(st.sampled_from(_SPACES))
         return f"{first}{space}{o}{second}{c}"
