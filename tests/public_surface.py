@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from test_import_graph import PACKAGE_DIRS
+from test_import_graph import find_modules as _modules_under
+
 REPO = Path(__file__).resolve().parents[1]
-#: Where each installed package's source lives (``setup.py`` maps kernels/ and cli/ into paravt).
-PACKAGE_DIRS = {"paravt": REPO / "src" / "paravt", "paravt.kernels": REPO / "kernels",
-                "paravt.cli": REPO / "cli"}  # fmt: skip
 #: code outside the package that uses it as a user would (the tests are not among them)
 CONSUMERS = ["benchmarks", "experiments", "scripts"]
 INTERFACES = REPO / "docs" / "INTERFACES.md"
@@ -36,15 +36,9 @@ class Use:
 
 
 def find_modules() -> dict[str, Path]:
-    """Dotted module name -> file, for every ``.py`` file of the installed packages."""
-    out = {}
-    for prefix, base in PACKAGE_DIRS.items():
-        for path in base.rglob("*.py"):
-            parts = list(path.relative_to(base).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            out[".".join([prefix, *parts])] = path
-    return out
+    """Dotted module name -> file, for every ``.py`` file of the installed packages (the
+    import-graph test's reader, over the same package folders)."""
+    return _modules_under(PACKAGE_DIRS)
 
 
 def room_of(module: str) -> str:
@@ -169,30 +163,30 @@ def _strings(value: ast.expr, tree: ast.Module) -> list[str]:
     return []
 
 
+def _binds(node: ast.AST, imports: bool = True) -> set[str]:
+    """The names one statement binds: a def or class, an assignment's targets, an import's
+    names (unless ``imports`` is False)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Assign):
+        return {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return {node.target.id}
+    if imports and isinstance(node, ast.Import | ast.ImportFrom):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    return set()
+
+
 def defined(path: Path) -> set[str]:
-    """Top-level names a module binds: defs, classes, assignments, imports, and the names of a
-    module-level ``__getattr__`` (lazy exports) are left to ``__all__`` itself."""
+    """Top-level names a module binds, those under an ``if`` or ``try`` (TYPE_CHECKING
+    imports, fallbacks) included; the names of a module-level ``__getattr__`` (lazy exports) are
+    left to ``__all__`` itself."""
     tree = ast.parse(path.read_text(), filename=str(path))
     names: set[str] = set()
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            for t in node.targets:
-                names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, ast.If | ast.Try):  # TYPE_CHECKING imports, fallbacks
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Import | ast.ImportFrom):
-                    names |= {(a.asname or a.name).split(".")[0] for a in sub.names}
-                elif isinstance(sub, ast.FunctionDef | ast.ClassDef):
-                    names.add(sub.name)
-                elif isinstance(sub, ast.Assign):
-                    for t in sub.targets:
-                        names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+        nested = ast.walk(node) if isinstance(node, ast.If | ast.Try) else [node]
+        for sub in nested:
+            names |= _binds(sub)
     return names
 
 
@@ -205,12 +199,5 @@ def lazy_exports(path: Path) -> bool:
 def own_definitions(path: Path) -> set[str]:
     """Top-level names a module defines itself: functions, classes and assignments."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
+    names = {n for node in tree.body for n in _binds(node, imports=False)}
     return names - {"__all__"}
