@@ -136,6 +136,32 @@ def async_row(k: int) -> Callable[[Path], str]:
     return row
 
 
+SPREAD = f"{TOY}/rebuild-spread/spread.json"
+SFT_K4 = "sft K=4 tools (60)"
+
+
+def spread_line(path: Path) -> str:
+    """The SFT accuracy's range and spread over the rebuilds, as the toy README words it."""
+    s = _json(path)["stages"][SFT_K4]
+    return f"**{s['min']} to {s['max']}% (spread {s['spread']} points)**"
+
+
+def spread_stats(path: Path) -> str:
+    s = _json(path)["stages"][SFT_K4]
+    return f"({s['min']} to {s['max']}; mean {s['mean']}, sd {s['sd']}"
+
+
+def spread_build(name: str) -> Callable[[Path], str]:
+    """One build's row: its SFT accuracy at K = 4 (tools, direct) and after RL."""
+
+    def compute(path: Path) -> str:
+        (row,) = [b for b in _json(path)["builds"] if b["build"] == name]
+        acc = row["accuracy"]
+        return f"{acc[SFT_K4]}% | {acc['sft K=4 direct (60)']:.0f}% | {acc['rl K=4 tools (30)']:g}"
+
+    return compute
+
+
 def async_bound(path: Path) -> str:
     return f"{_json(path)['bounds_from_k0']['bound_(P+R+L)/(P+max(R,L+R_cpu))']:.2f}×"
 
@@ -156,6 +182,28 @@ def async_segments(path: Path) -> str:
 
 
 CLAIMS = [
+    # the rebuild spread of the quick chain (experiments/toy_paradox/README.md, "Six builds")
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "**66.7 to 98.3% (spread 31.6 points)**",
+        SPREAD,
+        spread_line,
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "(66.7 to 98.3; mean 91.7, sd 12.4",
+        SPREAD,
+        spread_stats,
+    ),
+    *(
+        Claim("experiments/toy_paradox/README.md", quote, SPREAD, spread_build(name))
+        for name, quote in [
+            ("d1-t1", "96.7% | 0% | 96.7"),
+            ("d2-t1", "93.3% | 0% | 100"),
+            ("d1-t2", "98.3% | 0% | 100"),
+            ("d2-t2", "96.7% | 0% | 96.7"),
+        ]
+    ),
     # README.md: the main command's model and what it does on held-out videos
     Claim(
         "README.md",
