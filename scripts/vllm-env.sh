@@ -25,7 +25,7 @@ cd "$root"
 # processor), torchcodec's FFmpeg libraries. The probe prints the CPU, its SIMD level and the ops
 # loaded; it exits 3 where vLLM cannot run on this CPU (the environment is built all the same).
 status=0
-"$venv/bin/python" -m paravt.rollout.vllm_platform --models || status=$?
+"$venv/bin/python" scripts/vllm_probe.py --models || status=$?
 if [ "$status" -eq 3 ]; then
     echo "vLLM environment built, but vLLM cannot run on this CPU (see the line above): $venv/bin/python" >&2
     exit 3

@@ -61,10 +61,15 @@ def pytest_terminal_summary(terminalreporter, config):
     if line is not None:
         terminalreporter.write_line(f"vLLM probe: {line}")
     if "vllm" in sys.modules:  # a colocated engine ran in this process: which ops it had
-        from paravt.rollout.vllm_platform import mapped_vllm_ops
-
-        ops = ", ".join(mapped_vllm_ops()) or "none"
+        ops = ", ".join(vllm_probe().mapped_vllm_ops()) or "none"
         terminalreporter.write_line(f"vLLM ops mapped in the test process: {ops}")
+
+
+def vllm_probe():
+    """scripts/vllm_probe.py as a module: loads vLLM in a child and says what it mapped."""
+    from repo_files import load_repo_file
+
+    return load_repo_file("scripts/vllm_probe.py", "vllm_probe")
 
 
 def pytest_report_header(config):
@@ -98,9 +103,7 @@ def _skip_what_cannot_run(config, items) -> None:
     elif vllm_items:
         # vLLM is installed: load it the way a run would, in a child (a build this CPU cannot
         # run kills the child, not pytest); where it cannot run, its tests skip with the reason
-        from paravt.rollout.vllm_platform import probe
-
-        seen = probe()
+        seen = vllm_probe().probe()
         config.stash[VLLM_PROBE] = seen.line()
         if not seen.ok:
             vllm_reason = f"vLLM cannot run on this machine: {seen.reason}"

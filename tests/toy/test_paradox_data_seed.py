@@ -7,22 +7,12 @@ eval split; a data seed that moved the eval videos would mix a data effect into 
 from __future__ import annotations
 
 import copy
-import importlib.machinery
-import importlib.util
-import sys
-from pathlib import Path
 
-RUN = Path(__file__).resolve().parents[2] / "experiments" / "toy_paradox" / "run"
+from repo_files import load_repo_file
 
 
 def _run_module():
-    loader = importlib.machinery.SourceFileLoader("toy_paradox_run", str(RUN))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[loader.name] = module  # its dataclasses look their module up while defined
-    loader.exec_module(module)
-    return module
+    return load_repo_file("experiments/toy_paradox/run", "toy_paradox_run")
 
 
 def test_data_seed_zero_is_the_chain_as_it_always_ran():

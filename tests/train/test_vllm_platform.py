@@ -1,6 +1,7 @@
 """vLLM on any x86-64 CPU: paravt says which build of vLLM's ops a CPU gets and refuses a CPU that
-none runs on, and it loads vLLM only through vLLM's own platform (never ``import vllm._C``, the
-AVX-512+bf16 build that SIGILLs an AVX2-only EPYC).
+none runs on (the library's ``cpu_problem``), and its environment probe (scripts/vllm_probe.py)
+loads vLLM only through vLLM's own platform (never ``import vllm._C``, the AVX-512+bf16 build
+that SIGILLs an AVX2-only EPYC).
 
 The CPU texts below are the ``model name`` and the SIMD part of the ``flags`` line of three real
 CPUs' ``/proc/cpuinfo``. The ``vllm`` tests load the real vLLM in a child process: as this host
@@ -16,16 +17,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from repo_files import load_repo_file
 
 from paravt.errors import ConfigError
-from paravt.rollout.vllm_platform import (
-    EXIT_CANNOT_RUN,
-    cpu_problem,
-    host_cpu,
-    main,
-    parse_cpuinfo,
-    probe,
-)
+from paravt.rollout.vllm_platform import cpu_problem, host_cpu, parse_cpuinfo
+
+#: the environment probe (scripts/vllm_probe.py): loads vLLM in a child, reports what it mapped
+PROBE = load_repo_file("scripts/vllm_probe.py", "vllm_probe")
+EXIT_CANNOT_RUN, main, probe = PROBE.EXIT_CANNOT_RUN, PROBE.main, PROBE.probe
 
 REPO = Path(__file__).resolve().parents[2]
 AVX2_SHIM = REPO / "tests" / "isa_avx2"

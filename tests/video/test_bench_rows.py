@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import re
@@ -10,15 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_tool_exec.py"
+from repo_files import load_repo_file
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_tool_exec_under_test", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_repo_file("benchmarks/bench_tool_exec.py", "bench_tool_exec")
 
 
 def test_missing_encoder_undecodable_file_and_unknown_row_are_skipped_with_reasons(tmp_path):

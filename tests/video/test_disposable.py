@@ -231,13 +231,9 @@ def _codec_clip(folder, name: str):
 
 
 def test_the_clips_cover_every_codec_of_the_benchmark():
-    import importlib.util
-    from pathlib import Path
+    from repo_files import load_repo_file
 
-    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_tool_exec.py"
-    spec = importlib.util.spec_from_file_location("bench_tool_exec", bench)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_repo_file("benchmarks/bench_tool_exec.py", "bench_tool_exec")
     assert set(module.CODECS) == set(CODEC_CLIPS)
 
 

@@ -15,7 +15,8 @@ is never imported by it. verl and AReaL call the same part the rollout.
   ``vllm_prompt`` (the token prompts vLLM is sent), ``vllm_async`` (vLLM's in-process async
   engine), ``vllm_server`` and ``vllm_server_client`` (server mode), ``weight_push`` (the weights
   reach the server once per step), ``vllm_stack`` and ``vllm_platform`` (which releases and
-  which CPUs vLLM runs on, checked before a model loads; ``python -m paravt.rollout.vllm_platform``);
+  which CPUs vLLM runs on, checked before a model loads; the probe that loads vLLM in a child
+  is ``scripts/vllm_probe.py``);
 - ``lockstep``: the ranks' small gathers that keep collective generate calls in step;
 - ``streams``: an episode record as a ``LossRow`` (``record_row``), the one cut both trainers
   use;
