@@ -23,10 +23,12 @@ the format the Qwen family's tool use was trained on.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
+from typing import Protocol
 
 from paravt.errors import UserError
 from paravt.rewards.answers import LETTERS, QUESTION_TYPES, require_letterable
@@ -96,10 +98,22 @@ def _read_file(p: Path, what: str, flag: str, error: type[UserError]) -> str:
     return text
 
 
-def check_user_template(path: str | Path | None, questions) -> None:
+class ShownQuestion(Protocol):
+    """What the user-template check reads of a question: its id and the options the model
+    would be shown. ``EpisodeInput``, a training ``TrainRow`` and eval's shown form of a sample
+    all have both."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def options(self) -> list[str] | None: ...
+
+
+def check_user_template(path: str | Path | None, questions: Iterable[ShownQuestion]) -> None:
     """Refuse a user template file (``engine.user_template``; None: the packaged one, nothing to
-    check) that cannot show ``questions`` (``EpisodeInput``-like: ``id``, ``options``), when a
-    run starts rather than at the first episode that needs the missing field."""
+    check) that cannot show ``questions``, when a run starts rather than at the first episode
+    that needs the missing field."""
     if path is not None:
         load_prompts(user_template_file=path).check_questions(questions)
 
@@ -227,19 +241,17 @@ class Prompts:
     def instruction(self, question_type: str) -> str:
         return self.instructions.get(question_type, self.instructions["oe"])
 
-    def check_questions(self, questions) -> None:
+    def check_questions(self, questions: Iterable[ShownQuestion]) -> None:
         """Refuse, before any episode runs, a user template that lacks a field one of
-        ``questions`` (``EpisodeInput``-like: ``id``, ``options``) needs. The packaged template
-        has them all."""
+        ``questions`` needs. The packaged template has them all."""
         if self.user_override is None:
             return
         fields = template_fields(self.user_override)
         for q in questions:
-            if getattr(q, "options", None) and "options" not in fields:
+            if q.options and "options" not in fields:
                 raise UserTemplateError(
-                    f"the user template has no ${{options}} field, and question "
-                    f"{getattr(q, 'id', '?')!r} has options the model would never see; add "
-                    "${options} to the template"
+                    f"the user template has no ${{options}} field, and question {q.id!r} has "
+                    "options the model would never see; add ${options} to the template"
                 )
 
     def question_text(
