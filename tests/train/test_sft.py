@@ -170,6 +170,28 @@ def test_resume_continues_from_the_checkpoint_with_the_cached_trajectories(sft_r
     assert rows[3]["loss"] == pytest.approx(original[3]["loss"], rel=1e-4)
 
 
+def test_a_resumed_run_saves_and_logs_at_its_own_intervals_not_the_checkpoints(sft_run, tmp_path):
+    """transformers restores the checkpoint's save and logging intervals on resume (one warning
+    line): resumed at step 3 with ``save_steps=2`` it would save at 6 and 8 only. The run's own
+    config wins: checkpoints 4, 6 and 8, a metrics row every 2 steps after the checkpoint."""
+    from paravt.train.sft.run import load_sft_config, run_sft
+
+    run_dir, data, _, _ = sft_run
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    shutil.rmtree(copy / "checkpoint-6")
+    more = ("trainer.max_steps=8", "trainer.save_steps=2", "trainer.logging_steps=2")
+    cfg = load_sft_config(
+        "sft-smoke", _overrides(copy, data, *more, "trainer.save_total_limit=null")
+    )
+    assert run_sft(cfg, resume=True)["global_step"] == 8
+    assert sorted(p.name for p in copy.glob("checkpoint-*")) == [
+        f"checkpoint-{n}" for n in (3, 4, 6, 8)
+    ]
+    rows = [json.loads(line) for line in (copy / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2, 3, 4, 6, 8]
+
+
 def test_fresh_run_over_checkpoints_exits_2(sft_run, capsys):
     from paravt.cli.main import main
 

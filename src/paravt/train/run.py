@@ -341,6 +341,7 @@ def run_training(
     # the trainer, the rollout and vLLM load when a run starts (the recipe needs TRL only)
     from paravt.rollout.vllm import require_vllm
     from paravt.rollout.vllm_server import ServerGeneration
+    from paravt.train.launch.resumed_steps import StepsFromArgs
     from paravt.train.launch.stopping import StopAtStepEnd, StopRequest
     from paravt.train.metrics import MetricsJsonl
     from paravt.train.trainer import ParaGRPOTrainer
@@ -370,7 +371,7 @@ def run_training(
         args=args,
         train_dataset=to_dataset(rows),
         processing_class=processor,
-        callbacks=[MetricsJsonl(metrics_path)],
+        callbacks=[MetricsJsonl(metrics_path), StepsFromArgs()],
     )
     if is_main and console is not None:  # the live line replaces HF's tqdm bar and log dicts
         from transformers.trainer_callback import PrinterCallback, ProgressCallback

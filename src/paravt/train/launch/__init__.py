@@ -5,6 +5,8 @@
   every launched process joined, leave it after a last barrier;
 - ``checkpoints``: which checkpoint a run continues, agreed by every rank;
 - ``shared_folder``: the check that every rank sees one run folder;
+- ``resumed_steps``: a resumed run logs and saves at its own config's intervals, not the
+  checkpoint's;
 - ``startup``: one model path for all ranks, each rank's share of the data checks.
 
 ``paravt.train.run`` and ``paravt.train.sft.run`` compose these; the trainer core imports none of

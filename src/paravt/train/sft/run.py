@@ -98,6 +98,7 @@ def run_sft(
     cfg: SFTConfig, resume: bool = False, console: Any = None, on_trainer: Any = None
 ) -> dict:
     """Play the trajectories (or reuse them on resume), fine-tune, save ``final/``; the summary."""
+    from paravt.train.launch.resumed_steps import StepsFromArgs
     from paravt.train.metrics import MetricsJsonl
     from paravt.train.sft import trajectories as traj
     from paravt.train.sft.dataset import StreamCollator, trajectory_dataset
@@ -156,7 +157,7 @@ def run_sft(
         train_dataset=trajectory_dataset(folder),
         processing_class=processor,
         data_collator=StreamCollator(processor, pixel_dtype),
-        callbacks=[MetricsJsonl(metrics_path)],
+        callbacks=[MetricsJsonl(metrics_path), StepsFromArgs()],
         run_counts={
             "episodes": report["kept"],
             "skipped_episodes": report["skipped"],
