@@ -14,7 +14,9 @@ the stages' ``*-metrics.jsonl``); COMMIT is the code the build ran, which result
 record. Per stage: the eval accuracies results.json holds (SFT at K = 4 with tools and direct, the
 RL checkpoint at K = 4 on the first 30), and each SFT stage's last logged training loss and
 token accuracy (the warm-up stages have no eval of their own; null where a build published no
-metrics).
+metrics). A ``--select`` build (``run --select``) also gets its checkpoint choice: the chosen
+step and every candidate's validation accuracy; its tool-SFT training numbers are those logged at
+the chosen step.
 """
 
 from __future__ import annotations
@@ -34,13 +36,29 @@ EVALS = {
 SFT_STAGES = ("warmup-still", "warmup-glimpse", "sft-strong")
 
 
-def last_logged(path: Path) -> dict:
-    """The last row of a metrics file that has a training loss."""
+def last_logged(path: Path, at_step: int | None = None) -> dict:
+    """The last row of a metrics file that has a training loss (at ``at_step`` when given: the
+    step of the checkpoint a build selected)."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if "loss" in r]
+    rows = [r for r in rows if "loss" in r and at_step in (None, r["step"])]
     if not rows:
-        raise SystemExit(f"{path}: no row with a training loss")
+        raise SystemExit(
+            f"{path}: no row with a training loss" + (f" at step {at_step}" if at_step else "")
+        )
     return rows[-1]
+
+
+def selection_of(results: dict) -> dict | None:
+    """A --select build's choice: the chosen step and each candidate's validation accuracy (%)."""
+    chosen = results.get("selection", {}).get("sft-strong")
+    if chosen is None:
+        return None
+    return {
+        "chosen_step": chosen["chosen_step"],
+        "val_accuracy": {
+            str(c["step"]): round(100 * c["val_accuracy"], 1) for c in chosen["candidates"]
+        },
+    }
 
 
 def build_row(label: str, commit: str, folder: Path) -> dict:
@@ -55,6 +73,9 @@ def build_row(label: str, commit: str, folder: Path) -> dict:
         "accuracy": {},
         "training": {},
     }
+    selection = selection_of(results)
+    if selection is not None:
+        row["selection"] = selection
     for column, key in EVALS.items():
         got = results["eval"].get(key)
         row["accuracy"][column] = None if got is None else round(100 * got["accuracy"], 1)
@@ -63,7 +84,8 @@ def build_row(label: str, commit: str, folder: Path) -> dict:
         if not path.is_file():  # an older build published its evals only
             row["training"][stage] = None
             continue
-        last = last_logged(path)
+        at = selection["chosen_step"] if selection and stage == "sft-strong" else None
+        last = last_logged(path, at)
         row["training"][stage] = {
             "step": last["step"],
             "loss": round(last["loss"], 4),
@@ -100,6 +122,9 @@ def main() -> None:
         losses = [r["training"][stage]["loss"] for r in rows if r["training"][stage]]
         if losses:
             stages[f"{stage} final loss"] = spread(losses, digits=4)
+    steps = [r["selection"]["chosen_step"] for r in rows if "selection" in r]
+    if steps:
+        stages["chosen step"] = spread([float(s) for s in steps], digits=1)
     report = {"builds": rows, "stages": stages}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")

@@ -34,3 +34,29 @@ def test_a_data_seed_draws_training_and_warm_up_data_and_keeps_the_eval_split():
     }
     assert (settings, warmup) == before  # the module's tables are not changed
     assert got["sft"] == settings["sft"] and got["rl"] == settings["rl"]
+
+
+def test_select_keeps_the_quick_chains_model_among_its_candidates():
+    """--select trains the tool SFT on past the quick chain's 90 steps: with a learning rate that
+    is constant after its warm-up and a data order that does not depend on max_steps, steps
+    1-90 are the quick chain's own, and step 90 is a saved candidate."""
+    import yaml
+
+    run = _run_module()
+    s, _ = run.run_settings("quick", None, True, 0)
+    quick = run.SETTINGS["quick"]["sft"]["strong"]["max_steps"]
+    sel = s["select"]
+    assert s["sft"]["strong"]["max_steps"] == sel["max_steps"] > quick
+    assert sel["from_step"] <= quick and quick % sel["every"] == 0
+    recipe = yaml.safe_load((run.RECIPES / "sft-toy.yaml").read_text())
+    assert recipe["trainer"]["lr_scheduler_type"] == "constant_with_warmup"
+    assert s["sft_trainer"]["warmup_steps"] < sel["from_step"]
+    unchanged, _ = run.run_settings("quick", None, False, 0)
+    assert "select" not in unchanged and unchanged["sft"] == run.SETTINGS["quick"]["sft"]
+
+
+def test_the_chosen_checkpoint_has_the_best_validation_accuracy_and_the_earliest_step_on_a_tie():
+    run = _run_module()
+    scored = [{"step": n, "val_accuracy": a} for n, a in [(90, 0.9), (105, 0.97), (120, 0.97)]]
+    assert run.chosen_step(scored) == 105
+    assert run.chosen_step(scored[:1]) == 90
