@@ -43,7 +43,7 @@ def test_select_keeps_the_quick_chains_model_among_its_candidates():
     import yaml
 
     run = _run_module()
-    s, _ = run.run_settings("quick", None, True, 0)
+    s, _ = run.run_settings("quick", None, "average", 0)
     quick = run.SETTINGS["quick"]["sft"]["strong"]["max_steps"]
     sel = s["select"]
     assert s["sft"]["strong"]["max_steps"] == sel["max_steps"] > quick
@@ -51,7 +51,7 @@ def test_select_keeps_the_quick_chains_model_among_its_candidates():
     recipe = yaml.safe_load((run.RECIPES / "sft-toy.yaml").read_text())
     assert recipe["trainer"]["lr_scheduler_type"] == "constant_with_warmup"
     assert s["sft_trainer"]["warmup_steps"] < sel["from_step"]
-    unchanged, _ = run.run_settings("quick", None, False, 0)
+    unchanged, _ = run.run_settings("quick", None, None, 0)
     assert "select" not in unchanged and unchanged["sft"] == run.SETTINGS["quick"]["sft"]
 
 
@@ -60,3 +60,28 @@ def test_the_chosen_checkpoint_has_the_best_validation_accuracy_and_the_earliest
     scored = [{"step": n, "val_accuracy": a} for n, a in [(90, 0.9), (105, 0.97), (120, 0.97)]]
     assert run.chosen_step(scored) == 105
     assert run.chosen_step(scored[:1]) == 90
+
+
+def test_average_is_the_mean_of_the_candidate_checkpoints_weights(tmp_path):
+    """--average: the SFT model is the candidates' weights averaged (steps 90, 105; step 60 is
+    before SELECT's from_step, 100 not on its grid), with the last candidate's other files and
+    none of the trainer's state."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    run = _run_module()
+    folder = tmp_path / "runs" / "sft-strong"
+    for step, value in [(60, 100.0), (90, 1.0), (100, 50.0), (105, 2.0)]:
+        ckpt = folder / f"checkpoint-{step}"
+        ckpt.mkdir(parents=True)
+        save_file({"w": torch.full((2,), value)}, str(ckpt / "model.safetensors"))
+        (ckpt / "config.json").write_text(f'{{"step": {step}}}')
+        (ckpt / "optimizer.pt").write_bytes(b"state")
+    s, _ = run.run_settings("quick", None, "average", 0)
+    runner = run.Runner(tmp_path, {})
+    model = run.average_checkpoints(runner, s, folder, "strong")
+    assert model == folder / "average-90-105"
+    assert load_file(str(model / "model.safetensors"))["w"].tolist() == [1.5, 1.5]
+    assert (model / "config.json").read_text() == '{"step": 105}'
+    assert not (model / "optimizer.pt").exists()
+    assert runner.results["selection"]["sft-strong"]["steps"] == [90, 105]
