@@ -4,7 +4,8 @@
     python experiments/toy_paradox/export_demo.py --out OUT      # OUT: a finished quick run
 
 (``run --quick --out OUT --export-demo`` runs it at the end.) It writes
-``src/paravt/toy/demo_model/``: ``OUT/sft``'s weights in fp16 (half the bytes; the CPU backend
+``src/paravt/toy/demo_model/``: ``OUT/sft``'s weights in fp16 (the 90-step checkpoint, or with
+``--select`` / ``--average`` the model those make) (half the bytes; the CPU backend
 loads them back as fp32, so only the rounding can change an answer), its tokenizer, processor
 and chat template, and ``demo.yaml``: the engine settings of the run's K = 4 eval (without the
 system prompt's host path; ``paravt.toy.demo`` puts the packaged toy prompt back) and the eval
@@ -39,6 +40,25 @@ REF = "sft-strong-4"
 LIMIT = 60
 
 
+#: what the quick run's SFT model is, by its settings' select.model (run --select / --average)
+MODEL_KINDS = {
+    None: "the 90-step checkpoint",
+    "best": "the 150-step run's checkpoint with the best validation accuracy",
+    "average": "the mean of the 150-step run's checkpoints from step 90 on",
+}
+
+
+def rebuild_command(results: dict) -> str:
+    """The ``run`` command that rebuilds this quick run's SFT model, from its results.json."""
+    s = results["settings"]
+    flags = {None: "", "best": " --select", "average": " --average"}[
+        s.get("select", {}).get("model")
+    ]
+    threads = f" --threads {results['threads']}" if results.get("threads") else ""
+    seed = f" --data-seed {s['data_seed']}" if s.get("data_seed") else ""
+    return f"experiments/toy_paradox/run --quick{flags}{threads}{seed} --out OUT --export-demo"
+
+
 def git_head() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
@@ -67,6 +87,8 @@ def main() -> None:
     model, toy = out / "sft", out / "toy"
     engine = yaml.safe_load((out / "configs" / "eval-4-parallel.yaml").read_text())["engine"]
     engine.pop("system_prompt")  # a host path
+    results = json.loads((out / "results.json").read_text())
+    how = MODEL_KINDS[results["settings"].get("select", {}).get("model")]
     shutil.rmtree(DEMO, ignore_errors=True)
     DEMO.mkdir(parents=True)
     for name in FILES:
@@ -78,11 +100,11 @@ def main() -> None:
     config["dtype"] = "float16"
     (DEMO / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     card = {
-        "what": "the toy task's quick-mode tool-SFT checkpoint (experiments/toy_paradox, "
+        "what": f"the toy task's quick-mode tool-SFT model ({how}; experiments/toy_paradox, "
         "README 'Quick mode'), weights in fp16; `paravt infer VIDEO ... --model toy-demo`",
-        # the thread count picks the model: at 1 thread the same chain gives a 66.7% one
-        # (experiments/toy_paradox/README.md, "Two builds of the quick chain")
-        "rebuild": "experiments/toy_paradox/run --quick --threads 2 --out OUT --export-demo",
+        # the thread count picks the model (experiments/toy_paradox/README.md, "Two builds of
+        # the quick chain"); the averaged chain's builds agree more closely ("A robust chain")
+        "rebuild": rebuild_command(results),
         "commit": git_head(),
         "parameters": sum(v.numel() for v in weights.values()),
         "system_prompt": "paravt/toy/prompts/system_parallel.txt (system_direct.txt with "
@@ -101,7 +123,6 @@ def main() -> None:
         sys.exit(f"{ref} is missing (the quick run's K = 4 eval): rerun once it exists")
     a, b = answers(ref), answers(fp16)
     same = sum(a[k] == b.get(k) for k in a)
-    results = json.loads((out / "results.json").read_text())
     shown = " ".join(command).replace(str(out), "OUT")
     card["eval"] = {
         "set": f"toy eval split (make-toy-task --seed 0 --split eval), first {LIMIT} mcq, "
