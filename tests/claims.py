@@ -162,6 +162,48 @@ def spread_build(name: str) -> Callable[[Path], str]:
     return compute
 
 
+ROBUST = f"{TOY}/robust-chain"
+
+
+def range_of(path: Path, with_stats: bool = False) -> str:
+    """A spread file's SFT accuracy range at K = 4, as "96.7 to 100% (spread 3.3 points" (with
+    its mean and sd after)."""
+    s = _json(path)["stages"][SFT_K4]
+    text = f"{s['min']:g} to {s['max']:g}% (spread {s['spread']:g} points"
+    return text + (f"; mean {s['mean']:g}, sd {s['sd']:g}" if with_stats else "")
+
+
+def robust_row(name: str) -> Callable[[Path], str]:
+    """One build's row of "A robust chain": the 90-step chain, the selection and the average."""
+
+    def compute(folder: Path) -> str:
+        def build(spread: str) -> dict:
+            rows = _json(folder / spread)["builds"]
+            return next(b for b in rows if b["build"] == name)
+
+        old = next(b for b in _json(REPO / SPREAD)["builds"] if b["build"] == name)
+        sel, avg = build("spread-select.json"), build("spread-average.json")
+        step = sel["selection"]["chosen_step"]
+        acc = avg["accuracy"]
+        cells = [
+            f"{old['accuracy'][SFT_K4]:g}%",
+            f"{step} ({sel['selection']['val_accuracy'][str(step)]:g}%)",
+            f"{sel['accuracy'][SFT_K4]:g}%",
+            f"**{acc[SFT_K4]:g}%**",
+            f"{acc['sft K=4 direct (60)']:g}%",
+            f"{acc['rl K=4 tools (30)']:g}%",
+        ]
+        return f"| {old['threads']} | {old['data_seed']} | " + " | ".join(cells) + " |"
+
+    return compute
+
+
+def candidates_line(path: Path) -> str:
+    rows = _json(path)["candidates"]
+    evals = [f"{r['eval_accuracy_60']:.1f}" for r in rows]
+    return ", ".join(evals[:-1]) + f" and {evals[-1]}% at steps {rows[0]['step']}"
+
+
 def async_bound(path: Path) -> str:
     return f"{_json(path)['bounds_from_k0']['bound_(P+R+L)/(P+max(R,L+R_cpu))']:.2f}×"
 
@@ -204,10 +246,54 @@ CLAIMS = [
             ("d2-t2", "96.7% | 0% | 96.7"),
         ]
     ),
+    # the robust chain (experiments/toy_paradox/README.md, "A robust chain")
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "**96.7 to 100% over the same six builds (spread 3.3 points)**",
+        f"{ROBUST}/spread-average.json",
+        lambda p: "{} over the same six builds (spread {}".format(*range_of(p).split(" (spread ")),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "within 96.7 to 100% (spread 3.3 points; mean 99.5, sd 1.3)",
+        f"{ROBUST}/spread-average.json",
+        lambda p: range_of(p, with_stats=True),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "86.7 to 100% (spread 13.3 points; mean 95.3, sd 4.8)",
+        f"{ROBUST}/spread-select.json",
+        lambda p: range_of(p, with_stats=True),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "66.7, 88.3, 86.7, 80.0 and 98.3% at steps 90",
+        f"{ROBUST}/d0-t1-candidates.json",
+        candidates_line,
+    ),
+    *(
+        Claim("experiments/toy_paradox/README.md", quote, ROBUST, robust_row(name))
+        for name, quote in [
+            ("d0-t1", "| 1 | 0 | 66.7% | 120 (93.3%) | 86.7% | **96.7%** | 0% | 96.7% |"),
+            ("d0-t2", "| 2 | 0 | 98.3% | 105 (100%) | 96.7% | **100%** | 0% | 100% |"),
+            ("d1-t1", "| 1 | 1 | 96.7% | 135 (100%) | 96.7% | **100%** | 0% | 100% |"),
+            ("d1-t2", "| 2 | 1 | 98.3% | 105 (100%) | 100% | **100%** | 0% | 100% |"),
+            ("d2-t1", "| 1 | 2 | 93.3% | 105 (100%) | 93.3% | **100%** | 0% | 100% |"),
+            ("d2-t2", "| 2 | 2 | 96.7% | 105 (100%) | 98.3% | **100%** | 0% | 100% |"),
+        ]
+    ),
+    Claim(
+        "docs/TOY_TASK.md",
+        "six builds (data seeds 0–2, 1 and 2 threads) score 96.7 to 100%",
+        f"{ROBUST}/spread-average.json",
+        lambda p: "six builds (data seeds 0–2, 1 and 2 threads) score {:g} to {:g}%".format(
+            _json(p)["stages"][SFT_K4]["min"], _json(p)["stages"][SFT_K4]["max"]
+        ),
+    ),
     # README.md: the main command's model and what it does on held-out videos
     Claim(
         "README.md",
-        "names the right colour on 59 of 60 of them (the toy eval split, "
+        "names the right colour on 60 of 60 of them (the toy eval split, "
         "`experiments/toy_paradox/results/demo-eval/`)",
         DEMO_EVAL,
         lambda p: right_of(p, " of "),
@@ -375,25 +461,47 @@ CLAIMS = [
     # the shipped demo, on held-out videos and the eval split
     Claim(
         "experiments/toy_paradox/README.md",
-        "**18 of 20** held-out videos (seeds 1000–1019",
+        "**20 of 20** held-out videos (seeds 1000–1019",
         f"{TOY}/demo-eval/seeds-1000-1019.jsonl",
         lambda p: f"**{seeds_right(1000, 1020)(p)} of 20**",
     ),
     Claim(
         "experiments/toy_paradox/README.md",
-        "59 / 60 on the eval split (`results/demo-eval/`)",
+        "60 / 60 on the eval split (`results/demo-eval/`)",
         DEMO_EVAL,
         right_of,
     ),
     Claim(
         "experiments/toy_paradox/README.md",
-        "earlier, 20 of seeds 0–19 and 19 of 20–39",
+        "0–39 (20 of 0–19, 19 of 20–39; `results/demo-eval/seeds-0-39.jsonl`)",
         f"{TOY}/demo-eval/seeds-0-39.jsonl",
+        lambda p: f"({seeds_right(0, 20)(p)} of 0–19, {seeds_right(20, 40)(p)} of 20–39;",
+    ),
+    # the demo it replaced (4 to 6 Dec), on the same sets
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "the 90-step 2-thread build it replaced: 18 of 20 and 59 / 60",
+        f"{TOY}/demo-eval-16a55e9",
+        lambda p: "{} of 20 and {}".format(
+            seeds_right(1000, 1020)(p / "seeds-1000-1019.jsonl"),
+            right_of(p / "eval/demo-fp16-4/summary.json"),
+        ),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "**18 of 20** held-out seeds, 1000–1019 (misses: seed",
+        f"{TOY}/demo-eval-16a55e9/seeds-1000-1019.jsonl",
+        lambda p: f"**{seeds_right(1000, 1020)(p)} of 20**",
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "20 of seeds 0–19 and 19 of 20–39 (seed 33",
+        f"{TOY}/demo-eval-16a55e9/seeds-0-39.jsonl",
         lambda p: f"{seeds_right(0, 20)(p)} of seeds 0–19 and {seeds_right(20, 40)(p)} of 20–39",
     ),
     Claim(
         "experiments/toy_paradox/README.md",
-        "the 1-thread build it replaced: 16, 12 and 40 / 60",
+        "the 1-thread build before that: 16, 12 and 40 / 60",
         f"{TOY}/demo-eval-8326dad",
         lambda p: "{}, {} and {}".format(
             seeds_right(0, 20)(p / "seeds-0-39.jsonl"),
@@ -404,7 +512,7 @@ CLAIMS = [
     # docs/TOY_TASK.md
     Claim(
         "docs/TOY_TASK.md",
-        "18 of 20 (`experiments/toy_paradox/results/demo-eval/seeds-1000-1019.jsonl`)",
+        "20 of 20 (`experiments/toy_paradox/results/demo-eval/seeds-1000-1019.jsonl`)",
         f"{TOY}/demo-eval/seeds-1000-1019.jsonl",
         lambda p: f"{seeds_right(1000, 1020)(p)} of 20",
     ),
@@ -428,9 +536,9 @@ CLAIMS = [
     ),
     Claim(
         "docs/TOY_TASK.md",
-        "fp32 checkpoint 98.3% (59 / 60), fp16 demo 98.3% (59 / 60)",
+        "fp32 model 100% (60 / 60), fp16 demo 100% (60 / 60)",
         "src/paravt/toy/demo_model/demo.yaml",
-        lambda p: "fp32 checkpoint {}, fp16 demo {}".format(
+        lambda p: "fp32 model {}, fp16 demo {}".format(
             *(
                 f"{pct(e['accuracy'])} ({round(e['accuracy'] * e['n'])} / {e['n']})"
                 for e in (yaml.safe_load(p.read_text())["eval"][k] for k in ("fp32", "fp16"))

@@ -16,7 +16,8 @@ RL checkpoint at K = 4 on the first 30), and each SFT stage's last logged traini
 token accuracy (the warm-up stages have no eval of their own; null where a build published no
 metrics). A ``--select`` build (``run --select``) also gets its checkpoint choice: the chosen
 step and every candidate's validation accuracy; its tool-SFT training numbers are those logged at
-the chosen step.
+the chosen step. A ``--average`` build gets the steps it averaged (its training numbers: the
+last step's).
 """
 
 from __future__ import annotations
@@ -49,10 +50,13 @@ def last_logged(path: Path, at_step: int | None = None) -> dict:
 
 
 def selection_of(results: dict) -> dict | None:
-    """A --select build's choice: the chosen step and each candidate's validation accuracy (%)."""
+    """How a --select or --average build made its SFT model: the chosen step and each
+    candidate's validation accuracy (%), or the steps whose weights were averaged."""
     chosen = results.get("selection", {}).get("sft-strong")
     if chosen is None:
         return None
+    if "steps" in chosen:  # --average
+        return {"averaged_steps": chosen["steps"]}
     return {
         "chosen_step": chosen["chosen_step"],
         "val_accuracy": {
@@ -84,7 +88,7 @@ def build_row(label: str, commit: str, folder: Path) -> dict:
         if not path.is_file():  # an older build published its evals only
             row["training"][stage] = None
             continue
-        at = selection["chosen_step"] if selection and stage == "sft-strong" else None
+        at = (selection or {}).get("chosen_step") if stage == "sft-strong" else None
         last = last_logged(path, at)
         row["training"][stage] = {
             "step": last["step"],
@@ -122,7 +126,7 @@ def main() -> None:
         losses = [r["training"][stage]["loss"] for r in rows if r["training"][stage]]
         if losses:
             stages[f"{stage} final loss"] = spread(losses, digits=4)
-    steps = [r["selection"]["chosen_step"] for r in rows if "selection" in r]
+    steps = [r["selection"]["chosen_step"] for r in rows if "chosen_step" in r.get("selection", {})]
     if steps:
         stages["chosen step"] = spread([float(s) for s in steps], digits=1)
     report = {"builds": rows, "stages": stages}
