@@ -4,9 +4,9 @@
     python experiments/toy_paradox/export_demo.py --out OUT      # OUT: a finished quick run
 
 (``run --quick --out OUT --export-demo`` runs it at the end.) It writes
-``src/paravt/toy/demo_model/``: ``OUT/sft``'s weights in fp16 (the 90-step checkpoint, or with
-``--select`` / ``--average`` the model those make) (half the bytes; the CPU backend
-loads them back as fp32, so only the rounding can change an answer), its tokenizer, processor
+``src/paravt/toy/demo_model/``: ``OUT/sft``'s weights (the 90-step checkpoint, or the model
+``--select`` / ``--average`` made) in fp16 (half the bytes; the CPU backend loads them back as
+fp32, so only the rounding can change an answer), its tokenizer, processor
 and chat template, and ``demo.yaml``: the engine settings of the run's K = 4 eval (without the
 system prompt's host path; ``paravt.toy.demo`` puts the packaged toy prompt back) and the eval
 of both weight sets, answer by answer. The fp16 eval (``OUT/eval/demo-fp16-4``, skipped when it
