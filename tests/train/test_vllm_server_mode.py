@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -43,14 +44,18 @@ def _server_run(smoke_args, run_dir, videos, model_dir, server, *more: str):
     )  # fmt: skip
 
 
-def _train_moving(cfg, probe, model_dir):
+def _train_moving(cfg, probe, model_dir, *, wait_ahead=False):
     """``run_training`` with the probe attached and the policy's head moved at every step's end;
-    the server gets the base weights back afterwards. ``(summary, probe)``."""
+    the server gets the base weights back afterwards. ``(summary, probe)``. ``wait_ahead``: each
+    step but the last ends only once the rollout producer holds a finished later rollout
+    (``_learner_waits_for_producer``)."""
     from paravt.train.run import run_training
 
     def attach(trainer):
         probe.attach(trainer)
         trainer.add_callback(_moving_head())
+        if wait_ahead:
+            trainer.add_callback(_learner_waits_for_producer(trainer))
 
     try:
         summary = run_training(cfg, on_trainer=attach)
@@ -71,6 +76,27 @@ def _moving_head():
                 model.lm_head.weight.mul_(1.5)
 
     return MoveHead()
+
+
+def _learner_waits_for_producer(trainer, timeout_s: float = 180.0):
+    """A learner slower than its sampler, made so rather than hoped for: at each step's end but
+    the last, wait until the producer has finished a rollout the learner has not taken yet. That
+    rollout ran entirely under weights pushed before the next step's push, so the next step
+    learns from tokens at least one version old. Without it, whether the producer gets ahead
+    depends on the host's load (a loaded CI host once ran every rollout after its own push)."""
+    from transformers import TrainerCallback
+
+    class Wait(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step >= state.max_steps:
+                return
+            producer = trainer._async.producer
+            deadline = time.monotonic() + timeout_s
+            while producer.ahead() < 1:
+                assert time.monotonic() < deadline, "the producer never got a step ahead"
+                time.sleep(0.05)
+
+    return Wait()
 
 
 def test_server_logprobs_equal_the_policy_after_a_push_and_differ_before(
@@ -304,7 +330,7 @@ def test_para_grpo_at_max_staleness_2_learns_from_rollouts_one_version_back(
 ):
     """Bounded staleness against the real server: 4 PARA-GRPO steps at ``max_staleness = 2``,
     every turn sampled by the server while the trainer learns (the producer runs up to 2 steps
-    ahead), crop_video frames going back to it, one weight push a step with each turn recording
+    ahead; each step ends only once it holds a finished later rollout), crop_video frames going back to it, one weight push a step with each turn recording
     the version that sampled it. The steps consume at least one group sampled one version back
     or more, none more than 2; the sampler's logprobs of a stale turn are its own version's, so
     they differ from the learner's old log-probs, and the per-token weight corrects for it.
@@ -317,7 +343,7 @@ def test_para_grpo_at_max_staleness_2_learns_from_rollouts_one_version_back(
         smoke_args, run_dir, shared_videos, tiny_qwen3_dir, vllm_tiny_server,
         "trainer.max_steps=4", "trainer.max_staleness=2",
     )  # fmt: skip
-    summary, probe = _train_moving(cfg, train_probe(), tiny_qwen3_dir)
+    summary, probe = _train_moving(cfg, train_probe(), tiny_qwen3_dir, wait_ahead=True)
     assert summary["global_step"] == 4
     trainer = probe.trainer
     assert trainer._backend.syncs == 4 and trainer.vllm_generation.push.pushed == [0, 1, 2, 3]
