@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from producer_pace import learner_waits_for_producer
 from standin_vllm import StandInServer
 
 from paravt.errors import ConfigError
@@ -39,7 +40,12 @@ def server(tiny_qwen3_dir):
         s.stop()
 
 
-def _train(tmp_path, name, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, url, *extra):
+def _train(
+    tmp_path, name, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, url, *extra,
+    wait_ahead=False,
+):  # fmt: skip
+    """A 4-step run against ``url``; ``wait_ahead``: each step but the last ends only once the
+    producer holds a finished later rollout (``producer_pace``)."""
     from paravt.train.metrics import read_jsonl
     from paravt.train.run import load_command_config, run_training
 
@@ -56,6 +62,8 @@ def _train(tmp_path, name, tiny_qwen3_dir, shared_videos, smoke_args, train_prob
     )  # fmt: skip
     probe = train_probe()
     hooks = [probe.attach]
+    if wait_ahead:
+        hooks.append(lambda t: t.add_callback(learner_waits_for_producer(t)))
     summary = run_training(cfg, on_trainer=lambda t: [h(t) for h in hooks])
     metrics = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
     episodes = read_jsonl(run_dir / "episodes" / "rank0.jsonl")
@@ -83,7 +91,8 @@ def test_k2_learns_from_the_same_episodes_as_the_synchronous_loop(
     s0, p0, m0, _ = _train(tmp_path, "k0", tiny_qwen3_dir, shared_videos, smoke_args,
                            train_probe, sync_server.url)  # fmt: skip
     s2, p2, m2, episodes = _train(tmp_path, "k2", tiny_qwen3_dir, shared_videos, smoke_args,
-                                  train_probe, async_server.url, "trainer.max_staleness=2")  # fmt: skip
+                                  train_probe, async_server.url, "trainer.max_staleness=2",
+                                  wait_ahead=True)  # fmt: skip
     assert s0["global_step"] == s2["global_step"] == 4
     # the same prompts, K and token streams at every step, and the same losses
     assert _steps(p2) == _steps(p0)
@@ -152,7 +161,7 @@ def test_with_the_overlapped_push_every_turn_is_answered_by_the_weights_it_is_ta
     standin.reload_s, standin.tag_loaded = 2.0, True
     summary, probe, metrics, _ = _train(
         tmp_path, "overlap", tiny_qwen3_dir, shared_videos, smoke_args, train_probe,
-        standin.url, "trainer.max_staleness=2",
+        standin.url, "trainer.max_staleness=2", wait_ahead=True,
     )  # fmt: skip
     assert summary["global_step"] == 4
     push = probe.trainer.vllm_generation.push

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 import pytest
 import torch
 import vllm_cache_check
 from gloo_ranks import run_two_ranks
+from producer_pace import learner_waits_for_producer
 
 pytestmark = pytest.mark.vllm
 
@@ -48,14 +48,14 @@ def _train_moving(cfg, probe, model_dir, *, wait_ahead=False):
     """``run_training`` with the probe attached and the policy's head moved at every step's end;
     the server gets the base weights back afterwards. ``(summary, probe)``. ``wait_ahead``: each
     step but the last ends only once the rollout producer holds a finished later rollout
-    (``_learner_waits_for_producer``)."""
+    (``producer_pace``)."""
     from paravt.train.run import run_training
 
     def attach(trainer):
         probe.attach(trainer)
         trainer.add_callback(_moving_head())
         if wait_ahead:
-            trainer.add_callback(_learner_waits_for_producer(trainer))
+            trainer.add_callback(learner_waits_for_producer(trainer))
 
     try:
         summary = run_training(cfg, on_trainer=attach)
@@ -76,27 +76,6 @@ def _moving_head():
                 model.lm_head.weight.mul_(1.5)
 
     return MoveHead()
-
-
-def _learner_waits_for_producer(trainer, timeout_s: float = 180.0):
-    """A learner slower than its sampler, made so rather than hoped for: at each step's end but
-    the last, wait until the producer has finished a rollout the learner has not taken yet. That
-    rollout ran entirely under weights pushed before the next step's push, so the next step
-    learns from tokens at least one version old. Without it, whether the producer gets ahead
-    depends on the host's load (a loaded CI host once ran every rollout after its own push)."""
-    from transformers import TrainerCallback
-
-    class Wait(TrainerCallback):
-        def on_step_end(self, args, state, control, **kw):
-            if state.global_step >= state.max_steps:
-                return
-            producer = trainer._async.producer
-            deadline = time.monotonic() + timeout_s
-            while producer.ahead() < 1:
-                assert time.monotonic() < deadline, "the producer never got a step ahead"
-                time.sleep(0.05)
-
-    return Wait()
 
 
 def test_server_logprobs_equal_the_policy_after_a_push_and_differ_before(
