@@ -457,3 +457,18 @@ def test_a_letter_hyphened_to_an_option_label_names_two_candidates():
     assert extract_mcq_letter("A-Option B", options) is None
     assert extract_mcq_letter("A-option: B", options) is None
     assert extract_mcq_letter("The A-frame is in option B", options) == "B"
+
+
+def test_a_letter_hyphened_to_an_option_text_names_that_letter_too():
+    """Found by the generated hedges on 6 Dec (a run under ``-n 3``): 'A-He opens a door' read as
+    B, the option whose text follows the hyphen, and earned a right answer's 2.8 with gold B; the
+    letter glued to the option's text was taken for part of a hyphenated word. It names A and B:
+    no answer. The same letter and its own text stay one candidate."""
+    from paravt.rewards.answers import extract_mcq_letter
+
+    options = ["He flips a pancake", "He opens a door", "He pours milk", "He sits down"]
+    assert extract_mcq_letter("A-He opens a door", options) is None
+    assert extract_mcq_letter("C–He opens a door", options) is None  # an en dash too
+    assert extract_mcq_letter("B-He opens a door", options) == "B"
+    assert extract_mcq_letter("A-He flips a pancake", options) == "A"
+    assert extract_mcq_letter("The A-frame shows he opens a door", options) == "B"

@@ -217,6 +217,12 @@ _LETTER = re.compile(
     r"([A-Ja-j])"
     rf"(?!{_NOT_CJK_WORD})(?![-–](?!{_LABEL_WORD})[A-Za-z]{{2}})(?!['’](?:m|s|d|ll|ve|re|t)\b)"
 )
+# A letter hyphened to the next word, which ``_LETTER`` leaves out as part of a hyphenated word
+# ("A-frame"): it is a letter after all when that word begins an option's own text
+# ("A-He opens a door" names A and the option "He opens a door").
+_LETTER_HYPHENED = re.compile(
+    rf"(?<!{_NOT_CJK_WORD})(?<![A-Za-z]{{2}}[-–])([A-Ja-j])[-–](?={_NOT_CJK_WORD})"
+)
 #: Words that join one candidate to another: the conjunctions and hedge words of English,
 #: Spanish, French, German, Italian, Portuguese and Russian ("or", "oder", "ou", "или"). They
 #: split an open-ended answer into phrases, and after an ``A``/``I`` they keep it a letter.
@@ -302,7 +308,9 @@ def _letter_mentions(s: str, valid: str, taken: list[_Mention]) -> tuple[list, l
     """The letters the answer names as tokens (outside option texts), in either case, split into
     sure ones and capitals that may be the article or pronoun (``A man``, ``I think``)."""
     sure, maybe = [], []
-    for m in _LETTER.finditer(s):
+    text_starts = {t.start for t in taken}
+    hyphened = [m for m in _LETTER_HYPHENED.finditer(s) if m.end() in text_starts]
+    for m in sorted([*_LETTER.finditer(s), *hyphened], key=lambda m: m.start()):
         letter = m.group(1)
         if letter.upper() not in valid or any(t.start <= m.start() < t.end for t in taken):
             continue
