@@ -184,9 +184,18 @@ def multi_stream_mkv(out: Path) -> Path:
 
 
 #: The hard kinds for frame equality (tests/video/test_frame_equality.py): 12 s of moving
-#: testsrc2 at 320x240 @ 25 with keyframes in the middle, each made so that a decode which seeks
+#: testsrc2 at 192x144 @ 25 with keyframes in the middle, each made so that a decode which seeks
 #: to the wrong place, or trusts the wrong flag, returns other pictures than a straight decode.
-_HARD_SRC = ("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=12")
+#: the hard kinds' stored size (4:3; small, since every kind is encoded at each session's start)
+HARD_SIZE = (192, 144)
+#: how a player shows the anamorphic kind (4:3 pixels): 256x144
+ANAMORPHIC_SHOWN = (256, 144)
+_HARD_SRC = (
+    "-f",
+    "lavfi",
+    "-i",
+    f"testsrc2=size={HARD_SIZE[0]}x{HARD_SIZE[1]}:rate=25:duration=12",
+)
 
 
 def _x264(out: Path, *extra: str, vf: str | None = None, pix_fmt: str = "yuv420p") -> Path:
@@ -228,7 +237,7 @@ def intra_refresh_mp4(out: Path) -> Path:
 
 
 def anamorphic_mp4(out: Path) -> Path:
-    """Non-square pixels: 320x240 stored, sample aspect ratio 4:3 (shown 427x240)."""
+    """Non-square pixels: ``HARD_SIZE`` stored, sample aspect ratio 4:3 (``ANAMORPHIC_SHOWN``)."""
     return _x264(out, "-g", "50", vf="setsar=4/3")
 
 

@@ -6,7 +6,9 @@ answers are right. The same settings ``paravt infer`` resolves."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from paravt.agent.config import InferConfig
@@ -20,7 +22,7 @@ from paravt.toy.generate import make_toy_task
 from paravt.toy.oracle import episode_reward
 from paravt.toy.prompts import toy_system_prompt
 from paravt.toy.render import render_frames
-from paravt.toy.task import ToyTaskConfig, video_spec
+from paravt.toy.task import ToyTaskConfig, VideoSpec, video_spec
 
 
 def _demo_config(**engine) -> InferConfig:
@@ -67,35 +69,60 @@ SEEDS = range(1000, 1020)
 MIN_RIGHT = 16
 
 
-def _pixels_hash(cfg: ToyTaskConfig, index: int) -> str:
+def _pixels_hash(video: VideoSpec) -> str:
     """SHA-256 of a video's frames as rendered, the pixels its file encodes. Why the frames and
     not the mp4 bytes: the frames are a function of the seed, split, index and task settings
     alone, on every platform; the file adds the x264 build's encoding on top of them."""
-    return hashlib.sha256(render_frames(video_spec(cfg, index)).tobytes()).hexdigest()
+    return hashlib.sha256(render_frames(video).tobytes()).hexdigest()
+
+
+def _first_second_hash(video: VideoSpec) -> str:
+    """SHA-256 of the video's frame count, size and first second of frames: two videos with
+    other first-second hashes differ, and it costs a 120 s video's 1/120th to render."""
+    head = render_frames(replace(video, duration=1))
+    return hashlib.sha256(f"{video.num_frames} {video.size}".encode() + head.tobytes()).hexdigest()
 
 
 @pytest.fixture(scope="module")
-def training_hashes() -> set[str]:
-    """The frame hashes of every video the demo was trained on (840 videos, ~20 s)."""
+def training_videos() -> dict[str, list[VideoSpec]]:
+    """Every video the demo was trained on (840), by the hash of its first second."""
     assert demo_card()["commit"] == DEMO_COMMIT, (
         "the shipped demo changed: set TRAINING_SETS from its recipe, then DEMO_COMMIT"
     )
-    out = set()
+    out: dict[str, list[VideoSpec]] = {}
     for spec in TRAINING_SETS:
         cfg = ToyTaskConfig(out="unused", split="train", visibility_videos=0, **spec)
-        out.update(_pixels_hash(cfg, i) for i in range(cfg.n))
-    assert len(out) == sum(spec["n"] for spec in TRAINING_SETS)  # no two training videos alike
+        for i in range(cfg.n):
+            video = video_spec(cfg, i)
+            out.setdefault(_first_second_hash(video), []).append(video)
+    assert sum(map(len, out.values())) == sum(spec["n"] for spec in TRAINING_SETS)
     return out
 
 
-def test_the_held_out_seeds_are_no_training_video(tmp_path, training_hashes):
+def _is_training_video(video: VideoSpec, training_videos: dict[str, list[VideoSpec]]) -> bool:
+    """Pixel for pixel one of the training videos: only those with the same first second can be,
+    and each of those is compared whole."""
+    same_start = training_videos.get(_first_second_hash(video), [])
+    return any(_pixels_hash(t) == _pixels_hash(video) for t in same_start)
+
+
+def test_a_videos_first_second_is_the_first_second_of_its_frames():
+    """What makes the first-second filter exact: rendering a video cut to 1 s gives the first
+    second of the whole video's frames (no random draw of the renderer depends on the length)."""
+    for seed in (0, 1000):
+        video = video_spec(ToyTaskConfig(out="unused", n=1, seed=seed, visibility_videos=0), 0)
+        whole = render_frames(video)
+        assert np.array_equal(render_frames(replace(video, duration=1)), whole[: video.fps])
+
+
+def test_the_held_out_seeds_are_no_training_video(training_videos):
     """Every test video differs from every training video, pixel for pixel; and the check
     can fail: the old test's seed 0 is training video 0."""
     for seed in SEEDS:
-        held = ToyTaskConfig(out=str(tmp_path), n=1, seed=seed, visibility_videos=0)
-        assert _pixels_hash(held, 0) not in training_hashes, seed
-    old = ToyTaskConfig(out=str(tmp_path), n=1, seed=0, visibility_videos=0)
-    assert _pixels_hash(old, 0) in training_hashes
+        held = video_spec(ToyTaskConfig(out="unused", n=1, seed=seed, visibility_videos=0), 0)
+        assert not _is_training_video(held, training_videos), seed
+    old = video_spec(ToyTaskConfig(out="unused", n=1, seed=0, visibility_videos=0), 0)
+    assert _is_training_video(old, training_videos)
 
 
 def test_the_demo_model_sweeps_in_parallel_and_answers_most_held_out_videos_right(tmp_path):

@@ -93,8 +93,8 @@ def test_frames_shows_the_overview_the_engine_decodes(video_path, capsys):
 
 
 def test_frames_sheet_draws_non_square_pixels_as_a_player_shows_them(tmp_path, capsys):
-    """An anamorphic file (320x240 stored, pixels 4:3 wide) is drawn 427x240 on the contact
-    sheet, as a player shows it, not squeezed to 320x240."""
+    """An anamorphic file (192x144 stored, pixels 4:3 wide) is drawn 256x144 on the contact
+    sheet, as a player shows it, not squeezed to 192x144."""
     import media
 
     video = media.anamorphic_mp4(tmp_path / "wide.mp4")
@@ -102,5 +102,5 @@ def test_frames_sheet_draws_non_square_pixels_as_a_player_shows_them(tmp_path, c
     argv = ["frames", str(video), "-k", "1", "--set", "thumb_width=1000", "--sheet", str(sheet)]
     assert main([*argv, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["meta"]["sample_aspect_ratio"] > 1.3
-    # one thumbnail 427 wide between 4-pixel margins (it was 320: squeezed)
-    assert Image.open(sheet).size[0] == 4 + 427 + 4
+    # one thumbnail as wide as shown between 4-pixel margins (it was the stored width: squeezed)
+    assert Image.open(sheet).size[0] == 4 + media.ANAMORPHIC_SHOWN[0] + 4
