@@ -183,13 +183,14 @@ def multi_stream_mkv(out: Path) -> Path:
     return out
 
 
-#: The hard kinds for frame equality (tests/video/test_frame_equality.py): 12 s of moving
-#: testsrc2 at 192x144 @ 25 with keyframes in the middle, each made so that a decode which seeks
-#: to the wrong place, or trusts the wrong flag, returns other pictures than a straight decode.
 #: the hard kinds' stored size (4:3; small, since every kind is encoded at each session's start)
 HARD_SIZE = (192, 144)
 #: how a player shows the anamorphic kind (4:3 pixels): 256x144
 ANAMORPHIC_SHOWN = (256, 144)
+#: The hard kinds for frame equality (tests/video/test_frame_equality.py): 12 s of moving
+#: testsrc2 at ``HARD_SIZE`` @ 25 with keyframes in the middle, each made so that a decode which
+#: seeks to the wrong place, or trusts the wrong flag, returns other pictures than a straight
+#: decode.
 _HARD_SRC = (
     "-f",
     "lavfi",

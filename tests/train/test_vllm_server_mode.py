@@ -309,8 +309,8 @@ def test_para_grpo_at_max_staleness_2_learns_from_rollouts_one_version_back(
 ):
     """Bounded staleness against the real server: 4 PARA-GRPO steps at ``max_staleness = 2``,
     every turn sampled by the server while the trainer learns (the producer runs up to 2 steps
-    ahead; each step ends only once it holds a finished later rollout), crop_video frames going back to it, one weight push a step with each turn recording
-    the version that sampled it. The steps consume at least one group sampled one version back
+    ahead; each step ends only once it holds a finished later rollout), crop_video frames going
+    back to it, one weight push a step with each turn recording the version that sampled it. The steps consume at least one group sampled one version back
     or more, none more than 2; the sampler's logprobs of a stale turn are its own version's, so
     they differ from the learner's old log-probs, and the per-token weight corrects for it.
     (The policy's output layer is moved at every step's end, a stand-in for an update big

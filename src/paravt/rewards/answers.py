@@ -310,7 +310,7 @@ def _letter_mentions(s: str, valid: str, taken: list[_Mention]) -> tuple[list, l
     sure, maybe = [], []
     text_starts = {t.start for t in taken}
     hyphened = [m for m in _LETTER_HYPHENED.finditer(s) if m.end() in text_starts]
-    for m in sorted([*_LETTER.finditer(s), *hyphened], key=lambda m: m.start()):
+    for m in [*_LETTER.finditer(s), *hyphened]:  # order is _committed's to set
         letter = m.group(1)
         if letter.upper() not in valid or any(t.start <= m.start() < t.end for t in taken):
             continue
