@@ -223,6 +223,83 @@ def async_segments(path: Path) -> str:
     )
 
 
+PARADOX = f"{TOY}/paradox-3seeds/paradox_table.json"
+#: the paradox table's columns: paradox_table.json's numbers, in the README's order
+PARADOX_COLUMNS = ("acc_k4", "acc_k64", "tool_use_k4", "tool_use_k64", "kappa_last5")
+
+
+def _t(cell: dict) -> str:
+    """A t-interval as the toy README writes it: "46.7 [30.1, 63.3]" (not clipped to 0-100)."""
+    return f"{cell['mean']:.1f} [{cell['lo']:.1f}, {cell['hi']:.1f}]"
+
+
+def paradox_row(recipe: str, label: str) -> Callable[[Path], str]:
+    """One row of the toy README's three-seed paradox table: each column's mean over seeds with
+    its 95% t-interval, then R_fmt's mean."""
+
+    def row(path: Path) -> str:
+        t = _json(path)["table"][recipe]
+        cells = [label, *(_t(t[k]["seeds"]) for k in PARADOX_COLUMNS)]
+        return "| " + " | ".join(cells) + f" | {t['r_fmt_last5']['seeds']['mean']:.2f} |"
+
+    return row
+
+
+def paradox_gap(recipe: str, base: str, key: str) -> Callable[[Path], str]:
+    """One difference of the paradox table (recipe minus base): the difference of the means,
+    then the unpaired and the paired 95% intervals."""
+
+    def gap(path: Path) -> str:
+        d = _json(path)["table"][recipe][key][f"minus_{base}"]
+        u, p = d["unpaired"], d["paired"]
+        return f"{u['mean']:+.1f} | [{u['lo']:.1f}, {u['hi']:.1f}] | [{p['lo']:.1f}, {p['hi']:.1f}]"
+
+    return gap
+
+
+def paradox_gaps(recipe: str, label: str) -> Callable[[Path], str]:
+    """One row of the differences against vanilla GRPO: K = 4 accuracy, then K = 4 tool use."""
+
+    def row(path: Path) -> str:
+        cells = [paradox_gap(recipe, "vanilla_grpo", k)(path) for k in ("acc_k4", "tool_use_k4")]
+        return f"| {label} | " + " | ".join(cells) + " |"
+
+    return row
+
+
+def paradox_seeds(path: Path) -> str:
+    """The K = 4 accuracy of every seed, as the toy README lists them."""
+    table = _json(path)["table"]
+
+    def seeds(recipe: str) -> str:
+        *first, last = (f"{v:.1f}" for v in table[recipe]["acc_k4"]["seeds"]["values"])
+        return ", ".join(first) + f" and {last}"
+
+    return (
+        f"PARA-GRPO {seeds('paragrpo')}; vanilla GRPO {seeds('vanilla_grpo')}; anchoring only "
+        f"{table['anchor_only']['acc_k4']['seeds']['mean']:.1f} in all three; gating only "
+        f"{seeds('gating_only')}"
+    )
+
+
+def paradox_status(path: Path) -> str:
+    """The toy README's status row: K = 4 accuracy of the four recipes, then the gap."""
+    t = _json(path)["table"]
+    para, gap = t["paragrpo"]["acc_k4"]["seeds"], t["paragrpo"]["acc_k4"]["minus_vanilla_grpo"]
+    others = [
+        t[r]["tool_use_k4"]["seeds"]["mean"] for r in ("vanilla_grpo", "anchor_only", "gating_only")
+    ]
+    calls = f"{t['paragrpo']['tool_use_k4']['seeds']['mean']:.0f}% against {min(others):.0f}-{max(others):.0f}%"
+    return (
+        f"PARA-GRPO **{para['mean']:.1f}** [{para['lo']:.1f}, {para['hi']:.1f}] against vanilla "
+        f"{_t(t['vanilla_grpo']['acc_k4']['seeds'])}, anchoring only "
+        f"{t['anchor_only']['acc_k4']['seeds']['mean']:.1f}, gating only "
+        f"{t['gating_only']['acc_k4']['seeds']['mean']:.1f}; tool use at K = 4 {calls}; "
+        f"PARA-GRPO minus vanilla {gap['unpaired']['mean']:+.1f} points, unpaired interval "
+        f"[{gap['unpaired']['lo']:.1f}, {gap['unpaired']['hi']:.1f}]"
+    )
+
+
 CLAIMS = [
     # the rebuild spread of the quick chain (experiments/toy_paradox/README.md, "Six builds")
     Claim(
@@ -456,6 +533,88 @@ CLAIMS = [
             pct(accuracy(p / "rl-strong-vanilla_grpo-s1-4/summary.json")),
             pct(accuracy(p / "rl-strong-anchor_only-s0-4/summary.json")),
             100 * accuracy(p / "rl-strong-gating_only-s0-4/summary.json"),
+        ),
+    ),
+    # the paradox table over three seeds (results/paradox-3seeds/)
+    *(
+        Claim("experiments/toy_paradox/README.md", quote, PARADOX, paradox_row(recipe, label))
+        for recipe, label, quote in [
+            (
+                "vanilla_grpo",
+                "vanilla GRPO",
+                "| vanilla GRPO | 19.4 [7.5, 31.4] | 95.8 [95.8, 95.8] | 6.7 [-22.0, 35.4] | 0.0 [0.0, 0.0] | 16.7 [-39.7, 73.0] | 0.15 |",
+            ),
+            (
+                "anchor_only",
+                "anchoring only",
+                "| anchoring only | 16.7 [16.7, 16.7] | 79.2 [-10.5, 168.8] | 0.0 [0.0, 0.0] | 100.0 [100.0, 100.0] | 80.4 [48.5, 112.3] | 0.90 |",
+            ),
+            (
+                "gating_only",
+                "gating only",
+                "| gating only | 17.8 [13.0, 22.6] | 97.2 [91.2, 103.2] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 60.4 [39.7, 81.1] | 0.21 |",
+            ),
+            (
+                "paragrpo",
+                "PARA-GRPO",
+                "| PARA-GRPO | 81.1 [6.9, 155.3] | 94.4 [70.5, 118.3] | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] | 78.3 [49.5, 107.2] | 0.96 |",
+            ),
+        ]
+    ),
+    *(
+        Claim("experiments/toy_paradox/README.md", quote, PARADOX, paradox_gaps(recipe, label))
+        for recipe, label, quote in [
+            (
+                "anchor_only",
+                "anchoring only",
+                "| anchoring only | -2.8 | [-10.5, 4.9] | [-14.7, 9.2] | -6.7 | [-25.2, 11.8] | [-35.4, 22.0] |",
+            ),
+            (
+                "gating_only",
+                "gating only",
+                "| gating only | -1.7 | [-10.0, 6.6] | [-16.6, 13.3] | -6.7 | [-25.2, 11.8] | [-35.4, 22.0] |",
+            ),
+            (
+                "paragrpo",
+                "PARA-GRPO",
+                "| PARA-GRPO | +61.7 | [13.2, 110.2] | [-24.5, 147.8] | +93.3 | [74.8, 111.8] | [64.6, 122.0] |",
+            ),
+        ]
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "PARA-GRPO 46.7, 100.0 and 96.7; vanilla GRPO 25.0, 16.7 and 16.7; anchoring only 16.7 "
+        "in all three; gating only 16.7, 20.0 and 16.7",
+        PARADOX,
+        paradox_seeds,
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "K = 4 accuracy PARA-GRPO **81.1** [6.9, 155.3] against vanilla 19.4 [7.5, 31.4], "
+        "anchoring only 16.7, gating only 17.8; tool use at K = 4 100% against 0-7%; PARA-GRPO "
+        "minus vanilla +61.7 points, unpaired interval [13.2, 110.2]",
+        PARADOX,
+        paradox_status,
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "Both against PARA-GRPO at K = 4: -64.4 and -63.3 points",
+        PARADOX,
+        lambda p: "{:.1f} and {:.1f} points".format(
+            *(
+                _json(p)["table"][r]["acc_k4"]["minus_paragrpo"]["unpaired"]["mean"]
+                for r in ("anchor_only", "gating_only")
+            )
+        ),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "(637 s; K = 4 16.7%, K = 64 95.8%, tool use 0% at both)",
+        f"{TOY}/paradox-3seeds",
+        lambda p: "({:.0f} s; K = 4 {}, K = 64 {}".format(
+            _json(p / "results.json")["commands"]["sft-weak"]["seconds"],
+            pct(accuracy(p / "eval/sft-weak-4/summary.json")),
+            pct(accuracy(p / "eval/sft-weak-64/summary.json")),
         ),
     ),
     # the shipped demo, on held-out videos and the eval split
