@@ -233,13 +233,18 @@ def _t(cell: dict) -> str:
     return f"{cell['mean']:.1f} [{cell['lo']:.1f}, {cell['hi']:.1f}]"
 
 
-def paradox_row(recipe: str, label: str) -> Callable[[Path], str]:
+#: the paradox table's row names in the README, by recipe
+PARADOX_LABELS = {"vanilla_grpo": "vanilla GRPO", "anchor_only": "anchoring only",
+                  "gating_only": "gating only", "paragrpo": "PARA-GRPO"}  # fmt: skip
+
+
+def paradox_row(recipe: str) -> Callable[[Path], str]:
     """One row of the toy README's three-seed paradox table: each column's mean over seeds with
     its 95% t-interval, then R_fmt's mean."""
 
     def row(path: Path) -> str:
         t = _json(path)["table"][recipe]
-        cells = [label, *(_t(t[k]["seeds"]) for k in PARADOX_COLUMNS)]
+        cells = [PARADOX_LABELS[recipe], *(_t(t[k]["seeds"]) for k in PARADOX_COLUMNS)]
         return "| " + " | ".join(cells) + f" | {t['r_fmt_last5']['seeds']['mean']:.2f} |"
 
     return row
@@ -257,12 +262,12 @@ def paradox_gap(recipe: str, base: str, key: str) -> Callable[[Path], str]:
     return gap
 
 
-def paradox_gaps(recipe: str, label: str) -> Callable[[Path], str]:
+def paradox_gaps(recipe: str) -> Callable[[Path], str]:
     """One row of the differences against vanilla GRPO: K = 4 accuracy, then K = 4 tool use."""
 
     def row(path: Path) -> str:
         cells = [paradox_gap(recipe, "vanilla_grpo", k)(path) for k in ("acc_k4", "tool_use_k4")]
-        return f"| {label} | " + " | ".join(cells) + " |"
+        return f"| {PARADOX_LABELS[recipe]} | " + " | ".join(cells) + " |"
 
     return row
 
@@ -535,52 +540,47 @@ CLAIMS = [
             100 * accuracy(p / "rl-strong-gating_only-s0-4/summary.json"),
         ),
     ),
-    # the paradox table over three seeds (results/paradox-3seeds/)
+    # the paradox table over three seeds (results/paradox-3seeds/): its rows, then the differences
     *(
-        Claim("experiments/toy_paradox/README.md", quote, PARADOX, paradox_row(recipe, label))
-        for recipe, label, quote in [
+        Claim("experiments/toy_paradox/README.md", quote, PARADOX, make(recipe))
+        for make, recipe, quote in [
             (
+                paradox_row,
                 "vanilla_grpo",
-                "vanilla GRPO",
                 "| vanilla GRPO | 19.4 [7.5, 31.4] | 95.8 [95.8, 95.8] | 6.7 [-22.0, 35.4] | 0.0 [0.0, 0.0] | 16.7 [-39.7, 73.0] | 0.15 |",
             ),
             (
+                paradox_row,
                 "anchor_only",
-                "anchoring only",
                 "| anchoring only | 16.7 [16.7, 16.7] | 79.2 [-10.5, 168.8] | 0.0 [0.0, 0.0] | 100.0 [100.0, 100.0] | 80.4 [48.5, 112.3] | 0.90 |",
             ),
             (
+                paradox_row,
                 "gating_only",
-                "gating only",
                 "| gating only | 17.8 [13.0, 22.6] | 97.2 [91.2, 103.2] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 60.4 [39.7, 81.1] | 0.21 |",
             ),
             (
+                paradox_row,
                 "paragrpo",
-                "PARA-GRPO",
                 "| PARA-GRPO | 81.1 [6.9, 155.3] | 94.4 [70.5, 118.3] | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] | 78.3 [49.5, 107.2] | 0.96 |",
             ),
-        ]
-    ),
-    *(
-        Claim("experiments/toy_paradox/README.md", quote, PARADOX, paradox_gaps(recipe, label))
-        for recipe, label, quote in [
             (
+                paradox_gaps,
                 "anchor_only",
-                "anchoring only",
                 "| anchoring only | -2.8 | [-10.5, 4.9] | [-14.7, 9.2] | -6.7 | [-25.2, 11.8] | [-35.4, 22.0] |",
             ),
             (
+                paradox_gaps,
                 "gating_only",
-                "gating only",
                 "| gating only | -1.7 | [-10.0, 6.6] | [-16.6, 13.3] | -6.7 | [-25.2, 11.8] | [-35.4, 22.0] |",
             ),
             (
+                paradox_gaps,
                 "paragrpo",
-                "PARA-GRPO",
                 "| PARA-GRPO | +61.7 | [13.2, 110.2] | [-24.5, 147.8] | +93.3 | [74.8, 111.8] | [64.6, 122.0] |",
             ),
         ]
-    ),
+    ),  # fmt: skip
     Claim(
         "experiments/toy_paradox/README.md",
         "PARA-GRPO 46.7, 100.0 and 96.7; vanilla GRPO 25.0, 16.7 and 16.7; anchoring only 16.7 "
