@@ -294,7 +294,8 @@ def paradox_status(path: Path) -> str:
     others = [
         t[r]["tool_use_k4"]["seeds"]["mean"] for r in ("vanilla_grpo", "anchor_only", "gating_only")
     ]
-    calls = f"{t['paragrpo']['tool_use_k4']['seeds']['mean']:.0f}% against {min(others):.0f}-{max(others):.0f}%"
+    para_calls = t["paragrpo"]["tool_use_k4"]["seeds"]["mean"]
+    calls = f"{para_calls:.0f}% against {min(others):.0f}-{max(others):.0f}%"
     return (
         f"PARA-GRPO **{para['mean']:.1f}** [{para['lo']:.1f}, {para['hi']:.1f}] against vanilla "
         f"{_t(t['vanilla_grpo']['acc_k4']['seeds'])}, anchoring only "

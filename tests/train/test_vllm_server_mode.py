@@ -310,11 +310,12 @@ def test_para_grpo_at_max_staleness_2_learns_from_rollouts_one_version_back(
     """Bounded staleness against the real server: 4 PARA-GRPO steps at ``max_staleness = 2``,
     every turn sampled by the server while the trainer learns (the producer runs up to 2 steps
     ahead; each step ends only once it holds a finished later rollout), crop_video frames going
-    back to it, one weight push a step with each turn recording the version that sampled it. The steps consume at least one group sampled one version back
-    or more, none more than 2; the sampler's logprobs of a stale turn are its own version's, so
-    they differ from the learner's old log-probs, and the per-token weight corrects for it.
-    (The policy's output layer is moved at every step's end, a stand-in for an update big
-    enough to see: the random smoke model's groups rarely have a reward spread.)"""
+    back to it, one weight push a step with each turn recording the version that sampled it. The
+    steps consume at least one group sampled one version back or more, none more than 2; the
+    sampler's logprobs of a stale turn are its own version's, so they differ from the learner's
+    old log-probs, and the per-token weight corrects for it. (The policy's output layer is moved
+    at every step's end, a stand-in for an update big enough to see: the random smoke model's
+    groups rarely have a reward spread.)"""
     from paravt.train.metrics import read_jsonl
 
     run_dir = tmp_path / "run"

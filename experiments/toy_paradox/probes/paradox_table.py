@@ -4,7 +4,7 @@ Reads a results folder (a run's OUT, or its slimmed copy under ``results/``) hol
 ``rl-{prior}-{recipe}-s{seed}`` for vanilla GRPO, anchoring only, gating only and PARA-GRPO
 (``run --only weak-RECIPE --seed S``). For each run: accuracy at each K and tool use (its evals),
 R_fmt and the training's κ over the last five steps (the per-step log), and the seconds a step
-took (staleness_compare's ``run_numbers``, which this reuses). For each recipe and number: the
+took (all read by staleness_compare's ``run_numbers``). For each recipe and number: the
 mean over seeds with a 95% t-interval over the seed means (the seed is the unit: questions
 within a seed are not independent draws of the training). For each recipe against vanilla GRPO
 and against PARA-GRPO: the difference of the means, the unpaired interval (pooled variance,
@@ -24,12 +24,11 @@ import json
 import statistics
 from pathlib import Path
 
-from sampler_compare import run_log
-from staleness_compare import LAST_STEPS, T975, run_numbers, t_interval
+from staleness_compare import T975, run_numbers, t_interval
 
 #: the table's rows, in the order the paper's ablation reads them
 RECIPES = ("vanilla_grpo", "anchor_only", "gating_only", "paragrpo")
-#: the numbers of each row (run_numbers' keys, and the κ this adds)
+#: the numbers of each row (run_numbers' keys)
 NUMBERS = ("acc_k4", "acc_k64", "tool_use_k4", "tool_use_k64", "r_fmt_last5", "kappa_last5",
            "step_time_s")  # fmt: skip
 #: what every row is compared with: the baseline and the full method
@@ -45,12 +44,6 @@ def unpaired(a: list[float], b: list[float]) -> dict:
     return {"mean": diff, "lo": diff - half, "hi": diff + half, "half_width": half}
 
 
-def kappa_last(folder: Path, run: str) -> float:
-    """The training's tool-call rate (κ) over the last steps."""
-    rows = run_log(folder, run)
-    return 100 * statistics.fmean(r["tools/kappa"] for r in rows[-LAST_STEPS:])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", type=Path)
@@ -64,7 +57,6 @@ def main() -> None:
         for seed in args.seeds:
             name = f"{args.prior}-{recipe}-s{seed}"
             numbers = run_numbers(args.folder, name, results)
-            numbers["kappa_last5"] = kappa_last(args.folder, name)
             runs.setdefault(recipe, {})[seed] = {"run": name, **numbers}
     table: dict = {}
     for recipe in RECIPES:

@@ -1,16 +1,17 @@
 """k = 0 against k = K through one vLLM server: the learning numbers with t-intervals over seeds.
 
 Reads a results folder (a run's OUT, or its slimmed copy under ``results/``) holding the runs
-``rl-{prior}-{recipe}-server-k{k}-s{seed}`` (``run --sampler server --max-staleness k``). For
-each run: accuracy at each K and tool use (its evals' ``answers.json`` / ``results.jsonl`` and
-``summary.json``), R_fmt (the trainer's ``reward/fmt``: the mean over the last five steps and
-over the run), the steps trained, the staleness it consumed (``async/staleness_mean`` averaged
-over steps, ``async/staleness_max`` the largest), the seconds a step took (``step_time``) and the
-seconds the learner waited for its rollout (``async/wait_s``). For each number: the mean over
-seeds with a 95% t-interval over the seed means (the seed is the unit: questions within a seed
-are not independent draws of the training), and the paired difference k = K minus k = 0 per
-seed (same seed, same checkpoint, same prompts and K) with its own t-interval; the half-width of
-the paired interval is the smallest gap the comparison could tell from seed noise.
+``rl-{prior}-{recipe}-server-k{k}-s{seed}`` (``run --sampler server --max-staleness k``). For each
+run: accuracy at each K and tool use (its evals' ``answers.json`` / ``results.jsonl`` and
+``summary.json``), R_fmt (the trainer's ``reward/fmt``: the mean over the last five steps and over
+the run) and κ (``tools/kappa``, the share of episodes with a call, in %, last five steps), the
+steps trained, the staleness it consumed (``async/staleness_mean`` averaged over steps,
+``async/staleness_max`` the largest), the seconds a step took (``step_time``) and the seconds the
+learner waited for its rollout (``async/wait_s``). For each number: the mean over seeds with a 95%
+t-interval over the seed means (the seed is the unit: questions within a seed are not independent
+draws of the training), and the paired difference k = K minus k = 0 per seed (same seed, same
+checkpoint, same prompts and K) with its own t-interval; the half-width of the paired interval is
+the smallest gap the comparison could tell from seed noise.
 
     python experiments/toy_paradox/probes/staleness_compare.py RESULTS --ks 0 2 --seeds 0 1 2
 
@@ -71,6 +72,7 @@ def run_numbers(folder: Path, run: str, results: dict) -> dict:
             r.get("sampling/importance_sampling_ratio/truncated_share", 0.0) for r in log
         ),
         kl_last5=statistics.fmean(r.get("kl", 0.0) for r in log[-LAST_STEPS:]),
+        kappa_last5=100 * statistics.fmean(r["tools/kappa"] for r in log[-LAST_STEPS:]),
     )
     train = results.get("commands", {}).get(f"rl-{run}", {})
     if "seconds" in train:
