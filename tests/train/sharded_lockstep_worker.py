@@ -5,8 +5,8 @@ cpu-smoke recipe with sharded weights, where the two ranks run differently shape
 Rank 0 runs two-round episodes whose windows go to sub-agents (``evidence=subagent``, their
 trajectories in the loss); rank 1 runs one-round episodes with another token budget and no
 sub-agents. So rank 0 makes more generate calls, in other budget groups, and holds more loss rows.
-Each rank writes ``rank{r}.json``: its episodes' turns, generate calls, filler rows sampled, and
-loss rows per rollout.
+Each rank writes ``rank{r}.json``: its episodes' turns, generate calls, filler rows sampled, loss
+rows per rollout, and the gloo threads still running once it has left the process group.
 """
 
 from __future__ import annotations
@@ -76,13 +76,13 @@ def shard_share(model) -> float | None:
     return sum(p.ds_tensor.numel() for p in params) / sum(p.ds_numel for p in params)
 
 
-def main() -> None:
+def main() -> dict:
     from paravt.train.run import load_command_config, run_training
 
     fsdp_on_cpu()
     deepspeed_on_cpu()
 
-    run_dir, videos, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    run_dir, videos = sys.argv[1], sys.argv[2]
     overrides = (
         f"output_dir={run_dir}",
         f"data.video_root={videos}",
@@ -130,11 +130,20 @@ def main() -> None:
         calls=backend.calls,
         fillers=getattr(backend, "filler_batches", None),
     )
-    (out / f"rank{seen['rank']}.json").write_text(json.dumps(seen))
+    return seen
+
+
+def gloo_threads() -> list[str]:
+    """The names of this process's running gloo threads (a backend's run loops, its TCP device
+    loop), read from /proc: each belongs to a process group backend still alive."""
+    names = (task.read_text().strip() for task in Path("/proc/self/task").glob("*/comm"))
+    return sorted(name for name in names if "gloo" in name)
 
 
 if __name__ == "__main__":
     from paravt.train.launch.process_group import leave_process_group
 
-    main()
+    seen = main()
     leave_process_group()  # gloo's threads stop before exit: an abort at exit fails the launch
+    seen["gloo_threads_after_leaving"] = gloo_threads()
+    Path(sys.argv[3], f"rank{seen['rank']}.json").write_text(json.dumps(seen))

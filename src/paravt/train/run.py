@@ -296,6 +296,16 @@ def train_and_save(
     ``summary.json``; the summary, with ``extra`` (data and other counts) merged in. A run that
     stops early — asked to (``stop``: a ``StopAtStepEnd``), or after a rollout error it cannot go
     on from — saves a checkpoint and raises ``RunStopped`` (``paravt.train.launch.stopping``)."""
+    from paravt.train.launch.teardown import release_trainer
+
+    try:
+        return _train_and_save(trainer, processor, run_dir, ckpt, metrics_path, extra, stop)
+    finally:
+        release_trainer(trainer)  # before the process group is left (leave_process_group)
+
+
+def _train_and_save(trainer, processor, run_dir, ckpt, metrics_path, extra, stop) -> dict:
+    """``train_and_save``'s body, its engine still whole."""
     from paravt.train.launch.stopping import (
         save_after_failure,
         stopped_by_request,

@@ -9,6 +9,7 @@ them in order: ``join_process_group`` -> ``check_process_group`` -> ... -> ``lea
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 from dataclasses import dataclass
 from datetime import timedelta
@@ -123,15 +124,30 @@ def check_process_group(world_size: int) -> None:
 def leave_process_group() -> bool:
     """Whether this process prints the command's result (rank 0, or no process group).
 
-    The process group is destroyed here, after a last barrier, once training is over: a rank
-    that exits with gloo's threads still running can abort at exit ("terminate called without
-    an active exception", exit -6) after its work is done, and the launcher then reports the
-    whole run as failed."""
+    The process group is destroyed here, after a last barrier, once training is over, and its
+    backends must go with it: a gloo backend whose threads are still running when the
+    interpreter finalizes can abort the rank at exit ("terminate called without an active
+    exception", exit -6) after its work is done, and the launcher then reports the whole run as
+    failed. ``destroy_process_group`` only drops torch's own references; a backend lives on while
+    any object holds its group, and under ZeRO-3 every parameter does (``ds_process_group``).
+    So what holds a group is released first, and the rest once the groups are destroyed
+    (``paravt.train.launch.teardown``): the backends' threads end inside this call, while the
+    interpreter is whole."""
     import torch.distributed as dist
+
+    from paravt.train.launch.teardown import (
+        release_captured_groups,
+        release_device_meshes,
+        release_engine_references,
+    )
 
     if not (dist.is_available() and dist.is_initialized()):
         return True
     rank = dist.get_rank()
     dist.barrier()
+    release_engine_references()
     dist.destroy_process_group()
+    release_device_meshes()
+    release_captured_groups()
+    gc.collect()  # a group held only by a collected cycle ends here, not at interpreter exit
     return rank == 0
