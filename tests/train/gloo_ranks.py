@@ -18,6 +18,14 @@ SERVER_RANKS_WAITS = (
 )  # fmt: skip
 
 
+def gloo_threads() -> list[str]:
+    """The names of this process's running gloo threads (a backend's run loops, its TCP device
+    loop), read from /proc: each belongs to a process group backend still alive. A worker calls
+    it once it has left the process group, where the answer must be none."""
+    names = (task.read_text().strip() for task in Path("/proc/self/task").glob("*/comm"))
+    return sorted(name for name in names if "gloo" in name)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

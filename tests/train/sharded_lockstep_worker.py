@@ -133,14 +133,9 @@ def main() -> dict:
     return seen
 
 
-def gloo_threads() -> list[str]:
-    """The names of this process's running gloo threads (a backend's run loops, its TCP device
-    loop), read from /proc: each belongs to a process group backend still alive."""
-    names = (task.read_text().strip() for task in Path("/proc/self/task").glob("*/comm"))
-    return sorted(name for name in names if "gloo" in name)
-
-
 if __name__ == "__main__":
+    from gloo_ranks import gloo_threads
+
     from paravt.train.launch.process_group import leave_process_group
 
     seen = main()

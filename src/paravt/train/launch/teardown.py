@@ -112,26 +112,45 @@ def release_device_meshes() -> None:
 
 
 def release_captured_groups() -> None:
-    """Set to None every default argument of a ``torch.distributed`` function that captured a
-    process group, once the groups are destroyed.
+    """Set to None every default argument that captured a process group, in the functions and
+    the classes' methods of every loaded module, once the groups are destroyed.
 
-    ``torch.distributed.nn.functional``'s collectives take ``group=group.WORLD`` as a default,
-    evaluated when the module is imported: imported after the group formed (the FSDP2 path
-    does), each of them holds the world group for the life of the process. Measured on 2 gloo
-    ranks (test_sharded_lockstep, FSDP2): with only the meshes released, the world group's gloo
-    backend was still running after ``leave_process_group``, held by these defaults alone. None
-    is what ``group.WORLD`` reads once the group is gone, and what these collectives take as
-    "the default group"."""
+    A default like ``group=group.WORLD`` is evaluated when its module is imported; imported after
+    the group formed, it holds the world group for the life of the process. Measured on 2 gloo
+    ranks: ``torch.distributed.nn.functional``'s collectives did so under FSDP2
+    (test_sharded_lockstep), and ``deepspeed.comm.torch.TorchBackend.barrier`` under plain DDP
+    through ``paravt train`` (transformers imports DeepSpeed wherever it is installed); each kept
+    the world group's gloo backend running after ``leave_process_group`` by itself. None is what
+    ``group.WORLD`` reads once the group is gone, and what these functions take as "the default
+    group"."""
     import torch.distributed as dist
 
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("torch.distributed") or module is None:
+    def release(function: Any) -> None:
+        defaults = getattr(function, "__defaults__", None)
+        if defaults and any(isinstance(value, dist.ProcessGroup) for value in defaults):
+            function.__defaults__ = tuple(
+                None if isinstance(value, dist.ProcessGroup) else value for value in defaults
+            )
+        keywords = getattr(function, "__kwdefaults__", None)
+        for name, value in list((keywords or {}).items()):
+            if isinstance(value, dist.ProcessGroup):
+                keywords[name] = None
+
+    for module in list(sys.modules.values()):
+        # type() and vars(), never isinstance or getattr: a lazy module's or a proxy's attribute
+        # hooks import on access (seen: dbm.gnu's ``_gdbm``)
+        if not issubclass(type(module), types.ModuleType):
             continue
-        for function in list(vars(module).values()):
-            defaults = getattr(function, "__defaults__", None)
-            if not isinstance(function, types.FunctionType) or not defaults:
-                continue
-            if any(isinstance(value, dist.ProcessGroup) for value in defaults):
-                function.__defaults__ = tuple(
-                    None if isinstance(value, dist.ProcessGroup) else value for value in defaults
-                )
+        try:
+            members = list(vars(module).values())
+        except TypeError:
+            continue
+        for value in members:
+            if type(value) is types.FunctionType:
+                release(value)
+            elif issubclass(type(value), type) and vars(value).get("__module__") == module.__name__:
+                for member in list(vars(value).values()):
+                    if type(member) in (staticmethod, classmethod):
+                        member = member.__func__
+                    if type(member) is types.FunctionType:
+                        release(member)
