@@ -41,9 +41,9 @@ def release_engine_references() -> None:
     """Drop what a finished run leaves in library globals, so its model (and the process groups
     its parameters name) can be freed before the process group is destroyed.
 
-    DeepSpeed 0.19 keeps a ZeRO-3 run's model alive after training from two module-level places,
+    DeepSpeed 0.19 keeps a ZeRO-3 run's model alive after training from
     ``parameter_offload.FWD_MODULE_STACK`` (a forward it entered from generate is never popped)
-    and the class-level ``lru_cache`` of ``PartitionedParameterCoordinator.__params_to_release``
+    and from the class-level ``lru_cache`` of ``PartitionedParameterCoordinator.__params_to_release``
     (keyed by the coordinator and submodules), and the world group itself from
     ``deepspeed.utils.groups._WORLD_GROUP``. Measured on 2 gloo ranks (test_sharded_lockstep,
     ZeRO-3): without this the engine, its optimizer and all 64 parameters outlived
