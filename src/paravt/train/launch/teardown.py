@@ -132,9 +132,10 @@ def release_captured_groups() -> None:
                 None if isinstance(value, dist.ProcessGroup) else value for value in defaults
             )
         keywords = getattr(function, "__kwdefaults__", None)
-        for name, value in list((keywords or {}).items()):
-            if isinstance(value, dist.ProcessGroup):
-                keywords[name] = None
+        if isinstance(keywords, dict):
+            for name, value in list(keywords.items()):
+                if isinstance(value, dist.ProcessGroup):
+                    keywords[name] = None
 
     for module in list(sys.modules.values()):
         # type() and vars(), never isinstance or getattr: a lazy module's or a proxy's attribute
