@@ -48,8 +48,8 @@ def test_fsdp2_ranks_with_different_episodes_stay_in_lockstep(tmp_path, shared_v
 def _assert_left_cleanly(ranks: list[dict]) -> None:
     """No gloo backend outlives ``leave_process_group``: one that does is destroyed while the
     interpreter finalizes, and under load that aborted a rank after its work was done (exit -6,
-    "terminate called without an active exception"; 3 of 40 ZeRO-3 runs under load before the engine's
-    references were released). Under ZeRO-3 two backends were left running here."""
+    "terminate called without an active exception"; 3 of 40 ZeRO-3 runs under load before the
+    engine's references were released). Under ZeRO-3 two backends were left running here."""
     for rank in ranks:
         assert rank["gloo_threads_after_leaving"] == [], rank["gloo_threads_after_leaving"]
 

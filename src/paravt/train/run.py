@@ -304,7 +304,15 @@ def train_and_save(
         release_trainer(trainer)  # before the process group is left (leave_process_group)
 
 
-def _train_and_save(trainer, processor, run_dir, ckpt, metrics_path, extra, stop) -> dict:
+def _train_and_save(
+    trainer: Any,
+    processor: Any,
+    run_dir: Path,
+    ckpt: Path | None,
+    metrics_path: Path,
+    extra: dict,
+    stop: Any,
+) -> dict:
     """``train_and_save``'s body, its engine still whole."""
     from paravt.train.launch.stopping import (
         save_after_failure,

@@ -4,7 +4,7 @@ Why here: ``destroy_process_group`` drops torch's own references to a group, but
 runs on while any object still holds its group; one that is torn down only when the interpreter
 finalizes can abort the rank at exit, after its work is done. The holders found on 2 gloo ranks
 (test_sharded_lockstep) are released here: the trainer's engine, DeepSpeed's module globals, the
-device meshes DTensor caches, and default arguments that captured the world group. The launch's
+device meshes DTensor's caches keep, and default arguments that captured the world group. The launch's
 ``leave_process_group`` calls them; ``train_and_save`` calls ``release_trainer``.
 """
 
@@ -39,13 +39,14 @@ def release_trainer(trainer: Any) -> None:
 
 def release_engine_references() -> None:
     """Drop what a finished run leaves in library globals, so its model (and the process groups
-    its parameters name) can be freed before the process group is destroyed.
+    its parameters name) can be freed: ``leave_process_group`` collects it once the groups are
+    destroyed.
 
     DeepSpeed 0.19 keeps a ZeRO-3 run's model alive after training from
     ``parameter_offload.FWD_MODULE_STACK`` (a forward it entered from generate is never popped)
-    and from the class-level ``lru_cache`` of ``PartitionedParameterCoordinator.__params_to_release``
-    (keyed by the coordinator and submodules), and the world group itself from
-    ``deepspeed.utils.groups._WORLD_GROUP``. Measured on 2 gloo ranks (test_sharded_lockstep,
+    and from the class-level ``lru_cache`` of
+    ``PartitionedParameterCoordinator.__params_to_release`` (keyed by the coordinator and
+    submodules), and the world group itself from ``deepspeed.utils.groups._WORLD_GROUP``. Measured on 2 gloo ranks (test_sharded_lockstep,
     ZeRO-3): without this the engine, its optimizer and all 64 parameters outlived
     ``destroy_process_group`` and two gloo backends were still running at exit; with two busy
     processes beside the ranks, 3 of 40 runs aborted in finalization. These names are private
@@ -70,7 +71,6 @@ def release_engine_references() -> None:
     cached = _lru_cache_under(method)
     if cached is not None:
         cached.cache_clear()
-    gc.collect()
 
 
 def _lru_cache_under(function, depth: int = 3):
