@@ -296,56 +296,42 @@ def train_and_save(
     ``summary.json``; the summary, with ``extra`` (data and other counts) merged in. A run that
     stops early — asked to (``stop``: a ``StopAtStepEnd``), or after a rollout error it cannot go
     on from — saves a checkpoint and raises ``RunStopped`` (``paravt.train.launch.stopping``)."""
-    from paravt.train.launch.teardown import release_trainer
-
-    try:
-        return _train_and_save(trainer, processor, run_dir, ckpt, metrics_path, extra, stop)
-    finally:
-        release_trainer(trainer)  # before the process group is left (leave_process_group)
-
-
-def _train_and_save(
-    trainer: Any,
-    processor: Any,
-    run_dir: Path,
-    ckpt: Path | None,
-    metrics_path: Path,
-    extra: dict,
-    stop: Any,
-) -> dict:
-    """``train_and_save``'s body, its engine still whole."""
     from paravt.train.launch.stopping import (
         save_after_failure,
         stopped_by_request,
         stopping_error,
     )
+    from paravt.train.launch.teardown import release_trainer
 
     try:
-        result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
-    except Exception as e:
-        if stopping_error(e):
-            raise save_after_failure(trainer, run_dir, e) from e
-        raise
-    step = int(trainer.state.global_step)
-    if stop is not None and stop.stopped_at is not None and step < int(trainer.state.max_steps):
-        raise stopped_by_request(stop.request.reason() or "request", step, run_dir)
-    final_dir = run_dir / "final"
-    trainer.save_model(str(final_dir))
-    is_main = trainer.args.process_index == 0
-    if is_main:
-        processor.save_pretrained(str(final_dir))
-    summary = {
-        "run_dir": str(run_dir),
-        "global_step": step,
-        "final_model": str(final_dir),
-        "resumed_from": str(ckpt) if ckpt else None,
-        **extra,
-        "train_loss": float(result.training_loss) if result is not None else None,
-        "metrics_file": str(metrics_path),
-    }
-    if is_main:
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    return summary
+        try:
+            result = trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
+        except Exception as e:
+            if stopping_error(e):
+                raise save_after_failure(trainer, run_dir, e) from e
+            raise
+        step = int(trainer.state.global_step)
+        if stop is not None and stop.stopped_at is not None and step < int(trainer.state.max_steps):
+            raise stopped_by_request(stop.request.reason() or "request", step, run_dir)
+        final_dir = run_dir / "final"
+        trainer.save_model(str(final_dir))
+        is_main = trainer.args.process_index == 0
+        if is_main:
+            processor.save_pretrained(str(final_dir))
+        summary = {
+            "run_dir": str(run_dir),
+            "global_step": step,
+            "final_model": str(final_dir),
+            "resumed_from": str(ckpt) if ckpt else None,
+            **extra,
+            "train_loss": float(result.training_loss) if result is not None else None,
+            "metrics_file": str(metrics_path),
+        }
+        if is_main:
+            (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+        return summary
+    finally:
+        release_trainer(trainer)  # before the process group is left (leave_process_group)
 
 
 def run_training(
