@@ -322,6 +322,106 @@ def paradox_detectable(path: Path) -> str:
     )
 
 
+STALENESS = f"{TOY}/server-staleness-3seeds/staleness-k0-k2.json"
+
+
+def staleness_row(key: str, label: str, decimals: int = 1) -> Callable[[Path], str]:
+    """One row of the toy README's k = 0 against k = 2 table: each k's mean over seeds with its
+    95% t-interval, the paired difference with its own, and whether the two intervals overlap."""
+
+    def cell(c: dict, sign: str = "") -> str:
+        return f"{c['mean']:{sign}.{decimals}f} [{c['lo']:.{decimals}f}, {c['hi']:.{decimals}f}]"
+
+    def row(path: Path) -> str:
+        s = _json(path)["summary"][key]
+        cells = [label, cell(s["k0"]), cell(s["k2"]), cell(s["k2-k0_paired"], "+")]
+        return "| " + " | ".join(cells) + f" | {'yes' if s['intervals_overlap'] else 'no'} |"
+
+    return row
+
+
+def staleness_seeds(key: str) -> Callable[[Path], str]:
+    """One number's value in every seed, k = 0 then k = 2, as the toy README lists them."""
+
+    def seeds(path: Path) -> str:
+        s = _json(path)["summary"][key]
+        k0, k2 = (", ".join(f"{v:.1f}" for v in s[k]["values"]) for k in ("k0", "k2"))
+        return f"k = 0 {k0}; k = 2 {k2}"
+
+    return seeds
+
+
+def staleness_open_thinks(path: Path) -> str:
+    """Answer turns left with a think open, over the three seeds, at each k and K."""
+    s = _json(path)["summary"]
+
+    def total(key: str, k: str) -> int:
+        return round(sum(s[key][k]["values"]))
+
+    return "; ".join(
+        f"k = {k[1]}: {total('open_think_k4', k)} of 180"
+        + (" at K = 4 and " if k == "k0" else " and ")
+        + f"{total('open_think_k64', k)} of 72"
+        + (" at K = 64" if k == "k0" else "")
+        for k in ("k0", "k2")
+    )
+
+
+def staleness_seconds(path: Path) -> str:
+    """The training seconds of the k = 2 runs against the k = 0 ones, summed over seeds."""
+    commands = _json(path)["commands"]
+
+    def total(k: int) -> float:
+        return sum(
+            v["seconds"]
+            for n, v in commands.items()
+            if n.startswith(f"rl-weak-paragrpo-server-k{k}-")
+        )
+
+    return f"{total(2):.0f} s over its three runs against {total(0):.0f} s for k = 0 ({total(2) / total(0):.2f}×)"
+
+
+def staleness_truncation(folder: Path) -> str:
+    """How much of the k = 2 runs' tokens the importance-weight truncation touched."""
+    shares = [
+        json.loads(line)["sampling/importance_sampling_ratio/truncated_share"]
+        for path in sorted(folder.glob("rl-weak-paragrpo-server-k2-s*-metrics.jsonl"))
+        for line in path.read_text().splitlines()
+        if "sampling/importance_sampling_ratio/truncated_share" in json.loads(line)
+    ]
+    return (
+        f"{100 * statistics.fmean(shares):.2f}% of the tokens on average ({100 * max(shares):.2f}% "
+        f"in the worst step; {sum(x > 0 for x in shares)} of {len(shares)} steps touched any)"
+    )
+
+
+def staleness_status(path: Path) -> str:
+    """The toy README's status row for k = 0 against k = 2."""
+    s = _json(path)["summary"]
+    acc4, acc64 = s["acc_k4"], s["acc_k64"]
+    k0, k2 = (
+        f"**{c['mean']:.1f}** [{c['lo']:.1f}, {c['hi']:.1f}]" for c in (acc4["k0"], acc4["k2"])
+    )
+    at = f"{k0} at both k" if k0 == k2 else f"{k0} at k = 0, {k2} at k = 2"
+    return (
+        f"K = 4 accuracy {at}; K = 64 {acc64['k0']['mean']:.1f} against "
+        f"{staleness_row('acc_k64', '')(path).split(' | ')[2]}; k = 2 − k = 0 paired "
+        f"{staleness_row('acc_k4', '')(path).split(' | ')[3]} at K = 4 (the smallest gap it can "
+        f"tell: {acc4['k2-k0_paired']['half_width']:.1f} points)"
+    )
+
+
+def staleness_detectable(path: Path) -> str:
+    """The paired half-widths at K = 4 and K = 64, and the K = 4 seeds' swing."""
+    s = _json(path)["summary"]
+    d4 = s["acc_k4"]["k2-k0_paired"]
+    return (
+        f"{d4['half_width']:.1f} points at K = 4 (the seeds trade places: k = 2 is ahead on seed 0 "
+        f"and behind on seed 2 by the same {d4['values'][0]:.1f} points) and "
+        f"{s['acc_k64']['k2-k0_paired']['half_width']:.1f} at K = 64"
+    )
+
+
 CLAIMS = [
     # the rebuild spread of the quick chain (experiments/toy_paradox/README.md, "Six builds")
     Claim(
@@ -837,4 +937,102 @@ CLAIMS = [
             ),
         ]
     ),  # fmt: skip
+    # k = 0 against k = 2 through a vLLM server, three seeds (results/server-staleness-3seeds/)
+    *(
+        Claim(
+            "experiments/toy_paradox/README.md",
+            quote,
+            STALENESS,
+            staleness_row(key, label, decimals),
+        )
+        for key, label, decimals, quote in [
+            (
+                "acc_k4",
+                "accuracy at K = 4 (60 q)",
+                1,
+                "| accuracy at K = 4 (60 q) | 86.1 [67.0, 105.2] | 86.1 [67.0, 105.2] | +0.0 [-33.1, 33.1] | yes |",
+            ),
+            (
+                "acc_k64",
+                "accuracy at K = 64 (24 q)",
+                1,
+                "| accuracy at K = 64 (24 q) | 100.0 [100.0, 100.0] | 97.2 [91.2, 103.2] | -2.8 [-8.8, 3.2] | yes |",
+            ),
+            (
+                "tool_use_k4",
+                "tool use at K = 4",
+                1,
+                "| tool use at K = 4 | 98.9 [94.1, 103.7] | 100.0 [100.0, 100.0] | +1.1 [-3.7, 5.9] | yes |",
+            ),
+            (
+                "tool_use_k64",
+                "tool use at K = 64",
+                1,
+                "| tool use at K = 64 | 48.6 [-65.9, 163.1] | 63.9 [51.9, 75.8] | +15.3 [-101.1, 131.6] | yes |",
+            ),
+            (
+                "kappa_last5",
+                "κ, training, last 5 steps",
+                1,
+                "| κ, training, last 5 steps | 54.6 [26.4, 82.8] | 55.4 [8.7, 102.1] | +0.8 [-33.4, 35.0] | yes |",
+            ),
+            (
+                "r_fmt_last5",
+                "R_fmt, last 5 steps",
+                2,
+                "| R_fmt, last 5 steps | 0.94 [0.88, 1.01] | 0.98 [0.96, 1.00] | +0.04 [-0.02, 0.09] | yes |",
+            ),
+        ]
+    ),  # fmt: skip
+    *(
+        Claim("experiments/toy_paradox/README.md", quote, STALENESS, staleness_seeds(key))
+        for key, quote in [
+            ("acc_k4", "accuracy at K = 4: k = 0 81.7, 81.7, 95.0; k = 2 95.0, 81.7, 81.7"),
+            ("acc_k64", "k = 0 100.0, 100.0, 100.0; k = 2 100.0, 95.8, 95.8"),
+        ]
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "K = 4 accuracy **86.1** [67.0, 105.2] at both k; K = 64 100.0 against 97.2 [91.2, "
+        "103.2]; k = 2 − k = 0 paired +0.0 [-33.1, 33.1] at K = 4 (the smallest gap it can tell: "
+        "33.1 points)",
+        STALENESS,
+        staleness_status,
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "33.1 points at K = 4 (the seeds trade places: k = 2 is ahead on seed 0 and behind on seed "
+        "2 by the same 13.3 points) and 6.0 at K = 64",
+        STALENESS,
+        staleness_detectable,
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "the staleness consumed was 1.75 steps on average and 2 at most",
+        STALENESS,
+        lambda p: "was {:.2f} steps on average and {:.0f} at most".format(
+            _json(p)["summary"]["staleness_mean"]["k2"]["mean"],
+            _json(p)["summary"]["staleness_max"]["k2"]["mean"],
+        ),
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "The importance-weight truncation touched 0.02% of the tokens on average (0.10% in the "
+        "worst step; 10 of 36 steps touched any)",
+        f"{TOY}/server-staleness-3seeds",
+        staleness_truncation,
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "Here a think left open in the answer turn counts k = 0: 2 of 180 at K = 4 and 0 of 72 at "
+        "K = 64; k = 2: 0 of 180 and 1 of 72.",
+        STALENESS,
+        staleness_open_thinks,
+    ),
+    Claim(
+        "experiments/toy_paradox/README.md",
+        "k = 2 trained in 1160 s over its three runs against 1704 s for k = 0 (0.68×)",
+        f"{TOY}/server-staleness-3seeds/results.json",
+        staleness_seconds,
+    ),
 ]

@@ -3,7 +3,8 @@
 Reads a results folder (a run's OUT, or its slimmed copy under ``results/``) holding the runs
 ``rl-{prior}-{recipe}-server-k{k}-s{seed}`` (``run --sampler server --max-staleness k``). For each
 run: accuracy at each K and tool use (its evals' ``answers.json`` / ``results.jsonl`` and
-``summary.json``), R_fmt (the trainer's ``reward/fmt``: the mean over the last five steps and over
+``summary.json``), the answer turns left with a think open (``results.jsonl``, before the folder
+is slimmed), R_fmt (the trainer's ``reward/fmt``: the mean over the last five steps and over
 the run) and κ (``tools/kappa``, the share of episodes with a call, in %, last five steps), the
 steps trained, the staleness it consumed (``async/staleness_mean`` averaged over steps,
 ``async/staleness_max`` the largest), the seconds a step took (``step_time``) and the seconds the
@@ -11,7 +12,9 @@ learner waited for its rollout (``async/wait_s``). For each number: the mean ove
 t-interval over the seed means (the seed is the unit: questions within a seed are not independent
 draws of the training), and the paired difference k = K minus k = 0 per seed (same seed, same
 checkpoint, same prompts and K) with its own t-interval; the half-width of the paired interval is
-the smallest gap the comparison could tell from seed noise.
+the smallest gap the comparison could tell from seed noise. ``intervals_overlap`` says whether the
+k = 0 and k = K intervals share a point: where they do not, the gap is read as real and needs a
+measurement that names its cause.
 
     python experiments/toy_paradox/probes/staleness_compare.py RESULTS --ks 0 2 --seeds 0 1 2
 
@@ -44,6 +47,20 @@ def t_interval(values: list[float]) -> dict:
     return {"mean": m, "lo": m - half, "hi": m + half, "half_width": half, "values": values}
 
 
+def open_thinks(results: Path) -> int:
+    """How many answer turns open a think and never close it (the collapse the 5 Dec two-seed
+    runs showed at K = 64 after a tool turn); only the raw ``results.jsonl`` holds the turn."""
+    turns = (json.loads(line).get("prediction") or "" for line in results.read_text().splitlines())
+    return sum("<think>" in t and "</think>" not in t for t in turns)
+
+
+def overlap(a: dict, b: dict) -> bool | None:
+    """Whether two t-intervals share a point (None with one seed: no interval)."""
+    if "lo" not in a or "lo" not in b:
+        return None
+    return a["lo"] <= b["hi"] and b["lo"] <= a["hi"]
+
+
 def run_numbers(folder: Path, run: str, results: dict) -> dict:
     """One run's learning and staleness numbers (module doc)."""
     out: dict = {}
@@ -53,6 +70,8 @@ def run_numbers(folder: Path, run: str, results: dict) -> dict:
             right = correct_vector(ev)
             out[f"acc_{tag}"] = 100 * statistics.fmean(right.values())
             out[f"tool_use_{tag}"] = 100 * tool_use(ev)
+            if (ev / "results.jsonl").is_file():
+                out[f"open_think_{tag}"] = open_thinks(ev / "results.jsonl")
     log = run_log(folder, run)
     fmt = [r["reward/fmt"] for r in log]
     out.update(
@@ -101,10 +120,12 @@ def main() -> None:
     for key in keys:
         a = [runs[base][s][key] for s in args.seeds]
         b = [runs[other][s][key] for s in args.seeds]
+        ta, tb = t_interval(a), t_interval(b)
         summary[key] = {
-            f"k{base}": t_interval(a),
-            f"k{other}": t_interval(b),
+            f"k{base}": ta,
+            f"k{other}": tb,
             f"k{other}-k{base}_paired": t_interval([y - x for x, y in zip(a, b, strict=True)]),
+            "intervals_overlap": overlap(ta, tb),
         }
     print(json.dumps({"seeds": args.seeds, "interval": "95% t over seeds (df = seeds - 1)",
                       "summary": summary, "runs": runs}, indent=1))  # fmt: skip
