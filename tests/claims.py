@@ -229,9 +229,11 @@ PARADOX = f"{TOY}/paradox-3seeds/paradox_table.json"
 PARADOX_COLUMNS = ("acc_k4", "acc_k64", "tool_use_k4", "tool_use_k64", "kappa_last5")
 
 
-def _t(cell: dict) -> str:
-    """A t-interval as the toy README writes it: "46.7 [30.1, 63.3]" (not clipped to 0-100)."""
-    return f"{cell['mean']:.1f} [{cell['lo']:.1f}, {cell['hi']:.1f}]"
+def _t(cell: dict, decimals: int = 1, sign: str = "") -> str:
+    """A t-interval as the toy README writes it: "46.7 [30.1, 63.3]" (not clipped to 0-100);
+    ``sign="+"`` signs the mean, as a difference is written."""
+    d = decimals
+    return f"{cell['mean']:{sign}.{d}f} [{cell['lo']:.{d}f}, {cell['hi']:.{d}f}]"
 
 
 #: the paradox table's row names in the README, by recipe
@@ -325,17 +327,15 @@ def paradox_detectable(path: Path) -> str:
 STALENESS = f"{TOY}/server-staleness-3seeds/staleness-k0-k2.json"
 
 
-def staleness_row(key: str, label: str, decimals: int = 1) -> Callable[[Path], str]:
-    """One row of the toy README's k = 0 against k = 2 table: each k's mean over seeds with its
-    95% t-interval, the paired difference with its own, and whether the two intervals overlap."""
-
-    def cell(c: dict, sign: str = "") -> str:
-        return f"{c['mean']:{sign}.{decimals}f} [{c['lo']:.{decimals}f}, {c['hi']:.{decimals}f}]"
+def staleness_row(key: str, decimals: int = 1) -> Callable[[Path], str]:
+    """One row of the toy README's k = 0 against k = 2 table, after its label: each k's mean over
+    seeds with its 95% t-interval, the paired difference with its own, and whether the two
+    intervals overlap."""
 
     def row(path: Path) -> str:
         s = _json(path)["summary"][key]
-        cells = [label, cell(s["k0"]), cell(s["k2"]), cell(s["k2-k0_paired"], "+")]
-        return "| " + " | ".join(cells) + f" | {'yes' if s['intervals_overlap'] else 'no'} |"
+        cells = [_t(s["k0"], decimals), _t(s["k2"], decimals), _t(s["k2-k0_paired"], decimals, "+")]
+        return " | ".join(cells) + f" | {'yes' if s['intervals_overlap'] else 'no'} |"
 
     return row
 
@@ -378,17 +378,19 @@ def staleness_seconds(path: Path) -> str:
             if n.startswith(f"rl-weak-paragrpo-server-k{k}-")
         )
 
-    return f"{total(2):.0f} s over its three runs against {total(0):.0f} s for k = 0 ({total(2) / total(0):.2f}×)"
+    k2, k0 = total(2), total(0)
+    return f"{k2:.0f} s over its three runs against {k0:.0f} s for k = 0 ({k2 / k0:.2f}×)"
 
 
 def staleness_truncation(folder: Path) -> str:
     """How much of the k = 2 runs' tokens the importance-weight truncation touched."""
-    shares = [
-        json.loads(line)["sampling/importance_sampling_ratio/truncated_share"]
+    key = "sampling/importance_sampling_ratio/truncated_share"
+    steps = (
+        row
         for path in sorted(folder.glob("rl-weak-paragrpo-server-k2-s*-metrics.jsonl"))
-        for line in path.read_text().splitlines()
-        if "sampling/importance_sampling_ratio/truncated_share" in json.loads(line)
-    ]
+        for row in _lines(path)
+    )
+    shares = [row[key] for row in steps if key in row]
     return (
         f"{100 * statistics.fmean(shares):.2f}% of the tokens on average ({100 * max(shares):.2f}% "
         f"in the worst step; {sum(x > 0 for x in shares)} of {len(shares)} steps touched any)"
@@ -399,15 +401,13 @@ def staleness_status(path: Path) -> str:
     """The toy README's status row for k = 0 against k = 2."""
     s = _json(path)["summary"]
     acc4, acc64 = s["acc_k4"], s["acc_k64"]
-    k0, k2 = (
-        f"**{c['mean']:.1f}** [{c['lo']:.1f}, {c['hi']:.1f}]" for c in (acc4["k0"], acc4["k2"])
-    )
-    at = f"{k0} at both k" if k0 == k2 else f"{k0} at k = 0, {k2} at k = 2"
+    k0 = acc4["k0"]
+    same = _t(k0) == _t(acc4["k2"])
+    at = "at both k" if same else f"at k = 0, {_t(acc4['k2'])} at k = 2"
     return (
-        f"K = 4 accuracy {at}; K = 64 {acc64['k0']['mean']:.1f} against "
-        f"{staleness_row('acc_k64', '')(path).split(' | ')[2]}; k = 2 − k = 0 paired "
-        f"{staleness_row('acc_k4', '')(path).split(' | ')[3]} at K = 4 (the smallest gap it can "
-        f"tell: {acc4['k2-k0_paired']['half_width']:.1f} points)"
+        f"K = 4 accuracy **{k0['mean']:.1f}** [{k0['lo']:.1f}, {k0['hi']:.1f}] {at}; K = 64 {acc64['k0']['mean']:.1f} against {_t(acc64['k2'])}; "
+        f"k = 2 − k = 0 paired {_t(acc4['k2-k0_paired'], sign='+')} at K = 4 (the smallest gap "
+        f"it can tell: {acc4['k2-k0_paired']['half_width']:.1f} points)"
     )
 
 
@@ -939,46 +939,35 @@ CLAIMS = [
     ),  # fmt: skip
     # k = 0 against k = 2 through a vLLM server, three seeds (results/server-staleness-3seeds/)
     *(
-        Claim(
-            "experiments/toy_paradox/README.md",
-            quote,
-            STALENESS,
-            staleness_row(key, label, decimals),
-        )
-        for key, label, decimals, quote in [
+        Claim("experiments/toy_paradox/README.md", quote, STALENESS, staleness_row(key, decimals))
+        for key, decimals, quote in [
             (
                 "acc_k4",
-                "accuracy at K = 4 (60 q)",
                 1,
                 "| accuracy at K = 4 (60 q) | 86.1 [67.0, 105.2] | 86.1 [67.0, 105.2] | +0.0 [-33.1, 33.1] | yes |",
             ),
             (
                 "acc_k64",
-                "accuracy at K = 64 (24 q)",
                 1,
                 "| accuracy at K = 64 (24 q) | 100.0 [100.0, 100.0] | 97.2 [91.2, 103.2] | -2.8 [-8.8, 3.2] | yes |",
             ),
             (
                 "tool_use_k4",
-                "tool use at K = 4",
                 1,
                 "| tool use at K = 4 | 98.9 [94.1, 103.7] | 100.0 [100.0, 100.0] | +1.1 [-3.7, 5.9] | yes |",
             ),
             (
                 "tool_use_k64",
-                "tool use at K = 64",
                 1,
                 "| tool use at K = 64 | 48.6 [-65.9, 163.1] | 63.9 [51.9, 75.8] | +15.3 [-101.1, 131.6] | yes |",
             ),
             (
                 "kappa_last5",
-                "κ, training, last 5 steps",
                 1,
                 "| κ, training, last 5 steps | 54.6 [26.4, 82.8] | 55.4 [8.7, 102.1] | +0.8 [-33.4, 35.0] | yes |",
             ),
             (
                 "r_fmt_last5",
-                "R_fmt, last 5 steps",
                 2,
                 "| R_fmt, last 5 steps | 0.94 [0.88, 1.01] | 0.98 [0.96, 1.00] | +0.04 [-0.02, 0.09] | yes |",
             ),

@@ -30,6 +30,8 @@ from pathlib import Path
 
 from sampler_compare import correct_vector, run_log, tool_use
 
+from paravt.rewards import open_think_turns
+
 #: two-sided 95% quantiles of Student's t by degrees of freedom (seeds - 1)
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 #: the per-step log's last steps whose R_fmt mean is reported
@@ -48,10 +50,11 @@ def t_interval(values: list[float]) -> dict:
 
 
 def open_thinks(results: Path) -> int:
-    """How many answer turns open a think and never close it (the collapse the 5 Dec two-seed
-    runs showed at K = 64 after a tool turn); only the raw ``results.jsonl`` holds the turn."""
+    """How many answer turns leave a think open, by the reward's own rule (``open_think_turns``;
+    the collapse the 5 Dec two-seed runs showed at K = 64 after a tool turn); only the raw
+    ``results.jsonl`` holds the turn."""
     turns = (json.loads(line).get("prediction") or "" for line in results.read_text().splitlines())
-    return sum("<think>" in t and "</think>" not in t for t in turns)
+    return sum(any(open_think_turns(t)) for t in turns)
 
 
 def overlap(a: dict, b: dict) -> bool | None:

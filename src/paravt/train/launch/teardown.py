@@ -4,8 +4,8 @@ Why here: ``destroy_process_group`` drops torch's own references to a group, but
 runs on while any object still holds its group; one that is torn down only when the interpreter
 finalizes can abort the rank at exit, after its work is done. The holders found on 2 gloo ranks
 (test_sharded_lockstep) are released here: the trainer's engine, DeepSpeed's module globals, the
-device meshes DTensor's caches keep, and default arguments that captured the world group. The launch's
-``leave_process_group`` calls them; ``train_and_save`` calls ``release_trainer``.
+device meshes DTensor's caches keep, and default arguments that captured the world group. The
+launch's ``leave_process_group`` calls them; ``train_and_save`` calls ``release_trainer``.
 """
 
 from __future__ import annotations
@@ -46,11 +46,12 @@ def release_engine_references() -> None:
     ``parameter_offload.FWD_MODULE_STACK`` (a forward it entered from generate is never popped)
     and from the class-level ``lru_cache`` of
     ``PartitionedParameterCoordinator.__params_to_release`` (keyed by the coordinator and
-    submodules), and the world group itself from ``deepspeed.utils.groups._WORLD_GROUP``. Measured on 2 gloo ranks (test_sharded_lockstep,
-    ZeRO-3): without this the engine, its optimizer and all 64 parameters outlived
-    ``destroy_process_group`` and two gloo backends were still running at exit; with two busy
-    processes beside the ranks, 3 of 40 runs aborted in finalization. These names are private
-    to DeepSpeed: where a release cannot find one (another version), it does nothing."""
+    submodules), and the world group itself from ``deepspeed.utils.groups._WORLD_GROUP``.
+    Measured on 2 gloo ranks (test_sharded_lockstep, ZeRO-3): without this the engine, its
+    optimizer and all 64 parameters outlived ``destroy_process_group`` and two gloo backends were
+    still running at exit; with two busy processes beside the ranks, 3 of 40 runs aborted in
+    finalization. These names are private to DeepSpeed: where a release cannot find one (another
+    version), it does nothing."""
     import torch.distributed as dist
 
     groups = sys.modules.get("deepspeed.utils.groups")
