@@ -1,7 +1,7 @@
 """Reasoning credit needs words of a language, in any script (docs/ANSWERS.md, "Reasoning";
 ``paravt.rewards.language``): generated filler in many scripts earns exactly what no reasoning
-earns, and honest short reasoning in twenty-two languages earns the think terms English and
-Chinese earn.
+earns, and honest short reasoning in the twenty-two languages beside English that the rule reads
+earns the think terms English earns.
 
 **The property** (as ``test_reward_filler.py``'s): the same tool episode (a correct answer after
 one executed call, every tag in place) is scored by ``paravt.rewards.compose`` with filler ``F``
@@ -34,7 +34,7 @@ from paravt.rewards.language import LANGUAGES, Word, script_of
 OPTIONS = ["cyan", "red", "yellow", "green"]
 QUESTION = "What colour was the square that appeared briefly?"
 
-#: Honest short reasoning in twenty-two languages (two sentences each: what to look at, and
+#: Honest short reasoning in the twenty-two languages beside English (two sentences each: what to look at, and
 #: what was seen), each holding a grammatical word of its language.
 HONEST = {
     "ru": ["Нужно посмотреть, что происходит в середине видео.", "Квадрат красный, он появляется в конце."],
