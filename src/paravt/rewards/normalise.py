@@ -17,9 +17,10 @@ Three steps, in order (:func:`reading_text`):
    parenthesised letters, Roman numerals, ligatures, fullwidth digits and punctuation) become
    the characters they stand for.
 3. **Look-alike letters** (:data:`LOOKALIKES`): the letters of other scripts that Unicode's
-   confusable table (UTS #39, ``confusables.txt``) lists as looking like one Latin letter, and the
-   Latin small capitals, become that letter. The table here is written from UTS #39's mappings
-   for the Cyrillic, Greek, Armenian and Cherokee letters whose skeleton is one ASCII letter; it
+   confusable table (Unicode Technical Standard 39, ``confusables.txt``) lists as looking like
+   one Latin letter, and the Latin small capitals, become that letter. The table here is written
+   from that standard's mappings for the Cyrillic, Greek, Armenian and Cherokee letters whose
+   skeleton is one ASCII letter; it
    is applied to the answer, the options and the gold alike, so matching a Russian option text
    against a Russian answer is unaffected (both sides change the same way). One exception: a
    small look-alike standing alone before a word of its own script is that language's word (the
