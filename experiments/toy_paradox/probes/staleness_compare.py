@@ -10,11 +10,10 @@ steps trained, the staleness it consumed (``async/staleness_mean`` averaged over
 ``async/staleness_max`` the largest), the seconds a step took (``step_time``) and the seconds the
 learner waited for its rollout (``async/wait_s``). For each number: the mean over seeds with a 95%
 t-interval over the seed means (the seed is the unit: questions within a seed are not independent
-draws of the training), and the paired difference k = K minus k = 0 per seed (same seed, same
-checkpoint, same prompts and K) with its own t-interval; the half-width of the paired interval is
-the smallest gap the comparison could tell from seed noise. ``intervals_overlap`` says whether the
-k = 0 and k = K intervals share a point: where they do not, the gap is read as real and needs a
-measurement that names its cause.
+draws of the training), and the difference k = K minus k = 0 (``intervals.compare``): paired
+by seed (same seed, same checkpoint, same prompts and K) and Welch (unequal variances), a
+difference being claimed only where both exclude 0, with the smallest gap a paired test over
+these seeds finds with 80% power (``detectable_paired``).
 
     python experiments/toy_paradox/probes/staleness_compare.py RESULTS --ks 0 2 --seeds 0 1 2
 
@@ -28,25 +27,15 @@ import json
 import statistics
 from pathlib import Path
 
+from intervals import INTERVALS, compare, t_interval
 from sampler_compare import correct_vector, run_log, tool_use
 
 from paravt.rewards import open_think_turns
 
-#: two-sided 95% quantiles of Student's t by degrees of freedom (seeds - 1)
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 #: the per-step log's last steps whose R_fmt mean is reported
 LAST_STEPS = 5
 #: the evals of an RL run: (tag, K) as ``run`` names their folders (``eval/rl-NAME-K``)
 EVALS = (("k4", 4), ("k64", 64))
-
-
-def t_interval(values: list[float]) -> dict:
-    """Mean and 95% t-interval over ``values`` (one per seed)."""
-    m = statistics.fmean(values)
-    if len(values) < 2:
-        return {"mean": m, "values": values}
-    half = T975[len(values) - 1] * statistics.stdev(values) / len(values) ** 0.5
-    return {"mean": m, "lo": m - half, "hi": m + half, "half_width": half, "values": values}
 
 
 def open_thinks(results: Path) -> int:
@@ -55,13 +44,6 @@ def open_thinks(results: Path) -> int:
     ``results.jsonl`` holds the turn."""
     turns = (json.loads(line).get("prediction") or "" for line in results.read_text().splitlines())
     return sum(any(open_think_turns(t)) for t in turns)
-
-
-def overlap(a: dict, b: dict) -> bool | None:
-    """Whether two t-intervals share a point (None with one seed: no interval)."""
-    if "lo" not in a or "lo" not in b:
-        return None
-    return a["lo"] <= b["hi"] and b["lo"] <= a["hi"]
 
 
 def run_numbers(folder: Path, run: str, results: dict) -> dict:
@@ -123,14 +105,12 @@ def main() -> None:
     for key in keys:
         a = [runs[base][s][key] for s in args.seeds]
         b = [runs[other][s][key] for s in args.seeds]
-        ta, tb = t_interval(a), t_interval(b)
         summary[key] = {
-            f"k{base}": ta,
-            f"k{other}": tb,
-            f"k{other}-k{base}_paired": t_interval([y - x for x, y in zip(a, b, strict=True)]),
-            "intervals_overlap": overlap(ta, tb),
+            f"k{base}": t_interval(a),
+            f"k{other}": t_interval(b),
+            f"k{other}-k{base}": compare(a, b),
         }
-    print(json.dumps({"seeds": args.seeds, "interval": "95% t over seeds (df = seeds - 1)",
+    print(json.dumps({"seeds": args.seeds, "interval": INTERVALS,
                       "summary": summary, "runs": runs}, indent=1))  # fmt: skip
 
 
