@@ -160,6 +160,12 @@ CLAIMS = [
     ),
     Claim(
         "README.md",
+        "`toy` (5.5 M parameters) for the toy task",
+        "src/paravt/toy/demo_model/demo.yaml",
+        lambda p: f"{yaml.safe_load(p.read_text())['parameters'] / 1e6:.1f} M",
+    ),
+    Claim(
+        "README.md",
         "the 5.5 M-parameter Qwen3-VL",
         "src/paravt/toy/demo_model/demo.yaml",
         lambda p: f"{yaml.safe_load(p.read_text())['parameters'] / 1e6:.1f} M",
