@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import errno
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -69,11 +70,24 @@ def raw(path: Path) -> Path:
 
 
 def read_json(path: Path):
-    return json.loads(raw(path).read_text())
+    """A raw JSON file, parsed once a session (hundreds of claims read the same few files; the
+    value is shared, so a claim reads it and never changes it)."""
+    return _json(raw(path))
 
 
 def read_lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in raw(path).read_text().splitlines() if line.strip()]
+    """A raw JSON-lines file, parsed once a session (as ``read_json``)."""
+    return _lines(raw(path))
+
+
+@functools.cache
+def _json(path: Path):
+    return json.loads(path.read_text())
+
+
+@functools.cache
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 # --------------------------------------------------------------------------- finding text
@@ -123,8 +137,19 @@ def section(text: str, heading: str | None) -> tuple[int, int]:
     raise AssertionError(f"no heading starts with {heading!r}")
 
 
+@functools.cache
 def doc_text(doc: str) -> str:
+    """A doc's text (read once a session: the docs do not change while the claims run)."""
     return (REPO / doc).read_text()
+
+
+@functools.cache
+def _region(doc: str, within: str | None) -> tuple[int, int, str, list[int]]:
+    """A section's offsets in its doc and its normalised text, once a session."""
+    text = doc_text(doc)
+    lo, hi = section(text, within)
+    body, where = normalised(text[lo:hi])
+    return lo, hi, body, where
 
 
 def nearest(text: str, quote: str) -> str:
@@ -170,16 +195,14 @@ def locate(claim: Claim, value: str | None = None) -> tuple[int, int]:
     value = compute(claim) if value is None else value
     if not flat(value):
         raise AssertionError(f"{claim.doc}: the claim computes no text from {claim.source}")
-    text = doc_text(claim.doc)
-    lo, hi = section(text, claim.within)
-    body, where = normalised(text[lo:hi])
+    lo, hi, body, where = _region(claim.doc, claim.within)
     quote = flat(claim.quote if claim.quote is not None else value)
     at = body.find(quote)
     if at < 0:
         raise AssertionError(
             f"{claim.doc} no longer says {quote!r}"
             + (f" (in {claim.within!r})" if claim.within else "")
-            + f"; nearest: {nearest(text[lo:hi], quote)!r}"
+            + f"; nearest: {nearest(doc_text(claim.doc)[lo:hi], quote)!r}"
         )
     inner = quote.find(flat(value))
     if inner < 0:

@@ -32,6 +32,7 @@ quote); a number a template writes out itself is not. Coverage = covered / (coun
 from __future__ import annotations
 
 import argparse
+import bisect
 import re
 import sys
 from collections.abc import Iterable
@@ -162,6 +163,11 @@ def cover(claims: Iterable[Claim], numbers: list[Number]) -> list[str]:
     """Mark the numbers inside each claim's recomputed text; a claim that fails is an error
     (``tests/test_claims.py`` says why)."""
     errors = []
+    by_doc: dict[str, tuple[list[int], list[Number]]] = {}
+    for n in sorted(numbers, key=lambda n: (n.doc, n.core())):
+        starts, found = by_doc.setdefault(n.doc, ([], []))
+        starts.append(n.core()[0])
+        found.append(n)
     for claim in claims:
         if claim.doc not in DOCS:
             continue
@@ -170,10 +176,13 @@ def cover(claims: Iterable[Claim], numbers: list[Number]) -> list[str]:
         except AssertionError as e:
             errors.append(f"claim failed: {e}")
             continue
-        for n in numbers:
-            a, b = n.core()
-            if n.doc == claim.doc and any(lo <= a and b <= hi for lo, hi in spans):
-                n.covered = True
+        mine = by_doc.get(claim.doc, ([], []))
+        for lo, hi in spans:
+            at = bisect.bisect_left(mine[0], lo)
+            while at < len(mine[0]) and mine[0][at] < hi:
+                n = mine[1][at]
+                n.covered = n.covered or n.core()[1] <= hi
+                at += 1
     return errors
 
 

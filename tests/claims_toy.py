@@ -106,7 +106,7 @@ def gap(base: Values, other: Values, part: str, decimals: int = 1) -> Getter:
     (the bounds), "detectable" (the gap found with 80% power) or "half" (the paired half-width)."""
 
     def text(_: Path) -> str:
-        c = intervals.compare(base(), other())
+        c = _compare(tuple(base()), tuple(other()))
         d = decimals
         if part == "mean":
             return f"{c['mean']:+.{d}f}"
@@ -117,6 +117,12 @@ def gap(base: Values, other: Values, part: str, decimals: int = 1) -> Getter:
         return bounds(c[part], d)
 
     return text
+
+
+@functools.cache
+def _compare(base: tuple[float, ...], other: tuple[float, ...]) -> dict:
+    """intervals.compare, once for each pair of arms (its power solve is the slow part)."""
+    return intervals.compare(base, other)
 
 
 def metric_mean(folder: str, run: str, key: str, form: Callable[[float], str] = TWO) -> Getter:
