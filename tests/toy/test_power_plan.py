@@ -59,3 +59,30 @@ def test_the_cost_of_a_plan_scales_with_runs_steps_and_cores():
     assert two["cpu_hours"] > 3 * one["cpu_hours"] - 1  # twice the runs, each on two cores
     with pytest.raises(SystemExit, match="no RL run matches"):
         cost.paces([RESULTS / "paradox-3seeds"], r"rl-strong-")
+
+
+def _row(prediction: str) -> dict:
+    sample = {"options": ["red", "blue", "green", "cyan"], "answer": "A", "meta": {"colour": "red"}}
+    return {"id": "q", "prediction": prediction, "sample": sample, "score": {"correct": 1.0}}
+
+
+def test_an_open_think_is_counted_and_kept_through_slim(tmp_path):
+    """The k runs report answer turns left with a think open; slim.py removes results.jsonl, so
+    the count is kept in answers.json and read back from there."""
+    import json
+
+    import staleness_compare
+    from repo_files import load_repo_file
+
+    closed = "<think>\nThe windows frames show a red square.\n</think>\n<answer>red</answer>"
+    left_open = "<think>\n<answer>red</answer>"
+    ev = tmp_path / "eval"
+    ev.mkdir()
+    (ev / "results.jsonl").write_text("\n".join(json.dumps(_row(p)) for p in (closed, left_open)))
+    assert staleness_compare.open_thinks(ev) == 1
+    slim = load_repo_file("experiments/toy_paradox/slim.py", "toy_slim_open_think")
+    slim.slim(tmp_path)
+    assert not (ev / "results.jsonl").exists()
+    assert json.loads((ev / "answers.json").read_text())["open_think"] == 1
+    assert staleness_compare.open_thinks(ev) == 1
+    assert staleness_compare.open_thinks(tmp_path) is None

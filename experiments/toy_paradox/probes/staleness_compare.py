@@ -3,8 +3,8 @@
 Reads a results folder (a run's OUT, or its slimmed copy under ``results/``) holding the runs
 ``rl-{prior}-{recipe}-server-k{k}-s{seed}`` (``run --sampler server --max-staleness k``). For each
 run: accuracy at each K and tool use (its evals' ``answers.json`` / ``results.jsonl`` and
-``summary.json``), the answer turns left with a think open (``results.jsonl``, before the folder
-is slimmed), R_fmt (the trainer's ``reward/fmt``: the mean over the last five steps and over
+``summary.json``), the answer turns left with a think open (``results.jsonl``, or the count
+``slim.py`` keeps in ``answers.json``), R_fmt (the trainer's ``reward/fmt``: the mean over the last five steps and over
 the run) and κ (``tools/kappa``, the share of episodes with a call, in %, last five steps), the
 steps trained, the staleness it consumed (``async/staleness_mean`` averaged over steps,
 ``async/staleness_max`` the largest), the seconds a step took (``step_time``) and the seconds the
@@ -27,10 +27,10 @@ import json
 import statistics
 from pathlib import Path
 
+from answers import open_think
 from intervals import INTERVALS, compare, t_interval
 from sampler_compare import correct_vector, run_log, tool_use
 
-from paravt.rewards import open_think_turns
 
 #: the per-step log's last steps whose R_fmt mean is reported
 LAST_STEPS = 5
@@ -38,12 +38,17 @@ LAST_STEPS = 5
 EVALS = (("k4", 4), ("k64", 64))
 
 
-def open_thinks(results: Path) -> int:
-    """How many answer turns leave a think open, by the reward's own rule (``open_think_turns``;
-    the collapse the 5 Dec two-seed runs showed at K = 64 after a tool turn); only the raw
-    ``results.jsonl`` holds the turn."""
-    turns = (json.loads(line).get("prediction") or "" for line in results.read_text().splitlines())
-    return sum(any(open_think_turns(t)) for t in turns)
+def open_thinks(ev: Path) -> int | None:
+    """How many answer turns leave a think open, by the reward's own rule (the collapse the 5 Dec
+    two-seed runs showed at K = 64 after a tool turn): from the raw ``results.jsonl``, else
+    the count ``slim.py`` kept in ``answers.json`` (None where neither holds it)."""
+    results, kept = ev / "results.jsonl", ev / "answers.json"
+    if results.is_file():
+        turns = (json.loads(line).get("prediction") or "" for line in results.read_text().splitlines())
+        return sum(open_think(t) for t in turns)
+    if kept.is_file():
+        return json.loads(kept.read_text()).get("open_think")
+    return None
 
 
 def run_numbers(folder: Path, run: str, results: dict) -> dict:
@@ -55,8 +60,8 @@ def run_numbers(folder: Path, run: str, results: dict) -> dict:
             right = correct_vector(ev)
             out[f"acc_{tag}"] = 100 * statistics.fmean(right.values())
             out[f"tool_use_{tag}"] = 100 * tool_use(ev)
-            if (ev / "results.jsonl").is_file():
-                out[f"open_think_{tag}"] = open_thinks(ev / "results.jsonl")
+            if (count := open_thinks(ev)) is not None:
+                out[f"open_think_{tag}"] = count
     log = run_log(folder, run)
     fmt = [r["reward/fmt"] for r in log]
     out.update(
