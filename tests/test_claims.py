@@ -89,7 +89,7 @@ def test_the_claims_cover_the_docs_result_numbers():
     assert r.share() >= FLOOR, f"{100 * r.share():.1f}% of the result numbers covered"
 
 
-def test_the_coverage_counts_and_marks_by_its_rules(tmp_path):
+def test_the_coverage_counts_and_marks_by_its_rules():
     from claims_coverage import mark, numbers_of
 
     text = (
