@@ -75,7 +75,9 @@ def test_the_paradox_tables_runs_get_the_configs_they_ran_with(run):
     for recipe in ("paragrpo", "vanilla_grpo", "anchor_only", "gating_only"):
         _, record = config(run, s, recipe, seed=1)
         old = ran["rl_changes"][f"weak-{recipe}-s1"]
-        assert (record["recipe"], record["changes"]) == (old["recipe"], old["changes"]), recipe
+        # the file may be the recipe's synchronous twin once one is packaged (vanilla_grpo-sync)
+        assert record["recipe"].removesuffix("-sync") == old["recipe"].removesuffix("-sync")
+        assert record["changes"] == old["changes"], recipe
 
 
 def test_a_server_run_keeps_its_staleness_and_port(run, settings):
