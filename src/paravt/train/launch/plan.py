@@ -188,6 +188,9 @@ class Launch:
     #: ``vllm_enable_sleep_mode``: the colocated engine frees its share while the loss runs
     vllm_sleep: bool = False
     vllm_importance_sampling: bool = True
+    #: the KL reward (rewards.kl_in_reward) reads the old policy's log-probs: one more forward
+    #: of the generated rows when the sampler gives none
+    old_for_kl: bool = False
 
     @property
     def colocated_vllm(self) -> bool:
@@ -767,6 +770,8 @@ def plan_for_command(
     kl_reward = float(getattr(getattr(cfg, "rewards", None), "kl_in_reward", 0.0) or 0.0)
     if launch.beta == 0.0 and kl_reward > 0:
         launch = replace(launch, beta=kl_reward)
+    if kl_reward > 0 and not launch.use_vllm and not trainer.get("sampling_logprobs"):
+        launch = replace(launch, old_for_kl=True)
     return memory_plan(shape, launch, ctx, gpu_gb)
 
 
