@@ -382,35 +382,32 @@ def test_an_honest_answer_in_another_form_scores_as_its_letter(processor, pancak
     assert b.acc == 1.0 and b.total == pytest.approx(honest.total)
 
 
-@pytest.mark.parametrize(
-    "reasoning",
-    [
-        "Нужно посмотреть, что происходит в середине.",
-        "Necesito ver la mitad del vídeo primero.",
-        "Ich muss zuerst die Mitte des Videos ansehen.",
-    ],
-)
-def test_honest_reasoning_in_another_language_earns_the_think_terms(
-    processor, pancake, no_reasoning, reasoning
+#: (reasoning, what it earns): honest reasoning in another language is paid as English is;
+#: letters of a script with none of its grammatical words, a recited alphabet and a looped
+#: sentence are paid as no reasoning
+REASONING_IN_ANY_SCRIPT = [
+    ("Нужно посмотреть, что происходит в середине.", "english"),
+    ("Necesito ver la mitad del vídeo primero.", "english"),
+    ("Ich muss zuerst die Mitte des Videos ansehen.", "english"),
+    (
+        "It is the \u044b\u0432\u0430\u043f\u0440 \u043e\u043b\u0434\u0436 \u0444\u044b\u0432\u0430",
+        "none",
+    ),
+    ("\uac00\ub098\ub2e4\ub77c \ub9c8\ubc14\uc0ac \uc544\uc790\ucc28", "none"),
+    ("\u0e01\u0e02\u0e04\u0e07 \u0e08\u0e09\u0e0a\u0e0b", "none"),
+    ("Let me check the video. Let me check the video. Let me check the video.", "none"),
+]
+
+
+@pytest.mark.parametrize(("reasoning", "paid"), REASONING_IN_ANY_SCRIPT)
+def test_reasoning_in_any_script_is_paid_as_a_language_or_as_none(
+    processor, pancake, no_reasoning, reasoning, paid
 ):
     turns = [f"{reasoning}</think>\n" + WHOLE, f"{reasoning}</think>\n<answer>B</answer>"]
     _, b = run_and_score(processor, pancake, turns)
-    _, english = run_and_score(processor, pancake, [THINK + WHOLE, ANSWER])
-    assert b.total == pytest.approx(english.total) and b.total > no_reasoning
-
-
-@pytest.mark.parametrize(
-    "filler",
-    [
-        "It is the \u044b\u0432\u0430\u043f\u0440 \u043e\u043b\u0434\u0436 \u0444\u044b\u0432\u0430",
-        "\uac00\ub098\ub2e4\ub77c \ub9c8\ubc14\uc0ac \uc544\uc790\ucc28",
-        "\u0e01\u0e02\u0e04\u0e07 \u0e08\u0e09\u0e0a\u0e0b",
-        "Let me check the video. Let me check the video. Let me check the video.",
-    ],
-)
-def test_filler_in_another_script_or_looped_earns_nothing_over_none(
-    processor, pancake, no_reasoning, filler
-):
-    turns = [f"{filler}</think>\n" + WHOLE, f"{filler}</think>\n<answer>B</answer>"]
-    _, b = run_and_score(processor, pancake, turns)
-    assert b.acc == 1.0 and b.total == pytest.approx(no_reasoning)
+    assert b.acc == 1.0
+    if paid == "none":
+        assert b.total == pytest.approx(no_reasoning)
+    else:
+        _, english = run_and_score(processor, pancake, [THINK + WHOLE, ANSWER])
+        assert b.total == pytest.approx(english.total) and b.total > no_reasoning

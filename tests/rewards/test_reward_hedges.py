@@ -189,11 +189,18 @@ _times = st.integers(0, 3000).map(lambda t: t / 10)
 
 
 @st.composite
-def tvg_hedges(draw):
+def two_spans(draw):
+    """Two different proper spans (start < end) in tenths of a second over five minutes."""
     a, b, c, d = (draw(_times) for _ in range(4))
     x, y = (min(a, b), max(a, b)), (min(c, d), max(c, d))
     if x[0] == x[1] or y[0] == y[1] or x == y:
         x, y = (x[0], x[0] + 1.5), (y[0] + 20.0, y[0] + 25.5)
+    return x, y
+
+
+@st.composite
+def tvg_hedges(draw):
+    x, y = draw(two_spans())
     first, second = draw(span_texts(x)), draw(span_texts(y))
     # a joiner between two spans keeps a space on each side: "3-7.9-12" is one span, 3 to 7.9
     hedge = draw(layouts(draw(joiners(tight=False)), first, second))

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from reward_episodes import SETTINGS, check, committed, total
-from test_reward_hedges import joiners, layouts
+from test_reward_hedges import joiners, layouts, two_spans
 
 from paravt.rewards import accuracy, parse_span, token_f1
 
@@ -101,18 +101,6 @@ def notated_spans(draw, span: tuple[float, float]) -> str:
         f"{f(s)}s → {f(e)}s",
     ]
     return draw(st.sampled_from(forms))
-
-
-_times = st.integers(0, 3000).map(lambda t: t / 10)
-
-
-@st.composite
-def two_spans(draw):
-    a, b, c, d = (draw(_times) for _ in range(4))
-    x, y = (min(a, b), max(a, b)), (min(c, d), max(c, d))
-    if x[0] == x[1] or y[0] == y[1] or x == y:
-        x, y = (x[0], x[0] + 1.5), (y[0] + 20.0, y[0] + 25.5)
-    return x, y
 
 
 @SETTINGS
