@@ -27,9 +27,13 @@ GROUP_EPS, BATCH_EPS = 1e-4, 1e-5  # TRL's spread floor; AReaL's NormConfig eps
 
 
 def _run(tmp_path_factory, videos, name: str, *overrides: str):
-    from conftest import Probe, smoke_overrides
+    from repo_files import load_repo_file
 
     from paravt.train.run import load_command_config, run_training
+
+    # the train room's conftest by path: under xdist another folder's conftest may own the name
+    train = load_repo_file("tests/train/conftest.py", "train_conftest_for_shaping")
+    Probe, smoke_overrides = train.Probe, train.smoke_overrides  # noqa: N806 - a class
 
     run_dir = tmp_path_factory.mktemp(name) / "run"
     common = ("trainer.save_steps=100", "trainer.beta=0", "rewards.token_anchor=false")
