@@ -302,6 +302,5 @@ CLAIMS = [
     ),  # fmt: skip
 ]
 
-# the toy experiment's lab log (experiments/toy_paradox/README.md), and the toy guide's numbers
-# that come from its runs
+# the toy experiment's lab log (experiments/toy_paradox/LOG.md)
 CLAIMS += TOY_CLAIMS
