@@ -1,6 +1,6 @@
 """The toy experiment's claims: each number of its lab log, experiments/toy_paradox/LOG.md,
 recomputed from the raw files of its run under ``experiments/toy_paradox/results/``
-(``claimkit``).
+(``claimkit``). The guide beside it (README.md) has its own, ``claims_guide``.
 
 Ordered as the log's sections, each keyed by its heading (``within``) and its text, so a
 claim follows its text when the lab log is reordered or moved. Seed comparisons run the probes'
