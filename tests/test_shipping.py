@@ -90,7 +90,8 @@ def test_quick_starts_name_no_folder_a_clone_lacks():
 
 
 @pytest.mark.parametrize(
-    "name", ["cpu-smoke", "sft-smoke", "sft-toy", "paragrpo", "paragrpo-sync", "vanilla_grpo"]
+    "name", ["cpu-smoke", "sft-smoke", "sft-toy", "paragrpo", "paragrpo-sync", "vanilla_grpo",
+             "vanilla_grpo-sync"]
 )  # fmt: skip
 def test_no_packaged_recipe_points_at_shared(name, tmp_path, monkeypatch):
     """Every recipe's data names no ``../shared`` folder; the CPU ones also load, as typed
@@ -100,10 +101,11 @@ def test_no_packaged_recipe_points_at_shared(name, tmp_path, monkeypatch):
     from paravt.train.sft.run import load_sft_config
 
     assert set(RECIPES) == {
-        "cpu-smoke", "sft-smoke", "sft-toy", "paragrpo", "paragrpo-sync", "vanilla_grpo"
+        "cpu-smoke", "sft-smoke", "sft-toy", "paragrpo", "paragrpo-sync", "vanilla_grpo",
+        "vanilla_grpo-sync",
     }  # fmt: skip
     assert "shared" not in str(read_yaml(recipe_path(name)).get("data"))
-    if name in ("paragrpo", "paragrpo-sync", "vanilla_grpo"):
+    if name in ("paragrpo", "paragrpo-sync", "vanilla_grpo", "vanilla_grpo-sync"):
         return
     clone = tmp_path / "clone"  # no ../shared beside it
     clone.mkdir()

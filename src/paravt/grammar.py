@@ -64,6 +64,7 @@ __all__ = [
     "CallError",
     "ParsedTurn",
     "ToolCall",
+    "answer_tail",
     "extract_answer",
     "parse_turn",
 ]
@@ -483,19 +484,32 @@ def _clean_answer(text: str) -> str:
     return _SPECIAL_TOKEN_RE.sub("", text).strip()
 
 
-def _answer(
-    text: str, tags: list[_Tag], thinks: list[tuple[int, int]], blocks: list[_Block]
-) -> tuple[str, bool, bool]:
-    """(answer, has_answer_tag, answer_closed) per docs/PROTOCOL.md §4."""
+def _answer_tags(
+    tags: list[_Tag], thinks: list[tuple[int, int]], blocks: list[_Block]
+) -> tuple[_Tag, _Tag | None] | None:
+    """The answer's opening tag (the first ``<answer>`` outside reasoning and tool blocks) and
+    the ``</answer>`` that closes it (None when none does), or None without one."""
     block_spans = [(b.start, b.end) for b in blocks]
     for i, t in enumerate(tags):
         if t.name != "answer" or t.closing or _inside(t.start, thinks):
             continue
         if _inside(t.start, block_spans):
             continue
-        for u in tags[i + 1 :]:
-            if u.name == "answer" and u.closing:
-                return _clean_answer(text[t.end : u.start]), True, True
+        closer = next((u for u in tags[i + 1 :] if u.name == "answer" and u.closing), None)
+        return t, closer
+    return None
+
+
+def _answer(
+    text: str, tags: list[_Tag], thinks: list[tuple[int, int]], blocks: list[_Block]
+) -> tuple[str, bool, bool]:
+    """(answer, has_answer_tag, answer_closed) per docs/PROTOCOL.md §4."""
+    block_spans = [(b.start, b.end) for b in blocks]
+    pair = _answer_tags(tags, thinks, blocks)
+    if pair is not None:
+        t, closer = pair
+        if closer is not None:
+            return _clean_answer(text[t.end : closer.start]), True, True
         rest = [(s - t.end, e - t.end) for s, e in block_spans if s >= t.end]
         body = _remove_spans(text[t.end :], rest)
         return _clean_answer(_TAG_RE.sub("", body)), True, False
@@ -515,6 +529,25 @@ def extract_answer(text: str) -> str:
     tags = _tags(text)
     thinks = _think_regions(tags, len(text))
     return _answer(text, tags, thinks, _blocks(tags, len(text)))[0]
+
+
+def answer_tail(text: str) -> str:
+    """What a turn writes after its closed answer: the text after the ``</answer>`` that closes
+    the answer :func:`extract_answer` reads, without reasoning, tool blocks, tags and chat
+    tokens; ``""`` when the answer is no closed tag. The answer reader reads it with the answer
+    (docs/ANSWERS.md, "After the answer"): ``<answer>B</answer> Wait, it is C`` takes B back."""
+    if not isinstance(text, str):
+        return ""
+    tags = _tags(text)
+    thinks = _think_regions(tags, len(text))
+    blocks = _blocks(tags, len(text))
+    pair = _answer_tags(tags, thinks, blocks)
+    if pair is None or pair[1] is None:
+        return ""
+    end = pair[1].end
+    drop = [(s, e) for s, e in [*thinks, *((b.start, b.end) for b in blocks)] if e > end]
+    body = _remove_spans(text[end:], [(max(s, end) - end, e - end) for s, e in drop])
+    return _clean_answer(_TAG_RE.sub("\n", body))
 
 
 def parse_turn(text: str, tools: Iterable[str] = DEFAULT_TOOLS) -> ParsedTurn:

@@ -598,7 +598,8 @@ def old_rule():
     format_mod = importlib.import_module("paravt.rewards.format")
 
     saved = (compose_mod.accuracy, compose_mod.bonus_earned, format_mod.ThinkRule.holds)
-    compose_mod.accuracy = accuracy
+    # the old rule read no text after the answer: today's ``after`` is dropped
+    compose_mod.accuracy = lambda *args, after="", **kwargs: accuracy(*args, **kwargs)
     compose_mod.bonus_earned = lambda pred, gold, qtype, options, acc, cfg: (
         acc >= cfg.tool_correct_threshold
     )

@@ -328,3 +328,86 @@ def test_filler_reasoning_earns_nothing_over_none(processor, pancake, no_reasoni
     assert now.total == pytest.approx(no_reasoning), (now, before)
     # the frozen rule paid the think terms for exactly the 4 Dec audit's filler
     assert (before.total > no_reasoning + 1e-9) == (filler in FILLER_4_DEC), before
+
+
+# ------------------------------------------------------- the third audit's kinds, through the engine
+#
+# One row per kind of hole the third reward audit found (docs/ANSWERS.md: normalising, rejection,
+# after the answer, open-ended lists, reasoning in any script), each written here in its own
+# words (the audit's strings are not copied), run through the engine and ``score_episode``. The
+# generated versions are test_reward_reading.py, test_reward_notations.py and
+# test_reward_languages.py.
+
+#: exploits: each must score no more than the committed wrong answer of its question type
+THIRD_AUDIT_HEDGES = [
+    ("mcq", "B or \u0421"),  # a Cyrillic С
+    ("mcq", "\u216d | B"),  # the Roman numeral one hundred
+    ("mcq", "\uff22 or \uff23"),  # fullwidth
+    ("oe", "red blue square"),
+    ("oe", "red, blue, green square"),
+]
+
+
+@pytest.mark.parametrize("qtype, hedge", THIRD_AUDIT_HEDGES, ids=[h for _, h in THIRD_AUDIT_HEDGES])
+def test_a_lookalike_or_listed_hedge_scores_no_more_than_a_wrong_guess(
+    processor, pancake, wrong_guess, qtype, hedge
+):
+    gold, options, _ = BOUNDS[qtype]
+    _, b = run_and_score(processor, pancake, answering(hedge), qtype, gold, options)
+    assert b.acc == 0.0 and b.total <= wrong_guess[qtype] + 1e-9
+
+
+@pytest.mark.parametrize(
+    "final",
+    [
+        "The window shows it.</think>\n<answer>B</answer>\nWait, it is C.",
+        "The window shows it.</think>\n<answer>B</answer> Sorry, I meant C",
+        "The window shows it.</think>\n<answer>B</answer><answer>C</answer>",
+        "The window shows it.</think>\n<answer>It can't be B</answer>",
+        "The window shows it.</think>\n<answer>~~B~~</answer>",
+    ],
+)
+def test_a_withdrawn_or_rejected_answer_is_no_answer(processor, pancake, wrong_guess, final):
+    _, b = run_and_score(processor, pancake, [THINK + GOOD, final])
+    assert b.acc == 0.0 and b.tool == pytest.approx(0.3)
+    assert b.total <= wrong_guess["mcq"] + 1e-9
+
+
+@pytest.mark.parametrize(
+    "answer", ["\uff22", "\U0001d401", "\u0392", "B, nicht C", "C ist falsch, B"]
+)
+def test_an_honest_answer_in_another_form_scores_as_its_letter(processor, pancake, answer):
+    _, b = run_and_score(processor, pancake, answering(answer))
+    _, honest = run_and_score(processor, pancake, answering("B"))
+    assert b.acc == 1.0 and b.total == pytest.approx(honest.total)
+
+
+#: (reasoning, what it earns): honest reasoning in another language is paid as English is;
+#: letters of a script with none of its grammatical words, a recited alphabet and a looped
+#: sentence are paid as no reasoning
+REASONING_IN_ANY_SCRIPT = [
+    ("Нужно посмотреть, что происходит в середине.", "english"),
+    ("Necesito ver la mitad del vídeo primero.", "english"),
+    ("Ich muss zuerst die Mitte des Videos ansehen.", "english"),
+    (
+        "It is the \u044b\u0432\u0430\u043f\u0440 \u043e\u043b\u0434\u0436 \u0444\u044b\u0432\u0430",
+        "none",
+    ),
+    ("\uac00\ub098\ub2e4\ub77c \ub9c8\ubc14\uc0ac \uc544\uc790\ucc28", "none"),
+    ("\u0e01\u0e02\u0e04\u0e07 \u0e08\u0e09\u0e0a\u0e0b", "none"),
+    ("Let me check the video. Let me check the video. Let me check the video.", "none"),
+]
+
+
+@pytest.mark.parametrize(("reasoning", "paid"), REASONING_IN_ANY_SCRIPT)
+def test_reasoning_in_any_script_is_paid_as_a_language_or_as_none(
+    processor, pancake, no_reasoning, reasoning, paid
+):
+    turns = [f"{reasoning}</think>\n" + WHOLE, f"{reasoning}</think>\n<answer>B</answer>"]
+    _, b = run_and_score(processor, pancake, turns)
+    assert b.acc == 1.0
+    if paid == "none":
+        assert b.total == pytest.approx(no_reasoning)
+    else:
+        _, english = run_and_score(processor, pancake, [THINK + WHOLE, ANSWER])
+        assert b.total == pytest.approx(english.total) and b.total > no_reasoning

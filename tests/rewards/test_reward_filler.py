@@ -12,19 +12,20 @@ Filler is generated, never listed: invisible letters (Unicode's default-ignorabl
 Hangul fillers, zero-width characters) with spaces, digits and punctuation; the question pasted
 back (as asked, in other case, without its mark, repeated, with one word added); one letter or one
 syllable repeated (``aa bb cc dd``, ``la la la``, ``lalala``); windows of the Lorem ipsum passage;
-and mixtures of these. 1,000 examples (``max_examples=1000``). The real reasonings are a fixed set
+and mixtures of these. 1,000 examples (``max_examples=1000``, derandomized). Filler in other
+scripts, alphabets recited and looped sentences: ``test_reward_languages.py``. The real reasonings are a fixed set
 of short sentences of the kinds a model writes before and after its calls, which must all pass.
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from reward_episodes import SETTINGS
 
 from paravt.rewards import RewardConfig, ToolCounts, compose
 
-SETTINGS = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CFG = RewardConfig()
 PREFILL = "<think>\n"
 CALL = (

@@ -290,7 +290,7 @@ def test_constants_come_from_config():
         anchor_flow=0.07,
         anchor_unclosed=-0.08,
     )
-    t = format_terms(f"<think>it is</think>{CALL}<think>x<answer>B</answer>", cfg)
+    t = format_terms(f"<think>it is red</think>{CALL}<think>x<answer>B</answer>", cfg)
     assert (t.think, t.answer, t.answer_close, t.think_before_call, t.balanced) == (
         0.01,
         0.02,

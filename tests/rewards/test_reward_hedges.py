@@ -1,94 +1,32 @@
 """Generated hedges earn no more than a committed wrong answer: the one-candidate rule
 (docs/ANSWERS.md, "One candidate") as a property, on answers hypothesis builds.
 
-**The invariant.** A hedge ``H`` names two different candidates ``x`` and ``y`` (two options, two
-spans, two phrases); the committed answers ``C(x)`` and ``C(y)`` name one each; the rest of the
-episode is the same (a reasoned tool turn with one executed call, then a reasoned, tagged final
-answer). Write ``T(a | g)`` for the episode's total reward when its answer is ``a`` and the gold is
-``g``, computed by ``paravt.rewards.compose`` — the composition ``ParaGRPOTrainer.score_episode``
-calls, with the paper's constants. Then for each gold ``g`` in ``{x, y}``, with ``o`` the other
-candidate::
-
-    T(H | g)  <=  T(C(o) | g)  <=  T(C(g) | g)          (a hedge scores at most a wrong guess)
-
-which is, for every ``p`` in ``[0, 1]`` (``x`` gold with probability ``p``, ``y`` otherwise)::
-
-    p·T(H|x) + (1−p)·T(H|y)  <=  p·T(C(x)|x) + (1−p)·T(C(x)|y)      (committing to x)
-    p·T(H|x) + (1−p)·T(H|y)  <=  p·T(C(y)|x) + (1−p)·T(C(y)|y)      (committing to y)
-
-so in expectation a hedge never beats either committed guess, however sure the model is; and
-``T(H|g) <= min over p of [p·R + (1−p)·W] = W``, the committed wrong answer's total. The tests
-assert the first line and check the two mixtures on a grid of ``p``.
+**The invariant** (``reward_episodes.py``, which scores the episode): for either candidate as
+gold, a hedge earns no more than the same episode committing to the *other* candidate, so in
+expectation it never beats either committed guess, however sure the model is.
 
 Joiners come from a large alphabet: symbols, punctuation, brackets, line breaks and list markup,
 Markdown emphasis, repeated ``Answer:`` lines and sentences, and words in English, Chinese,
 Spanish, French, German, Italian, Portuguese, Russian, Japanese and (for options and spans, where
 any joiner leaves two tokens) languages the reader does not list (Swedish, Polish, Turkish,
 Vietnamese, Greek, Hebrew, Arabic, Hindi). Both orders; letters mixed with option texts; spans in
-every written form. What the rule does not cover is left out of these generators on purpose and
-said in docs/ANSWERS.md: a small ``a``/``i`` written bare before a word (read as the article and
-the pronoun), and open-ended candidates joined by no joiner or by a word outside ``JOIN_WORDS``
-(``red blue square``), which the reader cannot tell from one longer phrase. For those the last
-test checks the weaker bound that holds: no such hedge beats the better committed guess.
+every written form; open-ended candidates listed with no joiner at all (``red blue square``).
+What the rule does not cover is left out of these generators on purpose and said in
+docs/ANSWERS.md: a small ``a``/``i`` written bare before a word (read as the article and the
+pronoun). Look-alike letters, rejections in other languages, withdrawals after the answer and
+spans in other notations: ``test_reward_reading.py``.
 
-1,000 examples per question type (``max_examples=1000``); the file runs in well under a minute
-on one core.
+1,000 examples per question type (``max_examples=1000``, derandomized); the file runs in well
+under a minute on one core.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from reward_episodes import SETTINGS, check
 
-from paravt.rewards import LETTERS, RewardConfig, ToolCounts, compose
-
-SETTINGS = settings(
-    max_examples=1000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-CFG = RewardConfig()  # the paper's constants
-PREFILL = "<think>\n"
-QUESTION = "What happens in the video?"
-CALL = (
-    '<tool_call>{"name": "crop_video", "arguments": '
-    '{"video_path": "video", "start_time": 2, "end_time": 5}}</tool_call>'
-)
-EXECUTED = ToolCounts(parseable_calls=1, executed_ok=1)
-GRID = [i / 20 for i in range(21)]
-
-
-def total(answer: str, gold, qtype: str, options: tuple | None) -> float:
-    """The episode's total through the real composition: a reasoned tool turn with one executed
-    call, then a reasoned final turn answering ``answer`` in tags."""
-    turns = [
-        "I need to see the middle of the clip first.</think>\n" + CALL,
-        f"The window shows it clearly.</think>\n<answer>{answer}</answer>",
-    ]
-    r = compose(PREFILL, turns, EXECUTED, gold, qtype, options, CFG, question=QUESTION)
-    return r.total
-
-
-@lru_cache(maxsize=4096)
-def committed(answer: str, gold, qtype: str, options: tuple | None) -> float:
-    return total(answer, gold, qtype, options)
-
-
-def check(hedge: str, x, y, commit_x: str, commit_y: str, qtype: str, options=None) -> None:
-    """The invariant of the module docstring for one hedge of candidates ``x`` and ``y``."""
-    h = {g: total(hedge, g, qtype, options) for g in (x, y)}
-    right = {x: committed(commit_x, x, qtype, options), y: committed(commit_y, y, qtype, options)}
-    wrong = {x: committed(commit_y, x, qtype, options), y: committed(commit_x, y, qtype, options)}
-    for g in (x, y):
-        assert h[g] <= wrong[g] + 1e-9, (hedge, g, h[g], wrong[g])
-        assert wrong[g] <= right[g] + 1e-9, (g, wrong[g], right[g])
-    for p in GRID:
-        hedge_mean = p * h[x] + (1 - p) * h[y]
-        assert hedge_mean <= p * right[x] + (1 - p) * wrong[y] + 1e-9
-        assert hedge_mean <= p * wrong[x] + (1 - p) * right[y] + 1e-9
-
+from paravt.rewards import LETTERS
 
 # --------------------------------------------------------------------------- joiners
 
@@ -251,11 +189,18 @@ _times = st.integers(0, 3000).map(lambda t: t / 10)
 
 
 @st.composite
-def tvg_hedges(draw):
+def two_spans(draw):
+    """Two different proper spans (start < end) in tenths of a second over five minutes."""
     a, b, c, d = (draw(_times) for _ in range(4))
     x, y = (min(a, b), max(a, b)), (min(c, d), max(c, d))
     if x[0] == x[1] or y[0] == y[1] or x == y:
         x, y = (x[0], x[0] + 1.5), (y[0] + 20.0, y[0] + 25.5)
+    return x, y
+
+
+@st.composite
+def tvg_hedges(draw):
+    x, y = draw(two_spans())
     first, second = draw(span_texts(x)), draw(span_texts(y))
     # a joiner between two spans keeps a space on each side: "3-7.9-12" is one span, 3 to 7.9
     hedge = draw(layouts(draw(joiners(tight=False)), first, second))
@@ -339,7 +284,7 @@ def rejections(draw):
     return form, options, chosen
 
 
-@settings(max_examples=300, deadline=None)
+@SETTINGS
 @given(rejections())
 def test_an_answer_that_rejects_the_others_reads_as_its_one_candidate(case):
     from paravt.rewards import extract_mcq_letter
@@ -348,13 +293,14 @@ def test_an_answer_that_rejects_the_others_reads_as_its_one_candidate(case):
     assert extract_mcq_letter(text, list(options)) == LETTERS[chosen], text
 
 
-# --------------------------------------------------------------------------- what the rule cannot see
+# --------------------------------------------------------------------------- lists joined by anything
 
 
 @st.composite
-def unseen_oe_hedges(draw):
+def listed_oe_hedges(draw):
     """Two open-ended candidates with no joiner the reader knows between them: side by side
-    (``red blue square``) or joined by a word outside ``JOIN_WORDS`` (``red with blue square``)."""
+    (``red blue square``) or joined by a word outside ``JOIN_WORDS`` (``red with blue square``).
+    They hold the gold's content words and more: a list of candidates, whatever joins it."""
     x, y = draw(phrase_pairs())
     word = draw(st.sampled_from([" ", " with ", " over ", " then ", " eller ", " lub ", " hoặc "]))
     hedge = f"{x[0]} {x[1]}{word}{y[1]}" if x[0] == y[0] else f"{x[0]}{word}{y[0]} {x[1]}"
@@ -362,18 +308,9 @@ def unseen_oe_hedges(draw):
 
 
 @SETTINGS
-@given(unseen_oe_hedges())
-def test_an_unseen_open_ended_hedge_never_beats_the_better_committed_guess(case):
-    """The weaker bound for the hedges the phrase rule cannot see (docs/ANSWERS.md, "What the
-    rule does not catch"): F1 pays them, but the tool bonus asks for exactly the gold's content
-    words, so for every p a hedge earns no more in expectation than the better of the two
-    committed guesses (whose chance of being right is max(p, 1 − p) ≥ 1/2)."""
+@given(listed_oe_hedges())
+def test_an_open_ended_list_joined_by_anything_earns_no_more_than_a_wrong_phrase(case):
+    """The full invariant for the lists the phrase split cannot see (before, F1 paid them 0.8 and
+    only the weaker bound held: no such hedge beat the better committed guess)."""
     hedge, x, y = case
-    h = {g: total(hedge, g, "oe", None) for g in (x, y)}
-    right = {x: committed(x, x, "oe", None), y: committed(y, y, "oe", None)}
-    wrong = {x: committed(y, x, "oe", None), y: committed(x, y, "oe", None)}
-    for p in GRID:
-        hedge_mean = p * h[x] + (1 - p) * h[y]
-        commit_x = p * right[x] + (1 - p) * wrong[y]
-        commit_y = p * wrong[x] + (1 - p) * right[y]
-        assert hedge_mean <= max(commit_x, commit_y) + 1e-9, (hedge, p, h, right, wrong)
+    check(hedge, x, y, x, y, "oe")

@@ -379,3 +379,23 @@ def test_step_time_is_the_stated_formula():
         shape, _launch(**{**launch.__dict__, "use_vllm": True, "vllm_mode": "server"}), ctx
     )
     assert step_time(served, GPUS["h100"], server_gpus=4).gpus == 12
+
+
+def test_the_kl_as_a_reward_keeps_the_reference_model_in_the_plan():
+    """With ``rewards.kl_in_reward`` (the reference recipes: beta 0) the trainer builds TRL's
+    reference model anyway, and, with no sampler log-probs, runs the old policy's forward for the
+    KL's behaviour log-probs: the plan counts both (before, beta 0 counted neither)."""
+    from paravt.train.launch.plan import plan_for_command
+    from paravt.train.launch.step_time import GPUS, step_time
+    from paravt.train.run import load_command_config
+
+    shape = model_shape(str(QWEN3_VL_8B))
+    plain = load_command_config("cpu-smoke", ("trainer.beta=0",))
+    kl = load_command_config("cpu-smoke", ("trainer.beta=0", "rewards.kl_in_reward=0.01"))
+    without = plan_for_command(plain, world_size=8, strategy="zero3", shape=shape)
+    with_kl = plan_for_command(kl, world_size=8, strategy="zero3", shape=shape)
+    assert without.item("reference model").bytes == 0
+    assert with_kl.item("reference model").bytes > 0
+    assert with_kl.launch.old_for_kl and not without.launch.old_for_kl
+    extra = step_time(with_kl, GPUS["h100"]).loss_s - step_time(without, GPUS["h100"]).loss_s
+    assert extra > 0  # the reference's forward and the old policy's

@@ -7,13 +7,14 @@ here: these are config checks.
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import pytest
 import yaml
 
 from paravt.errors import ConfigError
 from paravt.rewards import RewardConfig
+from paravt.rewards.config import REFERENCE_ADVANTAGE
 from paravt.train.run import FLAT_REWARD_KEYS, load_command_config, para_config, start_run_folder
 from paravt.train.trainer import ParaGRPOTrainer
 
@@ -40,6 +41,11 @@ NEW_VALUES = {
     "oe_metric": "exact",
     "token_anchor": True,
     "token_anchor_values": {"</think>": 0.2, "</answer>": 0.1},
+    "reward_bias": -0.2,
+    "reward_scale": 10.0,
+    "reward_clip": 20.0,
+    "advantage_norm": "group_then_batch",
+    "kl_in_reward": 0.01,
 }
 
 
@@ -154,8 +160,33 @@ def test_the_packaged_recipes_state_their_rewards():
         "trainer.use_cpu=true",
         "trainer.per_device_train_batch_size=8",
     )
-    paper = para_config(load_command_config("paragrpo", one_proc)).rewards
-    vanilla = para_config(load_command_config("vanilla_grpo", one_proc)).rewards
-    assert paper == RewardConfig()
-    assert vanilla == RewardConfig.vanilla()
-    assert para_config(load_command_config("cpu-smoke", ())).rewards.token_anchor is True
+    # the reference recipes: the paper's constants (the vanilla baseline's), and the reference's
+    # way from reward to advantage, with TRL's beta at 0 (the KL is in the reward)
+    for name in ("paragrpo", "paragrpo-sync"):
+        args = para_config(load_command_config(name, one_proc))
+        assert args.rewards == RewardConfig(**REFERENCE_ADVANTAGE) and args.beta == 0.0
+    for name in ("vanilla_grpo", "vanilla_grpo-sync"):
+        args = para_config(load_command_config(name, one_proc))
+        assert args.rewards == replace(RewardConfig.vanilla(), **REFERENCE_ADVANTAGE)
+        assert args.beta == 0.0
+    smoke = para_config(load_command_config("cpu-smoke", ())).rewards
+    assert smoke.token_anchor is True and smoke.advantage_norm == "group"
+
+
+def test_the_kl_as_a_reward_and_as_a_loss_term_are_refused_together(tmp_path):
+    """rewards.kl_in_reward with trainer.beta would count the KL twice: refused before anything
+    loads, naming both keys and the fix; with beta 0 it is accepted."""
+    with pytest.raises(ConfigError, match=r"rewards\.kl_in_reward=0\.01.*trainer\.beta=0\.01"):
+        para_config(
+            load_command_config("cpu-smoke", ("rewards.kl_in_reward=0.01", "trainer.beta=0.01")),
+            world_output_dir=str(tmp_path),
+        )
+    ok = load_command_config("cpu-smoke", ("rewards.kl_in_reward=0.01", "trainer.beta=0"))
+    assert para_config(ok, world_output_dir=str(tmp_path)).rewards.kl_in_reward == 0.01
+    for bad, match in [
+        ("rewards.reward_scale=0", "reward_scale=0"),
+        ("rewards.reward_clip=-1", "reward_clip=-1"),
+        ("rewards.advantage_norm=batch", "advantage_norm='batch'"),
+    ]:
+        with pytest.raises(ConfigError, match=match):
+            load_command_config("cpu-smoke", (bad,))

@@ -177,19 +177,25 @@ def test_bad_config_is_a_user_error_with_exit_2(tmp_path):
         "trainer.use_cpu=true",
         "trainer.per_device_train_batch_size=8",
     )
-    for name in ("paragrpo", "vanilla_grpo", "cpu-smoke"):
+    for name in ("paragrpo", "vanilla_grpo", "vanilla_grpo-sync", "cpu-smoke"):
         assert load_command_config(name, one_proc).trainer
     paper = para_config(load_command_config("paragrpo", one_proc))
     assert paper.rewards.anchor_lambda == 0.5 and paper.frames_gating
     assert paper.engine.think_prefix == "<think>\n"
     assert (
         paper.gating_choices == [4, 8, 16, 32, 64]
-        and paper.beta == 0.01
+        and paper.beta == 0.0  # the KL is the reward's, as the reference has it
+        and paper.rewards.kl_in_reward == 0.01
         and paper.temperature == 0.7
     )
     vanilla = para_config(load_command_config("vanilla_grpo", one_proc))
     assert vanilla.rewards.anchor_lambda == 0 and not vanilla.frames_gating
     assert vanilla.engine.think_prefix == ""
+    # the reference's layout, as paragrpo's: a server, staleness 2, the decoupled loss
+    assert vanilla.use_vllm and vanilla.vllm_mode == "server" and vanilla.max_staleness == 2
+    assert vanilla.vllm_importance_sampling_mode == paper.vllm_importance_sampling_mode
+    sync = para_config(load_command_config("vanilla_grpo-sync", one_proc))
+    assert not sync.use_vllm and sync.max_staleness == 0 and sync.rewards == vanilla.rewards
     from paravt.rollout.vllm import is_vllm_available
 
     if not is_vllm_available():  # use_vllm=true without vLLM: the fix, before TRL builds anything

@@ -3,50 +3,51 @@
 One principle reads every question type (docs/ANSWERS.md, "One candidate"): **an answer counts
 only when it commits to exactly one candidate — one option, one span, one phrase.** The reader
 collects every candidate the answer text names, merges the mentions that name the same one,
-drops those the text explicitly rejects (``A is wrong``, ``not C``), and reads the one left; none
-left, or two or more, is no answer. What joins two candidates never matters — ``B or C``,
-``B | C``, ``B 还是 C``, ``Answer: B\\nAnswer: C``, ``B. He pours milk`` (a letter beside another
-option's text): each names two, and each scores 0. Why: a hedge that read as one of its
-candidates earned full marks whenever that one was right, so GRPO would learn to hedge; under
-this rule a hedge never earns more than a committed wrong answer (the property
-``tests/rewards/test_reward_hedges.py`` checks on generated hedges).
+drops those the text rejects (``A is wrong``, ``not C``, ``It can't be B``, a struck-through
+``~~B~~``), and reads the one left; none left, or two or more, is no answer — a string the reader
+cannot decide between two candidates is no answer, never a guess. What joins two candidates never
+matters — ``B or C``, ``B | C``, ``B 还是 C``, ``Answer: B\nAnswer: C``, ``B. He pours milk`` (a
+letter beside another option's text), ``red blue square``: each names two, and each scores 0.
+Why: a hedge that read as one of its candidates earned full marks whenever that one was right,
+so GRPO would learn to hedge; under this rule a hedge never earns more than a committed wrong
+answer (the property ``tests/rewards/test_reward_hedges.py`` checks on generated hedges).
+
+Before any rule, the answer is normalised (``paravt.rewards.normalise``): NFKC, look-alike
+letters read as the Latin letter they look like (``Ｂ``, ``𝐁``, Greek ``Β`` are B; ``B or С``
+with a Cyrillic С names two), struck-through text deleted. Rejection is negation with its scope
+(``paravt.rewards.candidates``). What the turn writes after its closed answer is read with it
+(:func:`accuracy`'s ``after``): a withdrawal (``Wait, it is C``) makes it no answer.
 
 - **Options** (:func:`extract_mcq_letter`): a candidate is named by its letter standing as a
   token, in either case (``B``, ``(b)``, ``the answer is b``), or by its own text; ``A``/``I``
   before an ordinary word is the article/pronoun unless the answer names another candidate
   (then it is one more, and the answer is none).
-- **Spans** (:func:`parse_span`): every span written, the same span written twice is one.
-- **Phrases** (:func:`oe_hedged`): an open-ended answer split at every joiner — any symbol,
-  bracket, punctuation mark or line break, and the conjunctions of several languages — may hold
-  no more phrases than the gold does.
+- **Spans** (:func:`parse_span`, ``paravt.rewards.spans``): every span written, in any notation
+  (``3-7 s``, ``3秒到7秒``, SRT timestamps, milliseconds); the same span written twice is one.
+- **Phrases** (:func:`oe_hedged`): an open-ended answer may hold no more phrases than the gold
+  (split at every joiner), not the gold's content words and more (a list joined by nothing:
+  ``red blue square``), not more numbers than the gold; and when the gold holds a number the
+  answer must hold one (a unit alone, ``seconds``, is no number).
 
 The text read is :func:`answer_text`, the parser's docs/PROTOCOL.md §4 extraction — the same text
 the engine records and evaluation scores: without an ``<answer>`` tag that is all of the text after
-``</think>``.
-
-Spans accept ``s - e``, ``s to e``, ``between s and e``, ``[s, e]``, ``m:ss``/``h:mm:ss`` and
-numbers with units (``12.5s``, ``2 minutes``); a reversed pair is swapped; failing any span form,
-two times labelled as start and end (``starts at 6.6 and ends at 15.2``).
-
-Two overlap measures are exported under their own names: ``temporal_iou`` (intersection over
-union, the training reward) and ``temporal_iou_hull`` (intersection over the hull of both spans,
-the Charades-STA evaluation rule of docs/PROTOCOL.md §6). For two intervals that overlap, union and
-hull are the same length, and disjoint intervals score 0 under both, so the two agree on every
-proper pair of spans; the tests check that, and the second name exists so evaluation code says which
-rule it means.
+``</think>``. ``temporal_iou`` (training) and ``temporal_iou_hull`` (Charades-STA evaluation) are
+``paravt.rewards.spans``'s, exported here.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from paravt.errors import UserError
-from paravt.grammar import extract_answer
+from paravt.grammar import answer_tail, extract_answer
+from paravt.rewards.candidates import Mention, committed
+from paravt.rewards.language import ARTICLES
+from paravt.rewards.normalise import lookalike_form, nfkc_form
+from paravt.rewards.spans import proper_span, span_from_text, temporal_iou, temporal_iou_hull
 
 __all__ = [
     "FUNCTION_WORDS",
@@ -137,69 +138,14 @@ _MARKUP = re.compile(
 )
 
 
-def _plain(text: Any) -> str:
-    return _MARKUP.sub(" ", answer_text(text))[:20_000]
-
-
-# --------------------------------------------------------------------------- candidates
-
-
-@dataclass(frozen=True)
-class _Mention:
-    """One place where the answer names a candidate: ``key`` is the candidate (an option index,
-    a span), ``start``/``end`` its characters in the read text."""
-
-    start: int
-    end: int
-    key: Any
-
-
-# What explicitly rejects the candidate right after it: "not C", "rather than C", "C 不是"...
-_REJECT_BEFORE = re.compile(
-    r"(?:(?i:\b(?:not|no|never|nor|neither|except|excluding|besides|unlike|without|than)|"
-    r"\b(?:isn|aren|wasn|weren)['’]t)|不是|并非|排除|而非)"
-    r"[\s\"'“”‘’(\[]*(?i:(?:option|choice|the\s+span)\s*)?[\s(\[]*$"
-)
-# ... and what rejects the candidates just before it, when nothing but other candidates and
-# "and"/"or"/commas stand between: "A is wrong", "A and C show other actions", "C 不对".
-_NEGATIVE = r"wrong|incorrect|false|impossible|unlikely|excluded|eliminated|ruled\s+out|invalid"
-_REJECT_AFTER = re.compile(
-    r"[\s)\]\"'”’]*(?:"
-    r"(?i:(?:is|are|was|were|seems?|looks?|appears?|sounds?|(?:would|must|can|could|should)\s+be|"
-    rf"['’]s)?\s*(?:{_NEGATIVE}|a\s+distractor|distractors|out\b)\b)"
-    r"|(?i:(?:is|are|was|were)\s+(?:not|n['’]t)\s+(?:it|right|correct|true|the\s+answer|"
-    r"possible|shown|what)\b)"
-    r"|(?i:(?:is|are|was|were)n['’]t\s+(?:it|right|correct|true|the\s+answer|possible|shown)\b)"
-    r"|(?i:(?:do|does|did)(?:\s+not|n['’]t)\s+(?:match|fit|apply|show|happen|occur|appear)\b)"
-    r"|(?i:(?:shows?|showed|describes?|depicts?)\s+(?:other|another|different|something\s+else)\b)"
-    r"|(?:不对|不正确|错误|错|不是|可以排除|被排除))"
-)
-# What may stand between candidates that share one rejection ("A and C are wrong", "A, C 不对").
-_COORDINATION = re.compile(r"[\s,/&]*(?i:(?:and|or|&|和|或|与|及)\s*)?[\s(\[\"'“‘]*$")
-
-
-def _rejected(s: str, ordered: list[_Mention]) -> list[bool]:
-    """For each mention (in text order): does the text explicitly reject its candidate — a
-    negation just before it, or a rejecting predicate after it and the candidates coordinated
-    with it ("A and C are wrong")? One pass from the end, so a long run is linear."""
-    reach = [m.end for m in ordered]  # where the run of coordinated mentions from here ends
-    for i in range(len(ordered) - 2, -1, -1):
-        m, nxt = ordered[i], ordered[i + 1]
-        if nxt.start < m.end or _COORDINATION.match(s, m.end, nxt.start):
-            reach[i] = max(m.end, reach[i + 1])
-    return [
-        bool(_REJECT_BEFORE.search(s, max(0, m.start - 40), m.start))
-        or bool(_REJECT_AFTER.match(s, reach[i]))
-        for i, m in enumerate(ordered)
-    ]
-
-
-def _committed(s: str, mentions: list[_Mention]) -> Any:
-    """The one candidate left once mentions of the same candidate are merged and the rejected
-    ones dropped, or ``None``."""
-    ordered = sorted(mentions, key=lambda m: (m.start, m.end))
-    kept = {m.key for m, out in zip(ordered, _rejected(s, ordered), strict=True) if not out}
-    return kept.pop() if len(kept) == 1 else None
+def _forms(text: Any) -> tuple[str, str]:
+    """The answer text as the readers read it, in two forms of the same length: extracted
+    (docs/PROTOCOL.md §4), struck-through parts deleted, NFKC, markup removed — the *words* form,
+    where negations, joiners and withdrawals are matched as the writer wrote them (``не``,
+    ``или``); and the same with look-alike letters read as Latin — the *letters* form, where
+    options, spans and phrases are read (``paravt.rewards.normalise``)."""
+    words = _MARKUP.sub(" ", nfkc_form(answer_text(text)))[:20_000]
+    return words, lookalike_form(words)
 
 
 # --------------------------------------------------------------------------- MCQ
@@ -234,6 +180,7 @@ JOIN_WORDS = frozenset(
 # Words after an A/I that keep it a letter ("A is correct", "A might also be right", "a or b"):
 # a verb that says something of it, or a joining word. Otherwise "A man", "I think" are the
 # article and the pronoun.
+_JOINING_PATTERN = "|".join(sorted(JOIN_WORDS, key=len, reverse=True))
 _CONNECTORS = JOIN_WORDS | frozenset(
     """is was are were be because since as which that would should will seems seem appears
     appear looks look might may could can must too then""".split()
@@ -246,13 +193,13 @@ def _words(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
 
 
-def _option_mentions(s: str, options: Sequence[Any], n: int) -> list[_Mention]:
+def _option_mentions(s: str, options: Sequence[Any], n: int) -> list[Mention]:
     """Where the answer names an option by its own text (its words in a row, any case), leaving
     out one inside a longer option's text there ("dark red" names "dark red", not also "red").
     Texts under 3 characters count only as the whole answer."""
     tokens = _words(s)
     words = [t[2] for t in tokens]
-    found: list[_Mention] = []
+    found: list[Mention] = []
     for i, text in enumerate(_option_texts(options)[:n]):
         need = [w for _, _, w in _words(text)]
         if not need or (len("".join(need)) < 3 and need != words):
@@ -260,14 +207,14 @@ def _option_mentions(s: str, options: Sequence[Any], n: int) -> list[_Mention]:
         k = len(need)
         for j in range(len(words) - k + 1):
             if words[j : j + k] == need:
-                found.append(_Mention(tokens[j][0], tokens[j + k - 1][1], i))
+                found.append(Mention(tokens[j][0], tokens[j + k - 1][1], i))
     return _outermost(found)
 
 
-def _outermost(found: list[_Mention]) -> list[_Mention]:
+def _outermost(found: list[Mention]) -> list[Mention]:
     """``found`` without the mentions that lie inside a longer one (one pass in text order)."""
-    out: list[_Mention] = []
-    widest: _Mention | None = None  # the earlier mention reaching furthest
+    out: list[Mention] = []
+    widest: Mention | None = None  # the earlier mention reaching furthest
     for m in sorted(found, key=lambda m: (m.start, -m.end)):
         inside = widest is not None and widest.end >= m.end
         if not (inside and widest.end - widest.start > m.end - m.start):
@@ -278,10 +225,11 @@ def _outermost(found: list[_Mention]) -> list[_Mention]:
 
 
 def _option_texts(options: Sequence[Any]) -> list[str]:
-    """Option texts without their own ``A.``/``(A)`` labels."""
+    """Option texts without their own ``A.``/``(A)`` labels, normalised as answers are
+    (``paravt.rewards.normalise``), so an option and an answer that name it match."""
     out = []
     for i, opt in enumerate(options):
-        text = str(opt)
+        text = lookalike_form(nfkc_form(str(opt)))
         m = re.match(
             r"^\s*[(\[]?\s*([A-J])\s*[)\]]?\s*[.:)]\s*|^\s*[(\[]\s*([A-J])\s*[)\]]\s*", text
         )
@@ -304,18 +252,19 @@ def _article(s: str, end: int, letter: str) -> str:
     return "maybe" if letter.isupper() else "word"
 
 
-def _letter_mentions(s: str, valid: str, taken: list[_Mention]) -> tuple[list, list]:
+def _letter_mentions(s: str, words: str, valid: str, taken: list[Mention]) -> tuple[list, list]:
     """The letters the answer names as tokens (outside option texts), in either case, split into
-    sure ones and capitals that may be the article or pronoun (``A man``, ``I think``)."""
+    sure ones and capitals that may be the article or pronoun (``A man``, ``I think``). ``s``
+    is the letters form of the answer, ``words`` its words form (:func:`_forms`)."""
     sure, maybe = [], []
     text_starts = {t.start for t in taken}
     hyphened = [m for m in _LETTER_HYPHENED.finditer(s) if m.end() in text_starts]
-    for m in [*_LETTER.finditer(s), *hyphened]:  # order is _committed's to set
+    for m in [*_LETTER.finditer(s), *hyphened]:  # order is committed()'s to set
         letter = m.group(1)
         if letter.upper() not in valid or any(t.start <= m.start() < t.end for t in taken):
             continue
-        kind = _article(s, m.end(), letter)
-        mention = _Mention(m.start(), m.end(), LETTERS.index(letter.upper()))
+        kind = _article(words, m.end(), letter)
+        mention = Mention(m.start(), m.end(), LETTERS.index(letter.upper()))
         if kind != "word":
             (sure if kind == "letter" else maybe).append(mention)
     return sure, maybe
@@ -332,16 +281,16 @@ def extract_mcq_letter(text: Any, options: Sequence[Any] | None = None) -> str |
     ordinary word is always the article/pronoun (``B, a man opens it`` is B). With ``options``
     the letter must be one of theirs (five options → A–E). Never raises.
     """
-    s = _plain(text)
+    words, s = _forms(text)
     if not s.strip():
         return None
     n = min(len(options), len(LETTERS)) if options else len(LETTERS)
     named = _option_mentions(s, options, n) if options else []
-    sure, maybe = _letter_mentions(s, LETTERS[:n], named)
+    sure, maybe = _letter_mentions(s, words, LETTERS[:n], named)
     mentions = named + sure
     if mentions:
         mentions += maybe  # "A man …" is the article only when nothing else is named
-    key = _committed(s, mentions)
+    key = committed(words, mentions)
     return LETTERS[key] if key is not None else None
 
 
@@ -356,80 +305,6 @@ def mcq_gold_letter(gold: Any, options: Sequence[Any] | None = None) -> str | No
 
 # --------------------------------------------------------------------------- spans
 
-_TIME = r"\d+(?::\d{1,2}){1,2}(?:\.\d+)?|\d*\.\d+|\d+"
-_UNIT = r"(?:\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b)?"
-# ASCII word characters only around a time: "答案是3-9秒" holds the span 3-9
-_T1 = rf"(?<![A-Za-z0-9_.:])({_TIME}){_UNIT}"
-_T2 = rf"({_TIME}){_UNIT}(?![A-Za-z0-9_:])"
-_STRONG = re.compile(rf"{_T1}\s*(?:-|–|—|~|\bto\b|\buntil\b|\btill\b|\band\b)\s*{_T2}", re.I)
-_BRACKETED = re.compile(rf"[\(\[]\s*{_T1}\s*,\s*{_T2}\s*[\)\]]", re.I)
-_COMMA = re.compile(rf"{_T1}\s*,\s*{_T2}", re.I)
-_ANY_TIME = re.compile(rf"{_T1}", re.I)
-_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0}
-# Two lone times make a span only when the text labels the first a start and the second an end
-# ("starts at 6.6 and ends at 15.2", "Start time: 6.60s\nEnd time: 15.21s", {"start": 3, ...}).
-_START_LABEL = re.compile(
-    r"(?:(?i:\b(?:start\w*|begin\w*|from|since)\b)|开始|起)\W{0,3}(?:\w+\W{1,3})?$"
-)
-_END_LABEL = re.compile(
-    r"(?:(?i:\b(?:end\w*|until|till|to|finish\w*|stop\w*)\b)|结束|止)\W{0,3}(?:\w+\W{1,3})?$"
-)
-
-
-def _seconds(token: str, unit: str | None) -> float:
-    if ":" in token:
-        value = 0.0
-        for part in token.split(":"):
-            value = value * 60.0 + float(part)
-        return value
-    scale = _UNIT_SECONDS[unit[0].lower()] if unit else 1.0
-    return float(token) * scale
-
-
-def _pair(t1: str, u1: str | None, t2: str, u2: str | None) -> tuple[float, float] | None:
-    if u1 and not u2:
-        u2 = u1
-    elif u2 and not u1:
-        u1 = u2
-    try:
-        s, e = _seconds(t1, u1), _seconds(t2, u2)
-    except (ValueError, OverflowError):
-        return None
-    if not (math.isfinite(s) and math.isfinite(e)):
-        return None
-    return (s, e) if s <= e else (e, s)
-
-
-def _span_mentions(s: str) -> list[_Mention]:
-    """Every span written in ``s``, in text order, keyed by its ``(start, end)`` seconds (an
-    unreadable one by its characters). A dash/"to" span wins over a comma pair that overlaps it
-    (``At 1, 12 to 20``)."""
-    taken: list[_Mention] = []
-    covered = bytearray(len(s))
-    for pattern in (_STRONG, _BRACKETED, _COMMA):
-        for m in pattern.finditer(s):
-            a, b = m.span()
-            if not any(covered[a:b]):
-                taken.append(_Mention(a, b, _pair(*m.groups()) or ("unreadable", a)))
-        for t in taken:
-            covered[t.start : t.end] = b"\x01" * (t.end - t.start)
-    return sorted(taken, key=lambda t: t.start)
-
-
-def _two_times(s: str) -> tuple[float, float] | None:
-    """Exactly two times, the first labelled as a start and the second as an end. Two bare
-    numbers are not a span (``Video 3 shows it 12 times``), nor two times offered side by side
-    (``at 5 s or at 10 s``)."""
-    times = list(_ANY_TIME.finditer(s))
-    if len(times) != 2:
-        return None
-    first, second = times
-    if not _START_LABEL.search(s[max(0, first.start() - 40) : first.start()]):
-        return None
-    if not _END_LABEL.search(s[max(first.end(), second.start() - 40) : second.start()]):
-        return None
-    return _pair(*first.groups(), *second.groups())
-
 
 def parse_span(text: Any) -> tuple[float, float] | None:
     """The ``(start, end)`` in seconds (start ≤ end) an answer commits to, or ``None``.
@@ -438,51 +313,13 @@ def parse_span(text: Any) -> tuple[float, float] | None:
     counted once (``12.5-18 s (0:12.5-0:18)``), an explicitly rejected one dropped (``3-7, not
     9-12``); exactly one left is the answer, two different ones in any layout are none
     (``3-7 or 9-12``, ``3-7. 9-12.``, ``3 - 7 s (9 - 12 s)``). Failing any span form, two times
-    labelled as start and end. A ``(start, end)`` pair of numbers is taken as it is."""
+    labelled as start and end. The notations are ``paravt.rewards.spans``'s (``3秒到7秒``, SRT
+    timestamps, milliseconds). A ``(start, end)`` pair of numbers is taken as it is."""
     if text is None:
         return None
     if isinstance(text, (list, tuple)) and len(text) == 2:
-        return _proper(text)
-    s = _plain(text)
-    spans = _span_mentions(s)
-    if not spans:
-        return _two_times(s)
-    key = _committed(s, spans)
-    return key if isinstance(key, tuple) and len(key) == 2 and key[0] != "unreadable" else None
-
-
-def _proper(span: Any) -> tuple[float, float] | None:
-    try:
-        s, e = float(span[0]), float(span[1])
-    except (TypeError, ValueError, IndexError, KeyError):
-        return None
-    if not (math.isfinite(s) and math.isfinite(e)):
-        return None
-    return (s, e) if s <= e else (e, s)
-
-
-def temporal_iou(pred: Any, gold: Any) -> float:
-    """|pred ∩ gold| / |pred ∪ gold| in [0, 1] (training reward); reversed spans are swapped."""
-    p, g = _proper(pred), _proper(gold)
-    if p is None or g is None:
-        return 0.0
-    inter = max(0.0, min(p[1], g[1]) - max(p[0], g[0]))
-    union = (p[1] - p[0]) + (g[1] - g[0]) - inter
-    if union <= 0.0:
-        return 1.0 if p == g else 0.0
-    return min(1.0, max(0.0, inter / union))
-
-
-def temporal_iou_hull(pred: Any, gold: Any) -> float:
-    """|pred ∩ gold| / |hull(pred, gold)| in [0, 1] (Charades-STA, docs/PROTOCOL.md §6)."""
-    p, g = _proper(pred), _proper(gold)
-    if p is None or g is None:
-        return 0.0
-    inter = max(0.0, min(p[1], g[1]) - max(p[0], g[0]))
-    hull = max(p[1], g[1]) - min(p[0], g[0])
-    if hull <= 0.0:
-        return 1.0 if p == g else 0.0
-    return min(1.0, max(0.0, inter / hull))
+        return proper_span(text)
+    return span_from_text(*reversed(_forms(text)))
 
 
 # --------------------------------------------------------------------------- open-ended
@@ -490,11 +327,13 @@ def temporal_iou_hull(pred: Any, gold: Any) -> float:
 _ARTICLES = frozenset({"a", "an", "the"})
 #: Grammatical words: articles, pronouns, forms of be/do/have, modals, the commonest conjunctions
 #: and question words, in English, then Chinese, Japanese and Korean particles (one character
-#: each, as CJK text is read character by character). What every sentence needs and no answer is
-#: about: the think terms ask reasoning to hold one (docs/ANSWERS.md, "Reasoning"), and an
-#: open-ended answer's *content* words, the ones the tool bonus asks for, are its other words.
-#: Negations and prepositions are not here: "not" and "under" change what an answer says.
-FUNCTION_WORDS = frozenset(
+#: each, as CJK text is read character by character), and the articles of Spanish, French,
+#: German, Italian, Portuguese and Dutch. What every sentence needs and no answer is about: an
+#: open-ended answer's *content* words, the ones the tool bonus asks for and the superset rule
+#: counts, are its other words. Negations and prepositions are not here: "not" and "under" change
+#: what an answer says. (The think terms read every language's grammatical words:
+#: ``paravt.rewards.language``.)
+_FUNCTION_WORDS_EN_CJK = frozenset(
     """a an the this that these those it its i me my we us our you your he him his she her they
     them their there here is are was were be been being am do does did done has have had will
     would shall should can could may might must of to and or but so as if because than then also
@@ -503,6 +342,7 @@ FUNCTION_WORDS = frozenset(
     の は を が に で た て だ す
     은 는 이 가 을 를 의 에""".split()
 )
+FUNCTION_WORDS = _FUNCTION_WORDS_EN_CJK | ARTICLES
 _OE_WORD = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
     r"|\d+(?:[-.,:/]\d+)+"
@@ -517,14 +357,14 @@ _OE_WORD = re.compile(
 _OE_JOIN = re.compile(
     r"(?i:\b(?:the\s+)?(?:final\s+|correct\s+|best\s+)?answer"
     r"(?:\s+(?:is|would\s+be|should\s+be|will\s+be|must\s+be))?\b)"
-    rf"|(?i:(?<![^\W_])(?:{'|'.join(sorted(JOIN_WORDS, key=len, reverse=True))})(?![^\W_]))"
+    rf"|(?i:(?<![^\W_])(?:{_JOINING_PATTERN})(?![^\W_]))"
     r"|答案(?:应该是|应为|是|为)?|或者|还是|以及|也许|或许|可能|或|和|与|及|跟|または|それとも|か|や"
     r"|[^\w\s'’.,:/-]|(?<![^\W_])['’]|['’](?![^\W_])|(?<!\d)[-.,:/]|[-.,:/](?!\d)|\n",
     re.UNICODE,
 )
 # A phrase that opens with a negation rejects its words ("red square, not blue square").
 _OE_NEGATION = frozenset(
-    "not no never nor without except instead rather nicht kein keine pas non 不是 而不是 并非 不".split()
+    "not no never nor without except instead rather nicht kein keine pas non не 不是 而不是 并非 不".split()
 )
 
 
@@ -542,8 +382,8 @@ def oe_phrases(text: Any) -> list[list[str]]:
     one, ``red-blue square`` two (a hyphen between words joins, as any symbol does; between
     digits it is part of the number, ``3-5``)."""
     out = []
-    for piece in _OE_JOIN.split(_plain(text)):
-        words = [w.lower() for w in _OE_WORD.findall(piece or "")]
+    for piece in _OE_JOIN.split(_forms(text)[0]):
+        words = [lookalike_form(w.lower()) for w in _OE_WORD.findall(piece or "")]
         if words and words[0] not in _OE_NEGATION:
             kept = [w for w in words if w not in _ARTICLES]
             if kept:
@@ -551,14 +391,79 @@ def oe_phrases(text: Any) -> list[list[str]]:
     return out
 
 
+#: English number words read as their numbers when the gold holds a number ("five" for "5").
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+        fifteen sixteen seventeen eighteen nineteen twenty""".split()
+    )
+}
+_NUMBER_WORDS |= {
+    w: f"{10 * i}" for i, w in enumerate("thirty forty fifty sixty seventy".split(), 3)
+}
+_NUMBER_WORDS |= {w: f"{10 * i}" for i, w in enumerate("eighty ninety".split(), 8)}
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _number(word: str) -> str | None:
+    """``word`` as a number in one canonical form (``5``, ``5.0`` and ``05`` are ``5``), or
+    None."""
+    if word in _NUMBER_WORDS:
+        return _NUMBER_WORDS[word]
+    if _NUMBER.fullmatch(word):
+        return f"{float(word):g}"
+    return None
+
+
+def _numbers(words: list[str]) -> set[str]:
+    return {n for n in map(_number, words) if n is not None}
+
+
+def _hedged_against(prediction: Any, gold: Any) -> bool:
+    """Whether the answer names more than the one gold ``gold`` asks for (:func:`oe_hedged`)."""
+    pred_phrases, gold_phrases = oe_phrases(prediction), oe_phrases(gold)
+    if len(pred_phrases) > max(1, len(gold_phrases)):
+        return True
+    have, want = oe_content_words(prediction), oe_content_words(gold)
+    if want and have > want:
+        return True
+    want_n = _numbers([w for p in gold_phrases for w in p])
+    return bool(want_n) and len(_numbers([w for p in pred_phrases for w in p])) > len(want_n)
+
+
 def oe_hedged(prediction: Any, gold: Any) -> bool:
-    """Whether an open-ended answer names more phrases than the gold (any of a list of golds)
-    does: the one-candidate rule for phrases (module docstring). ``red | blue square``,
-    ``red square (blue square)`` and ``red square; blue square`` are two phrases against the one
-    of ``a red square``, so no answer; ``salt or pepper`` against ``salt and pepper`` is not."""
+    """Whether an open-ended answer names more candidates than the gold (every gold of a list)
+    asks for: the one-candidate rule for phrases (module docstring), whatever joins them.
+
+    - more phrases than the gold: ``red | blue square``, ``red square (blue square)`` and
+      ``red square; blue square`` are two phrases against the one of ``a red square``;
+    - the gold's content words and more: ``red blue square`` holds ``red square`` and a word
+      that may be the other candidate's (``blue square``), with no joiner at all;
+    - more numbers than the gold: ``3 4 5`` for ``4``.
+
+    ``salt or pepper`` against ``salt and pepper`` is none of these."""
     golds = gold if isinstance(gold, (list, tuple)) else [gold]
-    n = len(oe_phrases(prediction))
-    return all(n > len(oe_phrases(g)) for g in golds if g is not None) and n > 1
+    golds = [g for g in golds if g is not None]
+    return bool(golds) and all(_hedged_against(prediction, g) for g in golds)
+
+
+def _no_number(prediction: Any, gold: Any) -> bool:
+    """A gold that holds a number and an answer that holds none: a unit alone (``seconds`` for
+    ``5 seconds``) is no answer, or it would beat every wrong number."""
+    return bool(_numbers(_oe_words(gold))) and not _numbers(_oe_words(prediction))
+
+
+def _compared(prediction: Any, gold: Any) -> tuple[list[str], list[str]] | None:
+    """The answer's and the gold's words as F1 and exact match compare them (numbers in one
+    form when the gold holds one), or None when the answer is no answer against ``gold``."""
+    if gold is None or oe_hedged(prediction, gold) or _no_number(prediction, gold):
+        return None
+    pred, ref = _oe_words(prediction), _oe_words(gold)
+    if _numbers(ref):
+        pred = [_number(w) or w for w in pred]
+        ref = [_number(w) or w for w in ref]
+    return pred, ref
 
 
 def _oe_words(text: Any) -> list[str]:
@@ -584,22 +489,20 @@ def overlap_f1(pred: Sequence[str], ref: Sequence[str]) -> float:
 
 def token_f1(prediction: Any, gold: Any) -> float:
     """F1 over the answer's and the gold's words (:func:`oe_phrases`, articles dropped, repeated
-    words counted); a list of golds scores the best one. A hedge (:func:`oe_hedged`) scores 0."""
+    words counted); a list of golds scores the best one. A hedge (:func:`oe_hedged`) scores 0,
+    and so does an answer without a number when the gold has one."""
     if isinstance(gold, (list, tuple)):
         return max((token_f1(prediction, g) for g in gold), default=0.0)
-    if gold is None or oe_hedged(prediction, gold):
-        return 0.0
-    return overlap_f1(_oe_words(prediction), _oe_words(gold))
+    words = _compared(prediction, gold)
+    return overlap_f1(*words) if words else 0.0
 
 
 def exact_match(prediction: Any, gold: Any) -> float:
     """1.0 when the answer's words equal the gold's (any of a list of golds); a hedge is 0."""
     if isinstance(gold, (list, tuple)):
         return max((exact_match(prediction, g) for g in gold), default=0.0)
-    if gold is None or oe_hedged(prediction, gold):
-        return 0.0
-    pred = _oe_words(prediction)
-    return float(bool(pred) and pred == _oe_words(gold))
+    words = _compared(prediction, gold)
+    return float(bool(words and words[0] and words[0] == words[1]))
 
 
 # The evaluation judge's narrower rule (paravt.eval.judge): MMVU's protocol credits an answer that
@@ -620,6 +523,46 @@ def offers_alternatives(text: Any) -> bool:
     return bool(_OE_ALTERNATIVE.search(str(text) if text is not None else ""))
 
 
+# --------------------------------------------------------------------------- after the answer
+
+# Words that take back what was just answered, opening a sentence after the closed answer:
+# English, German, French, Spanish, Russian, Chinese, Japanese ("Wait", "Actually, C", "Sorry, I
+# meant C", "No.", "等等", "其实"). The principle (docs/ANSWERS.md, "After the answer"): an
+# answer is the model's last word on the question; one it withdraws is no answer.
+_WITHDRAWN = re.compile(
+    r"(?:^|[.!?。！？\n])\W*(?i:(?:hmm+|oh|ah|uh|um+|well|oops)\W+)?"
+    r"(?i:(?:wait|actually|sorry|correction|scratch\s+that|i\s+meant|i\s+was\s+wrong"
+    r"|that(?:['’]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+right)|on\s+second\s+thought"
+    r"|let\s+me\s+(?:reconsider|rethink|re-?check)|never\s*mind|i\s+take\s+(?:it|that)\s+back"
+    r"|no|nope|warte|eigentlich|korrektur|nein|en\s+fait|non|espera|en\s+realidad|perdón"
+    r"|corrección|подожди|стоп|на\s+самом\s+деле|извини\w*|поправка|нет)(?![^\W_]))"
+    r"|等等|等一下|不对|其实|抱歉|更正|我错了|待って|訂正"
+)
+# A tail that goes on naming phrases: it opens with a joiner ("<answer>red</answer> or blue").
+_OE_CONTINUES = re.compile(
+    r"\s*(?:[,;|/&+~]|或|还是|和"
+    rf"|(?i:(?:{_JOINING_PATTERN})(?![^\W_])))"
+)
+
+
+def _with_tail(prediction: Any, after: str, question_type: str) -> Any:
+    """The answer read together with what the turn writes after it (``after``, and the tail of
+    ``prediction`` when it is a whole turn): None when the tail withdraws the answer; for an
+    option or a span, the answer and its tail as one text (a candidate named after the answer is
+    one more, ``<answer>B</answer> C`` names two); for an open-ended answer, joined only when
+    the tail opens with a joiner (an explanation after it is no phrase of the answer)."""
+    own = answer_tail(str(prediction)) if prediction is not None else ""
+    tail = "\n".join(t for t in (own, after or "") if t.strip())
+    if not tail:
+        return prediction
+    read = nfkc_form(tail)
+    if _WITHDRAWN.search(read):
+        return None
+    if question_type == "oe" and not _OE_CONTINUES.match(read):
+        return prediction
+    return f"{answer_text(prediction)}\n{tail}"
+
+
 # --------------------------------------------------------------------------- R_acc
 
 
@@ -629,14 +572,22 @@ def accuracy(
     question_type: str,
     options: Sequence[Any] | None = None,
     oe_metric: str = "f1",
+    after: str = "",
 ) -> float:
-    """R_acc ∈ [0, 1] by question type (``mcq`` | ``tvg`` | ``oe``)."""
+    """R_acc ∈ [0, 1] by question type (``mcq`` | ``tvg`` | ``oe``). ``after`` is what the turn
+    wrote after its closed answer (``paravt.grammar.answer_tail``), when ``prediction`` is the
+    extracted answer alone: a tail that withdraws the answer makes it no answer, and a candidate
+    it names is one more (:func:`_with_tail`)."""
+    if question_type in QUESTION_TYPES:
+        prediction = _with_tail(prediction, after, question_type)
+        if prediction is None:
+            return 0.0
     if question_type == "mcq":
         letter = extract_mcq_letter(prediction, options)
         return float(letter is not None and letter == mcq_gold_letter(gold, options))
     if question_type == "tvg":
         span = parse_span(prediction)
-        ref = _proper(gold) if isinstance(gold, (list, tuple)) else parse_span(gold)
+        ref = proper_span(gold) if isinstance(gold, (list, tuple)) else parse_span(gold)
         if span is None or ref is None:
             return 0.0
         return temporal_iou(span, ref)

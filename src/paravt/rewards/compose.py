@@ -12,6 +12,8 @@ Which answer is scored: pass ``answer`` (the engine record's final answer, ``pre
 have it. Without it the answer is read from the last turn: the text after its last
 ``</tool_response>`` if any, else from its last ``<answer>`` onward, else the whole turn, then
 docs/PROTOCOL.md §4 extraction — so an ``<answer>`` written in an earlier tool turn does not count.
+What the final turn writes after its closed answer is read with it: a withdrawal (``Wait, C``)
+makes it no answer, another candidate named there makes two (docs/ANSWERS.md, "After the answer").
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
+from paravt.grammar import answer_tail, extract_answer
 from paravt.rewards.answers import accuracy, bonus_earned
 from paravt.rewards.config import RewardConfig
 from paravt.rewards.format import format_score, format_terms
@@ -84,6 +87,15 @@ def final_answer_text(completion: str) -> str:
     return text
 
 
+def _tail(final_turn: str, answer: str | None) -> str:
+    """What the final turn writes after the closed answer that ``answer`` is (the engine's
+    prediction): the answer reader reads it with the answer (docs/ANSWERS.md, "After the
+    answer"). Without ``answer`` the reader finds the tail in the turn's text itself."""
+    if answer is None or extract_answer(final_turn).strip() != str(answer).strip():
+        return ""
+    return answer_tail(final_turn)
+
+
 def compose(
     prefix: str | None,
     completion: str | Sequence[str] | None,
@@ -105,7 +117,9 @@ def compose(
     else:
         turns = [completion if isinstance(completion, str) else ""]
     prediction = answer if answer is not None else final_answer_text(turns[-1])
-    acc = accuracy(prediction, gold, question_type, options, oe_metric=cfg.oe_metric)
+    acc = accuracy(
+        prediction, gold, question_type, options, cfg.oe_metric, after=_tail(turns[-1], answer)
+    )
     correct = bonus_earned(prediction, gold, question_type, options, acc, cfg)
     ex = ToolCounts.of(execution)
     terms = format_terms(turns, cfg, prefix=prefix or "", calls_made=ex.called, question=question)

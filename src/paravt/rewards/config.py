@@ -15,7 +15,7 @@ from typing import Literal
 from paravt.config import check_choices
 from paravt.errors import ConfigError
 
-__all__ = ["RewardConfig"]
+__all__ = ["REFERENCE_ADVANTAGE", "RewardConfig"]
 
 #: The structural tokens that token-level anchoring looks for, and their default bonus.
 DEFAULT_TOKEN_ANCHOR_VALUES: dict[str, float] = {
@@ -25,10 +25,22 @@ DEFAULT_TOKEN_ANCHOR_VALUES: dict[str, float] = {
     "</tool_call>": 0.05,
 }
 
+#: How the reference turns R into an advantage (its AReaL _base.yaml: reward_bias, reward_scaling,
+#: reward_clip, reward_norm group + adv_norm batch, kl_ctl), as ``RewardConfig`` fields: what the
+#: reference recipes (paragrpo, vanilla_grpo and their -sync twins) set, with trainer.beta 0.
+REFERENCE_ADVANTAGE: dict[str, object] = {
+    "reward_bias": -0.2,
+    "reward_scale": 10.0,
+    "reward_clip": 20.0,
+    "advantage_norm": "group_then_batch",
+    "kl_in_reward": 0.01,
+}
+
 
 @dataclass
 class RewardConfig:
-    """R = R_acc + format_weight · R_fmt + R_tool, with R_fmt = clip(base + λ·anchor, 0, 1)."""
+    """R = R_acc + format_weight · R_fmt + R_tool, with R_fmt = clip(base + λ·anchor, 0, 1); and
+    how R becomes an advantage (the reference's map, clip, batch normalisation and KL reward)."""
 
     # weights
     format_weight: float = 1.0  # w_fmt
@@ -57,15 +69,73 @@ class RewardConfig:
     # token-level anchoring (off in the paper-compatible recipe)
     token_anchor: bool = False
     token_anchor_values: dict = field(default_factory=lambda: dict(DEFAULT_TOKEN_ANCHOR_VALUES))
+    # -- how the reward becomes an advantage: the reference's options (docs/PROTOCOL.md §7.2).
+    # The defaults are GRPO as TRL computes it, which every toy result was measured under; the
+    # reference recipes (paragrpo, vanilla_grpo and their -sync twins) set the reference's values.
+    reward_bias: float = field(
+        default=0.0,
+        metadata={
+            "help": "Added to each episode's R before its group advantage: R' = clip((R + "
+            "reward_bias) x reward_scale, +-reward_clip). The reference: -0.2 (AReaL "
+            "reward_bias). 0 = R as it is."
+        },
+    )
+    reward_scale: float = field(
+        default=1.0,
+        metadata={
+            "help": "Multiplies R + reward_bias (> 0). The reference: 10 (AReaL reward_scaling). "
+            "Under the group normalisation alone a positive scale changes nothing but the spread "
+            "floor's weight; with reward_clip it sets where the clip bites."
+        },
+    )
+    reward_clip: float | None = field(
+        default=None,
+        metadata={
+            "help": "Clips (R + reward_bias) x reward_scale to +-reward_clip (> 0). The reference: "
+            "20 (AReaL reward_clip), which with -0.2 and 10 makes every R >= 2.2 the same 20: "
+            "among correct answers the format and tool terms above it stop counting. None: no "
+            "clip (the default, so the anchor and tool terms keep their weight)."
+        },
+    )
+    advantage_norm: Literal["group", "group_then_batch"] = field(
+        default="group",
+        metadata={
+            "help": "group: GRPO's advantage, normalised in the group (trainer.scale_rewards). "
+            "group_then_batch: that advantage (with the token-level anchor and the KL reward when "
+            "on) then centred and scaled over every generated token of the batch, all ranks, as "
+            "the reference does (AReaL reward_norm group + adv_norm batch). Default group: a "
+            "zero-variance group then keeps advantage 0, which the token anchor relies on; "
+            "under group_then_batch it gets minus the batch mean."
+        },
+    )
+    kl_in_reward: float = field(
+        default=0.0,
+        metadata={
+            "help": "The KL to the reference model as a per-token reward, the reference's form "
+            "(AReaL kl_ctl, k1 estimator): each generated token's advantage gets minus this times "
+            "the log-ratio behaviour - reference summed from that token to the episode's end. An "
+            "alternative to TRL's loss term trainer.beta: > 0 needs trainer.beta = 0. The "
+            "reference: 0.01. Default 0: the KL stays TRL's beta term, the tested path."
+        },
+    )
 
     def __post_init__(self) -> None:
-        check_choices(self)  # oe_metric (Literal)
+        check_choices(self)  # oe_metric, advantage_norm (Literal)
         if self.think_min_chars < 0:
             raise ConfigError(f"think_min_chars={self.think_min_chars}: must be >= 0")
         if self.think_min_words < 0:
             raise ConfigError(f"think_min_words={self.think_min_words}: must be >= 0")
         if self.think_min_new_words < 0:
             raise ConfigError(f"think_min_new_words={self.think_min_new_words}: must be >= 0")
+        if self.reward_scale <= 0:
+            raise ConfigError(
+                f"reward_scale={self.reward_scale}: must be > 0 (a negative scale would reward the "
+                "worse episodes of a group)"
+            )
+        if self.reward_clip is not None and self.reward_clip <= 0:
+            raise ConfigError(f"reward_clip={self.reward_clip}: give a bound > 0, or null for none")
+        if self.kl_in_reward < 0:
+            raise ConfigError(f"kl_in_reward={self.kl_in_reward}: must be >= 0 (0 = off)")
         bad = [k for k, v in self.token_anchor_values.items() if not isinstance(k, str) or not k]
         if bad:
             raise ConfigError(

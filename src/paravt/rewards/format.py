@@ -30,19 +30,22 @@ anchor: unclosed       −0.3   some turn leaves a ``<think>`` open (clipped awa
 
 "Substantive" is one rule for every think term (:class:`ThinkRule`, docs/ANSWERS.md
 "Reasoning"): at least ``think_min_chars`` (10) visible characters of reasoning, tags removed (the
-reference's rule), holding at least ``think_min_words`` (3) distinct words, at least
-``think_min_new_words`` (2) of them not in the question, and a grammatical word (ours). A word is
-a run of three or more visible letters, a two-letter grammatical word, or one CJK character, in
-lower case (:func:`reasoning_words`); invisible characters (Unicode's default-ignorable code
-points such as the Hangul filler U+3164), one letter or syllable repeated (``aa``, ``lala``), a
-word said three times in a row and Lorem ipsum's placeholder Latin are no words. Why it matters
-here more than in the reference: the pre-fill supplies a ``<think>`` opener to every turn, so a
-term that needed only the opener (or only a ``</think>`` after it) would be paid for
+reference's rule), holding at least ``think_min_words`` (3) distinct words of a language, at least
+``think_min_new_words`` (2) of them not in the question, and one that is not grammatical (ours).
+Words of a language, in any script (``paravt.rewards.language``): runs of one script's letters
+(Han and kana one character at a time, Thai cut at its grammatical words) counted only where the
+same think holds a grammatical word of that script (``Нужно посмотреть, что в середине`` is
+Russian; ``ывапролдж фывапр`` and ``It is ывапролдж`` hold no Russian); not words: invisible
+characters (Unicode's default-ignorable code points such as the Hangul filler U+3164), one letter
+or syllable repeated (``aa``, ``lala``), a word or phrase said two and a half times in a row or more
+(``no no no``, a sentence looped), consonant runs (``hmm``), Lorem ipsum's placeholder Latin. Why
+it matters here more than in the reference: the pre-fill supplies a ``<think>`` opener to every
+turn, so a term that needed only the opener (or only a ``</think>`` after it) would be paid for
 ``<think>\n</think>`` or ``<think>\n<tool_call>…`` with no reasoning at all; and ten characters
 of anything (``aaaaaaaaaa``, ``ㅤㅤㅤ`` in U+3164, the question pasted back, ``lorem ipsum
-dolor``) paid every think term, 2.80 in all with a correct answer after one call (reward audits of
-3 and 4 Dec 2026). The rule refuses filler that costs nothing to write; it cannot tell sense from
-a grammatical sentence of nonsense, and does not try.
+dolor``, random Cyrillic or Hangul) paid every think term, 2.80 in all with a correct answer after
+one call (reward audits of 3 and 4 Dec 2026). The rule refuses filler that costs nothing to write;
+it cannot tell sense from a grammatical sentence of nonsense, and does not try.
 
 R_fmt = clip(base + anchor_lambda · anchor, 0, 1). The empty-tag exploit
 ``<think></think><answer></answer>`` earns no answer credit (answer, answer_close and flow need a
@@ -53,15 +56,15 @@ think-before-call credit.
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from paravt.grammar import parse_turn
-from paravt.rewards.answers import FUNCTION_WORDS
 from paravt.rewards.config import RewardConfig
+from paravt.rewards.language import GRAMMAR_WORDS, LOREM_IPSUM, Word, language_words
 
 __all__ = [
     "GRAMMAR_WORDS",
@@ -80,10 +83,6 @@ __all__ = [
 
 _TAG = re.compile(r"<(/?)(think|answer|tool_call|tool_code|tool_response)>")
 _WORD = re.compile(r"[^\W_]")
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-# A candidate word of reasoning: a run of two or more letters, or one CJK character (no spaces
-# there); reasoning_words keeps the ones that are words.
-_REASONING_WORD = re.compile(rf"[{_CJK}]|[^\W\d_{_CJK}]{{2,}}")
 # Unicode's default-ignorable code points (DerivedCoreProperties.txt, Default_Ignorable_Code_Point):
 # characters that render as nothing, among them the Hangul fillers U+115F, U+1160, U+3164 and
 # U+FFA0, which Unicode classes as letters. With the braille blank U+2800 and every format,
@@ -94,23 +93,6 @@ _INVISIBLE = re.compile(
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
 )
 _NOT_TEXT = frozenset({"Cf", "Co", "Cn", "Cs"})
-#: The grammatical words a sentence of reasoning holds at least one of: the answers' function
-#: words (articles, pronouns, be/do/have, modals, conjunctions) with prepositions, negations and
-#: a few adverbs, and the Chinese ones among them ("Look at 1-2 s first." has "at").
-GRAMMAR_WORDS = FUNCTION_WORDS | frozenset(
-    """at in on to from with by for of about into onto over under after before between through
-    during until since near off out up down not no never nor first next now then again still yet
-    only also 在 不 没 从 到 对 把 被 给 向""".split()
-)
-#: The placeholder Latin of "Lorem ipsum" (the standard passage's words): filler, not words,
-#: whatever English words it shares ("do", "in", "sit").
-LOREM_IPSUM = frozenset(
-    """lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut
-    labore et dolore magna aliqua enim ad minim veniam quis nostrud exercitation ullamco laboris
-    nisi aliquip ex ea commodo consequat duis aute irure in reprehenderit voluptate velit esse
-    cillum eu fugiat nulla pariatur excepteur sint occaecat cupidatat non proident sunt culpa qui
-    officia deserunt mollit anim id est laborum""".split()
-)
 _ASSISTANT_HEADER = "<|im_start|>assistant"
 
 
@@ -198,7 +180,9 @@ def _turn_tags(text: str) -> _TurnTags:
         nxt = answer_tags[k + 1] if k + 1 < len(answer_tags) else None
         body = text[end : nxt[0]] if nxt else text[end:]
         closed = bool(nxt and nxt[3])
-        answers.append((start, end, closed, bool(_WORD.search(visible_text(_TAG.sub("", body))))))
+        # a letter in a compatibility form (Ⓐ, 𝐁) is a letter: NFKC first, as the reader does
+        held = unicodedata.normalize("NFKC", visible_text(_TAG.sub("", body)))
+        answers.append((start, end, closed, bool(_WORD.search(held))))
     return _TurnTags(text, tags, think_pairs, open_thinks, answers)
 
 
@@ -215,39 +199,29 @@ def visible_text(text: str) -> str:
     )
 
 
-def _repeats(word: str) -> bool:
-    """One letter or one syllable over and over: ``aa``, ``lala``, ``hahaha``, ``mmmm``."""
-    n = len(word)
-    return n >= 2 and any(n % k == 0 and word == word[:k] * (n // k) for k in range(1, n // 2 + 1))
-
-
-def _is_word(w: str) -> bool:
-    """A word of reasoning (lower case): CJK, or Latin-script letters that are not one letter or
-    syllable repeated, not Lorem ipsum, with a vowel (``hmm``, ``shh`` have none), and, with two
-    letters, a grammatical word (``is``, ``at``: other pairs, ``ba``, ``ok``, are syllables)."""
-    if not w.isascii():
-        return True
-    if _repeats(w) or w in LOREM_IPSUM or not any(v in w for v in "aeiouy"):
-        return False
-    return len(w) != 2 or w in GRAMMAR_WORDS
+def _counted_words(text: str) -> list[Word]:
+    """The words of ``text`` that count as reasoning: :func:`language_words` of its visible
+    text, kept only in the scripts whose grammatical words are among them (``It is ывапролдж``:
+    the Cyrillic run has no Russian grammatical word beside it, so it is no Russian)."""
+    words = language_words(visible_text(text))
+    grammatical = {w.script for w in words if w.grammatical}
+    return [w for w in words if w.script in grammatical]
 
 
 def reasoning_words(text: str) -> set[str]:
-    """The distinct words of a piece of reasoning, lower case (:func:`_is_word`): runs of visible
-    letters and single CJK characters, minus a word said three or more times in a row (``no no
-    no``, ``la la la``)."""
-    tokens = [w.lower() for w in _REASONING_WORD.findall(visible_text(text))]
-    runs = [list(g) for _, g in itertools.groupby(tokens)]
-    return {run[0] for run in runs if len(run) < 3 and _is_word(run[0])}
+    """The distinct words of a piece of reasoning, lower case: words of a language in any script
+    (``paravt.rewards.language``: loops, runs of characters and letters of a script with none
+    of its grammatical words left out)."""
+    return {w.text for w in _counted_words(text)}
 
 
 @dataclass(frozen=True)
 class ThinkRule:
     """What makes a think substantive (docs/ANSWERS.md, "Reasoning"): at least ``min_chars``
-    visible characters, tags removed, holding at least ``min_words`` distinct words
-    (:func:`reasoning_words`), at least ``min_new_words`` of them not in the question, and at
-    least one grammatical word (:data:`GRAMMAR_WORDS`). ``min_words = 0`` is the characters rule
-    alone."""
+    visible characters, tags removed, holding at least ``min_words`` distinct words of a language
+    (:func:`reasoning_words`: each in a script whose grammatical words are there), at least
+    ``min_new_words`` of them not in the question, and at least one that is not grammatical
+    (``It is the`` says nothing). ``min_words = 0`` is the characters rule alone."""
 
     min_chars: int = 10
     min_words: int = 3
@@ -256,21 +230,27 @@ class ThinkRule:
 
     @classmethod
     def of(cls, cfg: RewardConfig, question: str | None = None) -> ThinkRule:
-        asked = frozenset(reasoning_words(question)) if question else frozenset()
+        asked = frozenset(w.text for w in language_words(visible_text(question or "")))
         return cls(cfg.think_min_chars, cfg.think_min_words, cfg.think_min_new_words, asked)
 
     def holds(self, reasoning: str) -> bool:
-        if len(visible_text(reasoning).strip()) < self.min_chars:
-            return False
-        if self.min_words <= 0:
-            return True
-        words = reasoning_words(reasoning)
-        new = words - self.question_words
-        return (
-            len(words) >= self.min_words
-            and len(new) >= self.min_new_words
-            and bool(words & GRAMMAR_WORDS)
-        )
+        return _holds(self, reasoning)
+
+
+@lru_cache(maxsize=4096)
+def _holds(rule: ThinkRule, reasoning: str) -> bool:
+    """:meth:`ThinkRule.holds`, cached: every think term asks it of the same reasoning."""
+    if len(visible_text(reasoning).strip()) < rule.min_chars:
+        return False
+    if rule.min_words <= 0:
+        return True
+    words = _counted_words(reasoning)
+    distinct = {w.text for w in words}
+    return (
+        len(distinct) >= rule.min_words
+        and len(distinct - rule.question_words) >= rule.min_new_words
+        and any(w.content for w in words)
+    )
 
 
 def _reasoning(turn: _TurnTags, open_end: int, close_start: int | None) -> str:

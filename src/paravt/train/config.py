@@ -27,6 +27,7 @@ from paravt.config import Section, build, check_choices, section_of, to_dict
 from paravt.errors import ConfigError
 from paravt.rewards.config import RewardConfig
 from paravt.rollout.vllm_servers import as_list
+from paravt.train.advantages import shaping_problem
 from paravt.train.engine_config import TrainEngineConfig, sampling_set_on_engine
 from paravt.train.gating import PAPER_CHOICES
 
@@ -291,7 +292,7 @@ class ParaGRPOConfig(GRPOConfig):
         held = request_hold_s(self)
         if self.max_staleness_pause_s is None:
             self.max_staleness_pause_s = held
-        staleness = staleness_problem(self)
+        staleness = staleness_problem(self) or shaping_problem(self)
         if staleness:
             raise ConfigError(staleness)
         refused = refused_option(self)

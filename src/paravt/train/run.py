@@ -49,7 +49,15 @@ __all__ = ["load_command_config", "run_training"]
 
 logger = logging.getLogger(__name__)
 
-RECIPES = ("paragrpo", "paragrpo-sync", "vanilla_grpo", "cpu-smoke", "sft-toy", "sft-smoke")
+RECIPES = (
+    "paragrpo",
+    "paragrpo-sync",
+    "vanilla_grpo",
+    "vanilla_grpo-sync",
+    "cpu-smoke",
+    "sft-toy",
+    "sft-smoke",
+)
 
 
 @dataclass

@@ -88,7 +88,12 @@ from paravt.rollout.vllm import (
     require_vllm,
 )
 from paravt.rollout.vllm_server import ServerGeneration, server_generation
-from paravt.train.advantages import GroupAdvantages, group_advantages
+from paravt.train.advantages import (
+    GroupAdvantages,
+    group_advantages,
+    mapped_rewards,
+    shaped_advantages,
+)
 from paravt.train.async_rollout import AsyncRollouts
 from paravt.train.config import ParaGRPOConfig
 from paravt.train.episode_dump import dump_episodes
@@ -254,7 +259,12 @@ class ParaGRPOTrainer(GRPOTrainer):
         learner's dtype and seeded by the trainer's seed (``colocated_llm_settings``)."""
         own_server = bool(args.use_vllm and args.vllm_mode == "server")
         colocated = args.use_vllm and args.vllm_mode == "colocate"
+        # the KL as a reward (rewards.kl_in_reward, trainer.beta 0) needs the reference model,
+        # which TRL builds only for a non-zero beta: built with it, the loss term then off
+        kl_reward = args.beta == 0.0 and args.rewards.kl_in_reward > 0
         try:
+            if kl_reward:
+                args.beta = args.rewards.kl_in_reward
             if own_server:
                 args.use_vllm = False
             with (
@@ -278,6 +288,9 @@ class ParaGRPOTrainer(GRPOTrainer):
         finally:
             if own_server:
                 args.use_vllm = True
+            if kl_reward:
+                args.beta = 0.0
+        self.beta = float(args.beta)
         if own_server:
             self.use_vllm = True
             self.vllm_generation = server_generation(self)
@@ -579,7 +592,9 @@ class ParaGRPOTrainer(GRPOTrainer):
         records = rollout.records
         breakdowns, all_rewards = self._rewards(records, device)
         G = self.num_generations if mode == "train" else self.num_generations_eval
-        scored = group_advantages(all_rewards, G, self.scale_rewards)
+        r = self.para_args.rewards
+        mapped = mapped_rewards(all_rewards, r.reward_bias, r.reward_scale, r.reward_clip)
+        scored = group_advantages(mapped, G, self.scale_rewards)
         start = self.accelerator.process_index * len(inputs)
         local_adv = scored.advantages[start : start + len(inputs)]
         # ``flat``: the episode's group has zero reward variance (no token-level anchor there)
@@ -600,6 +615,11 @@ class ParaGRPOTrainer(GRPOTrainer):
                 is_ratio = self._vllm_sampling_correction(
                     old_logps, sampling_logps, batch.loss_mask, mode
                 )
+        # the reference's per-token steps (rewards.kl_in_reward, advantage_norm), off by default
+        behaviour = sampling_logps if self._backend.with_logprobs else old_logps
+        adv = shaped_advantages(
+            adv, batch.loss_mask, r, behaviour, ref_logps, lambda t: self._gathered(t[None]).sum(0)
+        )
         m = self._log_step(mode, rollout, breakdowns, rows, batch, all_rewards, scored,
                            local_adv, anchor_bonus_total)  # fmt: skip
         ep_inputs = rollout.inputs
@@ -808,12 +828,18 @@ class ParaGRPOTrainer(GRPOTrainer):
             generate_every = self._generation_steps * self.num_iterations
             old_logps = None
             # with vLLM always (as TRL does): the sampler's logprobs are measured against them
-            if self.args.gradient_accumulation_steps % generate_every != 0 or self.use_vllm:
+            # the KL as a reward reads the behaviour policy's log-probs: the old ones when the
+            # sampler gave none
+            kl_reward = self.para_args.rewards.kl_in_reward > 0
+            behaviour = kl_reward and not self._backend.with_logprobs
+            reused = self.args.gradient_accumulation_steps % generate_every != 0
+            if reused or self.use_vllm or behaviour:
                 old_logps = per_token_logps(self.model)
             ref_logps = None
-            if self.beta != 0.0 and self.ref_model is not None:
+            wants_ref = self.beta != 0.0 or kl_reward
+            if wants_ref and self.ref_model is not None:
                 ref_logps = per_token_logps(self.ref_model)
-            elif self.beta != 0.0:
+            elif wants_ref:
                 from trl.trainer.utils import use_adapter
 
                 model = cast(Any, self.accelerator.unwrap_model(self.model))  # a PEFT model here

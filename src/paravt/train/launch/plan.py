@@ -49,7 +49,7 @@ tokens a frame at the crop budget, or a sub-agent summary at ``subagent_max_toke
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +167,7 @@ class Launch:
     strategy: str
     world_size: int
     bf16: bool
+    #: the KL's weight, TRL's β or the KL reward's (non-zero: the reference model is built)
     beta: float
     #: rows a loss forward takes (``per_device_train_batch_size``)
     micro_batch: int
@@ -187,6 +188,9 @@ class Launch:
     #: ``vllm_enable_sleep_mode``: the colocated engine frees its share while the loss runs
     vllm_sleep: bool = False
     vllm_importance_sampling: bool = True
+    #: the KL reward (rewards.kl_in_reward) reads the old policy's log-probs: one more forward
+    #: of the generated rows when the sampler gives none
+    old_for_kl: bool = False
 
     @property
     def colocated_vllm(self) -> bool:
@@ -761,7 +765,14 @@ def plan_for_command(
     n = world_size_of(world_size, acc, launcher_world_size)
     shape = shape or model_shape(cfg.model)
     ctx = context_budget(cfg.engine, trainer, shape.factor)
-    return memory_plan(shape, launch_of(trainer, chosen, n), ctx, gpu_gb)
+    launch = launch_of(trainer, chosen, n)
+    # the KL as a reward (rewards.kl_in_reward, trainer.beta 0) keeps TRL's reference model
+    kl_reward = float(getattr(getattr(cfg, "rewards", None), "kl_in_reward", 0.0) or 0.0)
+    if launch.beta == 0.0 and kl_reward > 0:
+        launch = replace(launch, beta=kl_reward)
+    if kl_reward > 0 and not launch.use_vllm and not trainer.get("sampling_logprobs"):
+        launch = replace(launch, old_for_kl=True)
+    return memory_plan(shape, launch, ctx, gpu_gb)
 
 
 def ddp_warning(plan: MemoryPlan) -> str | None:

@@ -22,8 +22,9 @@ optimizer step:
 - **loss FLOPs** = per row of ``L`` tokens, forward ``2 × P × L + 2 × layers × hidden × L²``
   (the weights, and causal attention's scores and values), the backward twice the forward, one
   more forward with gradient checkpointing, plus a forward (no backward) for TRL's reference
-  model (``beta != 0``) and for the old policy's log-probs (with vLLM's importance sampling, or
-  when the accumulation is not a multiple of the generation's reuse).
+  model (``beta != 0``, or the KL as a reward) and for the old policy's log-probs (with vLLM's
+  importance sampling, when the accumulation is not a multiple of the generation's reuse, or for
+  the KL reward when the sampler gives no log-probs).
 
 Not counted: communication (ZeRO-3 / FSDP gathers, the weight push), tool decoding on the host,
 the vision tower's own attention, stalls. The GPU is named by ``--gpu`` (``GPUS``).
@@ -139,7 +140,8 @@ def _loss_flops(
     if la.beta != 0.0:
         flops += forward(gen_rows)
         extra.append("reference")
-    if la.accumulation % reuse != 0 or (la.use_vllm and la.vllm_importance_sampling):
+    vllm_old = la.use_vllm and la.vllm_importance_sampling
+    if la.accumulation % reuse != 0 or vllm_old or la.old_for_kl:
         flops += forward(gen_rows)
         extra.append("old policy")
     return loss_rows, passes, gen_rows, extra, flops
