@@ -195,10 +195,19 @@ def print_table(renderable: Any) -> None:
     console.print(renderable)
 
 
+def debug_first(args: list[str]) -> tuple[list[str], bool]:
+    """``(args, debug)``: ``--debug`` moved to the front, where the group reads it, from
+    wherever it was given before a ``--`` (``paravt infer v.mp4 -q x --debug`` as well as
+    ``paravt --debug infer ...``); what follows ``--`` is left as it is."""
+    end = args.index("--") if "--" in args else len(args)
+    head = [a for a in args[:end] if a != "--debug"]
+    debug = len(head) < end
+    return (["--debug"] if debug else []) + head + args[end:], debug
+
+
 def run_guarded(group: click.Group, argv: list[str] | None) -> int:
     """Invoke the Click group, turning user errors into one line on stderr and exit code 2."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
+    args, debug = debug_first(list(sys.argv[1:] if argv is None else argv))
     try:
         group.main(args=args, prog_name="paravt", standalone_mode=False)
         return 0
@@ -207,9 +216,7 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
     except click.Abort:
         click.echo("paravt: aborted", err=True)
         return 130
-    except click.ClickException as e:
-        if debug:
-            traceback.print_exc()
+    except click.ClickException as e:  # a usage error: its traceback is click's, never shown
         e.show()
         return 2
     except UserError as e:

@@ -34,7 +34,9 @@ def _discover(group: click.Group) -> None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="paravt")
-@click.option("--debug", is_flag=True, help="Show full tracebacks for errors.")
+@click.option(
+    "--debug", is_flag=True, help="Show full tracebacks for errors (anywhere on the line)."
+)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """paravt: parallel crop_video tool use for video LMMs, and PARA-GRPO training on TRL.

@@ -43,6 +43,24 @@ def test_bad_arch_is_one_line_exit_2(tmp_path, paravt_cli):
     assert r.returncode == 2 and "Traceback" in r.stderr
 
 
+def test_debug_is_taken_anywhere_and_a_usage_error_has_no_traceback(tmp_path, paravt_cli):
+    """``--debug`` after the subcommand was a click usage error with click's own 27-line
+    traceback; now it is ``paravt --debug`` wherever it stands, and a usage error is click's
+    two lines even under ``--debug``."""
+    r = paravt_cli("make-tiny-model", tmp_path / "m", "--arch", "llama", "--debug")
+    assert r.returncode == 2 and "Traceback" in r.stderr and "llama" in r.stderr
+    assert "No such option" not in r.stderr
+    r = paravt_cli("make-tiny-model", tmp_path / "m", "--no-such-flag", "--debug")
+    assert r.returncode == 2 and "No such option '--no-such-flag'" in r.stderr
+    assert "Traceback" not in r.stderr and "click.exceptions" not in r.stderr
+    from paravt.cli.common import debug_first
+
+    assert debug_first(["infer", "v", "--debug", "--", "--debug"]) == (
+        ["--debug", "infer", "v", "--", "--debug"],
+        True,
+    )
+
+
 def test_make_tiny_model_cli(tmp_path, capsys):
     assert main(["make-tiny-model", str(tmp_path / "m"), "--arch", "qwen2.5-vl", "--json"]) == 0
     assert '"arch": "qwen2.5-vl"' in capsys.readouterr().out
