@@ -9,6 +9,7 @@ import sys
 import click
 
 from paravt.cli.common import emit_json, json_option, quiet_training_libraries, stderr_console
+from paravt.destinations import check_folder_destination
 from paravt.models.locate import locate_model
 
 __all__: list[str] = []  # nothing here is for the other rooms
@@ -40,6 +41,7 @@ def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json:
 
     quiet_training_libraries()  # before the config: TrainingArguments warns as it is built
     cfg = load_sft_config(config_path, overrides)
+    check_folder_destination(cfg.output_dir, "output_dir=")  # before anything loads
     note = locate_model(cfg.model, label="model=").note  # a bad model: one line, before a load
     console = stderr_console()
     if note:

@@ -12,6 +12,7 @@ import os
 import click
 
 from paravt.cli.common import emit_json, json_option, quiet_training_libraries, stderr_console
+from paravt.destinations import check_folder_destination
 from paravt.errors import ConfigError
 from paravt.models.locate import locate_model
 from paravt.train.launch.plan import fix_for, format_plan, plan_for_command
@@ -113,6 +114,7 @@ def command(
         return
     quiet_training_libraries()  # before the config: TrainingArguments warns as it is built
     cfg = load_command_config(config_path, overrides)
+    check_folder_destination(cfg.output_dir, "output_dir=")  # before anything loads
     note = locate_model(cfg.model, label="model=").note  # a bad model: one line, before a load
     console = stderr_console()
     if note:

@@ -27,6 +27,7 @@ from paravt.agent.preflight import VideoChecks, check_budget
 from paravt.agent.prompts import check_user_template
 from paravt.agent.records import view_dict
 from paravt.backends.factory import check_serving, make_backend
+from paravt.destinations import check_folder_destination
 from paravt.errors import UserError
 from paravt.eval import subtitles as subs
 from paravt.eval.adapters import canonical_split, load_split
@@ -85,6 +86,7 @@ def _require(cfg: EvalConfig) -> None:
     ):
         if not getattr(cfg, name):
             raise UserError(f"{flag} is required for an evaluation run")
+    check_folder_destination(cfg.out, "--out ")  # before the data, the model, a video
     if cfg.script and not Path(cfg.script).is_file():
         raise UserError(
             f"--script {cfg.script}: file not found (the scripted backend's completions)"
