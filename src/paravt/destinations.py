@@ -30,11 +30,11 @@ def _nearest_existing(path: Path) -> Path:
 def _cannot_create_in(folder: Path) -> str | None:
     """Why no file can be made in ``folder`` (an existing path), or None when one can."""
     if not folder.is_dir():
-        return f"{folder} is a file, not a folder"
+        return f"cannot write in {folder}: it is a file, not a folder"
     try:
         fd, name = tempfile.mkstemp(prefix=".paravt-write-check-", dir=folder)
     except OSError as e:
-        return f"cannot create a file in {folder} ({e.strerror or type(e).__name__})"
+        return f"cannot write in {folder} ({e.strerror or type(e).__name__})"
     os.close(fd)
     os.unlink(name)
     return None
