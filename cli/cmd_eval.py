@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from paravt.cli.common import (
+    command_line,
     config_options,
     emit_json,
     json_option,
@@ -23,7 +24,7 @@ from paravt.cli.common import (
 )
 from paravt.cli.flags import ENGINE_FLAGS, engine_flags
 from paravt.config import load_config
-from paravt.errors import UserError
+from paravt.errors import ItemsFailedError, UserError
 from paravt.eval.adapters import split_names
 from paravt.eval.compare import compare_runs
 from paravt.eval.config import SHEETS_OF, EvalConfig
@@ -185,6 +186,22 @@ def _do_run(config_path, overrides, as_json, **kw) -> None:
         if hook is not None:
             hook.stop()
     _print(summary, as_json)
+    if "nothing_scored" in summary:  # every row is kept; say why none scored, and how on
+        raise ItemsFailedError(_nothing_scored(summary, cfg))
+
+
+def _nothing_scored(summary: dict, cfg: EvalConfig) -> str:
+    """The one line of a run none of whose questions could be scored: why (the summary's
+    ``nothing_scored``), what is kept, and the command that runs the retryable ones again."""
+    from paravt.eval.runner import RETRYABLE_KINDS, RunPaths
+
+    kinds = summary["metrics"]["error_kinds"]
+    line = f"{summary['nothing_scored']}; the rows are kept in {RunPaths.for_config(cfg).results}"
+    if any(kind in RETRYABLE_KINDS for kind in kinds):
+        again = command_line(add=("--resume", "--retry-errors"))
+        fix = " (with --videos fixed)" if "video_missing" in kinds else ""
+        line += f"; run them again{fix} with: {again}"
+    return line
 
 
 @click.group(name="eval", invoke_without_command=True)

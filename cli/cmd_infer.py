@@ -219,6 +219,12 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
     for rec in records:
         if trace:
             console.print(episode_view(rec))
+        elif as_json or quiet:  # the view shows them; stdout holds JSON or the answer alone
+            for warning in rec.all_warnings():
+                console.print(
+                    f"[yellow]paravt: warning:[/] {escape(visible(rec.id))}: "
+                    f"{escape(visible(warning))}"
+                )
         if as_json:
             doc = {"config": config, "record": rec.to_dict()}
             if single:

@@ -285,13 +285,15 @@ def test_eval_opens_a_video_before_the_model_loads_for_it(
     bad_files, unloadable_model, tmp_path, paravt_cli
 ):
     """A split whose only video cannot be read: its sample is a video error row, in one line,
-    and the model (whose weights would fail to load) is never loaded."""
+    and the model (whose weights would fail to load) is never loaded. No question could be
+    scored, so the run exits 1 and says so."""
     row = {"id": "q", "video": str(bad_files["text"]), "question": "What?",
            "question_type": "oe", "answer": "x"}  # fmt: skip
     (tmp_path / "eval.jsonl").write_text(json.dumps(row) + "\n")
     r = paravt_cli("eval", "--benchmark", "jsonl", "--data", tmp_path, "--videos", tmp_path,
                    "--out", tmp_path / "run", "--model", unloadable_model, "--json")  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr
+    assert "no question could be scored: all 1 errored (1 video)" in r.stderr
     result = json.loads((tmp_path / "run" / "results.jsonl").read_text())
     assert (
         result["error"]["kind"] == "video" and bad_files["text"].name in result["error"]["message"]

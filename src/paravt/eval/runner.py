@@ -28,7 +28,7 @@ from paravt.agent.prompts import check_user_template
 from paravt.agent.records import view_dict
 from paravt.backends.factory import check_serving, make_backend
 from paravt.destinations import check_folder_destination
-from paravt.errors import UserError
+from paravt.errors import Interrupted, UserError
 from paravt.eval import subtitles as subs
 from paravt.eval.adapters import canonical_split, load_split
 from paravt.eval.config import EvalConfig, parse_shard, protocol_view, shard_tag
@@ -294,8 +294,34 @@ class Runner:
 
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> dict:
+        """Run the assigned samples not yet in the results file; the summary. Ctrl-C keeps every
+        scored row, writes the summary of what is there and raises ``Interrupted`` (the CLI
+        names the command that continues)."""
         started = time.time()
+        loaded, assigned = self._start()
+        try:
+            self._score(assigned)
+        except KeyboardInterrupt:
+            summary = self._summary(loaded, assigned, started)
+            done = summary["n_assigned"] - len(summary["missing"])
+            raise Interrupted(
+                f"{done} of {summary['n_assigned']} questions are scored and kept in "
+                f"{self.paths.results}"
+            ) from None
+        summary = self._summary(loaded, assigned, started)
+        _say_warnings(summary, self.paths.summary)
+        return summary
+
+    def _start(self) -> tuple[Any, list[EvalSample]]:
+        """Read the split, check what can be checked before a model loads, record the run."""
         loaded, assigned, self._index = self.load()
+        if loaded.ignored:
+            logger.warning(
+                "--data %s: read %s; not read: %s (pass one file as --data to choose it)",
+                self.cfg.data,
+                ", ".join(Path(p).name for p in loaded.sources),
+                ", ".join(Path(p).name for p in loaded.ignored),
+            )
         _check_user_template(self.cfg.engine.user_template, assigned)
         _check_resume(self.cfg, self.paths)
         self.model = self._locate_model()
@@ -308,9 +334,15 @@ class Runner:
                 "limit": self.cfg.limit,
                 "n_split": len(loaded.samples),
                 "assigned": [s.id for s in assigned],
+                "sources": loaded.sources,
+                "ignored_files": loaded.ignored,
                 "protocol_config": protocol_view(self.cfg),
             },
         )
+        return loaded, assigned
+
+    def _score(self, assigned: list[EvalSample]) -> None:
+        """Run and score every assigned sample without a result, one flushed line each."""
         writer = ResultsFile(self.paths.results).open_for_append()
         episodes = ResultsFile(self.paths.episodes).open_for_append() if self.cfg.episodes else None
         try:
@@ -348,15 +380,16 @@ class Runner:
             writer.close()
             if episodes is not None:
                 episodes.close()
+
+    def _summary(self, loaded, assigned: list[EvalSample], started: float) -> dict:
+        """The summary of the results file as it stands, written to ``summary.json``."""
+        results = read_results(self.paths.results)
         summary = build_summary(
-            self.split,
-            self.cfg,
-            loaded,
-            assigned,
-            read_results(self.paths.results),
-            self.judge,
-            self.backend_label,
+            self.split, self.cfg, loaded, assigned, results, self.judge, self.backend_label
         )
+        reason = nothing_scored(summary, results, self.cfg)
+        if reason is not None:
+            summary["nothing_scored"] = reason
         summary["timing"] = {"wall_s": round(time.time() - started, 3)}
         if self.sheets_written:
             summary["sheets"] = self.sheets_written
@@ -377,12 +410,14 @@ class Runner:
         self.sheets_written.append(str(write_episode_sheet(rec, path)))
 
 
-RETRYABLE_KINDS = ("backend", "engine")
+#: the errors ``--retry-errors`` runs again: a failed backend or engine, and a video that was
+#: not there (the run pointed at the wrong ``--videos``, or the files arrived since)
+RETRYABLE_KINDS = ("backend", "engine", "video_missing")
 
 
 def _drop_retryable(path: Path, results: list[ResultRow]) -> list[ResultRow]:
-    """Rewrite ``path`` (atomically) without backend/engine failures so a resumed run retries
-    them."""
+    """Rewrite ``path`` (atomically) without the ``RETRYABLE_KINDS`` failures so a resumed run
+    retries them."""
     keep = [r for r in results if r.error is None or r.error.kind not in RETRYABLE_KINDS]
     if len(keep) == len(results):
         return results
@@ -450,8 +485,50 @@ def build_summary(
         "skipped_rows": [{"row": ref, "reason": why} for ref, why in loaded.skipped],
         "renamed_ids": [{"id": old, "now": new} for old, new in loaded.renamed],
         "sources": loaded.sources,
+        "ignored_files": loaded.ignored,
+        "warnings": [{"id": r.id, "warnings": r.warnings} for r in unique if r.warnings],
         "protocol": describe(cfg, judge.describe(), backend_label),
     }
+
+
+def nothing_scored(summary: dict, results: list[ResultRow], cfg: EvalConfig) -> str | None:
+    """Why no question of a finished run could be scored (every one errored, or none was left
+    to run), or None when one was. ``paravt eval`` exits 1 with it; ``retryable`` kinds are the
+    ones ``--resume --retry-errors`` runs again."""
+    metrics = summary["metrics"]
+    if metrics["scored"] > 0 or summary["missing"]:
+        return None
+    if summary["n_assigned"] == 0:
+        skipped = len(summary["skipped_rows"])
+        return (
+            f"no question to run: --data {cfg.data} gave {summary['n_split']} questions "
+            f"({skipped} rows skipped: skipped_rows in the summary), none of them in this run "
+            "(--limit, --shard)"
+        )
+    kinds = metrics["error_kinds"]
+    listed = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    why = f"no question could be scored: all {metrics['n']} errored ({listed})"
+    missing = [r.error.message for r in results if r.error and r.error.kind == "video_missing"]
+    if missing:
+        why += f"; {missing[0]}: is --videos {cfg.videos} the split's video folder?"
+    return why
+
+
+def _say_warnings(summary: dict, where: Path) -> None:
+    """One stderr line for the questions whose episodes carry warnings (the video's damage,
+    frames that could not be decoded); every one is under ``warnings`` in the summary."""
+    flagged = summary["warnings"]
+    if flagged:
+        first = flagged[0]
+        logger.warning(
+            "%d of %d questions carry warnings about their video or calls (first, %s: %s); "
+            "all are under warnings in %s",
+            len(flagged),
+            summary["n_assigned"],
+            first["id"],
+            first["warnings"][0],
+            where,
+        )
 
 
 def _check_user_template(path: str | None, samples: list[EvalSample]) -> None:
