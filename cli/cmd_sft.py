@@ -9,6 +9,7 @@ import sys
 import click
 
 from paravt.cli.common import emit_json, json_option, quiet_training_libraries, stderr_console
+from paravt.cli.interrupted_runs import run_interrupted
 from paravt.destinations import check_folder_destination
 from paravt.models.locate import locate_model
 
@@ -48,7 +49,10 @@ def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json:
         console.print(f"paravt: warning: {note}", highlight=False, markup=False)
     console.print(f"[bold]paravt sft[/bold] → {cfg.output_dir} (model {cfg.model})", soft_wrap=True)
     with contextlib.redirect_stdout(sys.stderr):  # HF Trainer prints logs: stdout is the result
-        summary = run_sft(cfg, resume=resume, console=console)
+        try:
+            summary = run_sft(cfg, resume=resume, console=console)
+        except KeyboardInterrupt:  # what is kept, and the command that goes on
+            raise run_interrupted(cfg.output_dir) from None
     if not leave_process_group():
         return
     if as_json:

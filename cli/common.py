@@ -246,9 +246,9 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
         click.echo(f"paravt: {e}", err=True)
         return 1
     except Interrupted as e:  # Ctrl-C in a command that keeps its work: what, and how on
+        how = "continue with" if "--resume" in e.add else "start it again with"
         click.echo(
-            f"paravt: interrupted: {e.kept}; continue with: {rerun_line(args, e.add, e.drop)}",
-            err=True,
+            f"paravt: interrupted: {e.kept}; {how}: {rerun_line(args, e.add, e.drop)}", err=True
         )
         return 130
     except KeyboardInterrupt:

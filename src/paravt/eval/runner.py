@@ -48,7 +48,7 @@ from paravt.eval.samples import EvalSample
 from paravt.eval.scoring import score_row
 from paravt.models.locate import LocatedModel, locate_model, weights_error
 
-__all__ = ["run_eval"]
+__all__ = ["RETRYABLE_KINDS", "RunPaths", "run_eval"]
 
 logger = logging.getLogger(__name__)
 
