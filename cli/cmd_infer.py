@@ -134,7 +134,11 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
     bad input is a ``UserError`` naming it. Of stdin questions, one whose video cannot be used
     runs on as its own error record (the engine's one-line warning names it, and the command
     exits 1), unless none of them can run."""
-    from paravt.agent.preflight import VideoChecks, check_budget  # loads torch (paravt.kernels)
+    from paravt.agent.preflight import (  # loads torch (paravt.kernels)
+        VideoChecks,
+        check_budget,
+        text_counters,
+    )
 
     notes: list[str] = []
     arch = context = None
@@ -142,6 +146,7 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
         located = locate_model(cfg.backend.model)
         arch, context = located.arch, located.context_length
         notes += [located.note] if located.note else []
+    text = text_counters(cfg.backend.model, cfg.engine, arch) if arch and context else None
     checks = VideoChecks()
     failed: list[str] = []
     for inp in inputs:
@@ -154,7 +159,8 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
             continue
         k = inp.frames_k or cfg.engine.frames
         flag = "--frames" if single or inp.frames_k is None else f'question {inp.id}: "frames"'
-        for w in check_budget(cfg.engine, facts, k, arch, context, frames_flag=flag):
+        count = text(inp) if text is not None else None
+        for w in check_budget(cfg.engine, facts, k, arch, context, frames_flag=flag, text=count):
             if w not in notes:
                 notes.append(w)
     if failed and len(failed) == len(inputs):

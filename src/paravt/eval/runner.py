@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.preflight import VideoChecks, check_budget
+from paravt.agent.preflight import VideoChecks, check_budget, text_counters
 from paravt.agent.prompts import check_user_template
 from paravt.agent.records import view_dict
 from paravt.backends.factory import check_serving, make_backend
@@ -149,6 +149,7 @@ class Runner:
         self.model: LocatedModel | None = None
         self._videos = VideoChecks()
         self._budget_warned = False
+        self._text: Any = None  # a first turn's text counter, made at the first budget check
 
     # -- setup --------------------------------------------------------------------------------
     def _engine_for_run(self):
@@ -209,16 +210,17 @@ class Runner:
             facts = self._videos.check(sample.video)
         except UserError as e:  # the video room's one-line error: this sample's only
             return self._failed(sample, "video", str(e))
-        self._check_budget(facts)
         try:
             question, sub_info = self._question_for(sample)
         except Exception as e:  # an unreadable video/subtitle must not stop the run
             logger.warning("sample %s: cannot build its question", sample.id, exc_info=True)
             return self._failed(sample, "video", f"{type(e).__name__}: {e}")
         try:
-            return episode_input(sample, question), sub_info
+            inp = episode_input(sample, question)
         except UserError as e:  # e.g. more options than letters: this sample's problem only
             return self._failed(sample, "annotation", str(e))
+        self._check_budget(facts, inp)
+        return inp, sub_info
 
     def _locate_model(self) -> LocatedModel | None:
         """The local model this run will load, found before it starts (None: another backend)."""
@@ -227,15 +229,20 @@ class Runner:
             return locate_model(self.cfg.backend.model)
         return None
 
-    def _check_budget(self, facts) -> None:
+    def _check_budget(self, facts, inp) -> None:
         """A first turn past the model's context stops the run (the settings are wrong for
-        every sample, not this one); the first warning of one near it is logged once."""
-        if self.model is None:
+        every sample, not this one); the first warning of one near it is logged once. Its
+        text is counted with the model's tokenizer once the images come near the context."""
+        model = self.model
+        if model is None or model.arch is None or model.context_length is None:
             return
+        if self._text is None:
+            self._text = text_counters(self.cfg.backend.model, self.cfg.engine, model.arch)
         engine = self.cfg.engine
         found = check_budget(
-            engine, facts, engine.frames, self.model.arch, self.model.context_length
-        )
+            engine, facts, engine.frames, model.arch, model.context_length,
+            text=self._text(inp),
+        )  # fmt: skip
         if found and not self._budget_warned:
             self._budget_warned = True
             logger.warning("%s (said once per run)", found[0])
