@@ -79,7 +79,8 @@ def _run_options(fn):
             "--retry-errors",
             is_flag=True,
             default=None,
-            help="With --resume: run again the samples whose backend or engine failed.",
+            help="With --resume: run again the samples whose backend or engine failed, or "
+            "whose video was missing.",
         ),
         click.option(
             "--variant",
@@ -177,11 +178,12 @@ def _do_run(config_path, overrides, as_json, **kw) -> None:
         raise UserError("--backend scripted needs --script FILE (the completions to replay)")
     if kw.get("backend") in ("hf", "openai") and cfg.script:
         raise UserError(f"--script is only for --backend scripted, not {kw['backend']}")
-    if cfg.backend.kind == "hf" and not cfg.script:
-        quiet_model_loading()  # the bar below is the run's progress line
+    # the bar below is the run's progress line, not transformers' own: quieted when the model
+    # is about to load, so the checks that need no model library come back without it
+    quiet = quiet_model_loading if cfg.backend.kind == "hf" and not cfg.script else None
     hook = _progress_hook(stderr_console()) if cfg.progress else None
     try:
-        summary = run_eval(cfg, progress=hook)
+        summary = run_eval(cfg, progress=hook, before_load=quiet)
     finally:
         if hook is not None:
             hook.stop()
@@ -212,6 +214,10 @@ def command(ctx: click.Context, config_path, overrides, as_json, **kw) -> None:
 
     Every sample gets one JSON line in OUT/results.jsonl (errors included and counted);
     OUT/summary.json holds all three scoring variants and the complete protocol.
+
+    Exit codes: 0 the run finished (errored questions are counted results); 1 no question could
+    be scored (the last line says why and how to run them again); 2 bad input, refused before
+    the run; 130 Ctrl-C (every scored row kept; the last line names the command that continues).
     """
     if ctx.invoked_subcommand is not None:
         return

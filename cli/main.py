@@ -43,8 +43,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
     Results go to stdout (JSON with --json); progress and logs go to stderr.
     Exit codes: 0 success; 1 it ran, but some questions or samples failed (their errors are in
-    the output), or an internal error; 2 bad input (a flag, config, path, video or model),
-    refused before anything heavy ran.
+    the output; eval: none of its questions could be scored), or an internal error; 2 bad input
+    (a flag, config, path, video or model), refused before anything heavy ran; 130 interrupted
+    (Ctrl-C: eval, train and sft name what was kept and the command that goes on).
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug

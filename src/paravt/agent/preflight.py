@@ -31,7 +31,6 @@ from paravt.agent.chat import ChatCodec
 from paravt.agent.config import EngineConfig
 from paravt.agent.prompts import load_prompts
 from paravt.errors import UserError
-from paravt.kernels.spec import tokens_per_frame
 
 __all__ = ["PromptText", "VideoChecks", "check_budget", "text_counters"]
 
@@ -104,6 +103,10 @@ class PromptBudget:
 
 
 def _frame_tokens(facts: VideoFacts, arch: str, min_pixels: int, max_pixels: int) -> int:
+    # paravt.kernels loads torch as it is imported: the checks before this one (a missing
+    # video, a mistyped --model) come back without it
+    from paravt.kernels.spec import tokens_per_frame
+
     pads = tokens_per_frame(facts.height, facts.width, arch, min_pixels, max_pixels)
     return int(pads) + IMAGE_MARKERS
 

@@ -26,7 +26,6 @@ from paravt.agent.engine import EpisodeEngine
 from paravt.agent.preflight import VideoChecks, check_budget, text_counters
 from paravt.agent.prompts import check_user_template
 from paravt.agent.records import view_dict
-from paravt.backends.factory import check_serving, make_backend
 from paravt.destinations import check_folder_destination
 from paravt.errors import Interrupted, UserError
 from paravt.eval import subtitles as subs
@@ -129,8 +128,15 @@ def _check_resume(cfg: EvalConfig, paths: RunPaths) -> None:
 class Runner:
     """One evaluation run over the samples assigned to this shard."""
 
-    def __init__(self, cfg: EvalConfig, backend: Any = None, progress: Callable | None = None):
+    def __init__(
+        self,
+        cfg: EvalConfig,
+        backend: Any = None,
+        progress: Callable | None = None,
+        before_load: Callable[[], None] | None = None,
+    ):
         _require(cfg)
+        self._before_load = before_load  # e.g. the CLI quiets transformers' own bars
         self.cfg = cfg
         self.split = canonical_split(cfg.benchmark)
         self.paths = RunPaths.for_config(cfg)
@@ -153,8 +159,14 @@ class Runner:
 
     # -- setup --------------------------------------------------------------------------------
     def _engine_for_run(self):
+        # the backends load the model libraries (openai's SDK alone takes 1.7 s): a run that
+        # stops before its first episode (a mistyped --model, every video missing) never does
+        from paravt.backends.factory import check_serving, make_backend
+
         if self._engine is None:
             if self._backend is None:
+                if self._before_load is not None:
+                    self._before_load()
                 try:
                     self._backend = make_backend(self.cfg.backend, script=self.cfg.script)
                 except Exception as e:
@@ -556,6 +568,13 @@ class _Shown:
     options: list[str] | None
 
 
-def run_eval(cfg: EvalConfig, backend: Any = None, progress: Callable | None = None) -> dict:
-    """Run (or resume) one evaluation; returns the summary also written to ``summary.json``."""
-    return Runner(cfg, backend=backend, progress=progress).run()
+def run_eval(
+    cfg: EvalConfig,
+    backend: Any = None,
+    progress: Callable | None = None,
+    before_load: Callable[[], None] | None = None,
+) -> dict:
+    """Run (or resume) one evaluation; returns the summary also written to ``summary.json``.
+    ``before_load`` is called once, just before the run loads its backend (a run none of whose
+    questions reaches the engine never calls it)."""
+    return Runner(cfg, backend=backend, progress=progress, before_load=before_load).run()
