@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,15 +36,6 @@ def garbled_bframes(bframes_video, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("garbled") / "garbled.mp4"
     out.write_bytes(bytes(data))
     return out
-
-
-@pytest.fixture(scope="module")
-def unloadable_model(tiny_qwen3_dir, tmp_path_factory) -> Path:
-    """A model folder that passes the file checks but whose weights cannot load."""
-    folder = tmp_path_factory.mktemp("unloadable") / "model"
-    shutil.copytree(tiny_qwen3_dir, folder)
-    (folder / "model.safetensors").write_bytes(b"not safetensors")
-    return folder
 
 
 def test_frames_of_a_corrupt_region_succeeds_without_a_traceback(garbled_bframes, paravt_cli):

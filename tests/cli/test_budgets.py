@@ -6,8 +6,6 @@ against a real episode's record (it is a lower bound of the prompt, exact on the
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -15,15 +13,6 @@ from paravt.agent.config import EngineConfig
 from paravt.agent.preflight import IMAGE_MARKERS, check_budget, probe_video, prompt_budget
 from paravt.errors import UserError
 from paravt.models.locate import locate_model
-
-
-@pytest.fixture(scope="module")
-def unloadable_model(tiny_qwen3_dir, tmp_path_factory) -> Path:
-    """The tiny model's files with weights that cannot load: whatever reaches the load fails."""
-    folder = tmp_path_factory.mktemp("unloadable") / "model"
-    shutil.copytree(tiny_qwen3_dir, folder)
-    (folder / "model.safetensors").write_bytes(b"not safetensors")
-    return folder
 
 
 def test_frames_past_the_context_are_refused_before_the_model_loads(

@@ -10,7 +10,6 @@ first: a load would fail with another line.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -26,14 +25,6 @@ def _one_line(r) -> str:
     assert len(lines) == 1, r.stderr
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr
     return lines[0]
-
-
-@pytest.fixture(scope="module")
-def unloadable_model(tiny_qwen3_dir, tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("unloadable") / "model"
-    shutil.copytree(tiny_qwen3_dir, folder)
-    (folder / "model.safetensors").write_bytes(b"not safetensors")
-    return folder
 
 
 def test_an_infer_sheet_nobody_can_write_is_refused_before_the_model(

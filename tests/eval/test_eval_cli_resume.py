@@ -105,22 +105,29 @@ def _comparable(summary: dict) -> dict:
     return out
 
 
+def _running_until(args: list[str], out, rows: int) -> subprocess.Popen:
+    """``paravt eval ARGS --out OUT`` in a subprocess (stderr piped), once its results file holds
+    ``rows`` lines; it must still be running then."""
+    results = out / "results.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paravt.cli.main", "eval", *args, "--out", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    deadline = time.time() + 180
+    while time.time() < deadline and proc.poll() is None:
+        if results.is_file() and results.read_text().count("\n") >= rows:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be stopped"
+    return proc
+
+
 def test_sigkill_then_resume_gives_every_sample_once_and_the_same_summary(setup, paravt_cli):
     tmp, args = setup
     out = tmp / "killed"
     results = out / "results.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "paravt.cli.main", "eval", *args, "--out", str(out)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    deadline = time.time() + 180
-    while time.time() < deadline and proc.poll() is None:
-        if results.is_file() and results.read_text().count("\n") >= 3:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished before it could be killed"
+    proc = _running_until(args, out, rows=3)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
@@ -252,17 +259,7 @@ def test_ctrl_c_keeps_every_scored_row_and_names_the_command_that_continues(setu
     tmp, args = setup
     out = tmp / "interrupted"
     results = out / "results.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "paravt.cli.main", "eval", *args, "--out", str(out)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )  # fmt: skip
-    deadline = time.time() + 180
-    while time.time() < deadline and proc.poll() is None:
-        if results.is_file() and results.read_text().count("\n") >= 2:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished before it could be interrupted"
+    proc = _running_until(args, out, rows=2)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
