@@ -10,7 +10,9 @@ square is option B."; before the drill, "The windows frames show a red square." 
   colour (the lookup itself, whatever the copy);
 - ``correct``: the answer scored right, as stored when the eval ran;
 - ``correct_now``: the prediction read again with the current answer rules
-  (``answer_text`` + ``extract_mcq_letter``), e.g. for results scored before a rule changed.
+  (``answer_text`` + ``extract_mcq_letter``), e.g. for results scored before a rule changed;
+- ``open_think``: answer turns that leave a ``<think>`` open, by the reward's own rule
+  (``open_think_turns``): kept in ``answers.json`` so the count survives ``slim.py``.
 
     python experiments/toy_paradox/probes/answers.py OUT/eval/sft-strong-4 [...]
 """
@@ -22,7 +24,7 @@ import re
 import sys
 from pathlib import Path
 
-from paravt.rewards import answer_text
+from paravt.rewards import answer_text, open_think_turns
 from paravt.rewards.answers import extract_mcq_letter
 
 COLOUR = re.compile(r"show a (\w+) square")
@@ -43,8 +45,9 @@ def breakdown(folder: Path) -> dict:
 def breakdown_rows(rows: list[dict]) -> dict:
     """The counts above over an eval's ``results.jsonl`` rows."""
     counts = dict.fromkeys(
-        ("colour_right", "options_copied", "lookup_consistent", "correct", "correct_now"), 0
-    )
+        ("colour_right", "options_copied", "lookup_consistent", "correct", "correct_now",
+         "open_think"), 0
+    )  # fmt: skip
     for row in rows:
         text, sample = row.get("prediction") or "", row["sample"]
         colour = COLOUR.search(text)
@@ -65,7 +68,13 @@ def breakdown_rows(rows: list[dict]) -> dict:
         counts["correct"] += (row.get("score") or {}).get("correct") == 1.0
         letter = extract_mcq_letter(answer_text(text), sample["options"])
         counts["correct_now"] += letter == sample["answer"]
+        counts["open_think"] += open_think(text)
     return {"n": len(rows), **counts}
+
+
+def open_think(prediction: str) -> bool:
+    """Whether an episode's turns leave a think open (the 5 Dec collapse at K = 64)."""
+    return any(open_think_turns(prediction))
 
 
 if __name__ == "__main__":

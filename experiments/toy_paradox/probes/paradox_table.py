@@ -7,10 +7,11 @@ R_fmt and the training's κ over the last five steps (the per-step log), and the
 took (all read by staleness_compare's ``run_numbers``). For each recipe and number: the
 mean over seeds with a 95% t-interval over the seed means (the seed is the unit: questions
 within a seed are not independent draws of the training). For each recipe against vanilla GRPO
-and against PARA-GRPO: the difference of the means, the unpaired interval (pooled variance,
-df = 2 x seeds - 2) and the paired one (the same seed: same prompts, same K draws where both
-gate, same sampling seed). The half-width of a difference's interval is the smallest gap the
-table could tell from seed noise.
+and against PARA-GRPO (``intervals.compare``): the difference of the means, the Welch interval
+(unequal variances: the arms' seed spreads differ by a factor of six) and the paired one (the
+same seed: same prompts, same K draws where both gate, same sampling seed), a difference being
+claimed only where both exclude 0, and the smallest gap a paired test over these seeds finds
+with 80% power.
 
     python experiments/toy_paradox/probes/paradox_table.py RESULTS --seeds 0 1 2
 
@@ -21,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from pathlib import Path
 
-from staleness_compare import T975, run_numbers, t_interval
+from intervals import INTERVALS, compare, t_interval
+from staleness_compare import run_numbers
 
 #: the table's rows, in the order the paper's ablation reads them
 RECIPES = ("vanilla_grpo", "anchor_only", "gating_only", "paragrpo")
@@ -33,15 +34,6 @@ NUMBERS = ("acc_k4", "acc_k64", "tool_use_k4", "tool_use_k64", "r_fmt_last5", "k
            "step_time_s")  # fmt: skip
 #: what every row is compared with: the baseline and the full method
 AGAINST = ("vanilla_grpo", "paragrpo")
-
-
-def unpaired(a: list[float], b: list[float]) -> dict:
-    """b - a with a 95% t-interval under a pooled variance (df = len(a) + len(b) - 2)."""
-    df = len(a) + len(b) - 2
-    diff = statistics.fmean(b) - statistics.fmean(a)
-    pooled = ((len(a) - 1) * statistics.variance(a) + (len(b) - 1) * statistics.variance(b)) / df
-    half = T975[df] * (pooled * (1 / len(a) + 1 / len(b))) ** 0.5
-    return {"mean": diff, "lo": diff - half, "hi": diff + half, "half_width": half}
 
 
 def main() -> None:
@@ -68,15 +60,11 @@ def main() -> None:
                 if base == recipe:
                     continue
                 others = [runs[base][s][key] for s in args.seeds]
-                row[key][f"minus_{base}"] = {
-                    "unpaired": unpaired(others, values),
-                    "paired": t_interval([v - o for v, o in zip(values, others, strict=True)]),
-                }
+                row[key][f"minus_{base}"] = compare(others, values)
         table[recipe] = row
     sft = {k: v for k, v in results.get("eval", {}).items() if k.startswith(f"sft-{args.prior}/")}
     print(json.dumps({"seeds": args.seeds, "prior": args.prior,
-                      "interval": "95% t over seed means (df = seeds - 1); differences: "
-                                  "unpaired pooled (df = 2 seeds - 2) and paired by seed",
+                      "interval": INTERVALS,
                       "sft": sft, "table": table, "runs": runs}, indent=1))  # fmt: skip
 
 

@@ -1,16 +1,18 @@
-"""The two samplers side by side: accuracy with a 95% bootstrap interval over questions x seeds.
+"""The two samplers side by side: accuracy over seeds, and vLLM - hf paired by seed and Welch.
 
 Reads a results folder (a run's OUT, or its slimmed copy under ``results/``): for each sampler
 and seed, the eval of the RL run ``rl-{prior}-{recipe}[-vllm]-s{seed}`` at each K (its
 ``answers.json``, else its ``results.jsonl`` scored by the robust reading), the tool use of
 that eval (``summary.json``) and the run's per-step log (``*-metrics.jsonl`` beside the evals,
 or ``runs/<run>/metrics.jsonl``): the KL and the sampler-learner log-prob difference over the
-last five steps. For each K it writes the mean accuracy over seeds and questions with a
-percentile bootstrap interval (seeds and questions resampled with replacement), and the
-difference vLLM - hf with its own interval (questions resampled jointly, seeds per sampler).
-One JSON object on stdout. Why: two seeds a sampler left an 8-point gap that seed noise alone
-could explain; an interval says whether a gap is larger than that noise (README, "The two
-samplers").
+last five steps. For each K: each seed's accuracy (in %, over its questions), each sampler's
+mean over seeds with a 95% t-interval (the seed is the unit: the questions of one run are not
+independent draws of its training), and vLLM - hf (``intervals.compare``): paired by seed (the
+same trainer seed draws the same prompts and K for both samplers) and Welch, with the smallest
+gap a paired test over these seeds finds with 80% power. One JSON object on stdout. Why: two
+seeds a sampler left an 8-point gap that seed noise alone could explain; an interval says
+whether a gap is larger than that noise (README, "The two samplers"). It resampled questions
+before 7 Dec 2026, which treats the 60 answers of one trained model as 60 draws of training.
 
     python experiments/toy_paradox/probes/sampler_compare.py RESULTS --seeds 0 1 2 > compare.json
 """
@@ -19,15 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from pathlib import Path
 
+from intervals import INTERVALS, compare, t_interval
+
 #: the sampler -> the infix of its run names (``run``'s naming: ``weak-paragrpo-vllm-s0``)
 SAMPLERS = {"hf": "", "vllm": "-vllm"}
-#: bootstrap resamples, and the generator's seed (the interval is then reproducible)
-RESAMPLES = 10_000
-BOOT_SEED = 0
 #: the per-step log's last steps whose mean is reported
 LAST_STEPS = 5
 
@@ -64,47 +64,12 @@ def last_mean(rows: list[dict], key: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def resample_mean(rng: random.Random, table: list[list[float]], questions: list[int]) -> float:
-    """The mean over seeds drawn with replacement from ``table`` and the given questions."""
-    seeds = [rng.randrange(len(table)) for _ in table]
-    return sum(table[s][q] for s in seeds for q in questions) / (len(seeds) * len(questions))
-
-
-def interval(values: list[float]) -> list[float]:
-    values = sorted(values)
-    return [values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]]
-
-
-def compare_k(tables: dict[str, list[list[float]]]) -> dict:
-    """Mean, interval and the vLLM - hf difference for one K (tables: sampler -> seed x q)."""
-    rng = random.Random(BOOT_SEED)
-    n_q = len(next(iter(tables.values()))[0])
-    boots: dict[str, list[float]] = {s: [] for s in tables}
-    diffs = []
-    for _ in range(RESAMPLES):
-        questions = [rng.randrange(n_q) for _ in range(n_q)]
-        means = {s: resample_mean(rng, t, questions) for s, t in tables.items()}
-        for s, m in means.items():
-            boots[s].append(m)
-        if set(means) == set(SAMPLERS):
-            diffs.append(means["vllm"] - means["hf"])
-    out = {
-        s: {
-            "mean": sum(map(sum, t)) / (len(t) * n_q),
-            "ci95": interval(boots[s]),
-            "per_seed": [sum(row) / n_q for row in t],
-        }
-        for s, t in tables.items()
-    }
-    if diffs:
-        low, high = interval(diffs)
-        out["vllm_minus_hf"] = {
-            "mean": out["vllm"]["mean"] - out["hf"]["mean"],
-            "ci95": [low, high],
-            "contains_zero": low <= 0.0 <= high,
-        }
-        a, b = out["hf"]["ci95"], out["vllm"]["ci95"]
-        out["intervals_overlap"] = a[0] <= b[1] and b[0] <= a[1]
+def compare_k(tables: dict[str, list[float]]) -> dict:
+    """Mean over seeds with its interval per sampler, and vLLM - hf (tables: sampler -> each
+    seed's accuracy in %)."""
+    out: dict = {s: t_interval(values) for s, values in tables.items()}
+    if set(tables) == set(SAMPLERS):
+        out["vllm_minus_hf"] = compare(tables["hf"], tables["vllm"])
     return out
 
 
@@ -116,21 +81,20 @@ def main() -> None:
     ap.add_argument("--ks", nargs="+", type=int, default=[4, 64])
     args = ap.parse_args()
     evals = args.folder / "eval"
-    report: dict = {"folder": args.folder.name, "seeds": args.seeds, "resamples": RESAMPLES}
+    report: dict = {"folder": args.folder.name, "seeds": args.seeds, "interval": INTERVALS}
     for k in args.ks:
-        tables, ids = {}, None
+        tables, questions = {}, set()
         for sampler, infix in SAMPLERS.items():
-            rows = []
+            seeds = []
             for seed in args.seeds:
                 folder = evals / f"rl-{args.run}{infix}-s{seed}-{k}"
-                if not folder.is_dir():
-                    continue
-                vec = correct_vector(folder)
-                ids = ids or sorted(vec)
-                rows.append([vec[i] for i in ids])
-            if rows:
-                tables[sampler] = rows
-        report[f"k{k}"] = {"questions": len(ids or []), **compare_k(tables)} if tables else None
+                if folder.is_dir():
+                    right = correct_vector(folder)
+                    questions.add(len(right))
+                    seeds.append(100 * sum(right.values()) / len(right))
+            if seeds:
+                tables[sampler] = seeds
+        report[f"k{k}"] = {"questions": sorted(questions), **compare_k(tables)} if tables else None
     runs = {}
     for infix in SAMPLERS.values():
         for seed in args.seeds:

@@ -3,18 +3,17 @@
 Reads a results folder (a run's OUT, or its slimmed copy under ``results/``) holding the runs
 ``rl-{prior}-{recipe}-server-k{k}-s{seed}`` (``run --sampler server --max-staleness k``). For each
 run: accuracy at each K and tool use (its evals' ``answers.json`` / ``results.jsonl`` and
-``summary.json``), the answer turns left with a think open (``results.jsonl``, before the folder
-is slimmed), R_fmt (the trainer's ``reward/fmt``: the mean over the last five steps and over
+``summary.json``), the answer turns left with a think open (``results.jsonl``, or the count
+``slim.py`` keeps in ``answers.json``), R_fmt (the trainer's ``reward/fmt``: the mean over the last five steps and over
 the run) and κ (``tools/kappa``, the share of episodes with a call, in %, last five steps), the
 steps trained, the staleness it consumed (``async/staleness_mean`` averaged over steps,
 ``async/staleness_max`` the largest), the seconds a step took (``step_time``) and the seconds the
 learner waited for its rollout (``async/wait_s``). For each number: the mean over seeds with a 95%
 t-interval over the seed means (the seed is the unit: questions within a seed are not independent
-draws of the training), and the paired difference k = K minus k = 0 per seed (same seed, same
-checkpoint, same prompts and K) with its own t-interval; the half-width of the paired interval is
-the smallest gap the comparison could tell from seed noise. ``intervals_overlap`` says whether the
-k = 0 and k = K intervals share a point: where they do not, the gap is read as real and needs a
-measurement that names its cause.
+draws of the training), and the difference k = K minus k = 0 (``intervals.compare``): paired
+by seed (same seed, same checkpoint, same prompts and K) and Welch (unequal variances), a
+difference being claimed only where both exclude 0, with the smallest gap a paired test over
+these seeds finds with 80% power (``detectable_paired``).
 
     python experiments/toy_paradox/probes/staleness_compare.py RESULTS --ks 0 2 --seeds 0 1 2
 
@@ -28,40 +27,28 @@ import json
 import statistics
 from pathlib import Path
 
+from answers import open_think
+from intervals import INTERVALS, compare, t_interval
 from sampler_compare import correct_vector, run_log, tool_use
 
-from paravt.rewards import open_think_turns
 
-#: two-sided 95% quantiles of Student's t by degrees of freedom (seeds - 1)
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 #: the per-step log's last steps whose R_fmt mean is reported
 LAST_STEPS = 5
 #: the evals of an RL run: (tag, K) as ``run`` names their folders (``eval/rl-NAME-K``)
 EVALS = (("k4", 4), ("k64", 64))
 
 
-def t_interval(values: list[float]) -> dict:
-    """Mean and 95% t-interval over ``values`` (one per seed)."""
-    m = statistics.fmean(values)
-    if len(values) < 2:
-        return {"mean": m, "values": values}
-    half = T975[len(values) - 1] * statistics.stdev(values) / len(values) ** 0.5
-    return {"mean": m, "lo": m - half, "hi": m + half, "half_width": half, "values": values}
-
-
-def open_thinks(results: Path) -> int:
-    """How many answer turns leave a think open, by the reward's own rule (``open_think_turns``;
-    the collapse the 5 Dec two-seed runs showed at K = 64 after a tool turn); only the raw
-    ``results.jsonl`` holds the turn."""
-    turns = (json.loads(line).get("prediction") or "" for line in results.read_text().splitlines())
-    return sum(any(open_think_turns(t)) for t in turns)
-
-
-def overlap(a: dict, b: dict) -> bool | None:
-    """Whether two t-intervals share a point (None with one seed: no interval)."""
-    if "lo" not in a or "lo" not in b:
-        return None
-    return a["lo"] <= b["hi"] and b["lo"] <= a["hi"]
+def open_thinks(ev: Path) -> int | None:
+    """How many answer turns leave a think open, by the reward's own rule (the collapse the 5 Dec
+    two-seed runs showed at K = 64 after a tool turn): from the raw ``results.jsonl``, else
+    the count ``slim.py`` kept in ``answers.json`` (None where neither holds it)."""
+    results, kept = ev / "results.jsonl", ev / "answers.json"
+    if results.is_file():
+        turns = (json.loads(line).get("prediction") or "" for line in results.read_text().splitlines())
+        return sum(open_think(t) for t in turns)
+    if kept.is_file():
+        return json.loads(kept.read_text()).get("open_think")
+    return None
 
 
 def run_numbers(folder: Path, run: str, results: dict) -> dict:
@@ -73,8 +60,8 @@ def run_numbers(folder: Path, run: str, results: dict) -> dict:
             right = correct_vector(ev)
             out[f"acc_{tag}"] = 100 * statistics.fmean(right.values())
             out[f"tool_use_{tag}"] = 100 * tool_use(ev)
-            if (ev / "results.jsonl").is_file():
-                out[f"open_think_{tag}"] = open_thinks(ev / "results.jsonl")
+            if (count := open_thinks(ev)) is not None:
+                out[f"open_think_{tag}"] = count
     log = run_log(folder, run)
     fmt = [r["reward/fmt"] for r in log]
     out.update(
@@ -123,14 +110,12 @@ def main() -> None:
     for key in keys:
         a = [runs[base][s][key] for s in args.seeds]
         b = [runs[other][s][key] for s in args.seeds]
-        ta, tb = t_interval(a), t_interval(b)
         summary[key] = {
-            f"k{base}": ta,
-            f"k{other}": tb,
-            f"k{other}-k{base}_paired": t_interval([y - x for x, y in zip(a, b, strict=True)]),
-            "intervals_overlap": overlap(ta, tb),
+            f"k{base}": t_interval(a),
+            f"k{other}": t_interval(b),
+            f"k{other}-k{base}": compare(a, b),
         }
-    print(json.dumps({"seeds": args.seeds, "interval": "95% t over seeds (df = seeds - 1)",
+    print(json.dumps({"seeds": args.seeds, "interval": INTERVALS,
                       "summary": summary, "runs": runs}, indent=1))  # fmt: skip
 
 
