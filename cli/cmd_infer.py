@@ -144,15 +144,9 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
         arch, context = located.arch, located.context_length
         notes += [located.note] if located.note else []
     text = text_counters(cfg.backend.model, cfg.engine, arch) if arch and context else None
-    checks = VideoChecks()  # opening a video imports torch: a missing one is said first
+    _check_some_video_is_there(inputs)  # opening a video imports torch: a missing one first
+    checks = VideoChecks()
     failed: list[str] = []
-    missing = [i for i in inputs if not Path(str(i.video)).is_file()]
-    if len(missing) == len(inputs):
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise UserError(
-            f"no question can run: question {missing[0].id}: video not found: "
-            f"{missing[0].video}{more}; pass the path of a video file"
-        )
     for inp in inputs:
         try:
             facts = checks.check(inp.video)
@@ -171,6 +165,17 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
         raise UserError(f"no question can run: {failed[0]}{more}")
     return notes
+
+
+def _check_some_video_is_there(inputs: list) -> None:
+    """A batch none of whose videos is there stops with one line, before torch is imported."""
+    missing = [i for i in inputs if not Path(str(i.video)).is_file()]
+    if len(missing) == len(inputs):
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise UserError(
+            f"no question can run: question {missing[0].id}: video not found: "
+            f"{missing[0].video}{more}; pass the path of a video file"
+        )
 
 
 def _check_flags(cfg: InferConfig, video: str, question: str, quiet: bool, as_json: bool):

@@ -120,8 +120,9 @@ def _trainer_class():
 
         def create_model_card(self, model_name=None, dataset_name=None, tags=None) -> None:
             if self.is_world_process_zero():
-                card = model_card(model_name or Path(self.args.output_dir).name, self.base_model)
-                (Path(self.args.output_dir) / "README.md").write_text(card, encoding="utf-8")
+                run_dir = Path(str(self.args.output_dir))
+                card = model_card(model_name or run_dir.name, self.base_model)
+                (run_dir / "README.md").write_text(card, encoding="utf-8")
 
     return ParaSFTTrainer
 
