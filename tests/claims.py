@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 from claimkit import REPO, TOY, Claim, accuracy, pct, read_json, read_lines, right_of
+from claims_guide import CLAIMS as GUIDE_CLAIMS
 from claims_toy import CLAIMS as TOY_CLAIMS
 
 # the toy experiment's probes compute the numbers from the raw files (the claims run the same
@@ -302,6 +303,6 @@ CLAIMS = [
     ),  # fmt: skip
 ]
 
-# the toy experiment's lab log (experiments/toy_paradox/README.md), and the toy guide's numbers
-# that come from its runs
+# the toy experiment's lab log (experiments/toy_paradox/LOG.md) and its guide (the README beside it)
 CLAIMS += TOY_CLAIMS
+CLAIMS += GUIDE_CLAIMS

@@ -1,7 +1,8 @@
-"""The toy experiment's claims: each number of experiments/toy_paradox/README.md recomputed from
-the raw files of its run under ``experiments/toy_paradox/results/`` (``claimkit``).
+"""The toy experiment's claims: each number of its lab log, experiments/toy_paradox/LOG.md,
+recomputed from the raw files of its run under ``experiments/toy_paradox/results/``
+(``claimkit``). The guide beside it (README.md) has its own, ``claims_guide``.
 
-Ordered as the README's sections, each keyed by its heading (``within``) and its text, so a
+Ordered as the log's sections, each keyed by its heading (``within``) and its text, so a
 claim follows its text when the lab log is reordered or moved. Seed comparisons run the probes'
 own code (``run_numbers``, ``intervals``) on the committed files, not the tables those probes
 wrote.
@@ -45,11 +46,11 @@ sys.path.insert(0, str(REPO / "experiments/toy_paradox/probes"))
 import intervals  # noqa: E402
 from staleness_compare import run_numbers  # noqa: E402
 
-DOC = "experiments/toy_paradox/README.md"
+DOC = "experiments/toy_paradox/LOG.md"
 
 
 def toy(within: str, source: str, template: str, *parts: Getter) -> Claim:
-    """A sentence or row of the toy README (in the section ``within``) whose numbers are read
+    """A sentence or row of the toy lab log (in the section ``within``) whose numbers are read
     from ``source`` (under the toy results folder)."""
     return said(DOC, f"{TOY}/{source}", fill(template, *parts), within)
 
@@ -70,7 +71,7 @@ def seeds(folder: str, runs: Sequence[str], key: str) -> list[float]:
 
 
 def t_cell(cell: dict, decimals: int = 1, sign: str = "") -> str:
-    """A t-interval as the README writes it: "46.7 [30.1, 63.3]" (not clipped to 0-100)."""
+    """A t-interval as the log writes it: "46.7 [30.1, 63.3]" (not clipped to 0-100)."""
     d = decimals
     return f"{cell['mean']:{sign}.{d}f} [{cell['lo']:.{d}f}, {cell['hi']:.{d}f}]"
 
@@ -140,7 +141,7 @@ PARADOX = "paradox-3seeds"
 PARADOX_IN = "The paradox table, three seeds"
 RECIPES = {"vanilla_grpo": "vanilla GRPO", "anchor_only": "anchoring only",
            "gating_only": "gating only", "paragrpo": "PARA-GRPO"}  # fmt: skip
-#: the paradox table's columns (run_numbers' keys), in the README's order
+#: the paradox table's columns (run_numbers' keys), in the log's order
 PARADOX_COLUMNS = ("acc_k4", "acc_k64", "tool_use_k4", "tool_use_k64", "kappa_last5")
 
 
@@ -344,7 +345,7 @@ def sampler(name: str, key: str, folder: str = SAMPLERS, n: int = 3) -> Values:
 
 
 def sci(x: float) -> str:
-    """``3.6e-7`` as the README writes a tiny number (no exponent padding)."""
+    """``3.6e-7`` as the log writes a tiny number (no exponent padding)."""
     mantissa, exponent = f"{x:.1e}".split("e")
     return f"{mantissa}e{int(exponent)}"
 
@@ -406,7 +407,7 @@ CLAIMS += SAMPLER_CLAIMS
 
 # --------------------------------------------------------------------------- builds of the chain
 
-#: the six builds of the quick chain (README, "Six builds"): build -> its results folder
+#: the six builds of the quick chain (LOG.md, "Six builds"): build -> its results folder
 BUILDS = {"d0-t1": "quick-rebuild/build-1", "d0-t2": "quick-rebuild/build-2threads",
           "d1-t1": "rebuild-spread/d1-t1", "d2-t1": "rebuild-spread/d2-t1",
           "d1-t2": "rebuild-spread/d1-t2", "d2-t2": "rebuild-spread/d2-t2"}  # fmt: skip

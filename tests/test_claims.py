@@ -23,6 +23,7 @@ from claims_coverage import FLOOR, report
 #: the docs whose run numbers must come from committed files
 DOCS = ["README.md", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md"))]
 DOCS += sorted(p.relative_to(REPO).as_posix() for p in (REPO / "experiments").glob("*/README.md"))
+DOCS += sorted(p.relative_to(REPO).as_posix() for p in (REPO / "experiments").glob("*/LOG.md"))
 
 
 def _tracked() -> set[str] | None:

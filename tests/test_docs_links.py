@@ -6,10 +6,10 @@ reads the Markdown as text (about a second) and fails on
 
 - docs/TRAIN.md over ``TRAIN_MD_MAX_LINES`` lines (measurements belong in docs/TESTING.md and
   benchmarks/README.md, topics in docs/train/);
-- a relative link in README.md, docs/**/*.md, benchmarks/README.md or an experiment's README
-  whose file does not exist, or whose ``#anchor`` is no heading of the Markdown file it names
-  (GitHub's slugs: lower case, punctuation other than ``-`` and ``_`` dropped, spaces to ``-``,
-  repeats numbered ``-1``, ``-2``).
+- a relative link in README.md, docs/**/*.md, benchmarks/README.md or an experiment's README or
+  lab log (LOG.md) whose file does not exist, or whose ``#anchor`` is no heading of the Markdown
+  file it names (GitHub's slugs: lower case, punctuation other than ``-`` and ``_`` dropped,
+  spaces to ``-``, repeats numbered ``-1``, ``-2``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ PAGES = sorted(
     ["README.md", "benchmarks/README.md"]
     + [p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md")]
     + [p.relative_to(REPO).as_posix() for p in (REPO / "experiments").rglob("README.md")]
+    + [p.relative_to(REPO).as_posix() for p in (REPO / "experiments").rglob("LOG.md")]
 )
 
 FENCE = re.compile(r"^\s*(```|~~~)")

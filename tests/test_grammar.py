@@ -477,9 +477,10 @@ def test_a_parser_bug_is_logged_and_is_not_blamed_on_the_model(monkeypatch, capl
 
 
 # -- an unclosed <think> holds no answer ---------------------------------------------------------
-# What PARA-GRPO found on the toy task (experiments/toy_paradox/README.md): the policy learned to
-# name the colour inside a <think> it never closed, and the whole-text fallback read that
-# reasoning as the answer, so the option whose text it contained scored as chosen.
+# What PARA-GRPO found on the toy task (experiments/toy_paradox/LOG.md, "Under the reader as it
+# was"): the policy learned to name the colour inside a <think> it never closed, and the
+# whole-text fallback read that reasoning as the answer, so the option whose text it contained
+# scored as chosen.
 HACKED = "<think>\nThe windows frames show a yellow square.\nA.\nB.\nB</answer>"
 
 

@@ -100,9 +100,9 @@ def main() -> None:
     config["dtype"] = "float16"
     (DEMO / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     card = {
-        "what": f"the toy task's quick-mode tool-SFT model ({how}; experiments/toy_paradox, "
-        "README 'Quick mode'), weights in fp16; `paravt infer VIDEO ... --model toy-demo`",
-        # the thread count picks the model (experiments/toy_paradox/README.md, "Two builds of
+        "what": f"the toy task's quick-mode tool-SFT model ({how}; experiments/toy_paradox/LOG.md, "
+        "'The shipped demo model'), weights in fp16; `paravt infer VIDEO ... --model toy-demo`",
+        # the thread count picks the model (experiments/toy_paradox/LOG.md, "Two builds of
         # the quick chain"); the averaged chain's builds agree more closely ("A robust chain")
         "rebuild": rebuild_command(results),
         "commit": git_head(),

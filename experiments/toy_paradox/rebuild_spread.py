@@ -3,7 +3,7 @@
 stage, and each stage's min, max, spread and mean.
 
 Why: one build of the chain said 98.3% at K = 4 and another 66.7%, from the thread count alone
-(README, "Two builds of the quick chain"). Whether a number is the recipe's or one build's is
+(LOG.md, "Two builds of the quick chain"). Whether a number is the recipe's or one build's is
 read off its spread over builds that differ in thread count and data seed (``run --data-seed``).
 
     python experiments/toy_paradox/rebuild_spread.py \\

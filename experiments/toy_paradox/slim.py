@@ -1,4 +1,5 @@
-"""Slim a results folder to the small files that the README's numbers are checked against.
+"""Slim a results folder to the small files that the guide's and the log's numbers are checked
+against.
 
     python experiments/toy_paradox/slim.py experiments/toy_paradox/results/NEW_RUN
 
@@ -8,9 +9,9 @@ went through it once). What it does:
 - each eval's ``results.jsonl`` (every episode's raw record, ~1 KB a question) becomes an
   ``answers.json`` beside it: the ``probes/answers.py`` counts and one line per question (id,
   gold letter, the needle's colour, the answer text, scored right or not); then it is removed.
-  ``paravt eval`` writes the full file again when the README's command is rerun;
+  ``paravt eval`` writes the full file again when the log's command is rerun;
 - ``configs/`` folders (``run`` writes them again into ``OUT/configs``) and shell scripts (their
-  commands are in the README) are removed;
+  commands are in the log, LOG.md) are removed;
 - absolute paths in the remaining text files are made relative: a run folder ``/work/runs/X``
   becomes ``runs/X``, a checkout of this repository becomes the repository root (``''``), the
   shared test media ``../shared/``, ``/tmp/X`` becomes ``tmp/X`` and a tool installed under

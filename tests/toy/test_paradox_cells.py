@@ -1,7 +1,7 @@
 """The toy runner's RL cells: the ablations, the think prefix x anchor 2 x 2, and runs off the grid.
 
 Why: the paradox table's vanilla arm differs from PARA-GRPO in gating, the anchor term and the
-think prefix at once, so the prepared 2 x 2 (README, "Prepared, not run") must change exactly
+think prefix at once, so the prepared 2 x 2 (LOG.md, "Prepared, not run") must change exactly
 one switch between neighbouring cells; and its runs (seeds 0-4) must be startable by name
 without editing the runner's grid.
 """

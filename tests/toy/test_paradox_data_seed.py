@@ -1,6 +1,6 @@
 """The toy experiment's ``--data-seed``: a rebuild on other data changes the training draws only.
 
-Why: the rebuild spread (experiments/toy_paradox/README.md, "Six builds") compares builds on one
+Why: the rebuild spread (experiments/toy_paradox/LOG.md, "Six builds") compares builds on one
 eval split; a data seed that moved the eval videos would mix a data effect into the spread.
 """
 

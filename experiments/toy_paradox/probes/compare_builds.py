@@ -7,7 +7,7 @@ whose loss or grad norm differs and by how much, whether the saved weights are b
 (else the largest parameter difference), each run's thread record (``config.json``'s
 ``numerics``), and the evals' accuracy with the questions answered differently. One JSON
 object on stdout. Why: a chain that rebuilds to other numbers has to be traced to the first
-stage (and step) where the builds part, before a cause can be named (README, "Two builds of
+stage (and step) where the builds part, before a cause can be named (LOG.md, "Two builds of
 the quick chain").
 
     python experiments/toy_paradox/probes/compare_builds.py OUT_A OUT_B > compare.json

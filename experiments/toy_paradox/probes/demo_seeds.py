@@ -4,7 +4,7 @@ One video each of ``paravt make-toy-task --n 1 --seed S`` (its mcq question), ev
 range played by the demo with the settings ``paravt infer --model toy-demo`` resolves, one JSON
 line per seed on stdout (options, gold letter, the answer text, how it was read, calls in the
 first turn, R_acc), a count on stderr. Why: the test asserts a rate over seeds 0-19, and its bar
-is chosen from this measurement (experiments/toy_paradox/README.md, "The shipped demo model").
+is chosen from this measurement (experiments/toy_paradox/LOG.md, "The shipped demo model").
 
     python experiments/toy_paradox/probes/demo_seeds.py --seeds 0 40 --work /tmp/demo-seeds
 """

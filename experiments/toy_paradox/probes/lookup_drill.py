@@ -2,7 +2,7 @@
 
 Why: in a toy episode the letter is one loss token among ~40 to ~150, and the 5 M model did not
 learn to match a colour to its option letter in 400 warm-up steps (20 of 60 held-out still
-clips right while the colour was read right 55-57 times; README, "The letter"). Here every
+clips right while the colour was read right 55-57 times; LOG.md, "The letter"). Here every
 sequence holds a dozen lookups instead of one, and nothing else is taught: no frames, no
 protocol text. The loss is on every token (``--loss all``, the default) or on the letters only.
 Two forms:
@@ -13,9 +13,9 @@ Two forms:
 - ``episode``: the question's option list, then the oracle's whole final turn (``<think>``, the
   colour seen, the list restated, the match, ``<answer>``), one lookup a block: the context the
   ``oracle`` form lacks. A model drilled in that form alone matched 100% there, 30% with the
-  colour named before the list and 47% with the list written twice (README, "The letter").
+  colour named before the list and 47% with the list written twice (LOG.md, "The letter").
 - ``key``: one key ``A. blue=A`` ... then lookups ``The square is red=B.``, the induction-friendly
-  form tried once in the oracle and reverted (README).
+  form tried once in the oracle and reverted (LOG.md).
 
     python experiments/toy_paradox/probes/lookup_drill.py --model tiny:qwen3-vl:toy --out OUT
 

@@ -10,7 +10,7 @@ each cell but the base, cell - base (``intervals.compare``: Welch, paired by see
 exclude 0) and the gap a paired t-test finds with 80% power, with the per-seed differences'
 spread, at the seeds run and (``--plan-seeds N``) at N seeds, the spread taken as it is.
 
-    # the prefix x anchor 2 x 2 and vanilla (README, "Prepared, not run")
+    # the prefix x anchor 2 x 2 and vanilla (LOG.md, "Prepared, not run")
     python experiments/toy_paradox/probes/power.py OUT --seeds 0 1 2 3 4 --base vanilla \\
         --cell vanilla=weak-vanilla_grpo-s{seed} --cell bare=weak-gate_bare-s{seed} \\
         --cell prefix=weak-gate_prefix-s{seed} --cell anchor=weak-gate_anchor-s{seed} \\

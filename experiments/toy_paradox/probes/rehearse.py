@@ -2,7 +2,7 @@
 
 Why: a model drilled to 100% on the option lookup (``lookup_drill.py``) forgets it in the 400
 steps of the ``still`` warm-up (its drill text read at 34-37% afterwards, the still clips' letter
-at 22-23 / 60; README, "The letter"). Rehearsal, training on the old task beside the new one, is
+at 22-23 / 60; LOG.md, "The letter"). Rehearsal, training on the old task beside the new one, is
 the usual remedy for such forgetting; ``paravt sft`` has no way to mix in text sequences, so this
 probe runs the same stage by hand: each step is one batch of the stage's stored trajectories
 (the files ``paravt sft`` wrote, read by its own collator) plus one batch of drill sequences,

@@ -11,7 +11,7 @@ independent draws of its training), and vLLM - hf (``intervals.compare``): paire
 same trainer seed draws the same prompts and K for both samplers) and Welch, with the smallest
 gap a paired test over these seeds finds with 80% power. One JSON object on stdout. Why: two
 seeds a sampler left an 8-point gap that seed noise alone could explain; an interval says
-whether a gap is larger than that noise (README, "The two samplers"). It resampled questions
+whether a gap is larger than that noise (LOG.md, "The two samplers"). It resampled questions
 before 7 Dec 2026, which treats the 60 answers of one trained model as 60 draws of training.
 
     python experiments/toy_paradox/probes/sampler_compare.py RESULTS --seeds 0 1 2 > compare.json

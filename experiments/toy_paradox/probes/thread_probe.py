@@ -6,7 +6,7 @@ few steps with every step logged, once at each thread count (``OMP_NUM_THREADS``
 differs, the largest loss gap over the steps, and the largest parameter difference after the
 last step. One JSON object on stdout. Why: two builds at one thread count were byte-identical
 stage by stage (``compare_builds.py``); this is the other candidate cause of the 98.3% / 66.7%
-pair (README, "Two builds of the quick chain").
+pair (LOG.md, "Two builds of the quick chain").
 
     python experiments/toy_paradox/probes/thread_probe.py OUT/configs/warmup-still.yaml \
         --work tmp/threads --steps 40 --threads 1 2

@@ -137,7 +137,7 @@ _CORPUS = [
 #: What the ``toy`` preset's tokenizer also learns: the words of the toy task (docs/TOY_TASK.md). A real
 #: Qwen tokenizer has each colour name as one token; trained on ``_CORPUS`` alone, " magenta" is 6
 #: tokens and "red" at a line start differs from " red", which turned the colour-to-letter lookup
-#: into multi-token matching a 5 M model did not learn (experiments/toy_paradox/README.md). The
+#: into multi-token matching a 5 M model did not learn (experiments/toy_paradox/LOG.md). The
 #: colours are ``paravt.toy.task.PALETTE``'s; tests/toy/test_toy_task.py checks each is one token.
 _TOY_CORPUS = [
     "What colour was the square that appeared briefly? When does the coloured square appear?",

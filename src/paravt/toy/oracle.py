@@ -15,7 +15,7 @@ then the letter: ``<answer>B</answer>``) or ``"text"`` (the option's own text:
 ``<answer>red</answer>``, which every reader takes as the option whose whole text it is,
 docs/ANSWERS.md rule 4). Why both: the letter is a lookup (which line holds the colour, which
 letter starts it) that a 5 M random-init model did not learn inside an episode in any form we
-tried (experiments/toy_paradox/README.md, "The letter"); the text form lets the toy measure
+tried (experiments/toy_paradox/LOG.md, "The letter"); the text form lets the toy measure
 seeing and tool use without that lookup.
 
 Every decision is a hash of (seed, episode id[, turn]): no RNG state, reproducible runs. The
