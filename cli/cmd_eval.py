@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from paravt.cli.common import (
+    command_line,
     config_options,
     emit_json,
     json_option,
@@ -23,7 +24,7 @@ from paravt.cli.common import (
 )
 from paravt.cli.flags import ENGINE_FLAGS, engine_flags
 from paravt.config import load_config
-from paravt.errors import UserError
+from paravt.errors import ItemsFailedError, UserError
 from paravt.eval.adapters import split_names
 from paravt.eval.compare import compare_runs
 from paravt.eval.config import SHEETS_OF, EvalConfig
@@ -78,7 +79,8 @@ def _run_options(fn):
             "--retry-errors",
             is_flag=True,
             default=None,
-            help="With --resume: run again the samples whose backend or engine failed.",
+            help="With --resume: run again the samples whose backend or engine failed, or "
+            "whose video was missing.",
         ),
         click.option(
             "--variant",
@@ -176,15 +178,32 @@ def _do_run(config_path, overrides, as_json, **kw) -> None:
         raise UserError("--backend scripted needs --script FILE (the completions to replay)")
     if kw.get("backend") in ("hf", "openai") and cfg.script:
         raise UserError(f"--script is only for --backend scripted, not {kw['backend']}")
-    if cfg.backend.kind == "hf" and not cfg.script:
-        quiet_model_loading()  # the bar below is the run's progress line
+    # the bar below is the run's progress line, not transformers' own: quieted when the model
+    # is about to load, so the checks that need no model library come back without it
+    quiet = quiet_model_loading if cfg.backend.kind == "hf" and not cfg.script else None
     hook = _progress_hook(stderr_console()) if cfg.progress else None
     try:
-        summary = run_eval(cfg, progress=hook)
+        summary = run_eval(cfg, progress=hook, before_load=quiet)
     finally:
         if hook is not None:
             hook.stop()
     _print(summary, as_json)
+    if "nothing_scored" in summary:  # every row is kept; say why none scored, and how on
+        raise ItemsFailedError(_nothing_scored(summary, cfg))
+
+
+def _nothing_scored(summary: dict, cfg: EvalConfig) -> str:
+    """The one line of a run none of whose questions could be scored: why (the summary's
+    ``nothing_scored``), what is kept, and the command that runs the retryable ones again."""
+    from paravt.eval.runner import RETRYABLE_KINDS, RunPaths
+
+    kinds = summary["metrics"]["error_kinds"]
+    line = f"{summary['nothing_scored']}; the rows are kept in {RunPaths.for_config(cfg).results}"
+    if any(kind in RETRYABLE_KINDS for kind in kinds):
+        again = command_line(add=("--resume", "--retry-errors"))
+        fix = " (with --videos fixed)" if "video_missing" in kinds else ""
+        line += f"; run them again{fix} with: {again}"
+    return line
 
 
 @click.group(name="eval", invoke_without_command=True)
@@ -195,6 +214,10 @@ def command(ctx: click.Context, config_path, overrides, as_json, **kw) -> None:
 
     Every sample gets one JSON line in OUT/results.jsonl (errors included and counted);
     OUT/summary.json holds all three scoring variants and the complete protocol.
+
+    Exit codes: 0 the run finished (errored questions are counted results); 1 no question could
+    be scored (the last line says why and how to run them again); 2 bad input, refused before
+    the run; 130 Ctrl-C (every scored row kept; the last line names the command that continues).
     """
     if ctx.invoked_subcommand is not None:
         return

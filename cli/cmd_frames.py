@@ -6,6 +6,7 @@ import click
 
 from paravt.cli.common import config_options, emit_json, json_option
 from paravt.config import load_config, to_dict
+from paravt.destinations import check_file_destination
 from paravt.errors import UserError
 from paravt.video.config import FramesConfig
 
@@ -76,6 +77,8 @@ def command(
         FramesConfig, config_path, overrides, {"k": k, "mode": mode, "workers": workers}
     )
     window_args = [parse_window_flag(w) for w in windows]
+    if sheet:  # before the decode: a sheet that cannot be written is one line, at once
+        check_file_destination(sheet, "--sheet ")
     src = VideoSource(
         video,
         device=cfg.device,

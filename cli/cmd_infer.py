@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 from rich.markup import escape
@@ -113,12 +114,12 @@ def _questions(video: str, question: str, options: tuple, qtype: str) -> list:
 def _sheet_paths(sheet: str | None, inputs: list) -> dict:
     """Where each episode's sheet goes: ``--sheet`` itself for one question, else
     ``STEM-ID.png`` beside it; every destination is checked before the model loads."""
-    import re
-
-    from paravt.viz.episode_sheet import check_writable
-
     if not sheet:
         return {}
+    import re
+
+    from paravt.viz.episode_sheet import check_writable  # loads torch (paravt.video.sheet)
+
     base = check_writable(sheet)
     if len(inputs) == 1:
         return {inputs[0].id: base}
@@ -134,14 +135,16 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
     bad input is a ``UserError`` naming it. Of stdin questions, one whose video cannot be used
     runs on as its own error record (the engine's one-line warning names it, and the command
     exits 1), unless none of them can run."""
-    from paravt.agent.preflight import VideoChecks, check_budget  # loads torch (paravt.kernels)
+    from paravt.agent.preflight import VideoChecks, check_budget, text_counters
 
     notes: list[str] = []
     arch = context = None
-    if cfg.backend.kind == "hf":
+    if cfg.backend.kind == "hf":  # a mistyped --model: one line, before torch is imported
         located = locate_model(cfg.backend.model)
         arch, context = located.arch, located.context_length
         notes += [located.note] if located.note else []
+    text = text_counters(cfg.backend.model, cfg.engine, arch) if arch and context else None
+    _check_some_video_is_there(inputs)  # opening a video imports torch: a missing one first
     checks = VideoChecks()
     failed: list[str] = []
     for inp in inputs:
@@ -154,7 +157,8 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
             continue
         k = inp.frames_k or cfg.engine.frames
         flag = "--frames" if single or inp.frames_k is None else f'question {inp.id}: "frames"'
-        for w in check_budget(cfg.engine, facts, k, arch, context, frames_flag=flag):
+        count = text(inp) if text is not None else None
+        for w in check_budget(cfg.engine, facts, k, arch, context, frames_flag=flag, text=count):
             if w not in notes:
                 notes.append(w)
     if failed and len(failed) == len(inputs):
@@ -163,10 +167,19 @@ def _preflight(cfg: InferConfig, inputs: list, single: bool) -> list[str]:
     return notes
 
 
+def _check_some_video_is_there(inputs: list) -> None:
+    """A batch none of whose videos is there stops with one line, before torch is imported."""
+    missing = [i for i in inputs if not Path(str(i.video)).is_file()]
+    if len(missing) == len(inputs):
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise UserError(
+            f"no question can run: question {missing[0].id}: video not found: "
+            f"{missing[0].video}{more}; pass the path of a video file"
+        )
+
+
 def _check_flags(cfg: InferConfig, video: str, question: str, quiet: bool, as_json: bool):
     """The flags that cannot go together, or a video path that is not there: one line, exit 2."""
-    from pathlib import Path
-
     if question != "-" and not Path(video).is_file():
         raise UserError(f"video not found: {video} (pass the path of a video file)")
     if cfg.backend.kind == "openai" and cfg.backend.model == "":
@@ -219,6 +232,12 @@ def _emit(records, config, console, out, as_json: bool, trace: bool, quiet: bool
     for rec in records:
         if trace:
             console.print(episode_view(rec))
+        elif as_json or quiet:  # the view shows them; stdout holds JSON or the answer alone
+            for warning in rec.all_warnings():
+                console.print(
+                    f"[yellow]paravt: warning:[/] {escape(visible(rec.id))}: "
+                    f"{escape(visible(warning))}"
+                )
         if as_json:
             doc = {"config": config, "record": rec.to_dict()}
             if single:

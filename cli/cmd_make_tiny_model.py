@@ -20,9 +20,13 @@ __all__: list[str] = []  # nothing here is for the other rooms
 
 
 def _earlier_tiny_model(folder: Path) -> bool:
-    """A folder this command wrote before: its ``paravt_tiny.json`` and files only (a trained
-    checkpoint or run folder has neither that file nor, usually, only files)."""
-    return (folder / "paravt_tiny.json").is_file() and all(p.is_file() for p in folder.iterdir())
+    """A folder this command wrote before, and nothing else: every entry is a file its
+    ``paravt_tiny.json`` lists (a trained checkpoint has no such record; a user's own file beside
+    an earlier tiny model is not on the list, so that folder is refused too)."""
+    from paravt.models.tiny import own_files
+
+    ours = own_files(folder)
+    return ours is not None and all(p.is_file() and p.name in ours for p in folder.iterdir())
 
 
 @click.command("make-tiny-model")

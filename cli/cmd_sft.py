@@ -9,6 +9,8 @@ import sys
 import click
 
 from paravt.cli.common import emit_json, json_option, quiet_training_libraries, stderr_console
+from paravt.cli.interrupted_runs import run_interrupted
+from paravt.destinations import check_folder_destination
 from paravt.models.locate import locate_model
 
 __all__: list[str] = []  # nothing here is for the other rooms
@@ -40,13 +42,17 @@ def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json:
 
     quiet_training_libraries()  # before the config: TrainingArguments warns as it is built
     cfg = load_sft_config(config_path, overrides)
+    check_folder_destination(cfg.output_dir, "output_dir=")  # before anything loads
     note = locate_model(cfg.model, label="model=").note  # a bad model: one line, before a load
     console = stderr_console()
     if note:
         console.print(f"paravt: warning: {note}", highlight=False, markup=False)
     console.print(f"[bold]paravt sft[/bold] → {cfg.output_dir} (model {cfg.model})", soft_wrap=True)
     with contextlib.redirect_stdout(sys.stderr):  # HF Trainer prints logs: stdout is the result
-        summary = run_sft(cfg, resume=resume, console=console)
+        try:
+            summary = run_sft(cfg, resume=resume, console=console)
+        except KeyboardInterrupt:  # what is kept, and the command that goes on
+            raise run_interrupted(cfg.output_dir) from None
     if not leave_process_group():
         return
     if as_json:

@@ -12,6 +12,8 @@ import os
 import click
 
 from paravt.cli.common import emit_json, json_option, quiet_training_libraries, stderr_console
+from paravt.cli.interrupted_runs import run_interrupted
+from paravt.destinations import check_folder_destination
 from paravt.errors import ConfigError
 from paravt.models.locate import locate_model
 from paravt.train.launch.plan import fix_for, format_plan, plan_for_command
@@ -113,6 +115,7 @@ def command(
         return
     quiet_training_libraries()  # before the config: TrainingArguments warns as it is built
     cfg = load_command_config(config_path, overrides)
+    check_folder_destination(cfg.output_dir, "output_dir=")  # before anything loads
     note = locate_model(cfg.model, label="model=").note  # a bad model: one line, before a load
     console = stderr_console()
     if note:
@@ -126,7 +129,10 @@ def command(
     with contextlib.redirect_stdout(
         sys.stderr
     ):  # HF Trainer prints logs: stdout is for the result only
-        summary = run_training(cfg, resume=resume, console=console)
+        try:
+            summary = run_training(cfg, resume=resume, console=console)
+        except KeyboardInterrupt:  # what is kept, and the command that goes on
+            raise run_interrupted(cfg.output_dir) from None
     if not leave_process_group():
         return
     if as_json:

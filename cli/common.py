@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 import sys
 import traceback
 import warnings
@@ -15,7 +16,7 @@ from typing import Any
 import click
 
 from paravt.config import to_dict
-from paravt.errors import ItemsFailedError, UserError
+from paravt.errors import Interrupted, ItemsFailedError, UserError
 
 __all__: list[str] = []  # nothing here is for the other rooms
 
@@ -195,21 +196,45 @@ def print_table(renderable: Any) -> None:
     console.print(renderable)
 
 
+def debug_first(args: list[str]) -> tuple[list[str], bool]:
+    """``(args, debug)``: ``--debug`` moved to the front, where the group reads it, from
+    wherever it was given before a ``--`` (``paravt infer v.mp4 -q x --debug`` as well as
+    ``paravt --debug infer ...``); what follows ``--`` is left as it is."""
+    end = args.index("--") if "--" in args else len(args)
+    head = [a for a in args[:end] if a != "--debug"]
+    debug = len(head) < end
+    return (["--debug"] if debug else []) + head + args[end:], debug
+
+
+def rerun_line(args: list[str], add: tuple[str, ...] = (), drop: tuple[str, ...] = ()) -> str:
+    """The command line ``args`` (without ``--debug``) as a person types it again, with the
+    flags ``add`` that are not there yet and without those in ``drop``: ``paravt eval ...
+    --resume``."""
+    words = [a for a in args if a != "--debug" and a not in drop]
+    words += [flag for flag in add if flag not in words]
+    return "paravt " + shlex.join(words)
+
+
+def command_line(add: tuple[str, ...] = (), drop: tuple[str, ...] = ()) -> str:
+    """``rerun_line`` of the command now running (``run_guarded`` keeps its words)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    args = obj.get("argv", []) if isinstance(obj, dict) else []
+    return rerun_line(list(args), add, drop)
+
+
 def run_guarded(group: click.Group, argv: list[str] | None) -> int:
     """Invoke the Click group, turning user errors into one line on stderr and exit code 2."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
+    args, debug = debug_first(list(sys.argv[1:] if argv is None else argv))
     try:
-        group.main(args=args, prog_name="paravt", standalone_mode=False)
+        group.main(args=args, prog_name="paravt", standalone_mode=False, obj={"argv": args})
         return 0
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.Abort:
         click.echo("paravt: aborted", err=True)
         return 130
-    except click.ClickException as e:
-        if debug:
-            traceback.print_exc()
+    except click.ClickException as e:  # a usage error: its traceback is click's, never shown
         e.show()
         return 2
     except UserError as e:
@@ -220,6 +245,12 @@ def run_guarded(group: click.Group, argv: list[str] | None) -> int:
     except ItemsFailedError as e:
         click.echo(f"paravt: {e}", err=True)
         return 1
+    except Interrupted as e:  # Ctrl-C in a command that keeps its work: what, and how on
+        how = "continue with" if "--resume" in e.add else "start it again with"
+        click.echo(
+            f"paravt: interrupted: {e.kept}; {how}: {rerun_line(args, e.add, e.drop)}", err=True
+        )
+        return 130
     except KeyboardInterrupt:
         click.echo("paravt: interrupted", err=True)
         return 130

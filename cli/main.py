@@ -34,15 +34,18 @@ def _discover(group: click.Group) -> None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="paravt")
-@click.option("--debug", is_flag=True, help="Show full tracebacks for errors.")
+@click.option(
+    "--debug", is_flag=True, help="Show full tracebacks for errors (anywhere on the line)."
+)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """paravt: parallel crop_video tool use for video LMMs, and PARA-GRPO training on TRL.
 
     Results go to stdout (JSON with --json); progress and logs go to stderr.
     Exit codes: 0 success; 1 it ran, but some questions or samples failed (their errors are in
-    the output), or an internal error; 2 bad input (a flag, config, path, video or model),
-    refused before anything heavy ran.
+    the output; eval: none of its questions could be scored), or an internal error; 2 bad input
+    (a flag, config, path, video or model), refused before anything heavy ran; 130 interrupted
+    (Ctrl-C: eval, train and sft name what was kept and the command that goes on).
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug

@@ -44,7 +44,8 @@ PACKAGE_DIRS = {"paravt": REPO / "src" / "paravt", "paravt.kernels": REPO / "ker
 LEVELS = [
     # grammar: the turn grammar (one module), read by rewards, agent and eval alike; logs: how
     # log records reach stderr (one line each), for the CLI and the tool server
-    {"errors", "config", "grammar", "logs"},
+    # destinations: where a command writes, checked before anything heavy runs
+    {"errors", "config", "grammar", "logs", "destinations"},
     {"video", "kernels", "rewards", "models"},  # models: tiny offline models
     {"tools"},
     {"agent", "viz"},  # agent: the engine and its Backend protocol; viz draws episode records

@@ -10,6 +10,7 @@ import warnings
 
 __all__ = [
     "ConfigError",
+    "Interrupted",
     "ItemsFailedError",
     "ParavtDeprecationWarning",
     "ParavtError",
@@ -49,6 +50,17 @@ class ItemsFailedError(ParavtError):
     """The command ran, but some of its items (questions of a batch, samples) have no result:
     their errors are in the command's output. The CLI prints this one line and exits 1; bad
     input found before anything ran is a ``UserError`` (exit 2)."""
+
+
+class Interrupted(ParavtError):
+    """Ctrl-C stopped a command that keeps its work on disk. ``kept`` says what is there (the
+    scored questions, the newest checkpoint, or that there is nothing); the CLI prints it with
+    the command that continues: the same command line with the flags ``add`` (``--resume``) and
+    without ``drop`` (exit 130)."""
+
+    def __init__(self, kept: str, add: tuple[str, ...] = ("--resume",), drop: tuple[str, ...] = ()):
+        super().__init__(kept)
+        self.kept, self.add, self.drop = kept, add, drop
 
 
 class ParavtDeprecationWarning(FutureWarning):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,15 +36,6 @@ def garbled_bframes(bframes_video, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("garbled") / "garbled.mp4"
     out.write_bytes(bytes(data))
     return out
-
-
-@pytest.fixture(scope="module")
-def unloadable_model(tiny_qwen3_dir, tmp_path_factory) -> Path:
-    """A model folder that passes the file checks but whose weights cannot load."""
-    folder = tmp_path_factory.mktemp("unloadable") / "model"
-    shutil.copytree(tiny_qwen3_dir, folder)
-    (folder / "model.safetensors").write_bytes(b"not safetensors")
-    return folder
 
 
 def test_frames_of_a_corrupt_region_succeeds_without_a_traceback(garbled_bframes, paravt_cli):
@@ -285,13 +275,15 @@ def test_eval_opens_a_video_before_the_model_loads_for_it(
     bad_files, unloadable_model, tmp_path, paravt_cli
 ):
     """A split whose only video cannot be read: its sample is a video error row, in one line,
-    and the model (whose weights would fail to load) is never loaded."""
+    and the model (whose weights would fail to load) is never loaded. No question could be
+    scored, so the run exits 1 and says so."""
     row = {"id": "q", "video": str(bad_files["text"]), "question": "What?",
            "question_type": "oe", "answer": "x"}  # fmt: skip
     (tmp_path / "eval.jsonl").write_text(json.dumps(row) + "\n")
     r = paravt_cli("eval", "--benchmark", "jsonl", "--data", tmp_path, "--videos", tmp_path,
                    "--out", tmp_path / "run", "--model", unloadable_model, "--json")  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr
+    assert "no question could be scored: all 1 errored (1 video)" in r.stderr
     result = json.loads((tmp_path / "run" / "results.jsonl").read_text())
     assert (
         result["error"]["kind"] == "video" and bad_files["text"].name in result["error"]["message"]

@@ -6,8 +6,6 @@ against a real episode's record (it is a lower bound of the prompt, exact on the
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -15,15 +13,6 @@ from paravt.agent.config import EngineConfig
 from paravt.agent.preflight import IMAGE_MARKERS, check_budget, probe_video, prompt_budget
 from paravt.errors import UserError
 from paravt.models.locate import locate_model
-
-
-@pytest.fixture(scope="module")
-def unloadable_model(tiny_qwen3_dir, tmp_path_factory) -> Path:
-    """The tiny model's files with weights that cannot load: whatever reaches the load fails."""
-    folder = tmp_path_factory.mktemp("unloadable") / "model"
-    shutil.copytree(tiny_qwen3_dir, folder)
-    (folder / "model.safetensors").write_bytes(b"not safetensors")
-    return folder
 
 
 def test_frames_past_the_context_are_refused_before_the_model_loads(
@@ -37,17 +26,21 @@ def test_frames_past_the_context_are_refused_before_the_model_loads(
     assert len(lines) == 1 and "Traceback" not in r.stderr
     line = lines[0]
     assert "--frames 100000" in line and "360 overview frames x 114 tokens" in line
-    assert "43,088" in line and "context of 32,768" in line  # 360 x 114 + 2,048 new tokens
-    assert "at most 269" in line  # (32,768 - 2,048) // 114
+    # 360 x 114 + the text (system prompt, tool schema, question, 360 timestamps) + 2,048 new
+    assert "needs 46,541 tokens" in line and "+ 3,453 text tokens" in line
+    assert "context of 32,768" in line
+    # images alone said 269 ((32,768 - 2,048) // 114); with the text, 245 is the most that fits
+    assert "at most 245" in line
 
 
 def test_frames_near_the_context_warn_on_stderr_before_the_load(
     gop_video, unloadable_model, paravt_cli
 ):
     r = paravt_cli("infer", gop_video, "-q", "What?", "--model", unloadable_model,
-                   "--frames", "250")  # fmt: skip
+                   "--frames", "220")  # fmt: skip
     warning = [ln for ln in r.stderr.splitlines() if ln.startswith("paravt: warning:")]
-    assert len(warning) == 1 and "30,548 tokens, 93% of the model's context" in warning[0]
+    assert len(warning) == 1 and "needs 29,718 tokens, 91% of the model's context" in warning[0]
+    assert "+ 2,590 text tokens" in warning[0]  # 250 frames no longer fit: refused above
     # then the load itself fails (this folder's weights are not weights): after the warning
     assert r.returncode == 2 and r.stderr.index("warning") < r.stderr.index(
         "weights cannot be read"
@@ -80,3 +73,52 @@ def test_the_count_matches_a_real_episode(gop_video, tiny_qwen3_dir, paravt_cli)
                       model.context_length)  # fmt: skip
     assert record["tokens"]["image"] == b.overview - 5 * IMAGE_MARKERS
     assert record["prompt_len"] > b.overview
+
+
+#: (template, engine.max_new_tokens): a long reply leaves room for fewer frames, so the
+#: engine's prompt at the suggestion decodes tens of frames, not hundreds (at the default 2,048
+#: the suggestion for the pancake clip was 266 under Qwen3-VL's tokenizer, and its prompt
+#: 30,447 + 2,048 = 32,495 tokens: the same rule, measured once by hand)
+SUGGESTION_CASES = [
+    ("qwen3-vl-instruct", 24000), ("qwen3-vl-thinking", 28000), ("qwen2.5-vl-instruct", 28000),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("template, new_tokens", SUGGESTION_CASES)
+def test_the_suggested_frames_fit_under_the_real_tokenizers(
+    template, new_tokens, real_tiny_dir, video_path, paravt_cli
+):
+    """The refusal suggested the largest ``--frames`` whose images alone fit: 289 for the 10 s
+    pancake clip under Qwen3-VL's tokenizer, where the engine's prompt at 289 frames was 33,024
+    tokens against a context of 32,768. The suggestion now counts the text (system prompt, tool
+    schema, question, a timestamp per frame) with the model's own tokenizer and chat template,
+    and the engine's own first prompt at that budget, plus the new tokens, fits."""
+    import re
+
+    from transformers import AutoProcessor
+
+    from paravt.agent.engine import EpisodeEngine
+    from paravt.agent.records import EpisodeInput
+    from paravt.backends.scripted import ScriptedBackend
+
+    model = real_tiny_dir(template)
+    video = video_path("decord__flipping_a_pancake.mkv")
+    question = ["-q", "What happens in the video?", "--option", "a pancake is flipped",
+                "--option", "an egg is fried"]  # fmt: skip
+    r = paravt_cli("infer", video, *question, "--model", model, "--frames", "400",
+                   "--set", f"engine.max_new_tokens={new_tokens}")  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    most = int(re.search(r"at most ([\d,]+)", r.stderr).group(1).replace(",", ""))
+    engine = EngineConfig(frames=most, max_new_tokens=new_tokens)
+    backend = ScriptedBackend(
+        ["<answer>A</answer>"], processor=AutoProcessor.from_pretrained(model)
+    )
+    inp = EpisodeInput("q0", str(video), question[1], [question[3], question[5]], "mcq")
+    record = EpisodeEngine(backend, engine).run([inp])[0]
+    assert record.status == "ok", record.error
+    context = locate_model(str(model)).context_length
+    assert record.stream.prompt_len + engine.max_new_tokens <= context, (
+        most,
+        record.stream.prompt_len,
+    )
+    assert record.stream.prompt_len + engine.max_new_tokens > 0.95 * context  # not far below it

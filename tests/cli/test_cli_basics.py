@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -34,6 +36,42 @@ def test_the_command_list_loads_without_torch():
     assert r.stdout.strip() == "[]", f"importing the CLI loaded {r.stdout.strip()}"
 
 
+def test_the_checks_that_need_no_torch_fail_before_it_is_imported(tmp_path):
+    """A mistyped ``--model`` or a missing video took 8-22 s and ~900 MB before its one line,
+    because torch was imported first (``benchmarks/bench_cli_startup.py`` times it). Each such
+    failure, run in a fresh interpreter, now leaves torch, torchcodec, transformers and the
+    openai SDK unimported."""
+    video = tmp_path / "v.mp4"
+    video.write_bytes(b"not opened by these checks")
+    rows = tmp_path / "eval.jsonl"
+    rows.write_text('{"id": "q", "video": "gone.mp4", "question": "What?", "answer": "x"}\n')
+    stdin_rows = '{"question": "What?", "video": "gone.mp4"}\n'
+    cases = {
+        "infer, mistyped --model": (["infer", str(video), "-q", "What?", "--model", "toy-dmeo"], "", 2),
+        "infer, missing video": (["infer", "gone.mp4", "-q", "What?", "--model", "toy-demo"], "", 2),
+        "infer -q -, missing video": (["infer", "x.mp4", "-q", "-", "--model", "toy-demo"], stdin_rows, 2),
+        "eval, mistyped --model": (
+            ["eval", "--benchmark", "jsonl", "--data", str(rows), "--videos", str(tmp_path),
+             "--out", str(tmp_path / "a"), "--model", "toy-dmeo"], "", 2),
+        "eval, every video missing": (
+            ["eval", "--benchmark", "jsonl", "--data", str(rows), "--videos", str(tmp_path),
+             "--out", str(tmp_path / "b"), "--model", "toy-demo"], "", 1),
+    }  # fmt: skip
+    heavy = ("torch", "torchcodec", "transformers", "openai")
+    code = (
+        "import json, sys\nfrom paravt.cli.main import main\n"
+        "rc = main(json.loads(sys.argv[1]))\n"
+        f"print(json.dumps([rc, [m for m in {heavy!r} if m in sys.modules]]), file=sys.__stdout__)"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}  # no Hub to ask
+    for name, (argv, stdin, expected) in cases.items():
+        r = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], input=stdin,
+                           capture_output=True, text=True, cwd=tmp_path, env=env)  # fmt: skip
+        rc, loaded = json.loads(r.stdout.strip().splitlines()[-1])
+        assert rc == expected, (name, r.stderr)
+        assert loaded == [], f"{name}: {loaded} imported before the one line: {r.stderr}"
+
+
 def test_bad_arch_is_one_line_exit_2(tmp_path, paravt_cli):
     r = paravt_cli("make-tiny-model", tmp_path / "m", "--arch", "llama")
     assert r.returncode == 2
@@ -41,6 +79,24 @@ def test_bad_arch_is_one_line_exit_2(tmp_path, paravt_cli):
     assert len(lines) == 1 and "llama" in lines[0] and "qwen3-vl" in lines[0]
     r = paravt_cli("--debug", "make-tiny-model", tmp_path / "m", "--arch", "llama")
     assert r.returncode == 2 and "Traceback" in r.stderr
+
+
+def test_debug_is_taken_anywhere_and_a_usage_error_has_no_traceback(tmp_path, paravt_cli):
+    """``--debug`` after the subcommand was a click usage error with click's own 27-line
+    traceback; now it is ``paravt --debug`` wherever it stands, and a usage error is click's
+    two lines even under ``--debug``."""
+    r = paravt_cli("make-tiny-model", tmp_path / "m", "--arch", "llama", "--debug")
+    assert r.returncode == 2 and "Traceback" in r.stderr and "llama" in r.stderr
+    assert "No such option" not in r.stderr
+    r = paravt_cli("make-tiny-model", tmp_path / "m", "--no-such-flag", "--debug")
+    assert r.returncode == 2 and "No such option '--no-such-flag'" in r.stderr
+    assert "Traceback" not in r.stderr and "click.exceptions" not in r.stderr
+    from paravt.cli.common import debug_first
+
+    assert debug_first(["infer", "v", "--debug", "--", "--debug"]) == (
+        ["--debug", "infer", "v", "--", "--debug"],
+        True,
+    )
 
 
 def test_make_tiny_model_cli(tmp_path, capsys):

@@ -6,7 +6,9 @@ Each command of their shell blocks (``doc_commands.shell_commands``, the extract
 and must exit 0 with no traceback on stderr; or skipped with the reason it cannot run on a test
 machine (a GPU, vLLM or another server, the network, a benchmark's or the reader's own files,
 hours of work). A command the table below does not know fails the test, so a new command in the
-docs is either run or given its reason.
+docs is either run or given its reason. A command whose output a doc shows (a fenced block right
+after its own) is run and its stdout compared with that block, under the masking rule of
+docs/TESTING.md, "Output the docs show" (``doc_commands.shown_outputs``, ``output_differences``).
 
 How it runs: a single ``paravt`` command with no shell syntax goes through the CLI's ``main``
 in this process, with its words as the shell splits them, in the same folder and ``HOME``; every
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from doc_commands import shell_commands
+from doc_commands import output_differences, shell_commands, shown_outputs
 
 #: each command is long and sets up its own folder: the tests go to whichever worker is free
 pytestmark = pytest.mark.spread
@@ -63,7 +65,7 @@ SKIPPED = [
         "needs an OpenAI-compatible model server (vLLM, SGLang) and, for lmms-eval, the harness",
     ),
     (
-        r"^paravt train .*--plan\b",
+        r"^paravt train (?!.*model=tests/train/data/).*--plan\b",
         "a memory plan: it runs in-process, with every train launch of the guides, in "
         "tests/train/test_docs_launch_plans.py",
     ),
@@ -88,11 +90,6 @@ SKIPPED = [
         "continues from the run folder of the sft command above "
         "('...' elides the data keys); the plan runs in tests/train/test_docs_launch_plans.py",
     ),
-    (
-        r"--data OUT/toy",
-        "an eval of the reader's toy split (OUT); its committed result is "
-        "experiments/toy_paradox/results/demo-eval/",
-    ),
 ]
 
 
@@ -116,7 +113,9 @@ RUN = [
     (r"^paravt make-tiny-model toy-model --preset toy", Run()),
     (r"^paravt make-toy-task toy --n 1000", Run()),
     (r"^paravt make-toy-task data/toy --n", Run()),
-    (r"^paravt make-toy-task (still|glimpse) --n", Run()),
+    (r"^paravt make-toy-task (still|glimpse|OUT) --n", Run()),
+    (r"^paravt eval --benchmark jsonl --data OUT --videos OUT --model toy-demo",
+     Run(("toy_eval_split",))),
     (r"^paravt serve-tools --video-root ~/\.cache/huggingface/videomme --write-entry",
      Run(("videomme_root",))),
 ]  # fmt: skip
@@ -208,6 +207,12 @@ def inputs(tmp_path, gop_video, tiny_qwen3_dir):
             make_toy_task(ToyTaskConfig(out=str(tmp_path / "toy"), n=1, seed=4,
                                         visibility_videos=0))  # fmt: skip
             shutil.copy(tmp_path / "toy" / "videos" / "train-00000.mp4", work / "toy.mp4")
+        elif name == "toy_eval_split":  # the make-toy-task command above it, 2 videos
+            from paravt.toy.generate import make_toy_task
+            from paravt.toy.task import ToyTaskConfig
+
+            make_toy_task(ToyTaskConfig(out=str(work / "OUT"), n=2, seed=0, split="eval",
+                                        question_types=["mcq"], visibility_videos=0))  # fmt: skip
         elif name == "videomme_root":
             (home / ".cache" / "huggingface" / "videomme").mkdir(parents=True)
 
@@ -239,15 +244,16 @@ def _needs_shell(command: str) -> bool:
     return bool(_SHELL_SYNTAX.search(bare))
 
 
-def _in_process(command: str, cwd: Path, home: Path, monkeypatch, capfd) -> tuple[int, str]:
-    """``(exit code, stderr)`` of ``paravt ...`` run through ``main`` in this process."""
+def _in_process(command: str, cwd: Path, home: Path, monkeypatch, capfd) -> tuple[int, str, str]:
+    """``(exit code, stdout, stderr)`` of ``paravt ...`` run through ``main`` in this process."""
     from paravt.cli.main import main
 
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("HOME", str(home))
     capfd.readouterr()
     code = main(shlex.split(command, comments=True)[1:])
-    return code, capfd.readouterr().err
+    out = capfd.readouterr()
+    return code, out.out, out.err
 
 
 def test_only_a_single_plain_paravt_command_runs_in_process():
@@ -265,8 +271,9 @@ def test_only_a_single_plain_paravt_command_runs_in_process():
         assert _needs_shell(shell), shell
 
 
-@pytest.mark.parametrize("command, run", _params())
-def test_the_doc_command_runs_as_written(command, run, inputs, monkeypatch, capfd):
+def _run(command: str, run: Run, inputs, monkeypatch, capfd) -> tuple[int, str, str]:
+    """``(exit code, stdout, stderr)`` of a docs command run as written (module docstring),
+    its inputs made first; stdout with the test's folders written as the doc writes them."""
     work, home, make = inputs
     for name in run.setup:
         make(name)
@@ -274,9 +281,61 @@ def test_the_doc_command_runs_as_written(command, run, inputs, monkeypatch, capf
     written = _as_written(command, work)
     if _needs_shell(written):
         r = _shell(written, cwd, home)
-        code, stderr = r.returncode, r.stderr
+        code, stdout, stderr = r.returncode, r.stdout, r.stderr
     else:
-        code, stderr = _in_process(written, cwd, home, monkeypatch, capfd)
+        code, stdout, stderr = _in_process(written, cwd, home, monkeypatch, capfd)
+    for folder, as_written in ((f"{work}/tmp/", "/tmp/"), (f"{work}/", ""), (str(home), "~"),
+                               (f"{REPO}/", "")):  # fmt: skip
+        stdout = stdout.replace(folder, as_written)
+    return code, stdout, stderr
+
+
+@pytest.mark.parametrize("command, run", _params())
+def test_the_doc_command_runs_as_written(command, run, inputs, monkeypatch, capfd):
+    code, _, stderr = _run(command, run, inputs, monkeypatch, capfd)
     assert code == 0, f"{command}\nexit {code}\n{stderr[-3000:]}"
     assert "Traceback" not in stderr, stderr[-3000:]
     assert "internal error" not in stderr, stderr[-3000:]
+
+
+#: ``(doc:line, command, output shown)`` of every command whose output a doc shows in the
+#: block right after it (docs/TESTING.md, "Output the docs show")
+SHOWN = [
+    (f"{doc}:{line}", command, shown)
+    for doc in DOCS
+    for line, command, shown in shown_outputs((REPO / doc).read_text())
+]
+
+
+def test_a_shown_output_is_of_a_command_that_runs_here():
+    assert SHOWN, "the docs show no command's output: the comparison would check nothing"
+    skipped = [f"{where}: {cmd}" for where, cmd, _ in SHOWN if not isinstance(_verdict(cmd), Run)]
+    assert not skipped, "a doc shows the output of a command not run here:\n" + "\n".join(skipped)
+
+
+@pytest.mark.parametrize("command, shown", [(c, o) for _, c, o in SHOWN],
+                         ids=[where for where, _, _ in SHOWN])  # fmt: skip
+def test_the_output_a_doc_shows_is_the_commands_own(command, shown, inputs, monkeypatch, capfd):
+    run = _verdict(command)
+    assert isinstance(run, Run), command
+    code, stdout, stderr = _run(command, run, inputs, monkeypatch, capfd)
+    assert code == 0, f"{command}\nexit {code}\n{stderr[-3000:]}"
+    differences = output_differences(shown, stdout)
+    assert not differences, (
+        f"{command}: the output the doc shows is not what the command prints:\n"
+        + "\n".join(differences[:10])
+        + f"\n--- printed ---\n{stdout}"
+    )
+
+
+def test_the_comparison_masks_only_what_the_rule_says():
+    printed = "model written to toy in 1.37 s\nsaved as runs/x/checkpoint-2 (step 2)\n"
+    assert (
+        output_differences("model written to toy in <<n>> s\nsaved as <<path>> (step 2)", printed)
+        == []
+    )
+    assert output_differences(
+        "model written to toy in <<n>> s\nsaved as <<path>> (step 3)", printed
+    )
+    assert output_differences("model written to toy in 1.0 s\n<<...>>", printed)  # not masked
+    assert output_differences("model written to toy in <<n>> s", printed)  # a line missing

@@ -40,6 +40,25 @@ def test_make_tiny_model_rewrites_its_own_earlier_output(tmp_path, paravt_cli):
     assert json.loads((out / "paravt_tiny.json").read_text())["seed"] == 1
 
 
+def test_make_tiny_model_refuses_its_earlier_output_beside_a_users_file(tmp_path, paravt_cli):
+    """An earlier tiny model with a file of the user's beside it was rewritten without a word;
+    the folder's record lists the files the command wrote, and anything else is refused."""
+    out = tmp_path / "m"
+    assert paravt_cli("make-tiny-model", out).returncode == 0
+    listed = json.loads((out / "paravt_tiny.json").read_text())["files"]
+    assert set(listed) == {p.name for p in out.iterdir()}, listed
+    (out / "notes.txt").write_text("my own notes")
+    r = paravt_cli("make-tiny-model", out, "--seed", "1")
+    assert r.returncode == 2
+    line = _one_line(r)
+    assert "notes.txt" in line and "--force" in line
+    assert json.loads((out / "paravt_tiny.json").read_text())["seed"] == 0  # untouched
+    r = paravt_cli("make-tiny-model", out, "--seed", "1", "--force")
+    assert r.returncode == 0, r.stderr
+    assert (out / "notes.txt").read_text() == "my own notes"
+    assert "notes.txt" not in json.loads((out / "paravt_tiny.json").read_text())["files"]
+
+
 def test_make_tiny_model_refuses_a_file(tmp_path, paravt_cli):
     f = tmp_path / "model"
     f.write_text("x")

@@ -4,9 +4,11 @@ trajectory phase keeps no episode's frames once the episode is written."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from paravt.agent.engine import EpisodeEngine
 from paravt.backends.scripted import ScriptedBackend
@@ -30,6 +32,26 @@ def test_sft_stderr_is_its_own_lines(tmp_path):
     assert [s.split(" · ")[0] for s in steps] == ["step 1/2", "step 2/2"]
     others = [ln for ln in lines[1:] if not ln.startswith(("step ", "trajectories: "))]
     assert others == [], r.stderr
+
+
+def test_a_run_shorter_than_logging_steps_shows_progress_and_writes_its_metrics(
+    tmp_path, paravt_cli
+):
+    """sft-toy logs every 5 steps: a run of fewer steps trained in silence, and its stdout and
+    summary.json named a metrics.jsonl that was never written; its README said "a fine-tuned
+    version of [None]". The first and the last step are now always logged."""
+    run = tmp_path / "run"
+    r = paravt_cli("sft", "--config", "sft-smoke", "--set", f"output_dir={run}",
+                   "--set", "trainer.max_steps=2", "--set", "trainer.logging_steps=5")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    steps = [ln.split(" · ")[0] for ln in r.stderr.splitlines() if ln.startswith("step ")]
+    assert steps == ["step 1/2", "step 2/2"], r.stderr
+    summary = json.loads((run / "summary.json").read_text())
+    metrics = Path(summary["metrics_file"])
+    assert str(metrics) in r.stdout and metrics.is_file()
+    assert [json.loads(ln)["step"] for ln in metrics.read_text().splitlines()] == [1, 2]
+    card = (run / "README.md").read_text()
+    assert "[None]" not in card and "Fine-tuned from `tiny:qwen3-vl`" in card
 
 
 def test_playing_trajectories_keeps_no_requests(tmp_path, tiny_qwen3_dir, gop_video):

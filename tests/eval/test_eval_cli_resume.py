@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -104,22 +105,29 @@ def _comparable(summary: dict) -> dict:
     return out
 
 
+def _running_until(args: list[str], out, rows: int) -> subprocess.Popen:
+    """``paravt eval ARGS --out OUT`` in a subprocess (stderr piped), once its results file holds
+    ``rows`` lines; it must still be running then."""
+    results = out / "results.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paravt.cli.main", "eval", *args, "--out", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    deadline = time.time() + 180
+    while time.time() < deadline and proc.poll() is None:
+        if results.is_file() and results.read_text().count("\n") >= rows:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be stopped"
+    return proc
+
+
 def test_sigkill_then_resume_gives_every_sample_once_and_the_same_summary(setup, paravt_cli):
     tmp, args = setup
     out = tmp / "killed"
     results = out / "results.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "paravt.cli.main", "eval", *args, "--out", str(out)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    deadline = time.time() + 180
-    while time.time() < deadline and proc.poll() is None:
-        if results.is_file() and results.read_text().count("\n") >= 3:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished before it could be killed"
+    proc = _running_until(args, out, rows=3)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
@@ -243,3 +251,62 @@ def test_cli_user_errors_exit_2(setup, capsys):
     bad[3] = str(tmp / "missing_annotations")
     assert paravt_main(["eval", *bad]) == 2
     assert "missing_annotations" in capsys.readouterr().err
+
+
+def test_ctrl_c_keeps_every_scored_row_and_names_the_command_that_continues(setup, paravt_cli):
+    """Ctrl-C printed only ``paravt: aborted``; now it says what was kept and the exact command
+    that continues, and that command finishes the run with every sample once."""
+    tmp, args = setup
+    out = tmp / "interrupted"
+    results = out / "results.jsonl"
+    proc = _running_until(args, out, rows=2)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    kept = len(read_results(results))
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith(f"paravt: interrupted: {kept} of {len(SPANS)} questions are scored")
+    assert f"kept in {results}; continue with: paravt eval " in last, last
+    assert "Traceback" not in stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and len(summary["missing"]) == len(SPANS) - kept
+
+    command = last.split("continue with: ", 1)[1]
+    words = shlex.split(command)
+    assert words[0] == "paravt" and words[-1] == "--resume"
+    resumed = paravt_cli(*words[1:])
+    assert resumed.returncode == 0, resumed.stderr
+    ids = [r.id for r in read_results(results, tolerate_torn_tail=False)]
+    assert len(ids) == len(set(ids)) == len(SPANS)
+
+
+def test_a_wrong_video_folder_exits_1_says_why_and_continues(setup, paravt_cli):
+    """Every row ``video_missing`` (a wrong ``--videos``) exited 0; now exit 1 with the reason
+    naming the folder, every row kept, and ``--resume --retry-errors`` with the right folder
+    runs those rows again. A second annotation file under ``--data`` is named, not read."""
+    tmp, args = setup
+    (tmp / "data" / "notes.txt").write_text("not a split\n")
+    wrong = tmp / "no-videos"
+    wrong.mkdir()
+    flags = list(args)
+    right = flags[flags.index("--videos") + 1]
+    flags[flags.index("--videos") + 1] = str(wrong)
+    out = tmp / "wrong"
+    r = paravt_cli("eval", *flags, "--out", out)
+    assert r.returncode == 1, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert "no question could be scored" in last and f"--videos {wrong}" in last
+    assert f"kept in {out / 'results.jsonl'}" in last and "--resume --retry-errors" in last
+    assert "read charades_sta_test.txt; not read: notes.txt" in r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["metrics"]["error_kinds"] == {"video_missing": len(SPANS)}
+    assert "no question could be scored" in summary["nothing_scored"]
+    assert summary["ignored_files"] == [str(tmp / "data" / "notes.txt")]
+
+    words = shlex.split(last.split(" with: ", 1)[1])
+    words[words.index("--videos") + 1] = right
+    again = paravt_cli(*words[1:], "--json")
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["metrics"]["error_kinds"] == {"backend": 1, "video_missing": 1}
+    assert "nothing_scored" not in summary and summary["complete"]

@@ -71,6 +71,7 @@ def test_rows_gold_forms_and_skips(tmp_path):
                 "answer": [5, 2],
                 "question_type": "tvg",
             },
+            '{"id": "q11", "video": "a.mp4", "question": "torn',  # not JSON: skipped too
         ],
     )
     _write(tmp_path / "train.jsonl", [])
@@ -81,7 +82,10 @@ def test_rows_gold_forms_and_skips(tmp_path):
         "eval.jsonl:7",
         "eval.jsonl:8",
         "eval.jsonl:9",
+        "eval.jsonl:11",
     ]
+    assert split.skipped[-1][1].startswith("not JSON (")
+    assert split.ignored == [str(tmp_path / "train.jsonl")]  # beside it, not read: named
     assert got["q1"].answer == "B" and got["q1"].options == ["red", "blue"]
     assert got["q1"].groups == {"duration": "short", "task": "colour"}
     assert got["q1"].video == str(tmp_path / "vids" / "a.mp4")

@@ -87,8 +87,11 @@ def test_bars_sit_at_the_called_times_and_calls_of_a_turn_are_stacked():
     assert lay.width == 1600 and len(lay.overview) == 64 and len(lay.bars) == 15
     for bar, call in zip(lay.bars, rec.calls, strict=True):
         assert (bar.turn, bar.index, bar.status) == (call.turn, call.index, call.status)
-        lo, hi = sorted((bar.start, bar.end))
-        assert bar.x0 == lay.x_of(lo) and bar.x1 == max(lay.x_of(lo) + 3, lay.x_of(hi))
+        if bar.start < bar.end:
+            assert bar.x0 == lay.x_of(bar.start)
+            assert bar.x1 == max(lay.x_of(bar.start) + 3, lay.x_of(bar.end))
+        else:  # the reversed window each turn asked for: a marker, never a bar
+            assert not bar.placed and "asked 90.0-30.0 s" in bar.label
     # the call at 600 s of turn 0 sits a sixth of the way along the timeline
     bar = lay.bars[1]
     assert abs(bar.x0 - (lay.left + (lay.right - lay.left) / 6)) <= 1
@@ -115,6 +118,51 @@ def test_bars_sit_at_the_called_times_and_calls_of_a_turn_are_stacked():
     # the header holds question, answer and gold
     kinds = {k for k, _ in lay.header}
     assert {"question", "answer", "gold", "option"} <= kinds
+
+
+def short_record() -> EpisodeRecord:
+    """A 10.3 s video (the length of the pancake clip) and the calls a model makes of one: a
+    window inside it, one asked past its end, one reversed; no answer could be read."""
+    duration = 10.3
+    times = [duration * (i + 0.5) / 8 for i in range(8)]
+    images = [ImageItem(_frame(i * 30), t, "overview", 0, 0) for i, t in enumerate(times)]
+    ts = [2.0 + j for j in range(4)]
+    images += [ImageItem(_frame(int(t * 20)), t, "tool", 0, 0) for t in ts]
+    calls = [
+        CallRecord(0, 0, "crop_video", {"start_time": 2, "end_time": 6}, "ok",
+                   start=2.0, end=6.0, n_frames=4, times=ts),
+        CallRecord(0, 1, "crop_video", {"start_time": 30, "end_time": 120}, "error",
+                   error="the window starts after the video ends", error_kind="bad_arguments"),
+        CallRecord(0, 2, "crop_video", {"start_time": 8, "end_time": 3}, "error",
+                   error="start_time must be < end_time", error_kind="bad_arguments"),
+    ]  # fmt: skip
+    return EpisodeRecord(
+        id="short", video="pancake.mkv", question="What is flipped?", question_type="oe", options=None,
+        gold="a pancake",
+        mode="parallel", evidence="frames", prediction=None, answer_source="extracted",
+        frames_k=8, overview_times=times, video_meta={"duration": duration},
+        turns=[TurnRecord(0, "<think>look</think>", n_calls=3), TurnRecord(1, "hmm")],
+        calls=calls, stream=TokenStream(images=images),
+    )  # fmt: skip
+
+
+def test_a_short_video_keeps_its_own_axis_and_only_valid_windows_are_bars():
+    """The axis ran to the latest time any call asked for (2:00 for a 10 s clip, with the
+    thumbnails bunched far from their ticks), a reversed window was drawn as a bar, and an
+    answer nobody could read was printed as ``answer: None (extracted)``."""
+    lay = build_layout(short_record(), width=1600)
+    assert lay.duration == pytest.approx(10.3)
+    assert lay.ticks[-1][1] == "0:10" and lay.ticks[-1][0] <= lay.right
+    for thumb in lay.overview:  # every thumbnail on its own tick's time
+        assert abs(thumb.x + thumb.w // 2 - lay.x_of(thumb.time)) <= 1
+    inside, past_end, reversed_ = lay.bars
+    assert inside.placed and (inside.x0, inside.x1) == (lay.x_of(2.0), lay.x_of(6.0))
+    assert len(inside.thumbs) == 4
+    assert not past_end.placed and "asked 30.0-120.0 s, not a window" in past_end.label
+    assert not reversed_.placed and "asked 8.0-3.0 s, not a window" in reversed_.label
+    answer = [text for kind, text in lay.header if kind == "answer"]
+    assert answer == ["answer: none could be read from the final turn"]
+    assert not any("None" in text for _, text in lay.header)
 
 
 def test_render_has_the_layout_size_and_is_not_blank(tmp_path):
@@ -158,7 +206,10 @@ def test_check_writable_refuses_a_folder_it_cannot_write_in(tmp_path):
     where they do bind, a read-only folder is refused the same way."""
     notes = tmp_path / "notes.txt"
     notes.write_text("x")
-    with pytest.raises(UserError, match=r"cannot write in .*notes\.txt; choose a writable folder"):
+    with pytest.raises(
+        UserError,
+        match=r"cannot write in .*notes\.txt: it is a file, not a folder; choose a writable folder",
+    ):
         check_writable(notes / "sheets" / "2026" / "e.png")
     assert notes.read_text() == "x" and not (tmp_path / "sheets").exists()  # nothing made
     locked = tmp_path / "locked"

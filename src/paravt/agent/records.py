@@ -392,6 +392,16 @@ class EpisodeRecord:
         for sub in self.subagents:
             sub.drop_pixels()
 
+    def all_warnings(self) -> list[str]:
+        """Every warning the episode carries, each once: the record's own (the overview's:
+        frames decoded after damage in the file, frames that could not be decoded, a truncated
+        file), then each call's as ``call T.I: ...`` (turn, index). Eval's results and summary
+        and infer's view report these."""
+        out = list(dict.fromkeys(str(w) for w in self.warnings))
+        for call in self.calls:
+            out += [f"call {call.turn}.{call.index}: {w}" for w in dict.fromkeys(call.warnings)]
+        return out
+
     @property
     def completion_text(self) -> str:
         """Every main-agent turn's text joined, as the format reward reads it."""

@@ -1,7 +1,8 @@
 """One episode as a person reads it: the question, what the model saw, each turn and its calls,
 the answer and how it was read, then timings and tokens.
 
-``episode_view`` returns a rich renderable built only from an ``EpisodeRecord``; the CLI prints
+``episode_view`` returns a rich renderable built only from an ``EpisodeRecord`` (its warnings,
+such as frames decoded after damage in the video, under the overview line); the CLI prints
 it on stdout (``paravt infer`` without ``--json``) or on stderr (``--trace`` beside ``--json``).
 Lines are kept short (reasoning is cut to one line, errors to their first sentence's worth) so the
 whole episode fits a 100-column terminal; colour is rich's choice, which is none off a terminal.
@@ -139,6 +140,8 @@ def episode_view(rec: Any):
         )
         return Group(*parts)
     parts.append(Text(f"Overview: K={rec.frames_k} frames at {_times(rec.overview_times)}"))
+    for warning in rec.all_warnings():  # damage in the video, frames that could not be decoded
+        parts.append(Text.from_markup(f"[yellow]warning:[/] {escape(visible(warning))}"))
     for turn in rec.turns:
         label = "forced answer" if turn.forced else f"turn {turn.index}"
         parts.append(

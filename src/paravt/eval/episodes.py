@@ -69,5 +69,6 @@ def row_of(record: EpisodeRecord, sample: EvalSample, index: int, split: str) ->
         ),
         overview_times=[round(float(t), 3) for t in record.overview_times],
         timing_s=float(record.timings.total_s or 0.0),
+        warnings=record.all_warnings(),
         sample=sample.to_dict(),
     )

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
-import openai
+from typing import Any
 
 from paravt.backends.http import LoopThread
 from paravt.rewards import answer_text, oe_tokens, offers_alternatives, overlap_f1
@@ -99,14 +98,14 @@ class HttpJudge:
         }
 
     _runner: LoopThread | None = field(default=None, init=False, repr=False, compare=False)
-    _sdk: openai.AsyncOpenAI | None = field(default=None, init=False, repr=False, compare=False)
+    _sdk: Any = field(default=None, init=False, repr=False, compare=False)  # openai.AsyncOpenAI
 
     def _base(self) -> str:
         """The endpoint's ``/v1`` (a full ``.../chat/completions`` URL is taken too)."""
         base = self.base_url.rstrip("/").removesuffix("/chat/completions")
         return base if base.endswith("/v1") else base + "/v1"
 
-    def _client(self) -> openai.AsyncOpenAI:
+    def _client(self, openai: Any) -> Any:
         if self._sdk is None:
             self._sdk = openai.AsyncOpenAI(
                 base_url=self._base(),
@@ -117,19 +116,26 @@ class HttpJudge:
         return self._sdk
 
     async def _ask_async(self, question: str, reference: str, prediction: str) -> str:
-        reply = await self._client().chat.completions.create(
-            model=self.model,
-            temperature=0.0,
-            max_tokens=8,
-            messages=[
-                {"role": "system", "content": _JUDGE_SYSTEM},
-                {
-                    "role": "user",
-                    "content": f"Question: {question}\nReference answer: {reference}\n"
-                    f"Candidate answer: {prediction}\nVerdict:",
-                },
-            ],
-        )
+        # the SDK's imports take 1.7 s: only a run that asks a judge pays them, not every
+        # command that reads this module (the CLI's start, a mistyped --model)
+        import openai
+
+        try:
+            reply = await self._client(openai).chat.completions.create(
+                model=self.model,
+                temperature=0.0,
+                max_tokens=8,
+                messages=[
+                    {"role": "system", "content": _JUDGE_SYSTEM},
+                    {
+                        "role": "user",
+                        "content": f"Question: {question}\nReference answer: {reference}\n"
+                        f"Candidate answer: {prediction}\nVerdict:",
+                    },
+                ],
+            )
+        except openai.APIError as e:  # the SDK already retried it: the rule decides
+            raise _Unanswered(_api_error(openai, e)) from e
         return str(reply.choices[0].message.content or "")
 
     def _ask(self, question: str, reference: str, prediction: str) -> str:
@@ -143,8 +149,8 @@ class HttpJudge:
         for _ in range(self.retries + 1):
             try:
                 reply = self._ask(question, reference, prediction)
-            except openai.APIError as e:  # the SDK already retried it: the rule decides
-                last_error = _api_error(e)
+            except _Unanswered as e:
+                last_error = str(e)
                 break
             except (IndexError, AttributeError) as e:  # a reply without a message
                 last_error = f"{type(e).__name__}: {e}"
@@ -161,7 +167,11 @@ class HttpJudge:
         }
 
 
-def _api_error(e: openai.APIError) -> str:
+class _Unanswered(Exception):
+    """The judge endpoint gave no verdict (an API error, after the SDK's own retries)."""
+
+
+def _api_error(openai: Any, e: Exception) -> str:
     if isinstance(e, openai.APIStatusError):
         return f"HTTP {e.status_code}: {' '.join(e.response.text.split())[:200]}"
     return f"{type(e).__name__}: {e}"

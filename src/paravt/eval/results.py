@@ -97,7 +97,7 @@ class ResultError:
 #: the keys a results line has, in the order they are written (``extra`` keys follow them)
 _KEYS = (
     "id", "index", "split", "status", "prediction", "answer_text", "error", "forced", "tools",
-    "overview_times", "timing_s", "subtitles", "score", "scores", "sample",
+    "overview_times", "timing_s", "subtitles", "warnings", "score", "scores", "sample",
 )  # fmt: skip
 
 
@@ -116,6 +116,9 @@ class ResultRow:
     overview_times: list[float] = field(default_factory=list)
     timing_s: float = 0.0
     subtitles: dict | None = None  # Video-MME with subtitles only
+    #: the episode's warnings (the video's damage, frames that could not be decoded, ...):
+    #: the record's own, then each call's as ``call T.I: ...``
+    warnings: list[str] = field(default_factory=list)
     score: dict = field(default_factory=dict)  # the robust reading
     scores: dict = field(default_factory=dict)  # variant -> score, beside the robust one
     sample: dict = field(default_factory=dict)  # EvalSample.to_dict()
@@ -164,6 +167,8 @@ class ResultRow:
         }
         if self.subtitles is not None:
             out["subtitles"] = self.subtitles
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         out.update(score=self.score, scores=self.scores, sample=self.sample)
         out.update({k: v for k, v in self.extra.items() if k not in out})
         return out
@@ -193,6 +198,7 @@ class ResultRow:
             overview_times=[float(t) for t in data.get("overview_times") or []],
             timing_s=float(data.get("timing_s") or 0.0),
             subtitles=data.get("subtitles"),
+            warnings=[str(w) for w in data.get("warnings") or []],
             score=dict(data.get("score") or {}),
             scores=dict(data.get("scores") or {}),
             sample=dict(data.get("sample") or {}),

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.preflight import VideoChecks, check_budget
+from paravt.agent.preflight import VideoChecks, check_budget, text_counters
 from paravt.agent.prompts import check_user_template
 from paravt.agent.records import view_dict
-from paravt.backends.factory import check_serving, make_backend
-from paravt.errors import UserError
+from paravt.destinations import check_folder_destination
+from paravt.errors import Interrupted, UserError
 from paravt.eval import subtitles as subs
 from paravt.eval.adapters import canonical_split, load_split
 from paravt.eval.config import EvalConfig, parse_shard, protocol_view, shard_tag
@@ -47,7 +47,7 @@ from paravt.eval.samples import EvalSample
 from paravt.eval.scoring import score_row
 from paravt.models.locate import LocatedModel, locate_model, weights_error
 
-__all__ = ["run_eval"]
+__all__ = ["RETRYABLE_KINDS", "RunPaths", "run_eval"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,7 @@ def _require(cfg: EvalConfig) -> None:
     ):
         if not getattr(cfg, name):
             raise UserError(f"{flag} is required for an evaluation run")
+    check_folder_destination(cfg.out, "--out ")  # before the data, the model, a video
     if cfg.script and not Path(cfg.script).is_file():
         raise UserError(
             f"--script {cfg.script}: file not found (the scripted backend's completions)"
@@ -127,8 +128,15 @@ def _check_resume(cfg: EvalConfig, paths: RunPaths) -> None:
 class Runner:
     """One evaluation run over the samples assigned to this shard."""
 
-    def __init__(self, cfg: EvalConfig, backend: Any = None, progress: Callable | None = None):
+    def __init__(
+        self,
+        cfg: EvalConfig,
+        backend: Any = None,
+        progress: Callable | None = None,
+        before_load: Callable[[], None] | None = None,
+    ):
         _require(cfg)
+        self._before_load = before_load  # e.g. the CLI quiets transformers' own bars
         self.cfg = cfg
         self.split = canonical_split(cfg.benchmark)
         self.paths = RunPaths.for_config(cfg)
@@ -147,11 +155,18 @@ class Runner:
         self.model: LocatedModel | None = None
         self._videos = VideoChecks()
         self._budget_warned = False
+        self._text: Any = None  # a first turn's text counter, made at the first budget check
 
     # -- setup --------------------------------------------------------------------------------
     def _engine_for_run(self):
+        # the backends load the model libraries (openai's SDK alone takes 1.7 s): a run that
+        # stops before its first episode (a mistyped --model, every video missing) never does
+        from paravt.backends.factory import check_serving, make_backend
+
         if self._engine is None:
             if self._backend is None:
+                if self._before_load is not None:
+                    self._before_load()
                 try:
                     self._backend = make_backend(self.cfg.backend, script=self.cfg.script)
                 except Exception as e:
@@ -207,16 +222,17 @@ class Runner:
             facts = self._videos.check(sample.video)
         except UserError as e:  # the video room's one-line error: this sample's only
             return self._failed(sample, "video", str(e))
-        self._check_budget(facts)
         try:
             question, sub_info = self._question_for(sample)
         except Exception as e:  # an unreadable video/subtitle must not stop the run
             logger.warning("sample %s: cannot build its question", sample.id, exc_info=True)
             return self._failed(sample, "video", f"{type(e).__name__}: {e}")
         try:
-            return episode_input(sample, question), sub_info
+            inp = episode_input(sample, question)
         except UserError as e:  # e.g. more options than letters: this sample's problem only
             return self._failed(sample, "annotation", str(e))
+        self._check_budget(facts, inp)
+        return inp, sub_info
 
     def _locate_model(self) -> LocatedModel | None:
         """The local model this run will load, found before it starts (None: another backend)."""
@@ -225,15 +241,20 @@ class Runner:
             return locate_model(self.cfg.backend.model)
         return None
 
-    def _check_budget(self, facts) -> None:
+    def _check_budget(self, facts, inp) -> None:
         """A first turn past the model's context stops the run (the settings are wrong for
-        every sample, not this one); the first warning of one near it is logged once."""
-        if self.model is None:
+        every sample, not this one); the first warning of one near it is logged once. Its
+        text is counted with the model's tokenizer once the images come near the context."""
+        model = self.model
+        if model is None or model.arch is None or model.context_length is None:
             return
+        if self._text is None:
+            self._text = text_counters(self.cfg.backend.model, self.cfg.engine, model.arch)
         engine = self.cfg.engine
         found = check_budget(
-            engine, facts, engine.frames, self.model.arch, self.model.context_length
-        )
+            engine, facts, engine.frames, model.arch, model.context_length,
+            text=self._text(inp),
+        )  # fmt: skip
         if found and not self._budget_warned:
             self._budget_warned = True
             logger.warning("%s (said once per run)", found[0])
@@ -292,8 +313,34 @@ class Runner:
 
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> dict:
+        """Run the assigned samples not yet in the results file; the summary. Ctrl-C keeps every
+        scored row, writes the summary of what is there and raises ``Interrupted`` (the CLI
+        names the command that continues)."""
         started = time.time()
+        loaded, assigned = self._start()
+        try:
+            self._score(assigned)
+        except KeyboardInterrupt:
+            summary = self._summary(loaded, assigned, started)
+            done = summary["n_assigned"] - len(summary["missing"])
+            raise Interrupted(
+                f"{done} of {summary['n_assigned']} questions are scored and kept in "
+                f"{self.paths.results}"
+            ) from None
+        summary = self._summary(loaded, assigned, started)
+        _say_warnings(summary, self.paths.summary)
+        return summary
+
+    def _start(self) -> tuple[Any, list[EvalSample]]:
+        """Read the split, check what can be checked before a model loads, record the run."""
         loaded, assigned, self._index = self.load()
+        if loaded.ignored:
+            logger.warning(
+                "--data %s: read %s; not read: %s (pass one file as --data to choose it)",
+                self.cfg.data,
+                ", ".join(Path(p).name for p in loaded.sources),
+                ", ".join(Path(p).name for p in loaded.ignored),
+            )
         _check_user_template(self.cfg.engine.user_template, assigned)
         _check_resume(self.cfg, self.paths)
         self.model = self._locate_model()
@@ -306,9 +353,15 @@ class Runner:
                 "limit": self.cfg.limit,
                 "n_split": len(loaded.samples),
                 "assigned": [s.id for s in assigned],
+                "sources": loaded.sources,
+                "ignored_files": loaded.ignored,
                 "protocol_config": protocol_view(self.cfg),
             },
         )
+        return loaded, assigned
+
+    def _score(self, assigned: list[EvalSample]) -> None:
+        """Run and score every assigned sample without a result, one flushed line each."""
         writer = ResultsFile(self.paths.results).open_for_append()
         episodes = ResultsFile(self.paths.episodes).open_for_append() if self.cfg.episodes else None
         try:
@@ -346,15 +399,16 @@ class Runner:
             writer.close()
             if episodes is not None:
                 episodes.close()
+
+    def _summary(self, loaded, assigned: list[EvalSample], started: float) -> dict:
+        """The summary of the results file as it stands, written to ``summary.json``."""
+        results = read_results(self.paths.results)
         summary = build_summary(
-            self.split,
-            self.cfg,
-            loaded,
-            assigned,
-            read_results(self.paths.results),
-            self.judge,
-            self.backend_label,
+            self.split, self.cfg, loaded, assigned, results, self.judge, self.backend_label
         )
+        reason = nothing_scored(summary, results, self.cfg)
+        if reason is not None:
+            summary["nothing_scored"] = reason
         summary["timing"] = {"wall_s": round(time.time() - started, 3)}
         if self.sheets_written:
             summary["sheets"] = self.sheets_written
@@ -375,12 +429,14 @@ class Runner:
         self.sheets_written.append(str(write_episode_sheet(rec, path)))
 
 
-RETRYABLE_KINDS = ("backend", "engine")
+#: the errors ``--retry-errors`` runs again: a failed backend or engine, and a video that was
+#: not there (the run pointed at the wrong ``--videos``, or the files arrived since)
+RETRYABLE_KINDS = ("backend", "engine", "video_missing")
 
 
 def _drop_retryable(path: Path, results: list[ResultRow]) -> list[ResultRow]:
-    """Rewrite ``path`` (atomically) without backend/engine failures so a resumed run retries
-    them."""
+    """Rewrite ``path`` (atomically) without the ``RETRYABLE_KINDS`` failures so a resumed run
+    retries them."""
     keep = [r for r in results if r.error is None or r.error.kind not in RETRYABLE_KINDS]
     if len(keep) == len(results):
         return results
@@ -448,8 +504,50 @@ def build_summary(
         "skipped_rows": [{"row": ref, "reason": why} for ref, why in loaded.skipped],
         "renamed_ids": [{"id": old, "now": new} for old, new in loaded.renamed],
         "sources": loaded.sources,
+        "ignored_files": loaded.ignored,
+        "warnings": [{"id": r.id, "warnings": r.warnings} for r in unique if r.warnings],
         "protocol": describe(cfg, judge.describe(), backend_label),
     }
+
+
+def nothing_scored(summary: dict, results: list[ResultRow], cfg: EvalConfig) -> str | None:
+    """Why no question of a finished run could be scored (every one errored, or none was left
+    to run), or None when one was. ``paravt eval`` exits 1 with it; ``retryable`` kinds are the
+    ones ``--resume --retry-errors`` runs again."""
+    metrics = summary["metrics"]
+    if metrics["scored"] > 0 or summary["missing"]:
+        return None
+    if summary["n_assigned"] == 0:
+        skipped = len(summary["skipped_rows"])
+        return (
+            f"no question to run: --data {cfg.data} gave {summary['n_split']} questions "
+            f"({skipped} rows skipped: skipped_rows in the summary), none of them in this run "
+            "(--limit, --shard)"
+        )
+    kinds = metrics["error_kinds"]
+    listed = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    why = f"no question could be scored: all {metrics['n']} errored ({listed})"
+    missing = [r.error.message for r in results if r.error and r.error.kind == "video_missing"]
+    if missing:
+        why += f"; {missing[0]}: is --videos {cfg.videos} the split's video folder?"
+    return why
+
+
+def _say_warnings(summary: dict, where: Path) -> None:
+    """One stderr line for the questions whose episodes carry warnings (the video's damage,
+    frames that could not be decoded); every one is under ``warnings`` in the summary."""
+    flagged = summary["warnings"]
+    if flagged:
+        first = flagged[0]
+        logger.warning(
+            "%d of %d questions carry warnings about their video or calls (first, %s: %s); "
+            "all are under warnings in %s",
+            len(flagged),
+            summary["n_assigned"],
+            first["id"],
+            first["warnings"][0],
+            where,
+        )
 
 
 def _check_user_template(path: str | None, samples: list[EvalSample]) -> None:
@@ -470,6 +568,13 @@ class _Shown:
     options: list[str] | None
 
 
-def run_eval(cfg: EvalConfig, backend: Any = None, progress: Callable | None = None) -> dict:
-    """Run (or resume) one evaluation; returns the summary also written to ``summary.json``."""
-    return Runner(cfg, backend=backend, progress=progress).run()
+def run_eval(
+    cfg: EvalConfig,
+    backend: Any = None,
+    progress: Callable | None = None,
+    before_load: Callable[[], None] | None = None,
+) -> dict:
+    """Run (or resume) one evaluation; returns the summary also written to ``summary.json``.
+    ``before_load`` is called once, just before the run loads its backend (a run none of whose
+    questions reaches the engine never calls it)."""
+    return Runner(cfg, backend=backend, progress=progress, before_load=before_load).run()

@@ -52,7 +52,8 @@ class LoadedSplit:
 
     ``skipped`` holds ``(row reference, reason)`` pairs for rows that have no question at all
     (or belong to a task outside the split); they are reported in the summary so nothing
-    disappears silently.
+    disappears silently. ``sources`` are the annotation files read; ``ignored`` the files beside
+    them that look like annotations too and were not read (``load_split`` fills it).
     """
 
     split: str
@@ -60,6 +61,7 @@ class LoadedSplit:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
 
 
 def letter(index: int) -> str:

@@ -28,7 +28,17 @@ from paravt.models.tiny_source import (
     readme_text,
 )
 
-__all__ = ["ARCHS", "PRESETS", "build_tiny", "make_tiny_model"]
+__all__ = ["ARCHS", "PRESETS", "TINY_RECORD", "build_tiny", "make_tiny_model", "own_files"]
+
+#: the file a tiny model folder names its maker and its files in
+TINY_RECORD = "paravt_tiny.json"
+#: what a build wrote before ``TINY_RECORD`` listed its files (the names of both archs' savers)
+LEGACY_FILES = (
+    TINY_RECORD, "README.md", "chat_template.jinja", "chat_template.json", "config.json",
+    "generation_config.json", "merges.txt", "model.safetensors", "preprocessor_config.json",
+    "processor_config.json", "special_tokens_map.json", "tokenizer.json",
+    "tokenizer_config.json", "video_preprocessor_config.json", "vocab.json",
+)  # fmt: skip
 
 ARCHS = ("qwen3-vl", "qwen2.5-vl")
 
@@ -362,8 +372,7 @@ def make_tiny_model(
         source = read_source(from_tokenizer, arch, chat_template)
     model, processor = build_tiny(arch, seed=seed, preset=preset, source=source)
     out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out, safe_serialization=True)
-    processor.save_pretrained(out)
+    written = _save_into(out, model, processor)
     info = {
         "arch": arch,
         "seed": seed,
@@ -375,5 +384,42 @@ def make_tiny_model(
         info["from_tokenizer"] = str(from_tokenizer)
         info["chat_template"] = str(chat_template) if chat_template is not None else None
         (out / "README.md").write_text(readme_text(source, arch, seed), encoding="utf-8")
-    (out / "paravt_tiny.json").write_text(json.dumps(info))
+        written.append("README.md")
+    # what this build wrote: a later build tells its own files from a user's (``own_files``)
+    info["files"] = sorted({*written, TINY_RECORD})
+    (out / TINY_RECORD).write_text(json.dumps(info))
     return out
+
+
+def _save_into(out: Path, model, processor) -> list[str]:
+    """Save ``model`` and ``processor`` into ``out`` through a scratch folder beside it, so the
+    names of the files they write are known exactly (a user's file in ``out`` is not one)."""
+    import shutil
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix=".tiny-", dir=out))
+    try:
+        model.save_pretrained(scratch, safe_serialization=True)
+        processor.save_pretrained(scratch)
+        names = sorted(p.name for p in scratch.iterdir())
+        for name in names:
+            (scratch / name).replace(out / name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return names
+
+
+def own_files(folder: Path) -> set[str] | None:
+    """The names an earlier ``make_tiny_model`` wrote into ``folder`` (its ``TINY_RECORD``), or
+    None when the folder holds no record of one. A record written before the list was kept
+    counts the names every build writes."""
+    try:
+        info = json.loads((folder / TINY_RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict):
+        return None
+    files = info.get("files")
+    if isinstance(files, list) and all(isinstance(f, str) for f in files):
+        return set(files)
+    return set(LEGACY_FILES)

@@ -8,10 +8,10 @@ before a model is loaded.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from paravt.destinations import check_file_destination
 from paravt.errors import UserError
 from paravt.video.sheet import frame_image, load_font
 from paravt.viz.layout import (
@@ -37,7 +37,8 @@ BAND_SHADES = ((246, 246, 250), (238, 242, 238))
 
 
 def check_writable(path: str | Path) -> Path:
-    """``path`` as a PNG destination that can be written, or a ``UserError`` saying why not."""
+    """``path`` as a PNG destination that can be written, or a ``UserError`` saying why not
+    (``paravt.destinations``: a file is made and removed where the sheet will go)."""
     out = Path(path)
     if out.is_dir():
         raise UserError(
@@ -45,15 +46,7 @@ def check_writable(path: str | Path) -> Path:
         )
     if out.suffix.lower() != ".png":
         raise UserError(f"--sheet {out}: the episode sheet is a PNG; name the file *.png")
-    parent = out.parent if str(out.parent) else Path(".")
-    probe = parent
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise UserError(f"--sheet {out}: cannot write in {probe}; choose a writable folder")
-    if out.exists() and not os.access(out, os.W_OK):
-        raise UserError(f"--sheet {out}: the file exists and is read-only")
-    return out
+    return check_file_destination(out, "--sheet ")
 
 
 def render(layout: EpisodeLayout):

@@ -132,8 +132,16 @@ def _window_of(call: Any) -> tuple[float | None, float | None]:
     return None, None
 
 
-def _call_label(call: Any, start: float | None, end: float | None) -> str:
+def _drawable(start: float, end: float, duration: float) -> bool:
+    """A window a bar can show: it starts before it ends and overlaps the video (a reversed or
+    empty window, or one wholly past the end, is a marker at the left edge instead)."""
+    return start < end and (duration <= 0 or (start < duration and end > 0))
+
+
+def _call_label(call: Any, start: float | None, end: float | None, drawable: bool = True) -> str:
     window = f"{start:.1f}-{end:.1f} s" if start is not None and end is not None else "no window"
+    if start is not None and end is not None and not drawable:
+        window = f"asked {window}, not a window of the video"
     if call.status == "ok":
         what = f"{call.n_frames} frames" if call.summary is None else "summary"
         return f"#{call.index} {window}  ok, {what}"
@@ -147,6 +155,8 @@ def _call_label(call: Any, start: float | None, end: float | None) -> str:
 def _answer_line(rec: Any) -> str:
     if rec.status != "ok":
         return f"error: {rec.error}"
+    if rec.prediction is None:  # the final turn held nothing the reader could take
+        return "answer: none could be read from the final turn"
     how = {"answer_tag": "answer tag", "extracted": "extracted", "forced": "forced"}.get(
         rec.answer_source or "", rec.answer_source or "?"
     )
@@ -273,13 +283,13 @@ def _ticks(cv: _Canvas) -> list[tuple[int, str]]:
 def _call_bar(cv: _Canvas, call: Any, y: int) -> Bar:
     """The bar of one call on its row (a call without a readable window: a marker at the left)."""
     start, end = _window_of(call)
-    placed = start is not None and end is not None
-    if placed:
-        x0 = cv.x(min(start, end))
-        x1 = max(x0 + 3, cv.x(max(start, end)))
-    else:
-        x0, x1 = cv.left, cv.left + 10
-    label = _call_label(call, start, end)
+    placed = False
+    x0, x1 = cv.left, cv.left + 10
+    if start is not None and end is not None and _drawable(start, end, cv.duration):
+        placed = True
+        x0 = cv.x(start)
+        x1 = max(x0 + 3, cv.x(end))
+    label = _call_label(call, start, end, placed)
     return Bar(call.turn, call.index, start, end, x0, x1, y, BAR_H, call.status, label, placed)
 
 
@@ -324,12 +334,14 @@ def build_layout(rec: Any, width: int = DEFAULT_WIDTH) -> EpisodeLayout:
     overview_imgs, tool_imgs = _split_images(rec)
     times = [float(t) for t in (rec.overview_times or [])]
     duration = float((rec.video_meta or {}).get("duration") or 0.0)
-    ends = times + [e for c in rec.calls for e in _window_of(c) if e is not None]
+    if duration <= 0:  # no recorded length: the axis reaches the last time the record names
+        ends = times + [e for c in rec.calls for e in _window_of(c) if e is not None]
+        duration = max([*ends, 1e-6])
     cv = _Canvas(
         width,
         MARGIN_LEFT,
         width - MARGIN_RIGHT,
-        max([duration, *ends, 1e-6]),
+        duration,  # the video's own length: a window asked past its end is cut at the edge
         _aspect(overview_imgs + tool_imgs, pixel_aspect(rec.video_meta)),
     )
     chars = max(40, int((width - 2 * MARGIN_RIGHT) / (FONT_SIZE * 0.55)))

@@ -90,6 +90,8 @@ def load_split(name: str, data: str | Path, videos: str | Path) -> LoadedSplit:
     summary), so results files can key on ids without losing a question.
     """
     loaded = ADAPTERS[canonical_split(name)].load(Path(data), Path(videos))
+    if Path(data).is_dir():
+        loaded.ignored = unread_annotations(loaded.sources)
     seen: dict[str, int] = {}
     for sample in loaded.samples:
         count = seen.get(sample.id, 0) + 1
@@ -103,6 +105,22 @@ def load_split(name: str, data: str | Path, videos: str | Path) -> LoadedSplit:
             loaded.renamed.append((sample.id, new))
             sample.id = new
     return loaded
+
+
+def unread_annotations(sources: list[str]) -> list[str]:
+    """The files beside the annotation files read that have one of their suffixes and were not
+    read: the other candidates an adapter chose between (``eval.jsonl`` beside ``test.jsonl``,
+    a second ``*.json``), which a run names so the choice is never silent."""
+    read = {Path(s).resolve() for s in sources}
+    suffixes = {Path(s).suffix.lower() for s in sources}
+    folders = {Path(s).parent for s in sources}
+    found = {
+        str(p)
+        for folder in folders
+        for p in folder.iterdir()
+        if p.is_file() and p.suffix.lower() in suffixes and p.resolve() not in read
+    }
+    return sorted(found)
 
 
 def _discover() -> None:

@@ -59,8 +59,10 @@ def read_json(path: Path) -> Any:
         raise AnnotationError(f"{path}: not UTF-8 text") from None
 
 
-def read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    """``(line number, object)`` for each non-empty line; a bad line is an error naming it."""
+def read_jsonl(path: Path, skipped: list[tuple[str, str]] | None = None) -> list[tuple[int, Any]]:
+    """``(line number, object)`` for each non-empty line. A line that is not JSON is a row
+    like any other that cannot be used: with ``skipped`` it is left out and listed there
+    (``("FILE:LINE", reason)``, as a row that is not a question is), else an error naming it."""
     rows = []
     with open(path, encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -69,7 +71,9 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
             try:
                 rows.append((lineno, json.loads(line)))
             except json.JSONDecodeError as e:
-                raise AnnotationError(f"{path}:{lineno}: not a JSON object ({e.msg})") from None
+                if skipped is None:
+                    raise AnnotationError(f"{path}:{lineno}: not a JSON object ({e.msg})") from None
+                skipped.append((f"{Path(path).name}:{lineno}", f"not JSON ({e.msg})"))
     return rows
 
 
@@ -103,3 +107,8 @@ def normalise_text(text: str) -> str:
     """Lower-case, collapse whitespace, drop a trailing full stop (for matching answer texts)."""
     out = " ".join(str(text).split()).lower()
     return out.rstrip(" .")
+
+
+def in_file_order(skipped: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``("FILE:LINE", reason)`` pairs by line (lines that are not JSON are found first)."""
+    return sorted(skipped, key=lambda item: int(item[0].rsplit(":", 1)[1]))

@@ -12,8 +12,8 @@ One JSON object per line, one question per row, read by ``paravt.data.questions.
 stem>-<line>``), ``duration_group`` and ``task_type`` (accuracy is also reported by these
 groups) and ``meta`` (kept as is).
 
-A row that is not a question (``RowError``) or has no video is skipped and listed with its
-reason; a row whose gold answer cannot be used stays in the denominator as an ``annotation``
+A line that is not JSON, a row that is not a question (``RowError``) or one with no video is
+skipped and listed with its reason; a row whose gold answer cannot be used stays in the denominator as an ``annotation``
 error.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from paravt.data.questions import RowError, parse_question, resolve_video
 from paravt.eval.adapters import register
-from paravt.eval.adapters._files import AnnotationError, read_jsonl
+from paravt.eval.adapters._files import AnnotationError, in_file_order, read_jsonl
 from paravt.eval.samples import EvalSample, LoadedSplit
 
 __all__: list[str] = []  # nothing here is for the other rooms
@@ -54,8 +54,9 @@ def find_rows_file(data: Path) -> Path:
 @register("jsonl", aliases=(), layout=LAYOUT)
 def load(data: Path, videos: Path) -> LoadedSplit:
     path = find_rows_file(Path(data))
-    samples, skipped = [], []
-    for lineno, row in read_jsonl(path):
+    samples: list[EvalSample] = []
+    skipped: list[tuple[str, str]] = []
+    for lineno, row in read_jsonl(path, skipped):
         ref = f"{path.name}:{lineno}"
         try:
             q = parse_question(row)
@@ -79,4 +80,4 @@ def load(data: Path, videos: Path) -> LoadedSplit:
                 problem=q.problem,
             )
         )
-    return LoadedSplit("jsonl", samples, skipped, [str(path)])
+    return LoadedSplit("jsonl", samples, in_file_order(skipped), [str(path)])

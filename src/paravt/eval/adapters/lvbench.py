@@ -23,7 +23,7 @@ from pathlib import Path
 
 from paravt.data.questions import resolve_video
 from paravt.eval.adapters import register
-from paravt.eval.adapters._files import find_file, read_jsonl
+from paravt.eval.adapters._files import find_file, in_file_order, read_jsonl
 from paravt.eval.samples import LETTERS, EvalSample, LoadedSplit
 
 __all__: list[str] = []  # nothing here is for the other rooms
@@ -92,9 +92,10 @@ def file_layout(rows: list[tuple[int, object]]) -> str:
 @register("lvbench", aliases=(), layout=LAYOUT)
 def load(data: Path, videos: Path) -> LoadedSplit:
     ann = find_file(data, ["video_info.meta.jsonl", "*.jsonl"], "LVBench", LAYOUT)
-    rows = read_jsonl(ann)
+    skipped: list[tuple[str, str]] = []
+    rows = read_jsonl(ann, skipped)  # a line that is not JSON: skipped, with its reason
     layout = file_layout(rows)
-    samples, skipped = [], []
+    samples = []
     for lineno, row in rows:
         ref = f"{ann.name}:{lineno}"
         if layout == "flat":
@@ -119,4 +120,4 @@ def load(data: Path, videos: Path) -> LoadedSplit:
             samples.append(
                 _sample(qa, key, f"{key}-{j}", str(row.get("type") or "unknown"), videos)
             )
-    return LoadedSplit("lvbench", samples, skipped, [str(ann)])
+    return LoadedSplit("lvbench", samples, in_file_order(skipped), [str(ann)])

@@ -14,7 +14,7 @@ from typing import Any
 from paravt.errors import UserError
 from paravt.train.launch.shared_folder import check_same_checkpoints, check_same_folder
 
-__all__: list[str] = []  # nothing here is for the other rooms
+__all__ = ["checkpoint_step", "last_checkpoint"]  # the CLI names what Ctrl-C kept
 
 
 def last_checkpoint(run_dir: Path) -> Path | None:
@@ -40,7 +40,9 @@ def checkpoint_to_resume(run_dir: Path, resume: bool) -> Path | None:
         ckpt = last_checkpoint(run_dir)
         if ckpt is None:
             raise UserError(
-                f"--resume: no checkpoint-N folder in {run_dir}; start without --resume"
+                f"--resume: {run_dir} holds no checkpoint-N folder (a run stopped before its "
+                "first save leaves none), so there is nothing to resume; run the same command "
+                "without --resume to start it again"
             )
         return ckpt
     # A fresh run would clear the logs but keep an earlier run's checkpoints: a later --resume

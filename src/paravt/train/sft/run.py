@@ -75,21 +75,54 @@ def load_sft_config(config: str | None, overrides: tuple[str, ...] = ()) -> SFTC
     )
 
 
+def model_card(name: str, base_model: str) -> str:
+    """The run folder's README.md: what the model was fine-tuned from and how. TRL's own card
+    names the base model only when it is a Hub id, and wrote "a fine-tuned version of
+    [None](https://huggingface.co/None)" for a local folder or a tiny model."""
+    hub = not base_model.startswith("tiny:") and not Path(base_model).expanduser().exists()
+    front = f"base_model: {base_model}\n" if hub else ""
+    return (
+        f"---\n{front}library_name: transformers\ntags:\n- paravt\n- sft\n- trl\n---\n\n"
+        f"# {name}\n\nFine-tuned from `{base_model}` with `paravt sft`: supervised fine-tuning "
+        "on episodes the paravt episode engine played (parallel crop_video calls, then an "
+        "answer), the loss on the generated tokens only, through TRL's SFTTrainer. `config.json` "
+        "in the run folder holds the resolved recipe, `metrics.jsonl` the logged steps; the "
+        "model is in `final/`.\n"
+    )
+
+
 def _trainer_class():
-    """``ParaSFTTrainer``: TRL's SFTTrainer that adds the run's counts to every logged row."""
+    """``ParaSFTTrainer``: TRL's SFTTrainer that adds the run's counts to every logged row, logs
+    the first and the last step whatever ``logging_steps`` says (a run shorter than it trained
+    in silence and wrote no ``metrics.jsonl``), and writes paravt's model card."""
+    from transformers import TrainerCallback
     from trl import SFTTrainer
+
+    class LogFirstAndLastStep(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step == 1 or state.global_step >= state.max_steps:
+                control.should_log = True
+            return control
 
     class ParaSFTTrainer(SFTTrainer):
         _tag_names = ["trl", "sft", "paravt"]  # noqa: RUF012 - TRL reads a list
 
-        def __init__(self, *args, run_counts: dict | None = None, **kwargs):
-            super().__init__(*args, **kwargs)
+        def __init__(self, *args, run_counts: dict | None = None, base_model: str = "", **kw):
+            super().__init__(*args, **kw)
             self.run_counts = dict(run_counts or {})
+            self.base_model = base_model
+            self.add_callback(LogFirstAndLastStep())
 
         def log(self, logs: dict, start_time: float | None = None) -> None:
             if "loss" in logs:
                 logs = {**logs, **self.run_counts}
             super().log(logs, start_time)
+
+        def create_model_card(self, model_name=None, dataset_name=None, tags=None) -> None:
+            if self.is_world_process_zero():
+                run_dir = Path(str(self.args.output_dir))
+                card = model_card(model_name or run_dir.name, self.base_model)
+                (run_dir / "README.md").write_text(card, encoding="utf-8")
 
     return ParaSFTTrainer
 
@@ -163,6 +196,7 @@ def run_sft(
             "skipped_episodes": report["skipped"],
             "skipped_rows": len(data_report.skipped),
         },
+        base_model=cfg.model,
     )
     if is_main and console is not None:  # one live line instead of HF's tqdm bar and log dicts
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
