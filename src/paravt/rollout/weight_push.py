@@ -61,7 +61,10 @@ Two ways, chosen by ``trainer.vllm_weight_push``:
   serving dtype) and ``_iter_vllm_named_params`` (see ``weight_gather``), nor vLLM's own
   ``NCCLTrainerWeightTransferEngine``, which does the same rendezvous as TRL's client. The
   server must be started with ``--weight-transfer-config '{"backend": "nccl"}'``; the trainers
-  need vLLM installed. Synchronous: ``push`` returns once the workers hold the weights.
+  need vLLM installed. Synchronous: ``push`` returns once the workers hold the weights. Rank 0
+  pauses the server (TRL's keep mode, which freezes every request on it) only after an exchange
+  every rank joins once its own requests have ended, and resumes a server a failed send left
+  paused (``NCCLPush.push`` says why).
 """
 
 from __future__ import annotations
@@ -587,30 +590,44 @@ class NCCLPush:
         self.pushed: list[int] = []
 
     def push(self, step: int) -> Pushed:
+        """Every rank calls it once its own requests have ended (with bounded staleness: its
+        ``PolicyGate`` paused). Rank 0 pauses the server only after an exchange every rank has
+        joined, i.e. after every rank's drain: TRL's pause is ``/pause?mode=keep``, which freezes
+        every request in flight on the server, the other ranks' included, and a rank still
+        waiting for one of its own would wait for ever (2 ranks, k = 2: rank 1 timed out in its
+        gate while rank 0 held the server paused; tests/train/test_push_ranks.py). A server
+        paused by a failed send is resumed before the error is raised, or the error says it
+        could not be."""
         model = self._model()
         failure: str | None = None
         cause: BaseException | None = None
-        if self.is_main:  # 1. rank 0 alone: the group (first push) and the server paused
+        if self.is_main and self.transfer is None:  # 1. rank 0: the group (first push)
             try:
-                if self.transfer is None:
-                    self.transfer = self._open(model)
-                self.transfer.pause()
+                self.transfer = self._open(model)
             except Exception as e:  # noqa: BLE001 - re-raised on every rank below
                 logger.error("NCCL weight push of step %d: no transfer: %s", step, _why(e))
                 failure, cause = _why(e), e
-        # no rank enters a gather rank 0 will not join
+        # every rank has drained its requests (it is here) and rank 0 has its group: only now
+        # may the server be paused; no rank enters a gather rank 0 will not join
         _raise_first(self.server, step, exchange(self._gather, failure), cause)
-        failure = None
-        try:  # 2. every rank gathers; rank 0 sends
+        paused = False
+        if self.is_main:  # 2. rank 0 pauses the server
+            try:
+                self.transfer.pause()
+                paused = True
+            except Exception as e:  # noqa: BLE001 - re-raised on every rank below
+                logger.error("NCCL weight push of step %d: no pause: %s", step, _why(e))
+                failure, cause = _why(e) + self._resume_after_failure(), e
+        _raise_first(self.server, step, exchange(self._gather, failure), cause)
+        try:  # 3. every rank gathers; rank 0 sends and resumes the server
             pairs = named_tensors(gathered_buckets(
                 model, dtype=self.dtype, bucket_bytes=self.bucket_bytes, keep=self.is_main,
                 device=self.device,
             ))  # fmt: skip
             if self.is_main:
-                transfer = self.transfer
-                assert transfer is not None  # opened above, or the push stopped there
-                transfer.send_weights(pairs)  # left paused on failure, as TRL leaves it
-                transfer.resume()
+                self.transfer.send_weights(pairs)
+                self.transfer.resume()
+                paused = False
                 if self._after is not None:
                     self._after()
             else:
@@ -618,10 +635,22 @@ class NCCLPush:
                     pass
         except Exception as e:  # noqa: BLE001 - every rank must hear of it
             logger.error("NCCL weight push of step %d failed: %s", step, _why(e))
-            failure, cause = _why(e), e
+            failure, cause = _why(e) + (self._resume_after_failure() if paused else ""), e
         _raise_first(self.server, step, exchange(self._gather, failure), cause)
         self.pushed.append(step)
         return Pushed()
+
+    def _resume_after_failure(self) -> str:
+        """Resume the server a failed send left paused (TRL leaves it so); what became of it, as
+        the tail of the run's one line."""
+        try:
+            self.transfer.resume()
+        except Exception as e:  # noqa: BLE001 - said in the line, the run stops anyway
+            return (
+                f"; the server is left PAUSED, resuming it failed ({_why(e)}): POST "
+                f"{self.server}/resume before sampling from it again"
+            )
+        return "; the server was resumed"
 
     def settle(self) -> None:
         """Nothing to wait for: ``push`` returns once the workers hold the weights."""
