@@ -31,7 +31,9 @@ from paravt.rollout.vllm import VLLMBackend
 from paravt.rollout.weight_push import NCCLPush
 
 WORK_S = 3.0  # server seconds rank 1's request needs
-PAUSE_TIMEOUT_S = 12.0  # the gate's wait for a rank's own requests (max_staleness_pause_s)
+PAUSE_TIMEOUT_S = (
+    12.0  # max_staleness_pause_s: the gate waited this long before it stopped draining
+)
 
 
 def post(url: str, body: dict | None = None) -> dict:
@@ -101,7 +103,11 @@ def main() -> None:
                 post(f"{url}/generate", {"work_s": WORK_S, "who": "rank1"})
                 report["request_version"] = version
 
-        threading.Thread(target=request, daemon=True).start()
+        def finished() -> None:  # the request may outlive the push: wait for it before leaving
+            thread.join(60)
+
+        thread = threading.Thread(target=request, daemon=True)
+        thread.start()
         time.sleep(0.5)  # the request is on the server
     dist.barrier()
     t0 = time.perf_counter()
@@ -111,6 +117,8 @@ def main() -> None:
         report["error"] = f"{type(e).__name__}: {e}"
     report["sync_s"] = round(time.perf_counter() - t0, 2)
     report["gate_version"] = backend.gate.version
+    if rank == 1:
+        finished()
     report["pushed"] = push.pushed
     (out / f"rank{rank}.json").write_text(json.dumps(report))
     if "error" in report:

@@ -154,9 +154,10 @@ def test_with_the_overlapped_push_every_turn_is_answered_by_the_weights_it_is_ta
     has reloaded (2 s here, longer than a rollout's work before its first request: with 0.3 s
     requests that skip the wait still arrived after it), the gate resumes at the new version at
     once, and the producer's requests under it wait for the reload. The server tells which
-    reload answered each request (``tag_loaded``): every turn tagged version v was answered
-    after the reload of step-v and before the next, and no request came while a reload was
-    under way."""
+    reload each request arrived after (``tag_loaded``): every turn tagged version v was sent
+    after the reload of step-v and before the next (a push no longer waits for running turns,
+    so a turn may end under the next weights; it keeps the version it started under), and no
+    request came while a reload was under way."""
     standin = server()
     standin.reload_s, standin.tag_loaded = 2.0, True
     summary, probe, metrics, _ = _train(

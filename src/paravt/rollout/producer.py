@@ -12,9 +12,11 @@ What keeps it honest:
 - one rollout at a time, in step order, each the same episodes the synchronous loop would run
   for that step (the trainer hands the producer its own copy of the step batches and checks the
   prompts it consumes against the ones TRL gives the step);
-- every sampling request holds a turn of the ``PolicyGate``; a push pauses the gate, so a turn
-  never straddles a push and records the version that sampled it (an episode running across a
-  push continues under the new weights: a partial rollout, its turns carrying their versions);
+- every sampling request holds a turn of the ``PolicyGate`` and records the version it started
+  under; a push pauses the gate for new turns only, and the running ones go on across it (their
+  later tokens from the new weights; ``paravt.rollout.gate`` says why the accounting stays
+  exact); an episode running across a push continues under the new weights: a partial rollout,
+  its turns carrying their versions;
 - a failure in the producer (a server gone, a push the server did not take) is raised in the
   learner's thread when it asks for that step, with its own type and message.
 

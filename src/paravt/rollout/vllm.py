@@ -435,8 +435,9 @@ class VLLMBackend(TokenSampler):
     # -- one optimizer step's rollout --------------------------------------------------------
     def sync_to(self, step: int, pause_timeout_s: float | None = None) -> None:
         """Push the weights if ``step`` has not been pushed yet. With a ``gate`` (bounded
-        staleness), new requests wait and the running ones end first, so no turn straddles the
-        push; a failed push closes the gate (the rollouts stop with the run)."""
+        staleness), new requests wait for the push and the running ones go on across it, tagged
+        with the version they started under (``paravt.rollout.gate``); a failed push closes the
+        gate (the rollouts stop with the run)."""
         if step == self.loaded_step:
             return
         gate = self.gate

@@ -93,8 +93,10 @@ class AsyncRollouts:
         t0 = time.perf_counter()
         if self.backend.gate is None:
             self.backend.gate = PolicyGate(step)
+        crossed = self.backend.gate.crossed
         self.backend.sync_to(step, self.pause_s)
         log.push_s = time.perf_counter() - t0
+        log.turns_across_push = self.backend.gate.crossed - crossed
         if self.producer is None:
             self._start(step)
         assert self.producer is not None
