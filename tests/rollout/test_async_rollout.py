@@ -96,6 +96,33 @@ def test_the_producer_runs_at_most_lead_steps_ahead_and_hands_out_in_order(lead)
     producer.close()
 
 
+def test_the_next_step_starts_while_the_current_step_still_runs():
+    """Step 1's rollout starts while step 0's last episodes still run (before, the producer ran
+    one step's rollout at a time: the server ran below its batch at every step's tail), and the
+    steps are still handed out in order."""
+    gate = PolicyGate(0)
+    step1_started, order = threading.Event(), []
+
+    def run(rows, epoch):
+        index = int(rows[0]["prompt_id"][1:])
+        order.append(("start", index))
+        if index == 0:  # step 0's slowest episode: it ends only once step 1 has started
+            assert step1_started.wait(5), "step 1 did not start while step 0 ran"
+        else:
+            step1_started.set()
+        order.append(("end", index))
+        return [f"in{index}"], [f"rec{index}"]
+
+    batches = iter([(0, [{"prompt_id": f"p{i}"}]) for i in range(2)])
+    producer = RolloutProducer(batches, run, gate, lead=1, start=0)
+    producer.start()
+    assert producer.take(0, timeout_s=10).records == ["rec0"]
+    gate.resume(1)
+    assert producer.take(1, timeout_s=10).records == ["rec1"]
+    assert order.index(("start", 1)) < order.index(("end", 0))
+    producer.close()
+
+
 def test_a_failed_rollout_is_raised_in_the_learner_with_its_own_type():
     gate = PolicyGate(0)
     producer = _producer(1, gate, [], fail_at=1)

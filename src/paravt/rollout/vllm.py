@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 import time
 import weakref
 from collections.abc import Callable, Coroutine, Iterator
@@ -379,6 +380,7 @@ class VLLMBackend(TokenSampler):
         #: frame item id -> (weak reference to the item, its PIL image): ``_pil``
         self._images: dict[int, tuple[weakref.ref, Any]] = {}
         self._lanes: ThreadPoolExecutor | None = None  # agenerate's request threads
+        self._lanes_lock = threading.Lock()
 
     @property
     def agenerate(self) -> Callable[[GenRequest], Coroutine[Any, Any, Generation]] | None:
@@ -393,9 +395,11 @@ class VLLMBackend(TokenSampler):
 
     async def _agenerate(self, request: GenRequest) -> Generation:
         self.alone_requests += 1  # on the event loop's thread: no two updates race
-        if self._lanes is None:
-            workers = int(getattr(getattr(self.generator, "client", None), "max_concurrency", 64))
-            self._lanes = ThreadPoolExecutor(max(1, workers), thread_name_prefix="paravt-vllm")
+        with self._lanes_lock:  # the producer runs several steps' engines at once
+            if self._lanes is None:
+                client = getattr(self.generator, "client", None)
+                workers = int(getattr(client, "max_concurrency", 64))
+                self._lanes = ThreadPoolExecutor(max(1, workers), thread_name_prefix="paravt-vllm")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._lanes, self._alone, request)
 
