@@ -105,7 +105,6 @@ def one_run(model: Path, work: Path, k: int, steps: int, delta0: float, delta1: 
     """One ``paravt train`` run at ``k`` against a fresh clocked server; per-step timings."""
     from transformers import TrainerCallback
 
-    from paravt.train.metrics import read_jsonl
     from paravt.train.run import load_command_config, run_training
 
     server = ClockedServer.for_model(model)
@@ -150,7 +149,8 @@ def one_run(model: Path, work: Path, k: int, steps: int, delta0: float, delta1: 
     finally:
         server.stop()
     wall = time.perf_counter() - t0
-    metrics = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
+    rows = (json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines())
+    metrics = [r for r in rows if "loss" in r]
     starts = [t0 + 0.0] + ends[:-1]
     step_walls = [e - s for s, e in zip(starts, ends, strict=True)]
     learn = [w - r for w, r in zip(step_walls, segments, strict=False)]

@@ -611,9 +611,11 @@ class NCCLPush:
         # may the server be paused; no rank enters a gather rank 0 will not join
         _raise_first(self.server, step, exchange(self._gather, failure), cause)
         paused = False
+        transfer = self.transfer  # rank 0's, opened above (the push stopped there otherwise)
         if self.is_main:  # 2. rank 0 pauses the server
+            assert transfer is not None
             try:
-                self.transfer.pause()
+                transfer.pause()
                 paused = True
             except Exception as e:  # noqa: BLE001 - re-raised on every rank below
                 logger.error("NCCL weight push of step %d: no pause: %s", step, _why(e))
@@ -625,8 +627,9 @@ class NCCLPush:
                 device=self.device,
             ))  # fmt: skip
             if self.is_main:
-                self.transfer.send_weights(pairs)
-                self.transfer.resume()
+                assert transfer is not None
+                transfer.send_weights(pairs)
+                transfer.resume()
                 paused = False
                 if self._after is not None:
                     self._after()
@@ -644,6 +647,7 @@ class NCCLPush:
         """Resume the server a failed send left paused (TRL leaves it so); what became of it, as
         the tail of the run's one line."""
         try:
+            assert self.transfer is not None
             self.transfer.resume()
         except Exception as e:  # noqa: BLE001 - said in the line, the run stops anyway
             return (
