@@ -64,7 +64,8 @@ Two ways, chosen by ``trainer.vllm_weight_push``:
   need vLLM installed. Synchronous: ``push`` returns once the workers hold the weights. Rank 0
   pauses the server (TRL's keep mode, which freezes every request on it) only after an exchange
   every rank joins once its own requests have ended, and resumes a server a failed send left
-  paused (``NCCLPush.push`` says why).
+  paused (``NCCLPush.push`` says why). Requests under way go on across the push (frozen by the
+  keep-mode pause, resumed after it).
 """
 
 from __future__ import annotations
@@ -590,14 +591,16 @@ class NCCLPush:
         self.pushed: list[int] = []
 
     def push(self, step: int) -> Pushed:
-        """Every rank calls it once its own requests have ended (with bounded staleness: its
-        ``PolicyGate`` paused). Rank 0 pauses the server only after an exchange every rank has
-        joined, i.e. after every rank's drain: TRL's pause is ``/pause?mode=keep``, which freezes
-        every request in flight on the server, the other ranks' included, and a rank still
-        waiting for one of its own would wait for ever (2 ranks, k = 2: rank 1 timed out in its
-        gate while rank 0 held the server paused; tests/train/test_push_ranks.py). A server
-        paused by a failed send is resumed before the error is raised, or the error says it
-        could not be."""
+        """Every rank calls it at the start of a step (with bounded staleness, its
+        ``PolicyGate`` paused for new turns; the running ones go on). Rank 0 pauses the server
+        only after an exchange every rank has joined: TRL's pause is ``/pause?mode=keep``, which
+        freezes every request on the server, the other ranks' included. When each rank drained
+        its own requests before its push, rank 0 paused as soon as its own had ended and rank 1
+        waited for a frozen request until its gate timed out (2 ranks, k = 2;
+        tests/train/test_push_ranks.py); no rank waits for its requests any more, and the
+        exchange keeps rank 0 from pausing a server another rank is still starting a push
+        against. A server paused by a failed send is resumed before the error is raised, or the
+        error says it could not be."""
         model = self._model()
         failure: str | None = None
         cause: BaseException | None = None
@@ -607,8 +610,8 @@ class NCCLPush:
             except Exception as e:  # noqa: BLE001 - re-raised on every rank below
                 logger.error("NCCL weight push of step %d: no transfer: %s", step, _why(e))
                 failure, cause = _why(e), e
-        # every rank has drained its requests (it is here) and rank 0 has its group: only now
-        # may the server be paused; no rank enters a gather rank 0 will not join
+        # every rank is at its push and rank 0 has its group: only now may the server be
+        # paused; no rank enters a gather rank 0 will not join
         _raise_first(self.server, step, exchange(self._gather, failure), cause)
         paused = False
         transfer = self.transfer  # rank 0's, opened above (the push stopped there otherwise)
