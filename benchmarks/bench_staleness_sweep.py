@@ -12,7 +12,7 @@ stand-in server (``tests/train/standin_vllm.py``) whose replies depend on the pr
 length drawn (from the prompt's hash, so the same at every k) from the ``paper`` workload of
 ``bench_rollout.py`` (log-normal, median 112 tokens). The reply itself stays the stand-in's short
 answer, so the learner's work is the same at every k; the clock sleeps (near zero CPU). Δ0 is set
-from a k = 0 calibration run so that R ≈ ρ·L.
+from two k = 0 calibration runs (Δ0 = 0 and a probe) so that R ≈ ρ·L.
 
 Per run and step: the step's wall, the learner's rollout segment (``ParaGRPOTrainer._rollout``:
 at k = 0 push + rollout; at k ≥ 1 push + wait for the producer + the age check), the push and wait
@@ -211,16 +211,21 @@ def main() -> None:
         "workload": WORKLOADS["paper"]["turn_tokens"],
         "delta1": args.delta1,
     }
-    # calibration: L and R at the probe's Δ0, k = 0 (R scales with Δ0: the clock dominates it)
+    # calibration: L, and R at Δ0 = 0 and at the probe's Δ0, k = 0; R is linear in Δ0 (the
+    # clock's sleeps) on top of what does not depend on it (the tools, the frames, HTTP)
+    cal0 = one_run(model, work, 0, args.calibration_steps, 0.0, args.delta1)
     cal = one_run(model, work, 0, args.calibration_steps, args.probe_delta0, args.delta1)
-    push = mean_after_first(cal["push_s"]) if cal["push_s"] else 0.0
-    push = 0.0 if math.isnan(push) else push
-    L = mean_after_first(cal["learning_s"])
-    R_probe = mean_after_first(cal["rollout_segment_s"]) - push
-    result["calibration"] = {**cal, "L_s": round(L, 3), "R_s_at_probe": round(R_probe, 3)}
+    L = statistics.mean([mean_after_first(cal0["learning_s"]), mean_after_first(cal["learning_s"])])
+    R_zero = mean_after_first(cal0["rollout_segment_s"])
+    R_probe = mean_after_first(cal["rollout_segment_s"])
+    slope = max(R_probe - R_zero, 1e-6) / args.probe_delta0  # seconds of R per s/token of Δ0
+    result["calibration"] = {
+        "runs": [cal0, cal], "L_s": round(L, 3), "R_s_at_zero": round(R_zero, 3),
+        "R_s_at_probe": round(R_probe, 3),
+    }  # fmt: skip
     cells = []
     for rho in args.rho:
-        delta0 = args.probe_delta0 * rho * L / max(R_probe, 1e-6)
+        delta0 = max(0.0, (rho * L - R_zero) / slope)
         runs = []
         for rep in range(args.repeats):
             for k in args.order:

@@ -10,17 +10,20 @@ The model, per step s (policy version s = optimizer steps taken):
 - the learner pushes (P; the server is paused meanwhile: keep mode), waits for the rollout of
   step s, then learns (L, plus R_cpu at k ≥ 1: the rollout's CPU work on the learner's process);
 - the server runs rollouts one after another (R each; several steps' episodes may interleave,
-  but its throughput is the same), the rollout of step j starting once the version is at least
+  but its throughput is the same: a conservative model of one vLLM server, whose decode steps
+  slow as its batch grows), or, for the sweep's stand-in at Δ1 = 0, side by side (a clock that
+  charges nothing for more requests in flight); the rollout of step j starting once the version is at least
   j − k (the push of step j − k is done) and the server is free. At k = 0 that is P + R + L a
   step; at k ≥ 1 at best P + max(R, L + R_cpu).
 
 Two uses:
 
-    python benchmarks/model_staleness_pipeline.py --check benchmarks/results/bench_staleness_sweep_small.json
+    python benchmarks/model_staleness_pipeline.py --check benchmarks/results/bench_staleness_sweep_*.json
     python benchmarks/model_staleness_pipeline.py --paper
 
-``--check``: every cell and k of a sweep JSON, the model's steps an hour (from that cell's k = 0
-parts) against the measured, and whether each is within ±10%. ``--paper``: the paragrpo recipe at
+``--check``: every cell and k of sweep JSONs, the model's steps an hour (fed R from that cell's
+k = 0 runs and L as measured at that k, so it checks the pipeline, not L's inflation, which it
+does not predict) against the measured, and whether each is within ±10%. ``--paper``: the paragrpo recipe at
 its layout (``layout.trainer_ranks`` trainers + 1 server, 56 episodes a step) with the plan's 8B
 estimates (H100, ZeRO-3; decode and prefill on the server, the loss on the trainers; the push is
 not estimated there and is taken as ``--push-s``), at k = 0 and 2: steps an hour and the busy
@@ -38,11 +41,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def simulate(P: float, R: float, L: float, k: int, steps: int = 200, r_cpu: float = 0.0) -> dict:
+def simulate(
+    P: float, R: float, L: float, k: int, steps: int = 200, r_cpu: float = 0.0, serial: bool = True
+) -> dict:
     """Steady steps an hour and busy shares of the pipeline above (the first quarter of the steps
     left out as the pipeline fills). A push pauses the server: a rollout under way when it
     starts ends P later (only the last one scheduled is moved: an approximation when P is not
-    small against R)."""
+    small against R). ``serial=False``: a server whose throughput grows with the requests in
+    flight without bound (the stand-in's token clock at Δ1 = 0), so rollouts of several steps
+    run side by side, each R long."""
     version_at: dict[int, float] = {}  # version -> the time its push was done
     rollout_done: dict[int, float] = {}
     server_free, learner, next_j, ends = 0.0, 0.0, 0, []
@@ -53,7 +60,7 @@ def simulate(P: float, R: float, L: float, k: int, steps: int = 200, r_cpu: floa
             server_free += P
         while next_j <= s + k:  # every rollout the versions allow by now
             allowed = version_at[next_j - k] if next_j - k >= 0 else 0.0
-            rollout_done[next_j] = max(server_free, allowed) + R
+            rollout_done[next_j] = (max(server_free, allowed) if serial else allowed) + R
             server_free = rollout_done[next_j]
             next_j += 1
         learner = max(push_end, rollout_done[s]) + L + (r_cpu if k >= 1 else 0.0)
@@ -69,19 +76,23 @@ def simulate(P: float, R: float, L: float, k: int, steps: int = 200, r_cpu: floa
 
 
 def check(path: Path) -> dict:
+    """Every cell and k of a sweep: the model fed R from that cell's k = 0 runs and L as measured
+    at that k (the rollout's CPU work on the learner's process shows there as L's inflation),
+    with a server as the sweep's clock has it (Δ1 = 0: no limit to the requests in flight)."""
     data = json.loads(path.read_text())
+    serial = float(data.get("delta1", 0.0)) > 0
     rows = []
     for cell in data["cells"]:
-        R, L = cell["R_s_k0"], cell["L_s_k0"]  # at k = 0 the push is inside R
+        R = cell["R_s_k0"]  # at k = 0 the push is inside R
         for k, measured in cell["summary"].items():
-            model = simulate(0.0, R, L, int(k))
+            model = simulate(0.0, R, measured["learning_s"], int(k), serial=serial)
             err = model["steps_per_hour"] / measured["steps_per_hour"] - 1
             rows.append({
-                "rho_asked": cell["rho"], "k": int(k), "measured": measured["steps_per_hour"],
-                "model": model["steps_per_hour"], "error": round(err, 3),
-                "within_10pct": abs(err) <= 0.10,
+                "rho_asked": cell["rho"], "rho": round(R / cell["L_s_k0"], 2), "k": int(k),
+                "measured": measured["steps_per_hour"], "model": model["steps_per_hour"],
+                "error": round(err, 3), "within_10pct": abs(err) <= 0.10,
             })  # fmt: skip
-    return {"sweep": str(path.relative_to(REPO)) if path.is_absolute() else str(path), "rows": rows}
+    return {"sweep": str(path), "serial_server": serial, "rows": rows}
 
 
 def paper(push_s: float) -> dict:
@@ -110,7 +121,7 @@ def paper(push_s: float) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", type=Path, default=None, help="a bench_staleness_sweep JSON")
+    ap.add_argument("--check", type=Path, nargs="*", default=[], help="bench_staleness_sweep JSONs")
     ap.add_argument("--paper", action="store_true", help="the 8B paper layout from the plan")
     ap.add_argument("--push-s", type=float, default=0.0, help="the 8B push (s), not estimated")
     ap.add_argument("--out", type=Path, default=None)
@@ -119,12 +130,12 @@ def main() -> None:
         "command": "python benchmarks/model_staleness_pipeline.py " + " ".join(sys.argv[1:]),
         "load_before": round(os.getloadavg()[0], 2),
     }
-    if args.check:
-        result["check"] = check(args.check)
-        for row in result["check"]["rows"]:
+    result["checks"] = [check(path) for path in args.check]
+    for checked in result["checks"]:
+        for row in checked["rows"]:
             print(
-                f"k={row['k']}: measured {row['measured']:.0f} / model {row['model']:.0f} "
-                f"steps an hour ({row['error']:+.1%})"
+                f"rho={row['rho']} k={row['k']}: measured {row['measured']:.0f} / model "
+                f"{row['model']:.0f} steps an hour ({row['error']:+.1%})"
             )
     if args.paper:
         result["paper"] = paper(args.push_s)

@@ -115,6 +115,8 @@ def test_k2_learns_from_the_same_episodes_as_the_synchronous_loop(
         versions = [v for v in e["policy_versions"] if v is not None]
         assert versions and max(versions) <= e["step"] - 1 and e["step"] - 1 - min(versions) <= 2
     assert "async/staleness_mean" not in m0[0]  # the synchronous loop logs no staleness
+    # the turns a push found running are counted (they go on across it: paravt.rollout.gate)
+    assert all(r["async/turns_across_push"] >= 0 for r in m2)
 
 
 def test_a_group_older_than_k_is_sampled_again_and_counted(
