@@ -1,4 +1,4 @@
-"""Steps an hour at max_staleness k, where rollout and learning are of a size you choose (#58).
+"""Steps an hour at max_staleness k, where rollout and learning are of a size you choose.
 
 Claim under test: with bounded staleness a step costs about T* = P + max(R, L + R_cpu) instead of
 P + R + L (P the push, R the rollout, L the learning, R_cpu the rollout's CPU work on the

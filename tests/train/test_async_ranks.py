@@ -2,7 +2,7 @@
 (torchrun; ``async_ranks_worker.py``) under FSDP2 and DeepSpeed ZeRO-3, in server mode against the
 stand-in server (``standin_vllm``) that both ranks share, for 4 steps.
 
-What must hold (issue 58): both ranks finish every step; every episode a step learns from is at
+What must hold: both ranks finish every step; every episode a step learns from is at
 most k versions old; a weight push a step on each rank; and a rank whose sampling fails stops
 the other with one line instead of leaving it in a collective. The same against a real vLLM
 server: ``test_vllm_async_ranks.py`` (marker ``vllm``).
