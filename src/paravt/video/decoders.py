@@ -8,7 +8,9 @@ path of ``paravt.video.disposable``. They reach it through ``VideoSource.decoder
 of this class, and nothing else, so the source's private state stays private (torchcodec's shape:
 a small public class over the private core).
 
-Every decoder here is built from the frame table, so it seeks to restart points only
+Every decoder here has decoded the file's first frame before its first seek (``opening.prime``:
+what the first packet told FFmpeg lasts for the decoder's life, and a decode from a later restart
+point needs it), and is built from the frame table, so it seeks to restart points only
 (``video.bitstream``). Where torchcodec refuses the table (no duration in the file's header) the
 decoders are exact-mode ones; if the table demoted a keyframe they would seek to it, so such a
 file is decoded packet by packet from its restart points instead (``video.sequential``).
@@ -85,7 +87,9 @@ class SourceDecoders:
         from: it can differ from the table's (one frame more on a Matroska file here)."""
         with self._lock:
             if self._counting is None:
-                self._counting = make_decoder(self.path, self.device, self.num_threads).decoder
+                self._counting = make_decoder(
+                    self.path, self.device, self.num_threads, primed=False
+                ).decoder
             return int(self._counting.metadata.num_frames or len(self.table))
 
     def seeks_are_safe(self) -> bool:

@@ -10,6 +10,11 @@ each group of frames (the keyframe at or before that time, which is that restart
 packet decoder decodes forward, and its colour converter turns the frames asked for into RGB,
 the same conversion ``VideoDecoder`` applies (tested pixel for pixel).
 
+Before its first seek the packet decoder decodes the file's first packets until a frame comes out
+(``_prime``), for the reason ``opening.prime`` gives: what the first packet told FFmpeg (in-band
+parameter sets, an encoder's version SEI) lasts across a seek's flush, and a decode from a later
+restart point needs it.
+
 A packet the decoder rejects (a corrupt region) is skipped and decoding goes on; a frame asked
 for that never comes out is reported failed, with the decoder's reason.
 """
@@ -53,6 +58,19 @@ class _GroupDecode:
         return len(self.frames) == len(self.wanted)
 
 
+def _prime(demuxer, stream, decoder, table: FrameTable) -> None:
+    """Decode from the file's first packet until a frame comes out (or the stream ends), then
+    flush: the frame is dropped, what the packets told the decoder stays."""
+    demuxer.seek(table.pts[0], stream=stream)
+    try:
+        for packet in demuxer:
+            if decoder.decode(packet):
+                break
+    except RuntimeError:  # a first packet the codec rejects: the groups report their frames
+        pass
+    decoder.reset()
+
+
 def decode_from_restart_points(
     path: str,
     table: FrameTable,
@@ -70,6 +88,7 @@ def decode_from_restart_points(
     stream = demuxer.streams[0]
     decoder = stream.make_decoder(device, num_ffmpeg_threads=num_threads)
     converter = ColorConverter(device)
+    _prime(demuxer, stream, decoder, table)
     for _, members in gop_groups(table, indices):
         group = _GroupDecode(table, members, resize)
         start = table.pts[table.keyframe_before(members[0])]
