@@ -55,7 +55,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from paravt.video.decode import DecodeOutcome, FrameResize, chunks, resized
+from paravt.video import ffmpeg_log
+from paravt.video.decode import DecodeOutcome, FrameResize, chunks, note_logged, resized
 from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
 from paravt.video.nal import (
@@ -424,6 +425,7 @@ def decode_skipping(
         from torchcodec.decoders import VideoDecoder
 
         decoded = {}
+        logged = DecodeOutcome()
         for segment in built.segments:
             held = [i for i in indices if i in segment.positions]
             if not held:
@@ -432,7 +434,9 @@ def decode_skipping(
                 segment.data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu"
             )
             for piece in chunks(held, resize):
-                batch = decoder.get_frames_at([segment.positions[i] for i in piece])
+                with ffmpeg_log.errors() as lines:
+                    batch = decoder.get_frames_at([segment.positions[i] for i in piece])
+                note_logged(logged, piece, lines)
                 pts = batch.pts_seconds.tolist()
                 data = resized(batch.data, resize)
                 del batch
@@ -449,7 +453,7 @@ def decode_skipping(
         )
         logger.debug("the filtered decode of %s failed", path, exc_info=True)
         return None
-    out = DecodeOutcome(pictures_skipped=built.pictures_skipped)
+    out = DecodeOutcome(pictures_skipped=built.pictures_skipped, logged=logged.logged)
     # Matroska keeps milliseconds: each frame must come back within half a tick of its pts
     tolerance = 0.0005 + float(built.time_base) / 2
     for i in indices:
