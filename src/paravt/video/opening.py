@@ -117,7 +117,7 @@ def prime(decoder, path: str) -> None:
     named by the first packet's SEI, which switches on work-arounds for that build's bugs. A
     decoder whose first packet is a later IDR decodes the same bytes into other pixels or fails
     (tests/video/test_first_packet.py). Decoding the first frame costs one picture per decoder
-    (measured in benchmarks/results/bench_tool_exec_first_packet.json). A first frame that does
+    (measured in benchmarks/results/bench_first_packet.json). A first frame that does
     not decode is left to the decode that asks for it (logged here)."""
     try:
         decoder.get_frame_at(0)

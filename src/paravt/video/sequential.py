@@ -130,7 +130,7 @@ def decode_straight(
     (``FrameTable.suspect_after``), are ``damaged`` with the line: the damage is in the file.
 
     Costs a decode of the whole file up to the last frame asked for (measured in
-    benchmarks/results/bench_tool_exec_first_packet.json); never raises for decode failures."""
+    benchmarks/results/bench_first_packet.json); never raises for decode failures."""
     from torchcodec.decoders._blocks import ColorConverter, Demuxer  # heavy optional library
 
     out = DecodeOutcome()
