@@ -185,3 +185,23 @@ def test_the_first_packet_changes_what_a_seek_decodes(first_packet_videos):
         decoder = VideoDecoder(str(path), seek_mode="exact")
         decoder.get_frame_at(0)
         assert torch.equal(decoder.get_frame_at(last_idr + 1).data, want), name
+
+
+def test_the_packet_by_packet_decode_sees_the_first_packet(first_packet_videos):
+    """The decode of files torchcodec takes no frame table for (``video.sequential``, reached
+    through ``VideoSource`` only for piped Matroska with demoted keyframes) primes its packet
+    decoder too: called on an in-band-PPS file, frames after later IDRs equal a straight decode."""
+    from paravt.video.sequential import decode_from_restart_points
+
+    videos, missing = first_packet_videos
+    for name, path in videos.items():
+        if name in missing:
+            continue
+        reference = straight_decode(path)
+        table = VideoSource(path).table
+        wanted = [i + 3 for i in table.keyframes[1:]]
+        out = decode_from_restart_points(str(path), table, wanted)
+        assert sorted(out.frames) == wanted and not out.failed and not out.logged, name
+        for i in wanted:
+            frame, pts = out.frames[i]
+            assert torch.equal(frame, reference[round(pts, 6)]), f"{name} frame {i}"
