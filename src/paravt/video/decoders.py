@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from paravt.video import ffmpeg_log
 from paravt.video.decode import DecodeOutcome, FrameResize, decode_indices
 from paravt.video.disposable import SKIPPABLE_CODECS, decode_skipping, worth_skipping
 from paravt.video.meta import FrameTable
@@ -180,7 +181,7 @@ class SourceDecoders:
             "them straight from the file's start",
             self.path,
             len(again),
-            out.logged[again[0]],
+            ffmpeg_log.plain(out.logged[again[0]]),
         )
         straight = decode_straight(
             self.path, self.table, again, resize, self.device, self.num_threads

@@ -133,6 +133,12 @@ def _uninstall() -> None:
         lib.av_log_set_callback(ctypes.cast(lib.av_log_default_callback, ctypes.c_void_p))
 
 
+def plain(line: str) -> str:
+    """An FFmpeg log line without its ``[h264 @ 0x55d0c8]`` prefix (a memory address that
+    differs on every run), as a person is shown it."""
+    return line.split("] ", 1)[1] if line.startswith("[") and "] " in line else line
+
+
 def available() -> bool:
     """Whether FFmpeg's error lines are collected in this process (installs the callback)."""
     return _install()

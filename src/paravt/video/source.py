@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from paravt.video import ffmpeg_log
 from paravt.video.config import OVERVIEW_MODES, OverviewMode
 from paravt.video.decode import DecodeOutcome, FrameResize
 from paravt.video.decoders import SourceDecoders
@@ -277,17 +278,11 @@ def _damage_warning(damaged: list[float], lines: dict[int, str], indices: list[i
     quoting FFmpeg's first error line (``lines``: by frame index) among the frames handed out
     (``indices``) where a decode logged one."""
     said = [lines[i] for i in indices if i in lines]
-    quote = f" (FFmpeg: {_without_address(said[0])})" if said else ""
+    quote = f" (FFmpeg: {ffmpeg_log.plain(said[0])})" if said else ""
     return (
         f"{len(damaged)} frames ({damaged[0]:.2f}s to {damaged[-1]:.2f}s) were decoded after "
         f"damage in the file and may show decoding errors{quote}"
     )
-
-
-def _without_address(line: str) -> str:
-    """An FFmpeg log line without its ``[h264 @ 0x55d0c8]`` prefix (a memory address that
-    differs on every run)."""
-    return line.split("] ", 1)[1] if line.startswith("[") and "] " in line else line
 
 
 def _aspect(header) -> float:
