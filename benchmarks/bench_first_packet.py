@@ -4,12 +4,12 @@ Two numbers behind docs/PREPROCESSING.md ("Every decoder has seen the file's fir
 "FFmpeg's error lines are read"), on a long real-footage video (default: the x264 ``veryfast``
 row that ``bench_tool_exec.py`` builds and caches; ``--video`` for another):
 
-* ``prime``: building a decoder from the frame table with and without decoding the first frame
-  (``opening.make_decoder(primed=...)``), median over ``--decoders`` builds; the difference is
-  what every decoder pays.
+* ``prime``: building a decoder from the frame table as torchcodec does and through
+  ``VideoSource.decoders.new()`` (the same, then the first frame decoded: ``opening.prime``),
+  median over ``--decoders`` builds; the difference is what every decoder pays.
 * ``straight``: one frame at each of ``--at`` seconds decoded from its restart point (a fresh
-  source, the normal path) and straight from the file's start (``sequential.decode_straight``,
-  the fault path taken only where FFmpeg logged an error), wall and CPU seconds.
+  source, the normal path) and straight from the file's start (``decoders.settle``, the fault
+  path taken only where FFmpeg logged an error), wall and CPU seconds.
 
 The machine's load average is recorded before and after: on a shared machine the wall times
 move with it, CPU seconds less so.
@@ -46,15 +46,21 @@ def _timed(fn):
     return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def measure_prime(path: str, table, builds: int) -> dict:
-    from paravt.video.opening import make_decoder
+def measure_prime(src, builds: int) -> dict:
+    """A decoder from the frame table as torchcodec builds it (unprimed) against the seam's
+    ``decoders.new()`` (the same build, then the first frame decoded)."""
+    from torchcodec.decoders import VideoDecoder
 
-    rows = {}
-    for primed in (False, True, False, True):  # interleaved, so load affects both alike
-        times = rows.setdefault("primed" if primed else "unprimed", [])
-        for _ in range(builds // 2):
-            _, wall, _ = _timed(lambda p=primed: make_decoder(path, table=table, primed=p))
-            times.append(wall)
+    mappings = src.table.frame_mappings()
+
+    def unprimed():
+        return VideoDecoder(src.path, num_ffmpeg_threads=1, custom_frame_mappings=mappings)
+
+    rows: dict[str, list[float]] = {"unprimed": [], "primed": []}
+    for _ in range(2):  # interleaved, so load affects both alike
+        for name, build in (("unprimed", unprimed), ("primed", src.decoders.new)):
+            for _ in range(builds // 2):
+                rows[name].append(_timed(build)[1])
     med = {k: statistics.median(v) for k, v in rows.items()}
     return {
         "builds_each": len(rows["primed"]),
@@ -64,15 +70,18 @@ def measure_prime(path: str, table, builds: int) -> dict:
 
 
 def measure_straight(path: str, at: list[float]) -> list[dict]:
+    """One frame from its restart point (the normal decode) and through the fault path
+    (``decoders.settle`` on an outcome that says FFmpeg logged an error: a straight decode)."""
     from paravt.video import VideoSource
-    from paravt.video.sequential import decode_straight
+    from paravt.video.decode import DecodeOutcome
 
     rows = []
     for t in at:
         src = VideoSource(path, skip_disposable=False)
         i = src.index_at(t)
         _, wall_r, cpu_r = _timed(lambda s=src, i=i: s.decoders.decode([i], try_skipping=False))
-        out, wall_s, cpu_s = _timed(lambda s=src, i=i: decode_straight(s.path, s.table, [i]))
+        logged = DecodeOutcome(logged={i: "benchmark: as if FFmpeg had logged an error"})
+        out, wall_s, cpu_s = _timed(lambda s=src, o=logged: s.decoders.settle(o))
         assert i in out.frames, f"the straight decode returned no frame at {t} s"
         rows.append({
             "at_s": t, "frame": i,
@@ -107,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             "frames": src.meta.num_frames,
             "restart_points": src.meta.num_keyframes,
         },  # fmt: skip
-        "prime": measure_prime(path, src.table, args.decoders),
+        "prime": measure_prime(src, args.decoders),
         "straight": measure_straight(path, [float(x) for x in args.at.split(",")]),
         "machine": {
             "cpus": os.cpu_count(),
