@@ -50,6 +50,7 @@ from paravt.agent.vision import at_budget, budget_resizer, preprocess
 from paravt.errors import ConfigError, UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
+from paravt.video.nvdec import to_device
 
 __all__ = ["EpisodeEngine"]
 
@@ -108,18 +109,18 @@ class _Context:
         t0 = time.perf_counter()
         todo = [it for it in self.images if it.pixels is None]
         if todo:
-            pv, grid = preprocess(
+            pv, _ = preprocess(
                 todo, self.codec, self.pixel_dtype, self.pixel_device, self.pixel_workers
             )
             offset = 0
-            for it, row in zip(todo, grid, strict=True):
-                n = int(row.prod())
-                it.pixels = pv[offset : offset + n]
-                offset += n
+            for it in todo:  # each item's rows from its host-side grid (preprocess checked it)
+                t, h, w = it.grid
+                it.pixels = pv[offset : offset + t * h * w]
+                offset += t * h * w
         device = self.images[0].pixels.device
         pv = join_rows(self.images) if join else None
         grid = torch.tensor([list(it.grid) for it in self.images], dtype=torch.long)
-        grid = grid.to(device)
+        grid = grid.to(device) if device.type == "cpu" else to_device(grid, str(device))
         self._joined = (len(self.images), pv, grid)
         return pv, grid, time.perf_counter() - t0
 
