@@ -50,7 +50,7 @@ from paravt.agent.vision import at_budget, budget_resizer, preprocess
 from paravt.errors import ConfigError, UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
-from paravt.video.nvdec import to_device
+from paravt.video.nvdec import decode_workers, to_device
 
 __all__ = ["EpisodeEngine"]
 
@@ -315,22 +315,25 @@ class EpisodeEngine:
         out: tuple[Any, dict, float, tuple[EpisodeErrorKind, str] | None]
         try:
             from paravt.video import VideoSource  # paravt.video loads torch
-            from paravt.video.parallel import resolve_workers
 
             crop = self.config.crop  # one source serves the overview and the windows
             src = self._sources.get(path)
             if src is None:
                 self.video_opens[path] = self.video_opens.get(path, 0) + 1
                 src = VideoSource(
-                    path, num_threads=crop.decoder_threads, skip_disposable=crop.skip_disposable
+                    path,
+                    device=crop.device,  # cuda: NVDEC, for the overview and the windows alike
+                    num_threads=crop.decoder_threads,
+                    skip_disposable=crop.skip_disposable,
                 )
                 self._sources[path] = src
             meta = src.meta
-            # on the crop pool's lanes (GOP-aligned, same pixels as one decoder)
+            # on the crop pool's lanes (GOP-aligned, same pixels as one decoder); on a GPU the
+            # NVDEC pool's (paravt.video.nvdec.decode_workers)
             frames = src.overview(
                 k,
                 mode=self.config.overview_sampling,
-                workers=resolve_workers(crop.workers),
+                workers=decode_workers(crop.device, crop.workers),
                 resize=self._resizer(self.config),
             )
             # what the container said that the frames contradict (e.g. a truncated file)

@@ -156,7 +156,9 @@ class NvdecPool:
                     host = VideoDecoder(path, device="cpu", seek_mode="exact")
                     data = to_device(host.get_frames_at(indices).data, self.device)
                     fallback = f"{path}: NVDEC could not decode it ({e}); decoded on the CPU"
-            torch.cuda.current_stream(self.device).wait_stream(stream)
+            consumer = torch.cuda.current_stream(self.device)
+            consumer.wait_stream(stream)
+            data.record_stream(consumer)  # made on the slot's stream, read on the caller's
         with self._lock:
             self.files += 1
             if fallback is not None:
