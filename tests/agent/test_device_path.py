@@ -215,3 +215,35 @@ def test_nvdec_frames_equal_cpu_frames(pancake, bunny):
         diff = (got.data.cpu().int() - want.int()).abs()
         assert int(diff.max()) <= 8, path
     assert pool.files == 2
+
+
+def test_a_fallback_reaches_every_call_on_that_video_and_is_counted(pancake, bunny, monkeypatch):
+    """The batch's report step over real decoders (CPU ones here): no line, no count; with a
+    decoder whose status says it fell back, every call on that file carries the line (the
+    episode record's call warnings) and the batch counts the file once."""
+    from paravt.tools import batch as batch_mod
+    from paravt.tools.results import ToolResult, WindowRequest
+
+    requests = [WindowRequest(pancake, {}), WindowRequest(bunny, {}), WindowRequest(pancake, {})]
+    sources = {p: VideoSource(p) for p in (pancake, bunny)}
+    for src in sources.values():
+        src.decoders.own()  # built, as a decoded batch leaves it
+
+    def results():
+        return [ToolResult(True, None, [], 0.0, 1.0, video=r.video) for r in requests]
+
+    plain = results()
+    assert batch_mod._report_cpu_fallback(requests, sources, plain) == 0
+    assert all(not r.warnings for r in plain)
+
+    real = batch_mod.cpu_fallback_line
+    monkeypatch.setattr(
+        batch_mod,
+        "cpu_fallback_line",
+        lambda dec, path: f"{path}: decoded on the CPU" if path == bunny else real(dec, path),
+    )
+    fell = results()
+    assert batch_mod._report_cpu_fallback(requests, sources, fell) == 1
+    assert [r.warnings for r in fell] == [[], [f"{bunny}: decoded on the CPU"], []]
+    for src in sources.values():
+        src.close()

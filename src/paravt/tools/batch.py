@@ -99,7 +99,7 @@ def execute_windows(
     outcomes = _decode_union(requests, planned, videos.sources, stats, resize)
     _hand_out(requests, planned, videos.sources, outcomes, results)
     if is_cuda(config.device):
-        _report_cpu_fallback(requests, videos.sources, results)
+        stats.cpu_fallbacks = _report_cpu_fallback(requests, videos.sources, results)
     _close_and_count(videos, given, results, stats)
     stats.seconds = time.perf_counter() - t0
     return BatchResult(results=[r for r in results if r is not None], stats=stats)
@@ -257,10 +257,11 @@ def _report_cpu_fallback(
     requests: list[WindowRequest],
     sources: dict[str, VideoSource],
     results: list[ToolResult | None],
-) -> None:
+) -> int:
     """On a CUDA device: torchcodec decodes a stream NVDEC cannot take on the CPU by itself;
     its public ``cpu_fallback`` status is read here and said in every call's warnings on that
-    file (the episode record's call warnings), so the fallback is counted, never silent."""
+    file (the episode record's call warnings), so the fallback is counted (the videos that fell
+    back, returned for ``BatchStats.cpu_fallbacks``), never silent."""
     lines: dict[str, str | None] = {}
     for video, src in sources.items():
         decoder = src.decoders.built()
@@ -269,6 +270,7 @@ def _report_cpu_fallback(
         line = lines.get(requests[n].video)
         if res is not None and line is not None:
             res.warnings.append(line)
+    return sum(line is not None for line in lines.values())
 
 
 def _close_and_count(
