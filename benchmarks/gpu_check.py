@@ -1,4 +1,5 @@
-"""The device checks of issue 59 in one process, one JSON: run by ``benchmarks/gpu_check.sh``.
+"""The checks of the on-device path (NVDEC, the one-pass kernel, the learner's peak) in one process,
+one JSON: run by ``benchmarks/gpu_check.sh``.
 
 Sections (each time-boxed by the overall deadline, each failure recorded, never fatal):
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device checks of issue 59 on one lent H100 or H200, in at most 10 minutes, writing one JSON
+# The on-device path checked on one lent H100 or H200, in at most 10 minutes, writing one JSON
 # ($OUT/gpu_check.json, or benchmarks/results/gpu/gpu_check.json): the one-pass kernel's parity
 # and time against the copy floor, the on-device path's stream syncs and host-to-device copies,
 # NVDEC decoding of the test videos against CPU decoding, and the 8B learner's peak against
