@@ -149,14 +149,22 @@ def _device_table(in_size: int, out_size: int, device: torch.device):
     tap's weights for neighbouring output columns/rows are contiguous."""
     table = tap_table(in_size, out_size)
     weights = table.weights.t().contiguous()
-    return table.starts.to(device), weights.to(device), table.taps
+    return _to(table.starts, device), _to(weights, device), table.taps
 
 
 @lru_cache(maxsize=16)
 def _device_constants(mean: tuple, std: tuple, device: torch.device):
     m255 = torch.tensor(mean, dtype=torch.float32) * (1.0 / (1.0 / 255.0))
     s255 = torch.tensor(std, dtype=torch.float32) * (1.0 / (1.0 / 255.0))
-    return m255.to(device), s255.to(device)
+    return _to(m255, device), _to(s255, device)
+
+
+def _to(host: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A host table onto ``device``: on CUDA through pinned memory without waiting (a pageable
+    copy would synchronise the stream, even the first time a size is seen)."""
+    if device.type != "cuda":
+        return host.to(device)
+    return host.pin_memory().to(device, non_blocking=True)
 
 
 def pack_windows(

@@ -184,13 +184,21 @@ def test_preprocess_and_the_context_never_read_a_device_value(q3_processor, panc
 @pytest.mark.gpu
 @needs_cuda
 def test_no_sync_on_a_gpu(q3_processor, pancake):
+    """Steady state: a first call compiles the kernel for these sizes (not measured); a
+    second episode's images then go through with no stream synchronisation at all."""
     codec = ChatCodec(q3_processor)
-    items = _items(codec, pancake, wrap=False)
-    for it in items:
-        it.data = it.data.cuda()
+
+    def context():
+        items = _items(codec, pancake, wrap=False)
+        for it in items:
+            it.data = it.data.cuda()
+        ctx = engine_mod._Context(codec, pixel_device="cuda")
+        ctx.add_images(items)
+        return ctx
+
+    context().vision_inputs()  # warm-up: Triton compiles, tap tables cached
+    ctx = context()
     torch.cuda.synchronize()
-    ctx = engine_mod._Context(codec, pixel_device="cuda")
-    ctx.add_images(items)
     torch.cuda.set_sync_debug_mode("error")
     try:
         pv, grid, _ = ctx.vision_inputs()
