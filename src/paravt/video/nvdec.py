@@ -1,5 +1,5 @@
 """Decoding on the GPU (NVDEC) for ``crop.device: cuda``: the setting's check, the decoder pool's
-size, torchcodec's CPU-fallback status read and said, and the host-side sizes the kernels need.
+size, torchcodec's CPU-fallback status read and said, and host frames' way onto the device.
 
 Why a module of its own: the CPU decode path (``decode``, ``decoders``, ``parallel``) stays as it
 is, pixel for pixel; what differs on a GPU is gathered here, in public torchcodec names only
@@ -11,7 +11,10 @@ window decodes while the previous window's frames are in the resize kernel. On t
 uses one decoder per core (``workers: 0``); on a GPU that would open as many NVDEC sessions,
 each holding its own surfaces in GPU memory (tens of MB at 720p), while a GPU has a handful of
 NVDEC engines (7 on an H100) that more sessions only time-slice. ``decode_workers`` is the batch's
-lane count on a CUDA device: ``min(workers, NVDEC_POOL_SIZE)`` (``workers: 0`` is the pool).
+lane count on a CUDA device: ``min(workers, NVDEC_POOL_SIZE)`` (``workers: 0`` is the pool). The
+engine's batches decode through the video room's lanes (``paravt.video.parallel``) so capped, on
+torchcodec's stream; ``NvdecPool`` is the same pool with a CUDA stream a slot, for callers that
+decode frames of whole files (``benchmarks/gpu_check.py``).
 
 **No hidden sync.** Nothing here reads a device value; frames that must cross from the host (a
 CPU fallback) go through pinned memory with ``non_blocking=True``. The image grids are computed
