@@ -509,3 +509,20 @@ def test_train_start_sets_the_colocated_model_length_and_refuses_a_short_share()
     )
     with pytest.raises(ConfigError, match=r"^vLLM's colocated share \(0.23 × 80 GB.*one episode"):
         colocated_model_length(short, args(), str(QWEN3_VL_8B), 80e9)
+
+
+def test_cli_refuses_a_colocated_share_without_one_episodes_kv_in_one_line(capsys):
+    """Within the GPU (54 GB of 80) but vLLM could not start: the one line says why, not that
+    the plan is larger than the GPU."""
+    from paravt.cli.main import main
+
+    argv = ["train", "--config", "paragrpo", "--set", f"model={QWEN3_VL_8B}", "--plan",
+            "--world-size", "8", "--strategy", "zero3", "--set", "trainer.vllm_mode=colocate",
+            "--set", "trainer.vllm_gpu_memory_utilization=0.23", "--json"]  # fmt: skip
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    shown = json.loads(captured.out)
+    assert shown["vllm_max_model_length"] == 19_744 and shown["vllm_kv_tokens"] < 19_744
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "the plan does not fit: vLLM's colocated share" in err[0]
+    assert "more than 80 GB" not in err[0]

@@ -315,7 +315,16 @@ class MemoryPlan:
         raise KeyError(name)
 
     def to_dict(self) -> dict:
+        colocated = (
+            {
+                "vllm_max_model_length": self.vllm_max_model_length,
+                "vllm_kv_tokens": self.vllm_kv_tokens,
+            }
+            if self.launch.colocated_vllm
+            else {}
+        )
         return {
+            **colocated,
             "model": self.shape.name,
             "params": self.shape.params,
             "strategy": self.launch.strategy,
