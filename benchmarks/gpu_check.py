@@ -155,26 +155,18 @@ def learner() -> dict:
     from transformers import AutoConfig, AutoModelForImageTextToText
     from trl.trainer.utils import add_fused_lm_head
 
-    from paravt.train.launch.plan import (
-        GB,
-        Launch,
-        context_budget,
-        loss_items,
-        model_shape,
-        state_items,
-    )
+    from paravt.train.launch.plan import plan_for_command
     from paravt.train.run import load_command_config
 
-    cfg = load_command_config("paragrpo", (f"model={CONFIG_8B}",), check_trainer=False)
-    shape = model_shape(str(CONFIG_8B))
-    ctx = context_budget(cfg.engine, cfg.trainer.given(), shape.factor)
-    launch = Launch("ddp", 1, True, 0.0, 1, 1, True)
-    planned = {i.name: i.bytes for i in state_items(shape, launch)}
-    planned.update({i.name: i.bytes for i in loss_items(shape, launch, ctx)})
-    want = (
-        planned["weights"] + planned["gradients"]
-        + planned["loss: decoder activations"] + planned["loss: LM head (fused)"]
-    )  # fmt: skip
+    GB = 1e9
+    sets = (f"model={CONFIG_8B}", "trainer.beta=0", "trainer.gradient_checkpointing=true")
+    cfg = load_command_config("paragrpo", sets, check_trainer=False)
+    # one process, no optimizer step: weights, gradients and one loss forward's lines
+    plan = plan_for_command(cfg, world_size=1, strategy="ddp")
+    ctx, shape = plan.context, plan.shape
+    names = ("weights", "gradients", "loss: decoder activations", "loss: LM head (fused)")
+    planned = {name: plan.item(name).bytes for name in names}
+    want = sum(planned.values())
     config = AutoConfig.from_pretrained(str(CONFIG_8B))
     torch.set_default_dtype(torch.bfloat16)
     with torch.device("cuda"):
