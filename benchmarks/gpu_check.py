@@ -172,6 +172,7 @@ def learner() -> dict:
     with torch.device("cuda"):
         model = AutoModelForImageTextToText.from_config(config)
     torch.set_default_dtype(torch.float32)
+    model.train()
     model.gradient_checkpointing_enable()
     model.config.use_cache = False
     add_fused_lm_head(model, outputs=("log_probs",))
