@@ -254,19 +254,26 @@ def preprocess(
     grids = [grid for _, grid in outs]
     pixel_values = torch.cat(pvs)
     grid_thw = torch.cat(grids).to(torch.long)
+    _check_grids(items, grid_thw, codec.arch)
+    if dtype is not None and pixel_values.dtype != dtype:  # the processor fallback is float32
+        pixel_values = pixel_values.to(dtype)
+    return pixel_values, grid_thw
+
+
+def _check_grids(items: list[ImageItem], grid_thw: Any, arch: str) -> None:
+    """The grid rows preprocessing gave against each item's ``grid_thw`` (the count the token
+    stream was built with), so image-pad tokens always equal vision features. On a GPU every
+    ``int()`` would wait for the stream: the rows are then the kernels' size rule, on the host."""
     expected = [it.grid_thw for it in items]
     if grid_thw.device.type == "cpu":
         got = [tuple(int(v) for v in row) for row in grid_thw]
-    else:  # on a GPU every int() would wait for the stream: the kernels' size rule, on the host
-        got = _host_grids(items, codec.arch)
+    else:
+        got = _host_grids(items, arch)
     if all(e is not None for e in expected) and got != expected:
         raise ChatTemplateError(
             f"image preprocessing gave grids {got[:3]}... but the token stream was built for "
             f"{expected[:3]}...; the pixel budget or resize rule disagrees"
         )
-    if dtype is not None and pixel_values.dtype != dtype:  # the processor fallback is float32
-        pixel_values = pixel_values.to(dtype)
-    return pixel_values, grid_thw
 
 
 def _host_grids(items: list[ImageItem], arch: str) -> list[tuple[int, int, int]]:
