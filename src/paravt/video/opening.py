@@ -62,7 +62,7 @@ def scan_frames(path: str) -> tuple[FrameTable, Any]:
     """Read every packet's pts/duration/keyframe flag of the best video stream (no decoding),
     with the stream's header metadata (torchcodec's ``VideoStreamHeaderMetadata``: size, codec,
     rotation, header duration), so that opening a video needs no decoder."""
-    from torchcodec.decoders._blocks import Demuxer
+    from torchcodec.decoders import Demuxer  # public since torchcodec 0.17
 
     try:
         demuxer = Demuxer(path, streams="video")

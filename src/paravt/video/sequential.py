@@ -82,7 +82,7 @@ def decode_from_restart_points(
 ) -> DecodeOutcome:
     """Decode sorted unique ``indices`` of ``path``, each GOP group from its restart point;
     never raises for decode failures (they are reported per frame)."""
-    from torchcodec.decoders._blocks import ColorConverter, Demuxer  # heavy optional library
+    from torchcodec.decoders import ColorConverter, Demuxer  # public since torchcodec 0.17
 
     out = DecodeOutcome()
     demuxer = Demuxer(path, streams="video")
