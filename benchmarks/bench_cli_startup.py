@@ -148,6 +148,31 @@ def measure(root: Path, work: Path, repeats: int) -> dict:
     return out
 
 
+def scrubbed(value, swaps: dict[str, str]):
+    """``value`` with each host path in ``swaps`` replaced by its placeholder (strings at any
+    depth): what is committed names the run's folders by role (``WORK``, ``BEFORE``, ``~``),
+    never by where one machine happened to keep them."""
+    if isinstance(value, str):
+        for path, name in sorted(swaps.items(), key=lambda kv: -len(kv[0])):
+            value = value.replace(path, name)
+        return value
+    if isinstance(value, list):
+        return [scrubbed(v, swaps) for v in value]
+    if isinstance(value, dict):
+        return {k: scrubbed(v, swaps) for k, v in value.items()}
+    return value
+
+
+def host_swaps(work: Path | None = None, before: Path | None = None) -> dict[str, str]:
+    """The host paths a result may hold, each with the placeholder that replaces it."""
+    swaps = {str(REPO): "REPO", str(Path.home()): "~"}
+    if work is not None:
+        swaps[str(work)] = "WORK"
+    if before is not None:
+        swaps[str(before)] = "BEFORE"
+    return swaps
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", type=Path, default=None, help="Checkout to compare with.")
@@ -159,7 +184,9 @@ def main() -> None:
         variants.insert(0, ("before", args.before.resolve()))
     runs: dict = {}
     result = {
-        "command": " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
+        "command": scrubbed(
+            " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]), host_swaps(before=args.before)
+        ),
         "budget_s": BUDGET_S,
         "machine": {
             "platform": platform.platform(),
@@ -173,7 +200,9 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for label, root in variants:  # the JSON is rewritten after each variant
         with tempfile.TemporaryDirectory(prefix="paravt-startup-") as tmp:
-            runs[label] = {"root": str(root), "cases": measure(root, Path(tmp), args.repeats)}
+            cases_run = measure(root, Path(tmp), args.repeats)
+            swaps = host_swaps(Path(tmp), args.before and args.before.resolve())
+            runs[label] = scrubbed({"root": str(root), "cases": cases_run}, swaps)
         result["machine"]["load_1m_after"] = round(os.getloadavg()[0], 2)
         args.out.write_text(json.dumps(result, indent=2) + "\n")
     if "before" in runs:

@@ -165,7 +165,9 @@ def _print_plan(
     else:
         click.echo(format_plan(plan) + "\n\n" + format_step_time(est))
     fix = fix_for(plan)
-    if fix:
+    if fix and plan.total > plan.gpu_bytes:
         raise ConfigError(
             f"the plan needs {plan.total / 1e9:.1f} GB a GPU, more than {gpu_gb:g} GB: {fix}"
         )
+    if fix:  # within the GPU, but vLLM's colocated share cannot start (weights or one episode)
+        raise ConfigError(f"the plan does not fit: {fix}")

@@ -26,7 +26,7 @@ from paravt.kernels.reference import reference_pixel_values
 from paravt.kernels.spec import ARCHS, arch_spec
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS
 
-__all__ = ["BenchKernelsConfig", "copy_bandwidth", "run_bench"]
+__all__ = ["BenchKernelsConfig", "copy_bandwidth", "generated_frames", "run_bench"]
 
 
 @dataclass

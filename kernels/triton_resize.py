@@ -1,23 +1,33 @@
-"""Triton kernels: AA-bicubic resize (one-pass float arithmetic) fused with normalise + patchify.
+"""Triton kernel: AA-bicubic resize (one-pass float arithmetic) fused with normalise + patchify.
 
-Two launches per window, following the separable filter of docs/PREPROCESSING.md §5.3:
+One launch per window, one pass over memory. Each program owns a tile of ``BLOCK`` output pixels
+of one frame (``BLOCK_R`` rows x ``BLOCK_C`` columns) and all 3 channels of it, and computes the
+separable filter of docs/PREPROCESSING.md §5.3 in registers:
 
-1. ``_horizontal_pass``: uint8 frames [T*3, H, W] -> float32 [T*3, H, w]. Each output column
-   reads ``taps`` inputs starting at a precomputed index with precomputed weights (``weights.py``).
-2. ``_vertical_pass_pack``: float32 [T*3, H, w] -> the rows of ``pixel_values``. The vertical taps,
-   clamp, round-half-even to the uint8 grid, ``(r - 255*mean) / (255*std)`` and the patch scatter
-   of §6 happen in registers; each normalised value is written straight to its final position(s):
-   twice in the image layout (the frame is its own temporal pair), once in the video layout, plus
-   the copies that pad an odd window by repeating its last frame.
+* for each vertical tap ``tv`` (a compile-time constant count, ``VT``), the input row
+  ``vstart[r] + tv`` is filtered horizontally at the tile's columns: a ``[BLOCK, HT_P2, 4]`` load
+  of taps x channels (``HT`` taps, 3 channels padded to 4 and masked), contiguous in memory for
+  channels-last frames (torchcodec's layout: one column's taps and channels are ``3*HT``
+  neighbouring bytes), weighted by the column's horizontal weights and summed over the taps;
+* the sum is accumulated with the row's vertical weight.
 
-The float32 intermediate is the one round trip through memory a separable filter needs; nothing
-else (no resized uint8 frames, no float frames in frame order, no patchify copy) is materialised.
-Accumulation is float32, like ``F.interpolate`` on float input, so results match the reference to
-the rounding step (§5.3: ≤1 uint8 step on a few pixels in 10^4).
+The horizontal weights of the tile's columns are loaded once per program (before the tap loop),
+each vertical weight once. The float32 horizontal result never reaches memory: the price is that
+an input row is filtered horizontally once per output row that reads it (about 4 times when
+downscaling), arithmetic a GPU has to spare where the two-pass design paid a float32
+intermediate written and read back (194 MB each way for the 5 x 16 720p tool batch).
 
-Round half to even uses the 1.5*2^23 trick (exact for |x| < 2^22 under IEEE round-to-nearest-even)
-and the division uses ``div_rn``, so normalisation is bit-identical to the torch formula. Both work
-in the interpreter (``TRITON_INTERPRET=1``) too, which is how CPU-only CI checks these kernels.
+The epilogue is the one the two-pass kernels had: clamp, round-half-even onto the uint8 grid
+(the 1.5*2^23 trick, exact under IEEE round-to-nearest-even), ``(r - 255*mean) / (255*std)``
+with ``div_rn`` (bit-identical to the torch formula), cast to the output dtype (float32 or
+bf16, as the model wants) and the patch scatter of §6: twice in the image layout (the frame is
+its own temporal pair), once in the video layout plus the copies that pad an odd window by
+repeating its last frame.
+
+Accumulation is float32, like ``F.interpolate`` on float input; the sum over horizontal taps is
+a tree (``tl.sum``) where torch sums in order, so results match the reference to the rounding
+step (≤1 uint8 step on a few values in 10^4; tests/kernels/test_kernels_triton_interpreter.py
+checks it under ``TRITON_INTERPRET=1``).
 """
 
 from __future__ import annotations
@@ -34,69 +44,35 @@ from paravt.kernels.weights import tap_table
 
 __all__: list[str] = []  # nothing here is for the other rooms
 
-# Tile of output rows x columns per program. Measured on an H200 (benchmarks/results/gpu/
-# profile_pixel_values.json, 5x16 720p frames -> 168x280, kernels only): 4x64 took 1.0 ms, 8x64
-# 1.4 ms, 16x64 2.4 ms, 32x64 4.2 ms, all bit-identical: the horizontal gather pass (90% of the
-# GPU time) runs faster with fewer rows per program.
-BLOCK_R = 4
-BLOCK_C = 64
+# Output tile per program: BLOCK_R rows x BLOCK_C columns, all 3 channels. Not tuned on a GPU
+# (none on the host this was written on); benchmarks/gpu_check.sh times it against the copy floor.
+BLOCK_R = 2
+BLOCK_C = 32
 
 
 @triton.jit
-def _horizontal_pass(
+def _fused_resize_pack(
     src_ptr,
-    tmp_ptr,
-    starts_ptr,
-    weights_ptr,
-    H,
-    W,
-    w_out,
-    taps,
-    stride_n,
-    stride_c,
-    stride_h,
-    stride_w,
-    BLOCK_R: tl.constexpr,
-    BLOCK_C: tl.constexpr,
-):
-    plane = tl.program_id(0).to(tl.int64)
-    frame = plane // 3
-    ch = plane % 3
-    rows = tl.program_id(1) * BLOCK_R + tl.arange(0, BLOCK_R)
-    cols = tl.program_id(2) * BLOCK_C + tl.arange(0, BLOCK_C)
-    rmask = rows < H
-    cmask = cols < w_out
-    mask = rmask[:, None] & cmask[None, :]
-    start = tl.load(starts_ptr + cols, mask=cmask, other=0)
-    # Strided source: NCHW-contiguous and channels-last (torchcodec's layout) both read in place.
-    src = src_ptr + frame * stride_n + ch * stride_c + rows[:, None].to(tl.int64) * stride_h
-    acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
-    for t in range(taps):
-        # Weights are stored tap-major ([taps, w_out]): one tap of 32 neighbouring columns is one
-        # 128-byte line, not 32 lines `taps` floats apart.
-        wt = tl.load(weights_ptr + t * w_out + cols, mask=cmask, other=0.0)
-        px = tl.load(src + (start + t)[None, :].to(tl.int64) * stride_w, mask=mask, other=0)
-        acc += px.to(tl.float32) * wt[None, :]
-    dst = tmp_ptr + plane * H * w_out + rows[:, None].to(tl.int64) * w_out + cols[None, :]
-    tl.store(dst, acc, mask=mask)
-
-
-@triton.jit
-def _vertical_pass_pack(
-    tmp_ptr,
     out_ptr,
-    starts_ptr,
-    weights_ptr,
+    hstarts_ptr,
+    hweights_ptr,
+    vstarts_ptr,
+    vweights_ptr,
     mean_ptr,
     std_ptr,
-    H,
     h,
     w,
-    taps,
     n_frames,
     row_base,
     grid_h,
     grid_w,
+    stride_n,
+    stride_c,
+    stride_h,
+    stride_w,
+    HT: tl.constexpr,
+    HT_P2: tl.constexpr,
+    VT: tl.constexpr,
     P: tl.constexpr,
     M: tl.constexpr,
     TP: tl.constexpr,
@@ -104,73 +80,91 @@ def _vertical_pass_pack(
     BLOCK_R: tl.constexpr,
     BLOCK_C: tl.constexpr,
 ):
-    plane = tl.program_id(0)
-    frame = plane // 3
-    ch = plane % 3
-    rows = tl.program_id(1) * BLOCK_R + tl.arange(0, BLOCK_R)
-    cols = tl.program_id(2) * BLOCK_C + tl.arange(0, BLOCK_C)
-    rmask = rows < h
-    cmask = cols < w
-    mask = rmask[:, None] & cmask[None, :]
+    frame = tl.program_id(0).to(tl.int64)
+    idx = tl.arange(0, BLOCK_R * BLOCK_C)
+    rows = tl.program_id(1) * BLOCK_R + idx // BLOCK_C
+    cols = tl.program_id(2) * BLOCK_C + idx % BLOCK_C
+    pmask = (rows < h) & (cols < w)
+    taps = tl.arange(0, HT_P2)
+    chans = tl.arange(0, 4)
+    cmask = chans < 3
 
-    start = tl.load(starts_ptr + rows, mask=rmask, other=0)
-    src = tmp_ptr + plane.to(tl.int64) * H * w + cols[None, :]
-    acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
-    for t in range(taps):
-        wt = tl.load(weights_ptr + t * h + rows, mask=rmask, other=0.0)  # tap-major [taps, h]
-        v = tl.load(src + (start + t)[:, None].to(tl.int64) * w, mask=mask, other=0.0)
-        acc += v * wt[:, None]
+    # Horizontal taps of each column: start and weights (tap-major [HT, w]), loaded once.
+    hstart = tl.load(hstarts_ptr + cols, mask=pmask, other=0)
+    tmask = pmask[:, None] & (taps < HT)[None, :]
+    hw = tl.load(hweights_ptr + taps[None, :] * w + cols[:, None], mask=tmask, other=0.0)
+    col_off = (hstart[:, None] + taps[None, :]).to(tl.int64) * stride_w  # [BLOCK, HT_P2]
+    tc_off = col_off[:, :, None] + chans[None, None, :].to(tl.int64) * stride_c
+    tc_mask = tmask[:, :, None] & cmask[None, None, :]
+    vstart = tl.load(vstarts_ptr + rows, mask=pmask, other=0)
+    src = src_ptr + frame * stride_n
+
+    acc = tl.zeros([BLOCK_R * BLOCK_C, 4], dtype=tl.float32)
+    for tv in tl.static_range(VT):
+        wv = tl.load(vweights_ptr + tv * h + rows, mask=pmask, other=0.0)  # tap-major [VT, h]
+        row_off = (vstart + tv).to(tl.int64) * stride_h
+        px = tl.load(src + row_off[:, None, None] + tc_off, mask=tc_mask, other=0)
+        hsum = tl.sum(px.to(tl.float32) * hw[:, :, None], axis=1)  # [BLOCK, 4]
+        acc += hsum * wv[:, None]
 
     r = tl.minimum(tl.maximum(acc, 0.0), 255.0)
     r = (r + 12582912.0) - 12582912.0  # round half to even onto the uint8 grid
-    mean = tl.load(mean_ptr + ch)
-    std = tl.load(std_ptr + ch)
-    val = tl.math.div_rn(r - mean, std).to(out_ptr.dtype.element_ty)
+    mean = tl.load(mean_ptr + chans, mask=cmask, other=0.0)
+    std = tl.load(std_ptr + chans, mask=cmask, other=1.0)
+    val = tl.math.div_rn(r - mean[None, :], std[None, :]).to(out_ptr.dtype.element_ty)
 
     # §6 scatter: rows walk 2x2 merge blocks in raster order, columns are (C, tp, p, p).
     py = rows // P
-    px = cols // P
-    row_in_group = ((py // M)[:, None] * (grid_w // M) + (px // M)[None, :]) * (M * M) + (
-        (py % M)[:, None] * M + (px % M)[None, :]
-    )
+    px_ = cols // P
+    row_in_group = ((py // M) * (grid_w // M) + (px_ // M)) * (M * M) + ((py % M) * M + (px_ % M))
     if IMAGE:
         group = frame
         tt = 0
     else:
         group = frame // TP
         tt = frame % TP
-    out_row = row_base + group.to(tl.int64) * grid_h * grid_w + row_in_group
-    pix = (rows % P)[:, None] * P + (cols % P)[None, :]
+    out_row = row_base + group * grid_h * grid_w + row_in_group.to(tl.int64)
+    pix = (rows % P) * P + (cols % P)
     patch_dim = 3 * TP * P * P
-    base = out_ptr + out_row * patch_dim + pix
-    tl.store(base + (ch * TP + tt) * (P * P), val, mask=mask)
+    base = out_ptr + (out_row * patch_dim + pix)[:, None]
+    smask = pmask[:, None] & cmask[None, :]
+    tl.store(base + ((chans * TP + tt) * (P * P))[None, :], val, mask=smask)
     # Extra temporal slots: all of them in the image layout; in the video layout, the slots after
     # the last frame of a window whose length is not a multiple of TP (repeat-last padding).
     last = frame == n_frames - 1
     for t2 in tl.static_range(1, TP):
+        slot = base + ((chans * TP + t2) * (P * P))[None, :]
         if IMAGE:
-            tl.store(base + (ch * TP + t2) * (P * P), val, mask=mask)
+            tl.store(slot, val, mask=smask)
         else:
-            tl.store(base + (ch * TP + t2) * (P * P), val, mask=mask & last & (tt < t2))
+            tl.store(slot, val, mask=smask & last & (tt < t2))
 
 
 @lru_cache(maxsize=256)
 def _device_table(in_size: int, out_size: int, device: torch.device):
     """Tap table already on ``device``: a host->device copy per call would cost more than the
-    kernels themselves for a tool batch (tables depend only on the sizes, so they are reused).
+    kernel itself for a tool batch (tables depend only on the sizes, so they are reused).
 
-    Weights go tap-major (``[taps, out]``, the transpose of ``TapTable.weights``) so that the
-    kernels' per-tap weight loads are contiguous across output columns/rows."""
+    Weights go tap-major (``[taps, out]``, the transpose of ``TapTable.weights``) so that one
+    tap's weights for neighbouring output columns/rows are contiguous."""
     table = tap_table(in_size, out_size)
     weights = table.weights.t().contiguous()
-    return table.starts.to(device), weights.to(device), table.taps
+    return _to(table.starts, device), _to(weights, device), table.taps
 
 
 @lru_cache(maxsize=16)
 def _device_constants(mean: tuple, std: tuple, device: torch.device):
     m255 = torch.tensor(mean, dtype=torch.float32) * (1.0 / (1.0 / 255.0))
     s255 = torch.tensor(std, dtype=torch.float32) * (1.0 / (1.0 / 255.0))
-    return m255.to(device), s255.to(device)
+    return _to(m255, device), _to(s255, device)
+
+
+def _to(host: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A host table onto ``device``: on CUDA through pinned memory without waiting (a pageable
+    copy would synchronise the stream, even the first time a size is seen)."""
+    if device.type != "cuda":
+        return host.to(device)
+    return host.pin_memory().to(device, non_blocking=True)
 
 
 def pack_windows(
@@ -180,7 +174,10 @@ def pack_windows(
     layout: str,
     out: torch.Tensor,
 ) -> None:
-    """Resize, normalise and patchify every window into ``out`` (rows already sized by caller)."""
+    """Resize, normalise and patchify every window into ``out`` (rows already sized by caller).
+
+    Host-side work is sizes and cached tables only: nothing here reads a device value, so the
+    launches queue without a stream synchronisation."""
     device = out.device
     m255, s255 = _device_constants(spec.mean, spec.std, device)
     row_base = 0
@@ -188,37 +185,26 @@ def pack_windows(
         n, _, H, W = frames.shape
         hs, hw_, htaps = _device_table(W, w, device)
         vs, vw, vtaps = _device_table(H, h, device)
-        tmp = torch.empty((n * 3, H, w), dtype=torch.float32, device=device)
-        grid1 = (n * 3, triton.cdiv(H, BLOCK_R), triton.cdiv(w, BLOCK_C))
-        _horizontal_pass[grid1](
+        grid = (n, triton.cdiv(h, BLOCK_R), triton.cdiv(w, BLOCK_C))
+        _fused_resize_pack[grid](
             frames,
-            tmp,
+            out,
             hs,
             hw_,
-            H,
-            W,
-            w,
-            htaps,
-            *frames.stride(),
-            BLOCK_R=BLOCK_R,
-            BLOCK_C=BLOCK_C,
-        )
-        grid2 = (n * 3, triton.cdiv(h, BLOCK_R), triton.cdiv(w, BLOCK_C))
-        _vertical_pass_pack[grid2](
-            tmp,
-            out,
             vs,
             vw,
             m255,
             s255,
-            H,
             h,
             w,
-            vtaps,
             n,
             row_base,
             h // spec.patch_size,
             w // spec.patch_size,
+            *frames.stride(),
+            HT=htaps,
+            HT_P2=triton.next_power_of_2(htaps),
+            VT=vtaps,
             P=spec.patch_size,
             M=spec.merge_size,
             TP=spec.temporal_patch_size,

@@ -12,6 +12,7 @@ A plain module (tests/ has no packages); ``tests/conftest.py`` builds the files 
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -278,6 +279,119 @@ def hevc_open_gop_mp4(out: Path) -> Path:
         str(out),
     )  # fmt: skip
     return out
+
+
+#: The x264 build an edited file claims (``old_x264_build``): FFmpeg's H.264 decoder applies
+#: its work-arounds for x264 builds before 151 (4:4:4 among them) to every picture decoded after
+#: the SEI that names the build, for as long as the decoder lives.
+OLD_X264_BUILD = b"142"
+
+
+def old_x264_build(path: Path) -> Path:
+    """Rewrite, in place, the build number in the x264 version SEI of ``path``'s first packet
+    (``x264 - core NNN``) to ``OLD_X264_BUILD``, same length, so the file says an old x264 wrote
+    it. A decoder that saw the first packet decodes every picture with the old build's
+    work-arounds; one whose first packet is a later IDR decodes without them, other pixels."""
+    data = bytearray(path.read_bytes())
+    found = list(re.finditer(rb"x264 - core (\d{3}) ", data))
+    if len(found) != 1:
+        raise RuntimeError(f"{path}: expected one x264 version SEI, found {len(found)}")
+    data[found[0].start(1) : found[0].end(1)] = OLD_X264_BUILD
+    path.write_bytes(bytes(data))
+    return path
+
+
+def old_x264_444_mp4(out: Path) -> Path:
+    """H.264 High 4:4:4 without B-frames, IDRs at 3.8 and 7.25 s, claiming x264 core 142:
+    decoded through torchcodec decoders (nothing disposable to skip)."""
+    _x264(
+        out, "-profile:v", "high444", "-force_key_frames", "3.8,7.25",
+        "-x264-params", "keyint=1000:scenecut=0:bframes=0", pix_fmt="yuv444p",
+    )  # fmt: skip
+    return old_x264_build(out)
+
+
+def old_x264_444_bframes_mp4(out: Path) -> Path:
+    """The same with B-frames (IDRs every 3.2 s): decoded from filtered packets
+    (``paravt.video.disposable``), each stream starting at a later IDR."""
+    _x264(
+        out, "-profile:v", "high444",
+        "-x264-params", "keyint=80:min-keyint=80:scenecut=0:bframes=3", pix_fmt="yuv444p",
+    )  # fmt: skip
+    return old_x264_build(out)
+
+
+def _avcc_parameter_sets(extradata: bytes) -> tuple[list[bytes], list[bytes]]:
+    """The SPS and PPS NAL units of an ``avcC`` record."""
+    at, found = 6, []
+    for count_at_start in (True, False):
+        count = extradata[5] & 31 if count_at_start else extradata[at - 1]
+        units = []
+        for _ in range(count):
+            size = int.from_bytes(extradata[at : at + 2], "big")
+            units.append(extradata[at + 2 : at + 2 + size])
+            at += 2 + size
+        found.append(units)
+        at += 1
+    return found[0], found[1]
+
+
+def inband_pps_mp4(out: Path, bframes: int = 0) -> Path:
+    """H.264 whose first packet carries its own SPS and PPS in band (CAVLC), while the MP4's
+    ``avcC`` record holds another PPS of the same id (CABAC), as a file spliced from two encodes
+    can. A decoder that saw the first packet decodes every later picture with the in-band PPS
+    (parameter sets outlive a flush); one that starts at a later IDR uses the record's and
+    returns garbage or fails. IDRs every 3.2 s."""
+    import av  # PyAV: a test dependency
+
+    _need("libx264")
+    made = {}
+    for cabac in (0, 1):
+        made[cabac] = out.with_name(f"{out.stem}.cabac{cabac}.mp4")
+        _run(
+            *_HARD_SRC, "-pix_fmt", "yuv420p", "-c:v", "libx264", "-x264-params",
+            f"cabac={cabac}:keyint=80:min-keyint=80:scenecut=0:bframes={bframes}",
+            str(made[cabac]),
+        )  # fmt: skip
+    with av.open(str(made[1])) as other:
+        _, wrong_pps = _avcc_parameter_sets(bytes(other.streams.video[0].codec_context.extradata))
+    with av.open(str(made[0])) as inp, av.open(str(out), "w") as box:
+        stream = inp.streams.video[0]
+        record = bytes(stream.codec_context.extradata)
+        sps, pps = _avcc_parameter_sets(record)
+        ost = box.add_stream_from_template(stream)
+        ost.codec_context.extradata = (
+            record[:5] + bytes([0xE1]) + len(sps[0]).to_bytes(2, "big") + sps[0]
+            + bytes([1]) + len(wrong_pps[0]).to_bytes(2, "big") + wrong_pps[0]
+        )  # fmt: skip
+        for n, pkt in enumerate(p for p in inp.demux(stream) if p.size):
+            if n == 0:
+                inband = b"".join(len(u).to_bytes(4, "big") + u for u in (sps[0], pps[0]))
+                first = av.Packet(inband + bytes(pkt))
+                first.pts, first.dts, first.time_base = pkt.pts, pkt.dts, pkt.time_base
+                first.is_keyframe = True
+                pkt = first
+            pkt.stream = ost
+            box.mux(pkt)
+    for path in made.values():
+        path.unlink()
+    return out
+
+
+#: files whose first packet changes how FFmpeg decodes every later picture (tests/video/
+#: test_first_packet.py): name -> generator.
+FIRST_PACKET_KINDS: dict[str, Callable[[Path], Path]] = {
+    "inband_pps.mp4": inband_pps_mp4,
+    "inband_pps_bframes.mp4": lambda out: inband_pps_mp4(out, bframes=3),
+}
+
+#: files that say an old x264 wrote them (``old_x264_build``): FFmpeg decodes them with that
+#: build's work-arounds, which this FFmpeg (5.1) cannot apply to today's x264 output without
+#: decoding errors, so their straight decode itself is damaged (tests/video/test_first_packet.py).
+OLD_X264_KINDS: dict[str, Callable[[Path], Path]] = {
+    "old_x264_444.mp4": old_x264_444_mp4,
+    "old_x264_444_bframes.mp4": old_x264_444_bframes_mp4,
+}
 
 
 #: name -> generator of the hard kinds (each ~0.3 s to make).

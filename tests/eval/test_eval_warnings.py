@@ -37,6 +37,30 @@ def test_eval_reports_the_damage_its_episodes_carry(tmp_path, video_path, paravt
     assert "bad: " in line and str(out / "summary.json") in line
 
 
+def test_eval_reports_the_damage_ffmpeg_reported(tmp_path, paravt_cli):
+    """A video whose decode logs FFmpeg errors (it claims x264 core 142, ``media.OLD_X264_KINDS``:
+    no damaged packet for the scan to find) carries the damage warning, FFmpeg's line quoted, on
+    its result line, in ``summary.json`` and on stderr."""
+    import media
+    import pytest
+
+    missing = media.build(tmp_path, media.OLD_X264_KINDS)
+    if "old_x264_444.mp4" in missing:
+        pytest.skip(missing["old_x264_444.mp4"])
+    row = {"id": "old", "video": "old_x264_444.mp4", "question": "What?", "answer": "x"}
+    (tmp_path / "eval.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "script.json").write_text(json.dumps(["<answer>x</answer>"]))
+    out = tmp_path / "run"
+    r = paravt_cli("eval", "--benchmark", "jsonl", "--data", tmp_path / "eval.jsonl",
+                   "--videos", tmp_path, "--backend", "scripted", "--script",
+                   tmp_path / "script.json", "--frames", "16", "--out", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    [flagged] = summary["warnings"]
+    assert any("decoded after damage" in w and "(FFmpeg: " in w for w in flagged["warnings"])
+    assert "1 of 1 questions carry warnings" in r.stderr
+
+
 def test_infer_shows_the_damage(video_path, tiny_qwen3_dir, paravt_cli):
     r = paravt_cli("infer", video_path(CORRUPT), "-q", "What?", "--model", tiny_qwen3_dir,
                    "--frames", "32", "--max-turns", "1", "--quiet",

@@ -30,7 +30,7 @@ def interpreter_results(shared_videos):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert len(results) == 7, proc.stdout
+    assert len(results) == 8, proc.stdout
     return {r["name"]: r for r in results}
 
 

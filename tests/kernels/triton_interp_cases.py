@@ -31,6 +31,12 @@ def cases(video_dir: Path):
     )
     yield "random qwen2.5 video 1 frame", "qwen2.5-vl", "video", [rnd(1, 45, 45)], 3136
     yield "random qwen3 image upscale", "qwen3-vl", "image", [rnd(2, 20, 30)], 4096
+    # a heavy downscale: 360x640 -> 28x56, 46 horizontal taps (padded to 64, 18 masked) and 52
+    # vertical ones, channels-last as torchcodec decodes
+    from paravt.kernels.bench import generated_frames
+
+    big = generated_frames(1, 360, 640).contiguous(memory_format=torch.channels_last)
+    yield "generated 360p qwen2.5 image, 46 taps", "qwen2.5-vl", "image", [big], 3136
 
     from torchcodec.decoders import VideoDecoder
 

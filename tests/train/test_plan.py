@@ -220,8 +220,11 @@ def test_sharded_8b_fits_8x80_with_one_episode_a_loss_forward(strategy):
     )
     plan = memory_plan(shape, one, ctx)
     assert plan.fits, plan.total / GB
-    # 16 bytes a parameter over 8 GPUs (fp32 master included) + the sharded bf16 reference
-    assert plan.phase_bytes("state") == pytest.approx(shape.params * (16 + 2) / 8)
+    # 16 bytes a parameter over 8 GPUs (fp32 master included) + the sharded bf16 reference;
+    # ZeRO-3 also holds its live parameters and buckets (zero3_items)
+    zero3 = sum(i.bytes for i in plan.items if i.name.startswith("zero3:"))
+    assert (zero3 > 0) == (strategy == "zero3")
+    assert plan.phase_bytes("state") == pytest.approx(shape.params * (16 + 2) / 8 + zero3)
     seven = memory_plan(shape, _launch(**{**one.__dict__, "micro_batch": 7}), ctx)
     assert not seven.fits
     assert "per_device_train_batch_size=1" in fix_for(seven)
@@ -399,3 +402,127 @@ def test_the_kl_as_a_reward_keeps_the_reference_model_in_the_plan():
     assert with_kl.launch.old_for_kl and not without.launch.old_for_kl
     extra = step_time(with_kl, GPUS["h100"]).loss_s - step_time(without, GPUS["h100"]).loss_s
     assert extra > 0  # the reference's forward and the old policy's
+
+
+def test_zero3_counts_its_live_parameters_buckets_and_the_cuda_nccl_allowance(tmp_path):
+    """DeepSpeed's defaults: 1e9 live parameters (2 GB in bf16), a 5e8 reduce bucket and a 5e7
+    prefetch bucket (1.1 GB), 1 GB of CUDA context and NCCL: 4.1 GB a rank at 8B, where the
+    plan counted nothing. ``"auto"`` buckets follow transformers' rule (hidden², 0.9 × hidden²)."""
+    from paravt.train.launch.plan import launch_of
+
+    shape, ctx = _qwen3_8b(), _paper_ctx()
+    base = dict(strategy="zero3", world_size=8, bf16=True, beta=0.01, rollout_batch=7)
+    plan = memory_plan(shape, _launch(**base, gradient_checkpointing=True), ctx)
+    assert plan.item("zero3: live parameters").bytes == pytest.approx(2.0e9)
+    assert plan.item("zero3: buckets + CUDA/NCCL").bytes == pytest.approx(1.1e9 + 1.0e9)
+    ds = tmp_path / "ds.json"
+    ds.write_text(json.dumps({"zero_optimization": {
+        "stage": 3, "reduce_bucket_size": "auto", "stage3_prefetch_bucket_size": "auto",
+        "stage3_max_live_parameters": 3e8,
+    }}))  # fmt: skip
+    auto = launch_of({"deepspeed": str(ds), "bf16": True}, "zero3", 8)
+    assert auto.zero3_reduce_bucket is None and auto.zero3_live_params == 3e8
+    plan = memory_plan(shape, auto, ctx)
+    assert plan.item("zero3: live parameters").bytes == pytest.approx(6e8)
+    assert plan.item("zero3: buckets + CUDA/NCCL").bytes == pytest.approx(1.9 * 4096**2 * 2 + 1.0e9)
+    ddp = memory_plan(shape, _launch(**{**base, "strategy": "fsdp2"}), ctx)
+    assert not [i for i in ddp.items if i.name.startswith("zero3:")]
+
+
+def test_the_lm_head_line_is_trls_fused_head_not_the_logits():
+    """TRL 1.16 computes log-probs in [4096, 32768] tiles (``add_fused_lm_head``): the 8B paper
+    context's 17.7 GB of logits (14,560 completion tokens × 151,936 × 8 bytes) is gone; what
+    stays is the hidden states and their fp32 gradient, one tile and the head's fp32 gradient."""
+    from trl.kernels import chunked_logprob
+    from trl.trainer import utils as trl_utils
+
+    from paravt.train.launch.plan import TRL_TOKEN_CHUNK, TRL_VOCAB_CHUNK
+
+    assert chunked_logprob.TOKEN_CHUNK_SIZE == TRL_TOKEN_CHUNK
+    assert trl_utils._CHUNKED_LOGPROB_CHUNK_SIZE == TRL_VOCAB_CHUNK
+    shape, ctx = _qwen3_8b(), _paper_ctx()
+    launch = _launch(strategy="zero3", world_size=8, bf16=True, gradient_checkpointing=True)
+    head = memory_plan(shape, launch, ctx).item("loss: LM head (fused)")
+    n = ctx.completion_tokens
+    assert n == 14_560
+    want = n * 4096 * (2 + 4) + 4096 * 32768 * 2 + 151_936 * 4096 * 4
+    assert head.bytes == want and head.bytes / GB == pytest.approx(3.12, abs=0.01)
+
+
+def test_the_nccl_push_counts_rank_0s_packed_buffers():
+    """Server mode with ``vllm_weight_push: nccl``: rank 0 holds the gathered bucket and its
+    serving-dtype copy (the embedding, 1.24 GB, is a bucket of its own) and vLLM's two packed
+    1 GiB buffers, each up to one more tensor: 7.1 GB at 8B, where the plan said 1.24."""
+    shape, ctx = _qwen3_8b(), _paper_ctx()
+    base = dict(strategy="zero3", world_size=8, bf16=True, rollout_batch=7, use_vllm=True)
+    nccl = memory_plan(shape, _launch(**base, vllm_mode="server", vllm_weight_push="nccl"), ctx)
+    push = nccl.item("rollout: NCCL push (rank 0)")
+    largest = shape.largest_unit * 2
+    assert push.bytes == largest * 2 + 2 * (1024**3 + largest)
+    assert push.bytes / GB == pytest.approx(7.12, abs=0.01)
+    folder = memory_plan(shape, _launch(**base, vllm_mode="server"), ctx)
+    assert "rollout: NCCL push (rank 0)" not in {i.name for i in folder.items}
+
+
+def test_colocate_derives_its_model_length_and_refuses_a_share_without_one_episodes_kv():
+    """Colocated vLLM is started at the recipe's longest context, not the model's 262,144
+    tokens; a share whose KV cache cannot hold that is refused with one line."""
+    shape, ctx = _qwen3_8b(), _paper_ctx()
+    base = dict(strategy="zero3", world_size=8, bf16=True, beta=0.01, rollout_batch=7,
+                gradient_checkpointing=True, use_vllm=True)  # fmt: skip
+    ok = memory_plan(shape, _launch(**base, vllm_gpu_memory_utilization=0.35), ctx)
+    assert ok.vllm_max_model_length == ctx.context_tokens == 19_744
+    assert ok.vllm_kv_tokens >= ok.vllm_max_model_length and ok.fits
+    # 0.24 × 80 GB = 19.2 GB: the 17.5 GB of weights leave 1.7 GB, ~11,500 tokens at 147,456 B
+    tight = memory_plan(shape, _launch(**base, vllm_gpu_memory_utilization=0.24), ctx)
+    assert tight.vllm_weights < tight.vllm_share
+    assert tight.vllm_kv_tokens < tight.vllm_max_model_length and not tight.fits
+    line = fix_for(tight)
+    assert "\n" not in line and "one episode needs 19,744" in line
+    assert "vllm_gpu_memory_utilization" in line
+
+
+def test_train_start_sets_the_colocated_model_length_and_refuses_a_short_share():
+    """What ``paravt train`` does before the model loads (``colocated_model_length``), on an
+    80 GB GPU; nothing without one (vLLM's CPU backend sizes its KV cache itself)."""
+    from types import SimpleNamespace
+
+    from paravt.errors import ConfigError
+    from paravt.train.launch.startup import colocated_model_length
+    from paravt.train.run import load_command_config
+
+    sets = (f"model={QWEN3_VL_8B}", "trainer.vllm_mode=colocate")
+    cfg = load_command_config(
+        "paragrpo", (*sets, "trainer.vllm_gpu_memory_utilization=0.35"), check_trainer=False
+    )
+
+    def args(**kw):
+        base = dict(use_vllm=True, vllm_mode="colocate", world_size=8, vllm_max_model_length=None)
+        return SimpleNamespace(**{**base, **kw})
+
+    a = args()
+    assert colocated_model_length(cfg, a, str(QWEN3_VL_8B), 80e9) == a.vllm_max_model_length
+    assert 0 < a.vllm_max_model_length < 262_144  # the recipe's context, not the model's
+    assert colocated_model_length(cfg, args(), str(QWEN3_VL_8B), None) is None
+    short = load_command_config(
+        "paragrpo", (*sets, "trainer.vllm_gpu_memory_utilization=0.23"), check_trainer=False
+    )
+    with pytest.raises(ConfigError, match=r"^vLLM's colocated share \(0.23 × 80 GB.*one episode"):
+        colocated_model_length(short, args(), str(QWEN3_VL_8B), 80e9)
+
+
+def test_cli_refuses_a_colocated_share_without_one_episodes_kv_in_one_line(capsys):
+    """Within the GPU (54 GB of 80) but vLLM could not start: the one line says why, not that
+    the plan is larger than the GPU."""
+    from paravt.cli.main import main
+
+    argv = ["train", "--config", "paragrpo", "--set", f"model={QWEN3_VL_8B}", "--plan",
+            "--world-size", "8", "--strategy", "zero3", "--set", "trainer.vllm_mode=colocate",
+            "--set", "trainer.vllm_gpu_memory_utilization=0.23", "--json"]  # fmt: skip
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    shown = json.loads(captured.out)
+    assert shown["vllm_max_model_length"] == 19_744 and shown["vllm_kv_tokens"] < 19_744
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "the plan does not fit: vLLM's colocated share" in err[0]
+    assert "more than 80 GB" not in err[0]

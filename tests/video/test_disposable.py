@@ -50,7 +50,7 @@ def _full_decode(path, indices):
     """Frames ``indices`` (presentation order) of a decode of every packet from the first, with
     no seek: torchcodec's own packet decoder and colour converter (what ``VideoDecoder`` uses),
     so the pixels compare exactly, and no keyframe flag can send it anywhere."""
-    from torchcodec.decoders._blocks import ColorConverter, Demuxer
+    from torchcodec.decoders import ColorConverter, Demuxer
 
     demuxer = Demuxer(str(path), streams="video")
     decoder, convert = demuxer.streams[0].make_decoder("cpu"), ColorConverter("cpu")

@@ -23,7 +23,7 @@ PUBLIC = {
 DECODERS_PUBLIC = {
     "path", "table", "device", "num_threads", "skip_disposable", "codec", "rotation", "created",
     "own", "built", "new", "decode_skipping", "decode", "close", "counted_frames",
-    "seeks_are_safe",
+    "seeks_are_safe", "settle", "straight_decodes",
 }  # fmt: skip
 
 
@@ -46,5 +46,5 @@ def test_decoder_pool_internals_are_private(gop_video):
 
 def test_decode_outcome_holds_only_what_is_read():
     assert [f.name for f in dataclasses.fields(DecodeOutcome)] == [
-        "frames", "failed", "pictures_skipped"
+        "frames", "failed", "pictures_skipped", "logged", "damaged"
     ]  # fmt: skip

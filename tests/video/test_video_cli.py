@@ -104,3 +104,21 @@ def test_frames_sheet_draws_non_square_pixels_as_a_player_shows_them(tmp_path, c
     assert json.loads(capsys.readouterr().out)["meta"]["sample_aspect_ratio"] > 1.3
     # one thumbnail as wide as shown between 4-pixel margins (it was the stored width: squeezed)
     assert Image.open(sheet).size[0] == 4 + media.ANAMORPHIC_SHOWN[0] + 4
+
+
+def test_frames_prints_the_damage_ffmpeg_reported(tmp_path, capsys):
+    """A file whose decode logs FFmpeg errors (it claims x264 core 142: ``media.OLD_X264_KINDS``)
+    shows a window after a later IDR with the damage warning, FFmpeg's line quoted, and the
+    window's message says so as the model reads it."""
+    import media
+    import pytest
+
+    missing = media.build(tmp_path, media.OLD_X264_KINDS)
+    if "old_x264_444.mp4" in missing:
+        pytest.skip(missing["old_x264_444.mp4"])
+    path = tmp_path / "old_x264_444.mp4"
+    assert main(["frames", str(path), "-k", "8", "--window", "7.5:9"]) == 0
+    shown = capsys.readouterr().out
+    warnings = [line for line in shown.splitlines() if line.strip().startswith("warning:")]
+    assert len([w for w in warnings if "decoded after damage" in w and "(FFmpeg: " in w]) == 1
+    assert "damaged part of the file" in shown  # the window's message, as the model reads it

@@ -14,6 +14,7 @@ from paravt.config import check_choices
 from paravt.errors import ConfigError, deprecated
 from paravt.rewards.answers import QuestionType
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS, CropConfig
+from paravt.video.nvdec import check_crop_device
 
 __all__ = [
     "BackendConfig",
@@ -128,11 +129,9 @@ class EngineConfig:
             raise ConfigError(
                 f"min_pixels ({self.min_pixels}) is larger than max_pixels ({self.max_pixels})"
             )
-        if self.crop.device != "cpu":
-            raise ConfigError(
-                f"crop.device={self.crop.device!r}: the episode engine decodes on the CPU for "
-                "now; set crop.device=cpu"
-            )
+        # cuda: NVDEC decoding (paravt.video.nvdec); refused here, before any model loads, where
+        # this process sees no CUDA device
+        check_crop_device(self.crop.device)
 
     @property
     def reuse_budget_bytes(self) -> int:

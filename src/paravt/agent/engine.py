@@ -50,6 +50,7 @@ from paravt.agent.vision import at_budget, budget_resizer, preprocess
 from paravt.errors import ConfigError, UserError
 from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
+from paravt.video.nvdec import decode_workers, to_device
 
 __all__ = ["EpisodeEngine"]
 
@@ -108,18 +109,18 @@ class _Context:
         t0 = time.perf_counter()
         todo = [it for it in self.images if it.pixels is None]
         if todo:
-            pv, grid = preprocess(
+            pv, _ = preprocess(
                 todo, self.codec, self.pixel_dtype, self.pixel_device, self.pixel_workers
             )
             offset = 0
-            for it, row in zip(todo, grid, strict=True):
-                n = int(row.prod())
-                it.pixels = pv[offset : offset + n]
-                offset += n
+            for it in todo:  # each item's rows from its host-side grid (preprocess checked it)
+                t, h, w = it.grid
+                it.pixels = pv[offset : offset + t * h * w]
+                offset += t * h * w
         device = self.images[0].pixels.device
         pv = join_rows(self.images) if join else None
         grid = torch.tensor([list(it.grid) for it in self.images], dtype=torch.long)
-        grid = grid.to(device)
+        grid = grid.to(device) if device.type == "cpu" else to_device(grid, str(device))
         self._joined = (len(self.images), pv, grid)
         return pv, grid, time.perf_counter() - t0
 
@@ -314,22 +315,25 @@ class EpisodeEngine:
         out: tuple[Any, dict, float, tuple[EpisodeErrorKind, str] | None]
         try:
             from paravt.video import VideoSource  # paravt.video loads torch
-            from paravt.video.parallel import resolve_workers
 
             crop = self.config.crop  # one source serves the overview and the windows
             src = self._sources.get(path)
             if src is None:
                 self.video_opens[path] = self.video_opens.get(path, 0) + 1
                 src = VideoSource(
-                    path, num_threads=crop.decoder_threads, skip_disposable=crop.skip_disposable
+                    path,
+                    device=crop.device,  # cuda: NVDEC, for the overview and the windows alike
+                    num_threads=crop.decoder_threads,
+                    skip_disposable=crop.skip_disposable,
                 )
                 self._sources[path] = src
             meta = src.meta
-            # on the crop pool's lanes (GOP-aligned, same pixels as one decoder)
+            # on the crop pool's lanes (GOP-aligned, same pixels as one decoder); on a GPU the
+            # NVDEC pool's (paravt.video.nvdec.decode_workers)
             frames = src.overview(
                 k,
                 mode=self.config.overview_sampling,
-                workers=resolve_workers(crop.workers),
+                workers=decode_workers(crop.device, crop.workers),
                 resize=self._resizer(self.config),
             )
             # what the container said that the frames contradict (e.g. a truncated file)

@@ -16,6 +16,7 @@ from typing import Any
 
 from paravt.agent.chat import ChatCodec, ChatTemplateError
 from paravt.agent.records import ImageItem
+from paravt.video.nvdec import to_device
 
 __all__ = ["at_budget", "budget_resizer", "preprocess"]
 
@@ -221,7 +222,9 @@ def preprocess(
         # stack as NHWC and view back as NCHW: decoded frames are channels-last in memory, and
         # the uint8 resize is ~2x faster on that layout than on an NCHW copy
         stacked = torch.stack([it.data.permute(1, 2, 0) for it in run]).permute(0, 3, 1, 2)
-        if device is not None:
+        if device is not None and where.type == "cuda":
+            stacked = to_device(stacked, str(where))  # pinned, non-blocking: no stream sync
+        elif device is not None:
             stacked = stacked.to(device)
         lo, hi = run[0].min_pixels, run[0].max_pixels
         if kernel is not None:
@@ -251,13 +254,38 @@ def preprocess(
     grids = [grid for _, grid in outs]
     pixel_values = torch.cat(pvs)
     grid_thw = torch.cat(grids).to(torch.long)
+    _check_grids(items, grid_thw, codec.arch)
+    if dtype is not None and pixel_values.dtype != dtype:  # the processor fallback is float32
+        pixel_values = pixel_values.to(dtype)
+    return pixel_values, grid_thw
+
+
+def _check_grids(items: list[ImageItem], grid_thw: Any, arch: str) -> None:
+    """The grid rows preprocessing gave against each item's ``grid_thw`` (the count the token
+    stream was built with), so image-pad tokens always equal vision features. On a GPU every
+    ``int()`` would wait for the stream: the rows are then the kernels' size rule, on the host."""
     expected = [it.grid_thw for it in items]
-    got = [tuple(int(v) for v in row) for row in grid_thw]
+    if grid_thw.device.type == "cpu":
+        got = [tuple(int(v) for v in row) for row in grid_thw]
+    else:
+        got = _host_grids(items, arch)
     if all(e is not None for e in expected) and got != expected:
         raise ChatTemplateError(
             f"image preprocessing gave grids {got[:3]}... but the token stream was built for "
             f"{expected[:3]}...; the pixel budget or resize rule disagrees"
         )
-    if dtype is not None and pixel_values.dtype != dtype:  # the processor fallback is float32
-        pixel_values = pixel_values.to(dtype)
-    return pixel_values, grid_thw
+
+
+def _host_grids(items: list[ImageItem], arch: str) -> list[tuple[int, int, int]]:
+    """Image-layout grid rows the kernels give these items, from their frames' sizes (shapes are
+    host metadata) and ``paravt.kernels.smart_resize``: what ``pixel_values`` puts on the device,
+    read without touching it."""
+    from paravt.kernels import arch_spec, smart_resize
+
+    spec = arch_spec(arch)
+    out = []
+    for it in items:
+        _, H, W = it.data.shape
+        h, w = smart_resize(H, W, spec.factor, it.min_pixels, it.max_pixels)
+        out.append((1, h // spec.patch_size, w // spec.patch_size))
+    return out

@@ -142,6 +142,10 @@ class ToolService:
         if not res.ok:
             return ToolReply(res.message(), error=True, kind=res.error_kind)
         frames = [res.clip.frame(i) for i in range(len(res.times))]
+        if frames and frames[0].device.type != "cpu":
+            # crop.device: cuda (NVDEC): PNGs are made on the host, so the frames go there
+            # first and take the CPU's budget resize, the same pixels as a CPU decode gets
+            frames = [f.cpu() for f in frames]
         frames = at_budget(frames, self.cfg.arch, crop.min_pixels, crop.max_pixels)
         images = [encode_png(f) for f in frames]
         size = sum(len(b) for b in images)

@@ -8,6 +8,7 @@ from typing import Literal
 from paravt.agent.config import CropSettings
 from paravt.config import check_choices
 from paravt.errors import ConfigError
+from paravt.video.nvdec import check_crop_device
 
 __all__ = ["ServeToolsConfig"]
 
@@ -56,5 +57,4 @@ class ServeToolsConfig:
                 f"crop.min_frames={self.crop.min_frames} and crop.max_frames="
                 f"{self.crop.max_frames}: need 1 <= min_frames <= max_frames"
             )
-        if self.crop.device != "cpu":
-            raise ConfigError(f"crop.device={self.crop.device!r}: the server decodes on the CPU")
+        check_crop_device(self.crop.device)  # cuda: NVDEC; refused without a CUDA device

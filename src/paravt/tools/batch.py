@@ -19,7 +19,8 @@ from paravt.tools.results import BatchResult, BatchStats, CropConfig, ToolResult
 from paravt.video.decode import DecodeOutcome, FrameResize
 from paravt.video.errors import InvalidWindowError, VideoError
 from paravt.video.frames import Frames
-from paravt.video.parallel import decode_parallel, resolve_workers
+from paravt.video.nvdec import cpu_fallback_line, decode_workers, is_cuda
+from paravt.video.parallel import decode_parallel
 from paravt.video.sampling import uniform_times, window_frame_count
 from paravt.video.source import VideoSource
 
@@ -88,7 +89,8 @@ def execute_windows(
     """
     config = config or CropConfig()
     t0 = time.perf_counter()
-    stats = BatchStats(calls=len(requests), workers=resolve_workers(config.workers))
+    # on a CUDA device the lanes are the NVDEC pool's (paravt.video.nvdec), not one per core
+    stats = BatchStats(calls=len(requests), workers=decode_workers(config.device, config.workers))
     results: list[ToolResult | None] = [None] * len(requests)
     given = dict(sources or {})
     windows = _read_arguments(requests, results)
@@ -96,6 +98,8 @@ def execute_windows(
     planned = _plan_windows(requests, windows, videos, config, results)
     outcomes = _decode_union(requests, planned, videos.sources, stats, resize)
     _hand_out(requests, planned, videos.sources, outcomes, results)
+    if is_cuda(config.device):
+        stats.cpu_fallbacks = _report_cpu_fallback(requests, videos.sources, results)
     _close_and_count(videos, given, results, stats)
     stats.seconds = time.perf_counter() - t0
     return BatchResult(results=[r for r in results if r is not None], stats=stats)
@@ -247,6 +251,26 @@ def _hand_out(
             key=req.key,
             video=req.video,
         )
+
+
+def _report_cpu_fallback(
+    requests: list[WindowRequest],
+    sources: dict[str, VideoSource],
+    results: list[ToolResult | None],
+) -> int:
+    """On a CUDA device: torchcodec decodes a stream NVDEC cannot take on the CPU by itself;
+    its public ``cpu_fallback`` status is read here and said in every call's warnings on that
+    file (the episode record's call warnings), so the fallback is counted (the videos that fell
+    back, returned for ``BatchStats.cpu_fallbacks``), never silent."""
+    lines: dict[str, str | None] = {}
+    for video, src in sources.items():
+        decoder = src.decoders.built()
+        lines[video] = cpu_fallback_line(decoder, video) if decoder is not None else None
+    for n, res in enumerate(results):
+        line = lines.get(requests[n].video)
+        if res is not None and line is not None:
+            res.warnings.append(line)
+    return sum(line is not None for line in lines.values())
 
 
 def _close_and_count(

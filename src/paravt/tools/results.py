@@ -91,6 +91,9 @@ class BatchStats:
     lanes: int = 0
     workers: int = 1
     seconds: float = 0.0
+    #: crop.device cuda: videos torchcodec decoded on the CPU instead of NVDEC (each said in
+    #: its calls' warnings, ``paravt.video.nvdec.cpu_fallback_line``)
+    cpu_fallbacks: int = 0
 
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)

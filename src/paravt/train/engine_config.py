@@ -71,6 +71,11 @@ class TrainEngineConfig(EngineConfig):
     think_prefix: str = "<think>\n"
 
     def __post_init__(self) -> None:
+        if self.crop.device != "cpu":  # before the engine's own check: the same line on any host
+            raise ConfigError(
+                f"engine.crop.device={self.crop.device!r}: training decodes on the CPU for now "
+                "(the learner's rows are not yet built on its device); set engine.crop.device: cpu"
+            )
         super().__post_init__()
         if not self.keep_images:
             raise ConfigError(

@@ -43,7 +43,13 @@ from paravt.train.config import ParaGRPOConfig, ParaGRPOKeys, learner_dtype
 from paravt.train.engine_config import MOVED_TO_ENGINE, TrainEngineConfig
 from paravt.train.launch.checkpoints import agreed_checkpoint, checkpoint_step
 from paravt.train.launch.process_group import check_process_group, join_process_group
-from paravt.train.launch.startup import rank_split, shared_model_path, warn_if_plain_ddp_too_big
+from paravt.train.launch.startup import (
+    colocated_model_length,
+    gpu_memory_bytes,
+    rank_split,
+    shared_model_path,
+    warn_if_plain_ddp_too_big,
+)
 from paravt.train.layout import Layout, layout_problem
 
 __all__ = ["load_command_config", "run_training"]
@@ -403,6 +409,7 @@ def run_training(
         start_run_folder(run_dir, cfg, args, ckpt, metrics_path, log_dirs=("episodes",))
     model_path = shared_model_path(cfg.model, run_dir, args)
     warn_if_plain_ddp_too_big(cfg, args, model_path)
+    colocated_model_length(cfg, args, model_path, gpu_memory_bytes())
     make_builtin_data(cfg.data, run_dir, args)
     rows, report = training_rows(cfg.data, run_dir, args, console)
     check_user_template(cfg.engine.user_template, rows)  # every row now, not at its first step

@@ -39,7 +39,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from paravt.video.nal import hvcc_length_size, nal_length_size, nal_units
+from paravt.video.nal import hvcc_length_size, nal_length_size, nal_units, sei_number
 
 __all__ = ["scan_bitstream"]
 
@@ -67,24 +67,13 @@ def _read_ue(data: bytes) -> int | None:
     return int(bits[zeros : 2 * zeros + 1], 2) - 1
 
 
-def _sei_number(sei: bytes, i: int) -> tuple[int | None, int]:
-    """An SEI message's type or size at ``i`` (each 0xFF byte adds 255, the next byte ends it)
-    and the index after it; ``None`` when the unit ends first."""
-    value, n = 0, len(sei)
-    while i < n and sei[i] == 0xFF:
-        value, i = value + 255, i + 1
-    if i >= n:
-        return None, i
-    return value + sei[i], i + 1
-
-
 def recovery_frame_count(sei: bytes) -> int | None:
     """``recovery_frame_cnt`` of the recovery point message in one H.264 SEI NAL unit's RBSP
     (header byte removed), or ``None`` when it holds none."""
     i, n = 0, len(sei)
     while i < n and sei[i] != 0x80:  # 0x80: the RBSP trailing bits
-        kind, i = _sei_number(sei, i)
-        size, i = _sei_number(sei, i)
+        kind, i = sei_number(sei, i)
+        size, i = sei_number(sei, i)
         if kind is None or size is None:
             return None
         if kind == _SEI_RECOVERY_POINT:

@@ -7,6 +7,10 @@ decoder, which records exactly which frames failed and keeps the ones that decod
 decoded pts is not the one the frame table expected (a decoder that resynchronised after a bad
 packet) is kept with its true time; ``VideoSource`` reports it, per request, when it assembles
 the frames.
+
+Each decoder call runs inside ``ffmpeg_log.errors()``: a call during which FFmpeg logged an error
+line marks the frames it returned ``logged`` (they may be concealed), and the caller decodes
+those again straight from the file's start (``SourceDecoders.settle``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+
+from paravt.video import ffmpeg_log
 
 __all__ = ["DecodeOutcome", "FrameResize"]
 
@@ -37,6 +43,20 @@ class DecodeOutcome:
     frames: dict[int, tuple[torch.Tensor, float]] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
     pictures_skipped: int = 0  # disposable pictures left out of the decode (video.disposable)
+    #: frames returned by a decoder call during which FFmpeg logged an error (its first line):
+    #: decoded from a restart point, they may differ from a straight decode
+    logged: dict[int, str] = field(default_factory=dict)
+    #: frames that a straight decode from the file's start returned after FFmpeg logged an
+    #: error (its first line): damage in the file itself, said with the frames
+    damaged: dict[int, str] = field(default_factory=dict)
+
+    def merge(self, other: DecodeOutcome) -> None:
+        """Take ``other``'s frames and findings (a lane's outcome into its video's)."""
+        self.frames.update(other.frames)
+        self.failed.update(other.failed)
+        self.pictures_skipped += other.pictures_skipped
+        self.logged.update(other.logged)
+        self.damaged.update(other.damaged)
 
 
 def short_reason(err: BaseException) -> str:
@@ -70,7 +90,9 @@ def decode_indices(decoder, indices: list[int], resize: FrameResize | None = Non
         return out
     try:
         for piece in chunks(indices, resize):
-            batch = decoder.get_frames_at(piece)
+            with ffmpeg_log.errors() as lines:
+                batch = decoder.get_frames_at(piece)
+            note_logged(out, piece, lines)
             pts = batch.pts_seconds.tolist()
             data = resized(batch.data, resize)
             del batch
@@ -78,15 +100,26 @@ def decode_indices(decoder, indices: list[int], resize: FrameResize | None = Non
                 out.frames[i] = (data[j], float(pts[j]))
     except (RuntimeError, IndexError, ValueError):
         out.frames.clear()
+        out.logged.clear()
         for i in indices:
             # a frame decoded past a bad packet fails the first time the decoder crosses that
             # packet and decodes on the next try, so each index gets a second chance
             for _attempt in range(2):
                 try:
-                    one = decoder.get_frames_at([i])
+                    with ffmpeg_log.errors() as lines:
+                        one = decoder.get_frames_at([i])
+                    note_logged(out, [i], lines)
                     out.frames[i] = (resized(one.data, resize)[0], float(one.pts_seconds[0]))
                     out.failed.pop(i, None)
                     break
                 except (RuntimeError, IndexError, ValueError) as e:
                     out.failed[i] = short_reason(e)
     return out
+
+
+def note_logged(out: DecodeOutcome, indices, lines: list[str]) -> None:
+    """Mark ``indices`` logged (``DecodeOutcome.logged``) when their decoder call logged
+    ``lines``."""
+    if lines:
+        for i in indices:
+            out.logged.setdefault(i, lines[0])

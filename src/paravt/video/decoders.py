@@ -8,10 +8,17 @@ path of ``paravt.video.disposable``. They reach it through ``VideoSource.decoder
 of this class, and nothing else, so the source's private state stays private (torchcodec's shape:
 a small public class over the private core).
 
-Every decoder here is built from the frame table, so it seeks to restart points only
+Every decoder here has decoded the file's first frame before its first seek (``opening.prime``:
+what the first packet told FFmpeg lasts for the decoder's life, and a decode from a later restart
+point needs it), and is built from the frame table, so it seeks to restart points only
 (``video.bitstream``). Where torchcodec refuses the table (no duration in the file's header) the
 decoders are exact-mode ones; if the table demoted a keyframe they would seek to it, so such a
 file is decoded packet by packet from its restart points instead (``video.sequential``).
+
+Damage said, never garbage marked ok: a decode whose decoder logged an FFmpeg error
+(``video.ffmpeg_log``) is settled (``settle``): its frames are decoded again straight from the
+file's start (``sequential.decode_straight``), and the straight decode's frames are the ones
+handed out, marked damaged where that decode logged errors too (the damage is in the file).
 
 Thread safety: ``decode(indices)`` without a decoder uses the source's own decoder under a lock;
 a decoder from ``new()`` belongs to the caller, which must not share it between threads.
@@ -19,15 +26,19 @@ a decoder from ``new()`` belongs to the caller, which must not share it between 
 
 from __future__ import annotations
 
+import logging
 import threading
 
+from paravt.video import ffmpeg_log
 from paravt.video.decode import DecodeOutcome, FrameResize, decode_indices
 from paravt.video.disposable import SKIPPABLE_CODECS, decode_skipping, worth_skipping
 from paravt.video.meta import FrameTable
 from paravt.video.opening import make_decoder
-from paravt.video.sequential import decode_from_restart_points
+from paravt.video.sequential import decode_from_restart_points, decode_straight
 
 __all__ = ["SourceDecoders"]
+
+logger = logging.getLogger(__name__)
 
 
 class SourceDecoders:
@@ -63,6 +74,8 @@ class SourceDecoders:
         self._mapped: bool | None = None
         self._lock = threading.Lock()
         self._skip_worth: bool | None = None  # H.264 with B-frames? asked once, on first decode
+        #: straight decodes from the file's start (``settle``'s fault path) so far
+        self.straight_decodes = 0
 
     def own(self):
         """The source's own decoder, built on first use and again after ``close()``."""
@@ -85,7 +98,9 @@ class SourceDecoders:
         from: it can differ from the table's (one frame more on a Matroska file here)."""
         with self._lock:
             if self._counting is None:
-                self._counting = make_decoder(self.path, self.device, self.num_threads).decoder
+                self._counting = make_decoder(
+                    self.path, self.device, self.num_threads, primed=False
+                ).decoder
             return int(self._counting.metadata.num_frames or len(self.table))
 
     def seeks_are_safe(self) -> bool:
@@ -133,18 +148,54 @@ class SourceDecoders:
         """Decode sorted unique ``indices``: without disposable pictures where possible (unless
         ``try_skipping`` is off), else with ``decoder`` (or the own one, serialised). With
         ``resize`` every frame is resized right after it is decoded and only the resized frames
-        are kept (``decode.RESIZE_CHUNK``)."""
+        are kept (``decode.RESIZE_CHUNK``). Settled (``settle``) before it is returned."""
         skipped = self.decode_skipping(indices, resize) if try_skipping else None
         if skipped is not None:
-            return skipped
+            return self.settle(skipped, resize)
         if not self.seeks_are_safe():
-            return decode_from_restart_points(
-                self.path, self.table, indices, resize, self.device, self.num_threads
+            return self.settle(
+                decode_from_restart_points(
+                    self.path, self.table, indices, resize, self.device, self.num_threads
+                ),
+                resize,
             )
         if decoder is not None:
-            return decode_indices(decoder, indices, resize)
+            return self.settle(decode_indices(decoder, indices, resize), resize)
         with self._lock:
-            return decode_indices(self._own_locked(), indices, resize)
+            out = decode_indices(self._own_locked(), indices, resize)
+        return self.settle(out, resize)
+
+    def settle(self, out: DecodeOutcome, resize: FrameResize | None = None) -> DecodeOutcome:
+        """``out`` with its ``logged`` frames (their decoder call logged an FFmpeg error) decoded
+        again straight from the file's start: those frames are replaced by the straight
+        decode's, marked ``damaged`` where that decode logged errors too; a frame the straight
+        decode does not return keeps the first decode's, marked damaged. ``out`` itself when
+        nothing was logged (the usual case: no second decode)."""
+        if not out.logged:
+            return out
+        again = sorted(out.logged)
+        with self._lock:
+            self.straight_decodes += 1
+        logger.warning(
+            "%s: FFmpeg reported errors decoding %d frames from a restart point (%s); decoding "
+            "them straight from the file's start",
+            self.path,
+            len(again),
+            ffmpeg_log.plain(out.logged[again[0]]),
+        )
+        straight = decode_straight(
+            self.path, self.table, again, resize, self.device, self.num_threads
+        )
+        for i in again:
+            if i in straight.frames:
+                out.frames[i] = straight.frames[i]
+                out.failed.pop(i, None)
+                if i in straight.damaged:
+                    out.damaged[i] = straight.damaged[i]
+            elif i in out.frames:
+                out.damaged[i] = out.logged[i]
+        out.logged.clear()
+        return out
 
     def close(self) -> None:
         """Drop the own decoders (a later decode builds them again)."""

@@ -33,7 +33,11 @@ torchcodec has no skip option, so the skipping happens on the packets instead:
    picture, x264 ``open-gop=1``) and the count can go wrong the same way, so the stream starts
    anew there, on a decoder of its own (~7 ms); x264's default closed GOPs start at IDR
    pictures, which reset the count, and stay in one stream;
-3. torchcodec decodes that stream, so colour conversion and pixels are exactly a full decode's
+3. every keyframe but the file's first carries, in front of its own NAL units, the first
+   packet's parameter sets and encoder SEI (``nal.start_units``): a segment's decoder never
+   sees the first packet, and FFmpeg decodes a later picture by what that packet told it
+   (in-band parameter sets, the x264 build it works around; tests/video/test_first_packet.py);
+4. torchcodec decodes that stream, so colour conversion and pixels are exactly a full decode's
    (tested frame for frame on the shared files, full-range BT.709 included, and on generated
    x264/x265 clips).
 
@@ -51,10 +55,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from paravt.video.decode import DecodeOutcome, FrameResize, chunks, resized
+from paravt.video import ffmpeg_log
+from paravt.video.decode import DecodeOutcome, FrameResize, chunks, note_logged, resized
 from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
-from paravt.video.nal import hvcc_layout, nal_headers, nal_length_size, nal_starts
+from paravt.video.nal import (
+    hvcc_layout,
+    hvcc_length_size,
+    nal_headers,
+    nal_length_size,
+    nal_starts,
+    start_units,
+)
 
 __all__ = ["FilteredStream", "SKIPPABLE_CODECS", "decode_skipping"]
 
@@ -230,8 +242,18 @@ class _Unsafe(Exception):
 class _StreamFilter:
     """Builds a lane's filtered segments GOP by GOP, from one demuxer of the file."""
 
-    def __init__(self, inp: Any, stream: Any, table: FrameTable, disposable: Callable, splice):
+    def __init__(
+        self,
+        inp: Any,
+        stream: Any,
+        table: FrameTable,
+        disposable: Callable,
+        splice,
+        start: tuple[int, bytes] | None = None,
+    ):
         self.inp, self.stream, self.table = inp, stream, table
+        # (pts of the file's first packet, what of it every later keyframe carries: start_units)
+        self.start = start
         self.disposable = disposable
         self.splice = splice
         self.tb = stream.time_base
@@ -255,7 +277,8 @@ class _StreamFilter:
         disposable = disposable_test(codec, extradata)
         if disposable is None:
             return None
-        return cls(inp, stream, table, disposable, splice_rewrite(codec, extradata))
+        start = first_packet_units(inp, stream, codec, extradata)
+        return cls(inp, stream, table, disposable, splice_rewrite(codec, extradata), start)
 
     def add_gop(self, members: list[int]) -> None:
         """Demux one GOP from its keyframe to its last member, keeping every packet but the
@@ -301,17 +324,27 @@ class _StreamFilter:
         return True
 
     def _start_gop(self, pkt: Any, key_pts: int) -> Any:
-        """The GOP's keyframe, spliced in after an earlier GOP's packets (or a new segment)."""
+        """The GOP's keyframe, spliced in after an earlier GOP's packets (or a new segment),
+        carrying what the file's first packet told the decoder (``start_units``)."""
         if pkt.pts != key_pts or not pkt.is_keyframe:
             raise _Unsafe
-        if self.splice is None or not self.muxed or pkt.pts in self.muxed:
-            return pkt
         raw = bytes(pkt)
+        if self.splice is None or not self.muxed or pkt.pts in self.muxed:
+            return self._carry_start(pkt, raw, raw)
         spliced = self.splice(raw)
         if spliced is None:
             self.segments.append(_Segment(self.stream))
-            return pkt
-        return pkt if spliced is raw else _with_data(pkt, spliced)
+            spliced = raw
+        return self._carry_start(pkt, raw, spliced)
+
+    def _carry_start(self, pkt: Any, raw: bytes, data: bytes) -> Any:
+        """``pkt`` with payload ``data`` and, unless it is the file's first packet, the first
+        packet's parameter sets and encoder SEI in front: each segment is decoded by a fresh
+        decoder that never sees the first packet, and a seek inside a segment flushes what an
+        SEI told it, so every keyframe carries them (a few dozen bytes)."""
+        if self.start is not None and pkt.pts != self.start[0] and self.start[1]:
+            return _with_data(pkt, self.start[1] + data)
+        return pkt if data is raw else _with_data(pkt, data)
 
     def _mux(self, pkt: Any) -> None:
         self.muxed[pkt.pts] = len(self.segments) - 1  # before muxing rescales pkt.pts
@@ -329,6 +362,22 @@ class _StreamFilter:
             held = {i: order[p] for i, p in self.target_pts.items() if self.muxed[p] == n}
             out.append(FilteredSegment(data, held))
         return FilteredStream(out, self.tb, self.dropped)
+
+
+def first_packet_units(
+    inp: Any, stream: Any, codec: str, extradata: bytes | None
+) -> tuple[int, bytes] | None:
+    """The pts of the file's first video packet and its ``nal.start_units`` (parameter sets,
+    encoder SEI); ``None`` where it cannot be read (then nothing is carried)."""
+    size = hvcc_length_size(extradata) if codec == "hevc" else nal_length_size(extradata)
+    try:
+        inp.seek(0, stream=stream, backward=True, any_frame=False)
+        for pkt in inp.demux(stream):
+            if pkt.size and pkt.pts is not None:
+                return pkt.pts, start_units(codec, bytes(pkt), size)
+    except Exception:  # noqa: BLE001 - PyAV's demuxer: nothing to carry, as before
+        logger.debug("cannot read the first packet of %s", inp.name, exc_info=True)
+    return None
 
 
 def _filtered_stream(path: str, table: FrameTable, indices: list[int]) -> FilteredStream | None:
@@ -376,6 +425,7 @@ def decode_skipping(
         from torchcodec.decoders import VideoDecoder
 
         decoded = {}
+        logged = DecodeOutcome()
         for segment in built.segments:
             held = [i for i in indices if i in segment.positions]
             if not held:
@@ -384,7 +434,9 @@ def decode_skipping(
                 segment.data, seek_mode="exact", num_ffmpeg_threads=1, device="cpu"
             )
             for piece in chunks(held, resize):
-                batch = decoder.get_frames_at([segment.positions[i] for i in piece])
+                with ffmpeg_log.errors() as lines:
+                    batch = decoder.get_frames_at([segment.positions[i] for i in piece])
+                note_logged(logged, piece, lines)
                 pts = batch.pts_seconds.tolist()
                 data = resized(batch.data, resize)
                 del batch
@@ -401,7 +453,7 @@ def decode_skipping(
         )
         logger.debug("the filtered decode of %s failed", path, exc_info=True)
         return None
-    out = DecodeOutcome(pictures_skipped=built.pictures_skipped)
+    out = DecodeOutcome(pictures_skipped=built.pictures_skipped, logged=logged.logged)
     # Matroska keeps milliseconds: each frame must come back within half a tick of its pts
     tolerance = 0.0005 + float(built.time_base) / 2
     for i in indices:

@@ -68,3 +68,64 @@ def nal_units(data: bytes, length_size: int, header_bytes: int = 1):
             yield data[i : i + size]
         else:
             yield data[i : starts[n + 1] - 3 if n + 1 < len(starts) else len(data)]
+
+
+#: NAL unit types of parameter sets: H.264 SPS, PPS; HEVC VPS, SPS, PPS.
+_PARAMETER_SETS = {"h264": (7, 8), "hevc": (32, 33, 34)}
+#: NAL unit types of (prefix) SEI: H.264, HEVC.
+_SEI = {"h264": 6, "hevc": 39}
+#: SEI payload type of user data unregistered: where an encoder names itself (x264, x265).
+_USER_DATA_UNREGISTERED = 5
+
+
+def sei_number(sei: bytes, i: int) -> tuple[int | None, int]:
+    """An SEI message's type or size at ``i`` (each 0xFF byte adds 255, the next byte ends it)
+    and the index after it; ``None`` when the unit ends first."""
+    value, n = 0, len(sei)
+    while i < n and sei[i] == 0xFF:
+        value, i = value + 255, i + 1
+    if i >= n:
+        return None, i
+    return value + sei[i], i + 1
+
+
+def sei_payload_types(rbsp: bytes) -> list[int | None]:
+    """The payload types of the messages of one SEI NAL unit's RBSP (header removed); a
+    ``None`` at the end where the unit does not parse."""
+    types: list[int | None] = []
+    i, n = 0, len(rbsp)
+    while i < n and rbsp[i] != 0x80:  # 0x80: the RBSP trailing bits
+        kind, i = sei_number(rbsp, i)
+        size, i = sei_number(rbsp, i)
+        types.append(kind if size is not None else None)
+        if kind is None or size is None:
+            break
+        i += size
+    return types
+
+
+def start_units(codec: str, packet: bytes, length_size: int) -> bytes:
+    """What a decoder must have seen of the stream's first packet to decode a later restart
+    point as a straight decode does, framed as ``packet`` is (length prefixes or start codes):
+    its parameter sets and its SEI units that hold only user data unregistered (an encoder's
+    version string, which FFmpeg reads into bug work-arounds for as long as it decodes).
+
+    Other SEI messages (buffering period, picture timing, recovery point) describe the first
+    picture only and are left out. Empty for another codec."""
+    if codec not in _PARAMETER_SETS:
+        return b""
+    header = 2 if codec == "hevc" else 1
+    out = []
+    for unit in nal_units(packet, length_size, header):
+        kind = unit[0] & 0x1F if codec == "h264" else (unit[0] >> 1) & 0x3F
+        if kind == _SEI[codec]:
+            rbsp = unit[header:].replace(b"\x00\x00\x03", b"\x00\x00")
+            types = sei_payload_types(rbsp)
+            if not types or any(t != _USER_DATA_UNREGISTERED for t in types):
+                continue
+        elif kind not in _PARAMETER_SETS[codec]:
+            continue
+        unit = bytes(unit).rstrip(b"\x00") if not length_size else bytes(unit)
+        prefix = len(unit).to_bytes(length_size, "big") if length_size else b"\x00\x00\x00\x01"
+        out.append(prefix + unit)
+    return b"".join(out)

@@ -62,7 +62,7 @@ def scan_frames(path: str) -> tuple[FrameTable, Any]:
     """Read every packet's pts/duration/keyframe flag of the best video stream (no decoding),
     with the stream's header metadata (torchcodec's ``VideoStreamHeaderMetadata``: size, codec,
     rotation, header duration), so that opening a video needs no decoder."""
-    from torchcodec.decoders._blocks import Demuxer
+    from torchcodec.decoders import Demuxer  # public since torchcodec 0.17
 
     try:
         demuxer = Demuxer(path, streams="video")
@@ -107,8 +107,31 @@ class BuiltDecoder(NamedTuple):
     mapped: bool
 
 
+def prime(decoder, path: str) -> None:
+    """Decode the file's first frame once, so the decoder has seen the first packet before its
+    first seek.
+
+    Why: FFmpeg keeps what a packet told it for as long as the decoder lives, not only until the
+    next restart point: parameter sets sent in band (a first packet whose PPS differs from the
+    container's record, as a file spliced from two encodes has), and for H.264 the x264 build
+    named by the first packet's SEI, which switches on work-arounds for that build's bugs. A
+    decoder whose first packet is a later IDR decodes the same bytes into other pixels or fails
+    (tests/video/test_first_packet.py). Decoding the first frame costs one picture per decoder
+    (measured in benchmarks/results/bench_first_packet.json). A first frame that does
+    not decode is left to the decode that asks for it (logged here)."""
+    try:
+        decoder.get_frame_at(0)
+    except (RuntimeError, IndexError, ValueError) as e:
+        logger.info("%s: the first frame does not decode (%s); decoding on", path, short_reason(e))
+
+
 def make_decoder(
-    path: str, device: str = "cpu", num_threads: int = 1, table: FrameTable | None = None
+    path: str,
+    device: str = "cpu",
+    num_threads: int = 1,
+    table: FrameTable | None = None,
+    *,
+    primed: bool = True,
 ) -> BuiltDecoder:
     """A torchcodec ``VideoDecoder`` whose indices match the frame table: given the ``table``, it
     is built from it (``custom_frame_mappings``: no second scan of the file, and it seeks to the
@@ -117,7 +140,19 @@ def make_decoder(
     A file torchcodec will not take a table for (no duration or frame count in its header: it
     raises ``ValueError``; an old torchcodec: ``TypeError``) gets an exact-mode decoder; check
     ``is_mapped`` on the result before trusting its seeks (``video.sequential`` decodes such a
-    file where its flags cannot be trusted)."""
+    file where its flags cannot be trusted).
+
+    ``primed`` (the default): the decoder has decoded the first frame (``prime``); off only for a
+    decoder that never decodes (the frame counter of ``SourceDecoders.counted_frames``)."""
+    built = _build_decoder(path, device, num_threads, table)
+    if primed:
+        prime(built.decoder, path)
+    return built
+
+
+def _build_decoder(
+    path: str, device: str, num_threads: int, table: FrameTable | None
+) -> BuiltDecoder:
     from torchcodec.decoders import VideoDecoder
 
     mappings = table.frame_mappings() if table is not None else None

@@ -79,7 +79,7 @@ def _run_lane(
     decoders = sources[lane.video].decoders
     skipped = decoders.decode_skipping(lane.indices, resize)  # never raises: None = not here
     if skipped is not None:  # no pooled decoder needed: the lane decoded its own filtered stream
-        return skipped
+        return decoders.settle(skipped, resize)
     if not decoders.seeks_are_safe():  # decoded packet by packet from restart points instead
         return decoders.decode(lane.indices, try_skipping=False, resize=resize)
     try:
@@ -138,7 +138,5 @@ def decode_parallel(
         with ThreadPoolExecutor(max_workers=min(workers, len(lanes))) as ex:
             results = list(ex.map(lambda ln: _run_lane(ln, sources, pool, resize), lanes))
     for lane, out in zip(lanes, results, strict=True):
-        outcomes[lane.video].frames.update(out.frames)
-        outcomes[lane.video].failed.update(out.failed)
-        outcomes[lane.video].pictures_skipped += out.pictures_skipped
+        outcomes[lane.video].merge(out)
     return ParallelDecode(outcomes, lanes)

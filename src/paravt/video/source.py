@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from paravt.video import ffmpeg_log
 from paravt.video.config import OVERVIEW_MODES, OverviewMode
 from paravt.video.decode import DecodeOutcome, FrameResize
 from paravt.video.decoders import SourceDecoders
@@ -246,8 +247,7 @@ class VideoSource:
             )
         if damaged:
             warnings.append(
-                f"{len(damaged)} frames ({damaged[0]:.2f}s to {damaged[-1]:.2f}s) were decoded "
-                "after damage in the file and may show decoding errors"
+                _damage_warning(damaged, outcome.damaged, [v[0] for v in by_pts.values()])
             )
         times = sorted(by_pts)
         return Frames(
@@ -263,12 +263,26 @@ class VideoSource:
     def _suspect(self, outcome: DecodeOutcome) -> set[int]:
         """Frames of this outcome that may show damage: near a damaged packet of the file, a
         frame the decoder failed, or one it returned with another time (it lost a picture), up
-        to the next restart point (``FrameTable.suspect_after``)."""
+        to the next restart point (``FrameTable.suspect_after``); and those a straight decode
+        returned after FFmpeg logged an error (``DecodeOutcome.damaged``)."""
+        damaged = set(outcome.damaged)  # already spread to the next restart point
         points = set(self.table.damaged) | set(outcome.failed)
         points |= {
             i for i, (_, pts) in outcome.frames.items() if abs(pts - self.table.pts[i]) > 1e-6
         }
-        return self.table.suspect_after(points) if points else set()
+        return (self.table.suspect_after(points) if points else set()) | damaged
+
+
+def _damage_warning(damaged: list[float], lines: dict[int, str], indices: list[int]) -> str:
+    """The warning for frames decoded after damage (``damaged``: their times in seconds),
+    quoting FFmpeg's first error line (``lines``: by frame index) among the frames handed out
+    (``indices``) where a decode logged one."""
+    said = [lines[i] for i in indices if i in lines]
+    quote = f" (FFmpeg: {ffmpeg_log.plain(said[0])})" if said else ""
+    return (
+        f"{len(damaged)} frames ({damaged[0]:.2f}s to {damaged[-1]:.2f}s) were decoded after "
+        f"damage in the file and may show decoding errors{quote}"
+    )
 
 
 def _aspect(header) -> float:

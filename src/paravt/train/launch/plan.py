@@ -32,7 +32,16 @@ cache holds every episode of the rank's rollout at its longest context (the batc
 pads to it): ``rollout episodes × context × 2 (K, V) × layers × kv heads × head dim × 2 bytes``;
 the sub-agents of a round (``evidence: subagent``) are one more batch of shorter contexts.
 Loss: one micro-batch (``per_device_train_batch_size`` rows) of the longest context, with the
-activation formulas written next to each line (estimates, not measurements).
+activation formulas written next to each line (estimates, not measurements). The LM head is TRL
+1.16's fused one (``add_fused_lm_head``: ``[4096, 32768]`` tiles, no logits tensor; paravt's TRL
+range is 1.16 only): the completion's hidden states and their fp32 gradient, one tile and the
+head's fp32 gradient. ZeRO-3 also holds its live parameters and buckets (``zero3_items``), read
+from the DeepSpeed config, and every rank a CUDA/NCCL allowance.
+
+Colocated vLLM starts at ``vllm_max_model_length`` = the longest context (the frame and turn
+budget), and a share whose KV cache cannot hold one episode does not fit (``kv_refusal``). The
+NCCL weight push (server mode, ``vllm_weight_push: nccl``) counts rank 0's peak: its gathered
+bucket and serving-dtype copy plus vLLM's two packed broadcast buffers.
 
 With vLLM (``trainer.use_vllm``) the rollout is vLLM's: colocated, its
 ``vllm_gpu_memory_utilization`` share of each GPU is held all run (only while rolling out with
@@ -75,6 +84,25 @@ SUBAGENT_TEXT_TOKENS = 512
 DDP_WARN_PARAMS = 7e9
 #: TRL 1.16's ``GRPOConfig.vllm_gpu_memory_utilization`` default (the test checks it against TRL)
 TRL_VLLM_GPU_MEMORY_UTILIZATION = 0.3
+#: TRL 1.16's fused LM head (``trl.trainer.utils.add_fused_lm_head``): log-probs through
+#: ``[TRL_TOKEN_CHUNK, TRL_VOCAB_CHUNK]`` projection tiles, never the whole logits; the
+#: backward accumulates the head's gradient in fp32 (the test checks both against TRL)
+TRL_TOKEN_CHUNK = 4096
+TRL_VOCAB_CHUNK = 32768
+#: DeepSpeed's ZeRO-3 defaults where the config does not set them: parameters gathered at once
+#: (``stage3_max_live_parameters``), the gradient reduce bucket (``reduce_bucket_size``) and the
+#: prefetch bucket (``stage3_prefetch_bucket_size``), in elements
+DS_MAX_LIVE_PARAMETERS = 1e9
+DS_REDUCE_BUCKET = 5e8
+DS_PREFETCH_BUCKET = 5e7
+#: CUDA context, NCCL communicators and allocator slack a training process holds besides its
+#: tensors: an allowance, not a count
+CUDA_NCCL_ALLOWANCE = 1.0e9
+#: vLLM's packed NCCL broadcast (``vllm.distributed.weight_transfer.packed_tensor``): buffers
+#: of 1 GiB, double-buffered; a buffer is flushed once past the size, so it holds up to
+#: 1 GiB + one tensor
+VLLM_PACKED_BUFFER = 1024**3
+VLLM_PACKED_BUFFERS = 2
 
 
 @dataclass(frozen=True)
@@ -192,6 +220,14 @@ class Launch:
     #: the KL reward (rewards.kl_in_reward) reads the old policy's log-probs: one more forward
     #: of the generated rows when the sampler gives none
     old_for_kl: bool = False
+    #: ZeRO-3's sizes in elements (the DeepSpeed config's; its defaults where unset; None:
+    #: ``"auto"``, which transformers resolves from the hidden size)
+    zero3_live_params: float | None = DS_MAX_LIVE_PARAMETERS
+    zero3_reduce_bucket: float | None = DS_REDUCE_BUCKET
+    zero3_prefetch_bucket: float | None = DS_PREFETCH_BUCKET
+    #: server mode: ``folder`` or ``nccl`` (``trainer.vllm_weight_push``) and its bucket bytes
+    vllm_weight_push: str = "folder"
+    push_bucket_bytes: float = 512 * 2**20
     #: the recipe's declared layout (``paravt.train.layout.Layout.describe``), "" if none
     layout: str = ""
     #: episodes a step over every rank (TRL's ``generation_batch_size``)
@@ -200,6 +236,10 @@ class Launch:
     @property
     def colocated_vllm(self) -> bool:
         return self.use_vllm and self.vllm_mode == "colocate"
+
+    @property
+    def push_bucket_mb(self) -> float:
+        return self.push_bucket_bytes / 2**20
 
 
 @dataclass(frozen=True)
@@ -244,12 +284,34 @@ class MemoryPlan:
         return self.shape.params * 2 / max(1, self.launch.vllm_tensor_parallel_size)
 
     @property
+    def vllm_kv_tokens(self) -> int:
+        """Tokens of KV cache a colocated engine's share holds after its weights (at most:
+        vLLM takes its activations out of the same share); 0 without one."""
+        if not self.launch.colocated_vllm:
+            return 0
+        tp = max(1, self.launch.vllm_tensor_parallel_size)
+        per_token = kv_bytes_per_token(self.shape) / tp  # tensor parallel splits the KV heads
+        return int(max(0.0, self.vllm_share - self.vllm_weights) // per_token)
+
+    @property
+    def vllm_max_model_length(self) -> int:
+        """``vllm_max_model_length`` a colocated engine is started with: the recipe's longest
+        episode (``ContextBudget.context_tokens``, the frame and turn budget), not the model's
+        own context (Qwen3-VL's 262,144 tokens: 38.7 GB of KV cache at 8B for one request)."""
+        return self.context.context_tokens
+
+    @property
     def fits(self) -> bool:
-        """The peak fits the GPU, and a colocated engine's share holds its own weights (vLLM
-        refuses to start when its weights leave no room for a KV cache)."""
+        """The peak fits the GPU, and a colocated engine's share holds its own weights and the
+        KV cache of one episode at ``vllm_max_model_length`` (vLLM refuses to start otherwise)."""
         if self.total > self.gpu_bytes:
             return False
-        return not self.launch.colocated_vllm or self.vllm_weights < self.vllm_share
+        if not self.launch.colocated_vllm:
+            return True
+        return (
+            self.vllm_weights < self.vllm_share
+            and self.vllm_kv_tokens >= self.vllm_max_model_length
+        )
 
     def item(self, name: str) -> Item:
         for it in self.items:
@@ -258,7 +320,16 @@ class MemoryPlan:
         raise KeyError(name)
 
     def to_dict(self) -> dict:
+        colocated = (
+            {
+                "vllm_max_model_length": self.vllm_max_model_length,
+                "vllm_kv_tokens": self.vllm_kv_tokens,
+            }
+            if self.launch.colocated_vllm
+            else {}
+        )
         return {
+            **colocated,
             "model": self.shape.name,
             "params": self.shape.params,
             "strategy": self.launch.strategy,
@@ -348,7 +419,37 @@ def state_items(shape: ModelShape, launch: Launch) -> list[Item]:
         out.append(Item("reference model", 0.0, "none: beta = 0 (TRL builds no reference)"))
     else:
         out.append(Item("reference model", ref_bytes, ref_f))
+    if s == "zero3":
+        out += zero3_items(shape, launch)
     return out
+
+
+def zero3_items(shape: ModelShape, launch: Launch) -> list[Item]:
+    """What ZeRO-3 holds besides its shards: the parameters gathered at once (bounded by
+    ``stage3_max_live_parameters``) and its buckets (the gradient reduce bucket, the prefetch
+    bucket), in the parameters' dtype; plus the CUDA/NCCL allowance every rank pays. Held in
+    the rollout and the loss alike, so counted with the states."""
+    p = 2 if launch.bf16 else 4
+    h2 = shape.hidden * shape.hidden
+    live = launch.zero3_live_params
+    reduce = launch.zero3_reduce_bucket if launch.zero3_reduce_bucket is not None else h2
+    prefetch = (
+        launch.zero3_prefetch_bucket if launch.zero3_prefetch_bucket is not None else 0.9 * h2
+    )
+    live_n = min(live if live is not None else DS_MAX_LIVE_PARAMETERS, shape.params)
+    return [
+        Item(
+            "zero3: live parameters",
+            live_n * p,
+            f"min(stage3_max_live_parameters {live_n:,.0f}, P) × {p}",
+        ),
+        Item(
+            "zero3: buckets + CUDA/NCCL",
+            (reduce + prefetch) * p + CUDA_NCCL_ALLOWANCE,
+            f"(reduce_bucket_size {reduce:,.0f} + stage3_prefetch_bucket_size {prefetch:,.0f})"
+            f" × {p} + {CUDA_NCCL_ALLOWANCE / GB:.1f} GB CUDA context and NCCL (an allowance)",
+        ),
+    ]
 
 
 def kv_bytes_per_token(shape: ModelShape, dtype_bytes: int = 2) -> int:
@@ -365,7 +466,7 @@ def vllm_items(shape: ModelShape, launch: Launch, gpu_bytes: float) -> list[Item
         u, tp = launch.vllm_gpu_memory_utilization, max(1, launch.vllm_tensor_parallel_size)
         share = u * gpu_bytes
         weights = shape.params * 2 / tp
-        kv = max(0.0, share - weights) / kv_bytes_per_token(shape)
+        kv = max(0.0, share - weights) / (kv_bytes_per_token(shape) / tp)
         out.append(
             Item(
                 "vllm engine (colocate)",
@@ -379,6 +480,21 @@ def vllm_items(shape: ModelShape, launch: Launch, gpu_bytes: float) -> list[Item
         )
     else:
         out.append(Item("vllm server", 0.0, "on its own GPUs: not counted here"))
+    if launch.use_vllm and launch.vllm_mode == "server" and launch.vllm_weight_push == "nccl":
+        largest = shape.largest_unit * 2
+        bucket = max(launch.push_bucket_bytes, largest)
+        packed = VLLM_PACKED_BUFFERS * (VLLM_PACKED_BUFFER + largest)
+        out.append(
+            Item(
+                "rollout: NCCL push (rank 0)",
+                bucket * 2 + packed,
+                f"max(bucket {launch.push_bucket_mb:g} MB, largest unit × 2) × 2 (gathered + "
+                f"its serving-dtype copy) + {VLLM_PACKED_BUFFERS} packed buffers × (1 GiB + "
+                "largest unit × 2): rank 0, which sends",
+                "rollout",
+            )
+        )
+        return out
     if launch.strategy in ("zero3", "fsdp2"):
         out.append(
             Item(
@@ -459,10 +575,15 @@ def loss_items(shape: ModelShape, launch: Launch, ctx: ContextBudget) -> list[It
     else:
         acts = B * L * shape.layers * layer * p
         acts_f = f"{B} rows × {L:,} tokens × {shape.layers} layers × (8 × {h} + 3 × {i}) × {p}"
-    logits = B * Tc * shape.vocab * (2 * p + 4)
-    logits_f = (
-        f"{B} rows × {Tc:,} completion tokens × {shape.vocab:,} vocab × ({p} logits + {p} "
-        "their gradient + 4 fp32 log-softmax)"
+    # TRL 1.16's fused LM head: the completion tokens' hidden states (a copy, and their fp32
+    # gradient), one [4096, 32768] projection tile, and the head's fp32 gradient accumulator
+    n = B * Tc
+    tile = min(n, TRL_TOKEN_CHUNK) * TRL_VOCAB_CHUNK * p
+    head = n * h * (p + 4) + tile + shape.vocab * h * 4
+    head_f = (
+        f"{B} rows × {Tc:,} completion tokens × {h} × ({p} hidden + 4 fp32 gradient) + "
+        f"min(tokens, {TRL_TOKEN_CHUNK}) × {TRL_VOCAB_CHUNK} × {p} tile + {shape.vocab:,} vocab "
+        f"× {h} × 4 fp32 head gradient (TRL 1.16's fused head: no logits)"
     )
     patches = ctx.frames * ctx.overview_tokens_per_frame * 4
     if ctx.evidence == "frames":
@@ -477,7 +598,7 @@ def loss_items(shape: ModelShape, launch: Launch, ctx: ContextBudget) -> list[It
     )
     return [
         Item("loss: decoder activations", acts, acts_f, "loss"),
-        Item("loss: logits", logits, logits_f, "loss"),
+        Item("loss: LM head (fused)", head, head_f, "loss"),
         Item("loss: vision tower", vision, vision_f, "loss"),
     ]
 
@@ -525,6 +646,8 @@ def fix_for(plan: MemoryPlan) -> str | None:
             "trainer.vllm_gpu_memory_utilization or trainer.vllm_tensor_parallel_size, or use "
             "vllm_mode=server"
         )
+    if launch.colocated_vllm and plan.vllm_kv_tokens < plan.vllm_max_model_length:
+        return kv_refusal(plan)
     if state > gpu:
         return (
             f"the model's states alone need {state / GB:.1f} GB a GPU: use more GPUs "
@@ -551,6 +674,20 @@ def fix_for(plan: MemoryPlan) -> str | None:
     )
 
 
+def kv_refusal(plan: MemoryPlan) -> str:
+    """One line: the colocated share cannot hold one episode's KV cache."""
+    la, gpu = plan.launch, plan.gpu_bytes
+    per_token = kv_bytes_per_token(plan.shape) / max(1, la.vllm_tensor_parallel_size)
+    need = plan.vllm_max_model_length * per_token
+    return (
+        f"vLLM's colocated share ({la.vllm_gpu_memory_utilization:g} × {gpu / GB:.0f} GB, "
+        f"{plan.vllm_weights / GB:.1f} GB of it weights) holds {plan.vllm_kv_tokens:,} tokens "
+        f"of KV cache, and one episode needs {plan.vllm_max_model_length:,} "
+        f"({need / GB:.1f} GB): raise trainer.vllm_gpu_memory_utilization, lower the frame and "
+        "turn budgets, or use vllm_mode=server"
+    )
+
+
 def format_plan(plan: MemoryPlan) -> str:
     """The plan as a text table (what ``paravt train --plan`` prints)."""
     s, la, ctx = plan.shape, plan.launch, plan.context
@@ -568,6 +705,13 @@ def format_plan(plan: MemoryPlan) -> str:
         f"rollout: {la.rollout_batch} episodes a rank"
         + (f", sampled by vLLM ({la.vllm_mode})" if la.use_vllm else ", sampled by HF generate")
         + f"; loss: {rows_a_forward(la, ctx)} row(s) a forward",
+    ]
+    if la.colocated_vllm:
+        lines.append(
+            f"vllm_max_model_length {plan.vllm_max_model_length:,} (the longest context); the "
+            f"share's KV cache holds {plan.vllm_kv_tokens:,} tokens"
+        )
+    lines += [
         "",
         f"{'per GPU':<28} {'GB':>8}  formula",
     ]
@@ -692,7 +836,30 @@ def launch_of(trainer: dict, strategy: str, world_size: int) -> Launch:
         vllm_tensor_parallel_size=int(trainer.get("vllm_tensor_parallel_size", 1)),
         vllm_sleep=bool(trainer.get("vllm_enable_sleep_mode", False)),
         vllm_importance_sampling=bool(trainer.get("vllm_importance_sampling_correction", True)),
+        **_zero3_sizes(trainer.get("deepspeed")),
+        vllm_weight_push=str(trainer.get("vllm_weight_push", "folder")),
+        push_bucket_bytes=float(trainer.get("vllm_push_bucket_mb", 512.0)) * 2**20,
     )
+
+
+def _zero3_sizes(deepspeed: Any) -> dict:
+    """ZeRO-3's live-parameter bound and buckets from a DeepSpeed config (a dict or a JSON
+    file); DeepSpeed's defaults where unset, None where ``"auto"`` (resolved from the hidden
+    size, as transformers does)."""
+    ds = deepspeed
+    if isinstance(ds, str) and Path(ds).is_file():
+        ds = json.loads(Path(ds).read_text())
+    zero = ((ds or {}).get("zero_optimization") or {}) if isinstance(ds, dict) else {}
+
+    def read(key: str, default: float) -> float | None:
+        value = zero.get(key, default)
+        return None if value == "auto" else float(value)
+
+    return {
+        "zero3_live_params": read("stage3_max_live_parameters", DS_MAX_LIVE_PARAMETERS),
+        "zero3_reduce_bucket": read("reduce_bucket_size", DS_REDUCE_BUCKET),
+        "zero3_prefetch_bucket": read("stage3_prefetch_bucket_size", DS_PREFETCH_BUCKET),
+    }
 
 
 def shape_of_model(model: Any, name: str) -> ModelShape:

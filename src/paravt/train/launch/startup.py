@@ -13,8 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from paravt.data import Split
+from paravt.errors import ConfigError
 from paravt.models.tiny import make_tiny_model
-from paravt.train.launch.plan import ddp_warning, model_shape, plan_for_command
+from paravt.train.launch.plan import (
+    ddp_warning,
+    kv_refusal,
+    model_shape,
+    plan_for_command,
+)
 
 __all__ = ["resolve_model"]
 
@@ -108,3 +114,48 @@ def warn_if_plain_ddp_too_big(cfg: Any, args: Any, model_path: str) -> str | Non
     if message:
         logger.warning(message)
     return message
+
+
+def colocated_model_length(
+    cfg: Any, args: Any, model_path: str, gpu_bytes: float | None
+) -> int | None:
+    """Colocated vLLM on GPUs: set ``args.vllm_max_model_length`` (when the recipe leaves it
+    unset) to the plan's longest episode (``MemoryPlan.vllm_max_model_length``: the frame and
+    turn budget), capped at the model's own context, and refuse with one line, before any model
+    loads, a share whose KV cache cannot hold one episode. TRL would pass ``None`` and vLLM size
+    for the model's whole context (Qwen3-VL: 262,144 tokens, 38.7 GB of KV at 8B).
+
+    ``gpu_bytes``: the GPU's memory (None: no CUDA device, nothing is done; vLLM's CPU backend
+    sizes its KV cache from its own setting). Returns the length set, or None."""
+    if not (args.use_vllm and args.vllm_mode == "colocate") or gpu_bytes is None:
+        return None
+    if not (Path(model_path) / "config.json").is_file():
+        return None
+    plan = plan_for_command(
+        cfg, world_size=args.world_size, shape=model_shape(model_path), gpu_gb=gpu_bytes / 1e9
+    )
+    if args.vllm_max_model_length is None:
+        own = _model_context(model_path)
+        length = plan.vllm_max_model_length
+        args.vllm_max_model_length = min(length, own) if own else length
+    if plan.vllm_kv_tokens < args.vllm_max_model_length:
+        raise ConfigError(kv_refusal(plan))
+    return int(args.vllm_max_model_length)
+
+
+def _model_context(model_path: str) -> int | None:
+    import json
+
+    cfg = json.loads((Path(model_path) / "config.json").read_text())
+    text = cfg.get("text_config", cfg)
+    value = text.get("max_position_embeddings")
+    return int(value) if value else None
+
+
+def gpu_memory_bytes() -> float | None:
+    """This rank's GPU memory, or None without CUDA."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    return float(torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory)
