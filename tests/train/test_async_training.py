@@ -119,6 +119,34 @@ def test_k2_learns_from_the_same_episodes_as_the_synchronous_loop(
     assert all(r["async/turns_across_push"] >= 0 for r in m2)
 
 
+def test_k2_with_the_producer_in_a_process_learns_from_the_same_episodes(
+    tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server
+):
+    """``trainer.producer: process``: the sampling runs in a child process and the learner gets
+    the same prompts, K, token streams and losses as the synchronous loop; the child is gone
+    when the run ends."""
+    sync_server, async_server = server(), server()
+    s0, p0, m0, _ = _train(tmp_path, "k0", tiny_qwen3_dir, shared_videos, smoke_args,
+                           train_probe, sync_server.url)  # fmt: skip
+    s2, p2, m2, episodes = _train(tmp_path, "k2p", tiny_qwen3_dir, shared_videos, smoke_args,
+                                  train_probe, async_server.url, "trainer.max_staleness=2",
+                                  "trainer.producer=process", wait_ahead=True)  # fmt: skip
+    assert s0["global_step"] == s2["global_step"] == 4
+    assert _steps(p2) == _steps(p0)
+    for a, b in zip(m0, m2, strict=True):
+        assert math.isclose(a["loss"], b["loss"], rel_tol=1e-5, abs_tol=1e-6), (a, b)
+    ages = [r["async/staleness_max"] for r in m2]
+    assert max(ages) >= 1 and max(ages) <= 2, ages
+    assert len(async_server.reloads) == 4
+    child = p2.trainer._async.child
+    assert child is not None and child.transfer_s  # the episodes came from the child
+    assert not child.process.is_alive()
+    assert p2.trainer._backend.alone_requests == 0  # the learner's process sampled nothing
+    for e in episodes:
+        versions = [v for v in e["policy_versions"] if v is not None]
+        assert versions and max(versions) <= e["step"] - 1 and e["step"] - 1 - min(versions) <= 2
+
+
 def test_a_group_older_than_k_is_sampled_again_and_counted(
     tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server, monkeypatch
 ):

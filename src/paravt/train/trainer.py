@@ -394,7 +394,17 @@ class ParaGRPOTrainer(GRPOTrainer):
             gather=gather_object,
             rank=self.accelerator.process_index,
             pause_s=float(args.max_staleness_pause_s or 0.0),
+            spawn=self._spawn_producer if args.producer == "process" else None,
+            episode_inputs=lambda rows, epoch: self.episode_inputs(rows, epoch, "train"),
         )
+
+    def _spawn_producer(self, version: int):
+        """``trainer.producer: process``: this rank's rollout process (paravt.rollout.
+        producer_process), sampling from ``version`` on."""
+        from paravt.rollout.producer_process import RolloutChild
+        from paravt.rollout.vllm_server import child_spec
+
+        return RolloutChild(child_spec(self, version))
 
     @property
     def _generation_steps(self) -> int:
