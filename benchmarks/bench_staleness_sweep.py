@@ -246,7 +246,7 @@ def main() -> None:
         delta0 = max(0.0, (rho * L - R_zero) / slope)
         runs = []
         for rep in range(args.repeats):
-            for k, producer in [(k, p) for k in args.order for p in _producers(k, args)]:
+            for k, producer in [(kk, p) for kk in args.order for p in _producers(kk, args)]:
                 run = one_run(model, work, k, args.steps, delta0, args.delta1, producer)
                 run["repeat"] = rep
                 runs.append(run)
