@@ -133,7 +133,10 @@ def one_run(
         def on_step_end(self, args, state, control, **kw):
             ends.append(time.perf_counter())
 
+    held: list = []
+
     def attach(trainer) -> None:
+        held.append(trainer)
         trainer.add_callback(StepEnds())
         rollout = trainer._rollout
 
@@ -175,11 +178,18 @@ def one_run(
         "turns_across_push": [r.get("async/turns_across_push") for r in metrics],
         "staleness_max": [r.get("async/staleness_max") for r in metrics],
         "server_busy_share": round(server.busy_s / wall, 3),
+        # producer: process: each step's hand-over, the child's put to the learner's get (s)
+        "transfer_s": _transfers(held),
         "tokens_charged": server.tokens_charged,
         "steady_steps_per_hour": round(3600 / statistics.mean(step_walls[1:]), 1)
         if len(step_walls) > 1
         else None,
     }
+
+
+def _transfers(held: list) -> list[float] | None:
+    child = getattr(getattr(held[0], "_async", None), "child", None) if held else None
+    return None if child is None else [round(x, 4) for x in child.transfer_s]
 
 
 def _producers(k: int, args: argparse.Namespace) -> list[str]:
