@@ -64,6 +64,7 @@ def test_a_rank_killed_mid_push_stops_the_other_and_the_server_is_not_left_pause
     path = tmp_path / "rank0.json"
     assert path.is_file(), done.stderr[-3000:]
     rank0 = json.loads(path.read_text())
+    print(rank0, events)
     assert "error" in rank0 and "\n" not in rank0["error"], rank0
     assert rank0["sync_s"] < 60, rank0  # the process group's timeout is 90 s
     assert rank0["gate_closed"] and rank0["pushed"] == [], rank0
