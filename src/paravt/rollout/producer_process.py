@@ -330,6 +330,7 @@ class ChildGate(PolicyGate):
         super().resume(version)
 
     def close(self) -> None:
-        """Refuse new turns here and stop the child after its turns under way."""
+        """Refuse new turns here and stop the child: its turns under way get a few seconds (their
+        episodes are dropped anyway: the run ends or failed), then it is killed."""
         super().close()
-        self.child.close()
+        self.child.close(timeout_s=10.0)
