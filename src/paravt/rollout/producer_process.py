@@ -138,7 +138,7 @@ def _child_main(spec: ChildSpec, commands: Any, replies: Any, parent: int) -> No
         backend.gate = gate
         backend.loaded_step = spec.version
     except BaseException as e:  # noqa: BLE001 - handed to the parent
-        replies.put(("failed", None, e))
+        replies.put(("failed", None, _picklable(e)))
         return
     replies.put(("ready", None, os.getpid()))
 
