@@ -43,6 +43,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,6 +118,39 @@ def _picklable(error: BaseException) -> BaseException:
     return error
 
 
+class _Rejoins:
+    """The child's ``ServerPool.rejoin``: a server that answers again is made to hold the step's
+    weights by the learner's pool (it knows the step's folder and checks the weights), asked
+    through the reply queue; the watcher thread that asks waits for the answer."""
+
+    def __init__(self, replies: Any):
+        self._replies, self._ids = replies, itertools.count()
+        self._waiting: dict[int, tuple[threading.Event, list]] = {}
+        self._lock = threading.Lock()
+
+    def ask(self, client: Any) -> str:
+        from paravt.rollout.vllm_servers import NotReady
+
+        token, done, answer = next(self._ids), threading.Event(), []
+        with self._lock:
+            self._waiting[token] = (done, answer)
+        self._replies.put(("rejoin", token, client.base_url))
+        if not done.wait(600):
+            raise NotReady("the learner did not answer the rejoin")
+        kind, what = answer[0]
+        if kind == "later":
+            raise NotReady(what)
+        if kind == "refused":
+            raise RuntimeError(what)
+        return what
+
+    def answer(self, token: int, kind: str, what: str) -> None:
+        with self._lock:
+            done, answer = self._waiting.pop(int(token))
+        answer.append((kind, what))
+        done.set()
+
+
 def _child_main(spec: ChildSpec, commands: Any, replies: Any, parent: int) -> None:
     """The child: a backend of its own over the servers, a gate of its own, one thread a job."""
     _die_with_parent(parent)
@@ -137,6 +171,8 @@ def _child_main(spec: ChildSpec, commands: Any, replies: Any, parent: int) -> No
         gate = PolicyGate(spec.version)
         backend.gate = gate
         backend.loaded_step = spec.version
+        rejoins = _Rejoins(replies)
+        pool.rejoin = rejoins.ask
     except BaseException as e:  # noqa: BLE001 - handed to the parent
         replies.put(("failed", None, _picklable(e)))
         return
@@ -164,6 +200,8 @@ def _child_main(spec: ChildSpec, commands: Any, replies: Any, parent: int) -> No
             t.start()
         elif kind == "pause":
             replies.put(("paused", None, gate.pause()))
+        elif kind == "rejoined":
+            rejoins.answer(*args)
         elif kind == "resume":
             gate.resume(int(args[0]))
             backend.loaded_step = int(args[0])
@@ -180,7 +218,13 @@ class RolloutChild:
     """The parent's side of one rollout process: ``run`` a step's episodes there (blocking the
     calling thread only), ``pause``/``resume`` its gate around a push, ``close``."""
 
-    def __init__(self, spec: ChildSpec, *, start_timeout_s: float = 300.0):
+    def __init__(
+        self,
+        spec: ChildSpec,
+        *,
+        rejoin: Callable[[str], str] | None = None,
+        start_timeout_s: float = 300.0,
+    ):
         import torch.multiprocessing as mp
 
         ctx = mp.get_context("spawn")  # no fork of a process with threads and a CUDA context
@@ -189,6 +233,10 @@ class RolloutChild:
             target=_child_main, args=(spec, self._commands, self._replies, os.getpid()),
             name="paravt-rollout-process", daemon=True,
         )  # fmt: skip
+        #: ``rejoin(url) -> what was done``: the learner's pool makes a server that answers
+        #: again hold the step's weights (the child's pool asks; ``_Rejoins``)
+        self._rejoin = rejoin
+        self.rejoined: list[tuple[str, str]] = []  # (url, answer) of each rejoin, for tests
         self._jobs: dict[int, Future] = {}
         self._paused: queue.Queue[int] = queue.Queue()
         self._ids = itertools.count()
@@ -244,6 +292,9 @@ class RolloutChild:
             if kind == "paused":
                 self._paused.put(int(value))
                 continue
+            if kind == "rejoin":
+                threading.Thread(target=self._rejoin_for, args=(job, value), daemon=True).start()
+                continue
             if kind == "closed-all":
                 return
             with self._lock:
@@ -258,6 +309,23 @@ class RolloutChild:
                 future.set_exception(GateClosedError("the rollout was stopped"))
             else:
                 future.set_exception(value)
+
+    def _rejoin_for(self, token: int, url: str) -> None:
+        from paravt.rollout.vllm_server_client import ServerUnreachable
+        from paravt.rollout.vllm_servers import NotReady
+
+        if self._rejoin is None:
+            answer = ("ok", "no weights check")
+        else:
+            try:
+                answer = ("ok", self._rejoin(url))
+            except (NotReady, ServerUnreachable) as e:
+                answer = ("later", str(e))
+            except Exception as e:  # noqa: BLE001 - the child keeps the server out, naming it
+                answer = ("refused", f"{type(e).__name__}: {e}")
+        self.rejoined.append((url, answer[0]))
+        if self._error is None and not self._closing:
+            self._commands.put(("rejoined", token, *answer))
 
     def _fail(self, error: BaseException) -> None:
         with self._lock:

@@ -404,7 +404,14 @@ class ParaGRPOTrainer(GRPOTrainer):
         from paravt.rollout.producer_process import RolloutChild
         from paravt.rollout.vllm_server import child_spec
 
-        return RolloutChild(child_spec(self, version))
+        pool = self.vllm_generation.client
+
+        def rejoin(url: str) -> str:
+            # the child's server came back: the learner's pool gives it the step's weights
+            client = next(c for c in pool.clients if c.base_url == url)
+            return pool.rejoin(client) if pool.rejoin is not None else "no weights check"
+
+        return RolloutChild(child_spec(self, version), rejoin=rejoin)
 
     @property
     def _generation_steps(self) -> int:
