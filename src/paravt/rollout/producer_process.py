@@ -21,7 +21,11 @@ What crosses, and how:
 - child -> parent, a queue of replies: a job's ``EpisodeRecord`` list (token ids, sampler
   log-probs, each turn's version, the frames' pixel rows and grids) or its failure. The queue is
   ``torch.multiprocessing``'s: tensors travel as shared memory (the pickle carries a handle, not
-  the pixels), so the hand-over costs a pickle of the records' Python objects.
+  the pixels), so the hand-over costs a pickle of the records' Python objects (8-46 ms a step
+  in ``benchmarks/bench_staleness_sweep.py --producers thread process``);
+- child -> parent -> child, a server's rejoin: a server that answers again after an outage
+  rejoins the child's pool only once the learner's pool (which knows the step's weights and
+  checks them) has reloaded it (``_Rejoins``).
 
 The parent keeps the step order, the version bound and the staleness checks
 (``paravt.rollout.producer``): its producer threads only wait on the child's replies.
