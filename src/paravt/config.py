@@ -36,6 +36,7 @@ __all__ = [
     "load_config",
     "read_yaml",
     "section_of",
+    "to_data",
     "to_dict",
     "with_line",
 ]
@@ -45,20 +46,36 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def to_dict(cfg: Any) -> dict:
+def to_dict(cfg: object) -> dict:
     """The config as plain JSON-able data (recorded with every output); a ``Section`` records the
     keys the config set."""
-    if isinstance(cfg, Section):
-        return to_dict(cfg.given())
-    if dataclasses.is_dataclass(cfg):
-        return {f.name: to_dict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
-    if isinstance(cfg, (list, tuple)):
-        return [to_dict(v) for v in cfg]
-    if isinstance(cfg, dict):
-        return {str(k): to_dict(v) for k, v in cfg.items()}
-    if isinstance(cfg, Path):
-        return str(cfg)
-    return cfg
+    out = to_data(cfg)
+    if not isinstance(out, dict):
+        raise TypeError(f"to_dict takes a dataclass or a mapping, not {type(cfg).__name__}")
+    return out
+
+
+def to_data(value: object) -> object:
+    """``value`` as plain JSON-able data: dataclasses and mappings become dicts, sequences lists,
+    paths strings; anything else is returned as it is."""
+    if isinstance(value, Section):
+        return to_data(value.given())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_data(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_data(v) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _fields(cls_or_obj: object) -> tuple[dataclasses.Field, ...]:
+    """The fields of a dataclass (class or instance); anything else is the caller's bug."""
+    if not dataclasses.is_dataclass(cls_or_obj):
+        raise TypeError(f"{cls_or_obj!r} is not a dataclass")
+    return dataclasses.fields(cls_or_obj)
 
 
 def _type_hints(cls: type) -> dict[str, Any]:
@@ -242,7 +259,7 @@ _SCALARS: dict[Any, typing.Callable[[Any, str], Any]] = {
 def build(cls: type[T], data: Mapping[str, Any], prefix: str = "") -> T:
     """Instantiate dataclass ``cls`` from a mapping, rejecting unknown keys."""
     hints = _type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    fields = {f.name: f for f in _fields(cls) if f.init}
     unknown = [k for k in data if k not in fields]
     if unknown:
         known = ", ".join(sorted(fields))
@@ -355,7 +372,7 @@ class Section:
 
     def given(self) -> dict[str, Any]:
         """The keys the config set, in field order, with their (typed) values."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name in self}
+        return {f.name: getattr(self, f.name) for f in _fields(self) if f.name in self}
 
     def arguments(self) -> dict[str, Any]:
         """What to build ``TARGET`` with: paravt's own defaults, then the keys the config set
@@ -384,7 +401,9 @@ def section_of(
             spec = dataclasses.field(default=None, metadata=f.metadata)
         specs.append((f.name, hints.get(f.name, Any), spec))
     namespace = {"TARGET": target, "DEFAULTS": own}
-    cls = dataclasses.make_dataclass(name, specs, bases=(Section,), namespace=namespace)
+    # a class made at run time: what pyright knows of it is ``type``, which has no settable
+    # ``__init__``; its fields are the ``specs`` above
+    cls: Any = dataclasses.make_dataclass(name, specs, bases=(Section,), namespace=namespace)
     init = cls.__init__
 
     def __init__(self, **kwargs: Any) -> None:

@@ -101,6 +101,8 @@ class ScriptedBackend(BackendBase):
 
     def _encode(self, text: str) -> list[int]:
         codec = self.codec
+        if codec is None:
+            raise RuntimeError("the scripted backend encodes text only with a processor")
         if self.tokenize == "pieces":
             ids: list[int] = []
             for i in range(0, len(text), 3):

@@ -119,7 +119,7 @@ def gold_of(qtype: str, answer: Any, options: list[str] | None) -> tuple[Any, st
     if qtype == "tvg":
         span = parse_span(answer)  # (start, end) sorted, so a reversed list is checked as given
         given = answer if isinstance(answer, (list, tuple)) and len(answer) == 2 else span
-        if span is None or not float(given[1]) > float(given[0]):
+        if span is None or given is None or not float(given[1]) > float(given[0]):
             return None, f"answer {answer!r} is not a [start, end] span with end > start"
         return [float(span[0]), float(span[1])], None
     return str(answer), None

@@ -216,8 +216,12 @@ def _outermost(found: list[Mention]) -> list[Mention]:
     out: list[Mention] = []
     widest: Mention | None = None  # the earlier mention reaching furthest
     for m in sorted(found, key=lambda m: (m.start, -m.end)):
-        inside = widest is not None and widest.end >= m.end
-        if not (inside and widest.end - widest.start > m.end - m.start):
+        inside = (
+            widest is not None
+            and widest.end >= m.end
+            and widest.end - widest.start > m.end - m.start
+        )
+        if not inside:
             out.append(m)
         if widest is None or m.end > widest.end:
             widest = m

@@ -117,14 +117,21 @@ def _clock(t: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def _number(value: object) -> float | int | str:
+    """``value`` if ``float`` may read it, else a ``TypeError`` (``None``, a list...)."""
+    if isinstance(value, float | int | str):
+        return value
+    raise TypeError(f"not a number: {value!r}")
+
+
 def _window_of(call: Any) -> tuple[float | None, float | None]:
     """The call's window: the executed one, else the numbers it asked for (when numeric)."""
     if call.start is not None and call.end is not None:
         return float(call.start), float(call.end)
     args = call.arguments or {}
     try:
-        s = float(args.get("start_time", args.get("start")))
-        e = float(args.get("end_time", args.get("end")))
+        s = float(_number(args.get("start_time", args.get("start"))))
+        e = float(_number(args.get("end_time", args.get("end"))))
     except (TypeError, ValueError):
         return None, None
     if math.isfinite(s) and math.isfinite(e):
@@ -196,7 +203,7 @@ def pixel_aspect(video_meta: dict | None) -> float:
             num, den = (float(x) for x in raw.replace(":", "/").split("/", 1))
             value = num / den
         else:
-            value = float(raw)
+            value = float(_number(raw))
     except (TypeError, ValueError, ZeroDivisionError):
         return 1.0
     return value if math.isfinite(value) and 0.1 <= value <= 10 else 1.0
