@@ -90,7 +90,7 @@ def _type_hints(cls: type) -> dict[str, Any]:
         return {f.name: f.type for f in dataclasses.fields(cls)}
 
 
-def _coerce(value: Any, tp: Any, key: str) -> Any:
+def _coerce(value: object, tp: Any, key: str) -> Any:
     """Convert ``value`` (from YAML or a ``--set`` string) to the annotated type ``tp``: one
     converter per kind of annotation; an annotation none of them knows takes the value as is."""
     origin = typing.get_origin(tp)
@@ -113,7 +113,7 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     return scalar(value, key) if scalar is not None else value
 
 
-def _coerce_union(value: Any, args: tuple, key: str) -> Any:
+def _coerce_union(value: object, args: tuple, key: str) -> Any:
     """``X | None`` and other unions: ``None`` (or the strings none / null) where allowed, else
     the first member type that takes the value; its error when none does."""
     if type(None) in args and (
@@ -131,7 +131,7 @@ def _coerce_union(value: Any, args: tuple, key: str) -> Any:
     raise ConfigError(errors[0] if errors else f"config key '{key}': cannot take {value!r}")
 
 
-def _coerce_literal(value: Any, args: tuple, key: str) -> Any:
+def _coerce_literal(value: object, args: tuple, key: str) -> Any:
     """One of the ``Literal``'s values; else ``KEY=VALUE: use A, B or C``."""
     if value in args:
         return value
@@ -157,7 +157,7 @@ def check_choices(obj: Any) -> None:
 _UNIONS = (typing.Union, types.UnionType)
 
 
-def _coerce_dataclass(value: Any, tp: type, key: str) -> Any:
+def _coerce_dataclass(value: object, tp: type, key: str) -> Any:
     if isinstance(value, tp):
         return value
     if not isinstance(value, Mapping):
@@ -165,7 +165,7 @@ def _coerce_dataclass(value: Any, tp: type, key: str) -> Any:
     return build(tp, value, prefix=f"{key}.")
 
 
-def _coerce_sequence(value: Any, item: Any, as_tuple: bool, key: str) -> list | tuple:
+def _coerce_sequence(value: object, item: Any, as_tuple: bool, key: str) -> list | tuple:
     """A list (or tuple) of ``item``: from YAML, from ``--set`` as ``[a, b]`` YAML or as
     ``a,b``."""
     if isinstance(value, str):
@@ -180,7 +180,7 @@ def _coerce_sequence(value: Any, item: Any, as_tuple: bool, key: str) -> list | 
     return tuple(out) if as_tuple else out
 
 
-def _coerce_mapping(value: Any, key: str) -> dict:
+def _coerce_mapping(value: object, key: str) -> dict:
     """A free mapping (a ``dict`` field: HF's ``fsdp_config``, a backend's options): its text
     leaves are read as YAML (``--set trainer.fsdp_config.version=2`` is the number 2), since the
     field has no types to coerce them to."""
@@ -208,7 +208,7 @@ def _typed_set_leaves(tree: dict) -> dict:
     return out
 
 
-def _coerce_bool(value: Any, key: str) -> bool:
+def _coerce_bool(value: object, key: str) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
@@ -218,21 +218,21 @@ def _coerce_bool(value: Any, key: str) -> bool:
     raise ConfigError(f"config key '{key}': {value!r} is not a boolean (use true/false)")
 
 
-def _coerce_int(value: Any, key: str) -> int:
+def _coerce_int(value: object, key: str) -> int:
     """An integer, also from ``4.0`` or ``"4"``; ``4.5`` and booleans are errors."""
     if isinstance(value, bool):
         raise ConfigError(f"config key '{key}': {value!r} is not a number")
     try:
-        f = float(value)
-        if f.is_integer():
+        f = float(value) if isinstance(value, int | float | str) else None
+        if f is not None and f.is_integer():
             return int(f)
     except (TypeError, ValueError):
         pass
     raise ConfigError(f"config key '{key}': {value!r} is not an integer")
 
 
-def _coerce_float(value: Any, key: str) -> float:
-    if not isinstance(value, bool):
+def _coerce_float(value: object, key: str) -> float:
+    if not isinstance(value, bool) and isinstance(value, int | float | str):
         try:
             return float(value)
         except (TypeError, ValueError):
@@ -240,7 +240,7 @@ def _coerce_float(value: Any, key: str) -> float:
     raise ConfigError(f"config key '{key}': {value!r} is not a number")
 
 
-def _coerce_str(value: Any, key: str) -> str:
+def _coerce_str(value: object, key: str) -> str:
     if isinstance(value, (dict, list)):
         raise ConfigError(f"config key '{key}': expected a string, got {value!r}")
     return str(value)

@@ -27,9 +27,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from paravt.agent.records import GenRequest, ImageItem, join_rows
 from paravt.backends.episode_state import EpisodeState, EpisodeStates
 from paravt.backends.shared_vision import image_key, supports_shared_features
+from paravt.schema.episodes import GenRequest, ImageItem, join_rows
 
 __all__: list[str] = []  # nothing here is for the other rooms
 
@@ -128,6 +128,16 @@ def _tokens_of(item: ImageItem, model: Any) -> int:
 
 
 # -- vision ------------------------------------------------------------------------------------
+def _features_of(
+    key: tuple, fresh: dict[tuple, tuple[Any, list[Any]]], store: EpisodeStates, it: ImageItem
+) -> tuple[Any, list[Any]]:
+    """One image's ``(pooler, deepstack)`` features: encoded by this batch, else kept."""
+    got = fresh.get(key) or store.features(key)
+    if got is None:  # every key was either kept or encoded by this batch
+        raise RuntimeError(f"image at {it.time:.2f} s was neither kept nor encoded")
+    return got
+
+
 def encoder_outputs(
     model: Any, store: EpisodeStates, rows: list[Row], device: Any, dtype: Any
 ) -> dict | None:
@@ -161,9 +171,7 @@ def encoder_outputs(
     for row in rows:
         for it in row.new_images:
             key = image_key(it)
-            got = fresh.get(key) or store.features(key)
-            if got is None:  # every key was either kept or put in ``todo`` above
-                raise RuntimeError(f"image at {it.time:.2f} s was neither kept nor encoded")
+            got = _features_of(key, fresh, store, it)
             per_image.append(got)
             if _keeps(row.req):
                 store.keep_features(key, it.data, got[0], got[1], row.req.state_key)

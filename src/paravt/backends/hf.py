@@ -22,7 +22,6 @@ from typing import Any
 from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
-from paravt.agent.records import Generation, GenRequest, TokenPrompt, join_rows
 from paravt.backends.cached_decode import (
     Row,
     build_batch,
@@ -36,6 +35,7 @@ from paravt.backends.cached_decode import (
 from paravt.backends.episode_state import EpisodeStates
 from paravt.backends.shared_vision import shared_image_inputs, supports_shared_features
 from paravt.errors import UserError
+from paravt.schema.episodes import Generation, GenRequest, TokenPrompt, join_rows
 
 __all__ = ["HFBackend", "cut_at_stop", "left_pad"]
 

@@ -35,8 +35,8 @@ from typing import Any
 
 from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
-from paravt.agent.records import Generation, GenRequest
 from paravt.errors import UserError
+from paravt.schema.episodes import Generation, GenRequest
 
 __all__ = ["ScriptedBackend"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paravt.agent.records import GenRequest, ImageItem, join_rows
+from paravt.schema.episodes import GenRequest, ImageItem, join_rows
 
 __all__: list[str] = []  # nothing here is for the other rooms
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from paravt.data.questions import RowError, parse_question, resolve_video
 from paravt.errors import UserError
-from paravt.rewards.answers import TooManyOptionsError, require_letterable
+from paravt.schema.questions import TooManyOptionsError, require_letterable
 
 __all__ = ["read_rows"]
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from paravt.config import check_choices
 from paravt.errors import ConfigError
-from paravt.rewards.answers import LETTERS
+from paravt.schema.questions import LETTERS
 from paravt.tools.results import CropConfig
 from paravt.video.sampling import window_frame_count
 

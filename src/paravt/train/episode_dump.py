@@ -16,7 +16,7 @@ import logging
 import os
 from pathlib import Path
 
-from paravt.agent.records import view_dict
+from paravt.schema.episodes import view_dict
 
 __all__: list[str] = []  # nothing here is for the other rooms
 

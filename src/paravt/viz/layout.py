@@ -15,7 +15,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from paravt.rewards.answers import LETTERS
+from paravt.schema.questions import LETTERS
 
 __all__ = ["pixel_aspect"]
 
