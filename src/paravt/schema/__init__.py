@@ -2,8 +2,9 @@
 
 What lives here is what two or more rooms must agree on and nothing else: the question types and
 option letters (``questions``), the question row a data file or a benchmark gives, an episode's
-tool-call counts (``tools``), and the episode engine's records (``episodes``: what goes into an
-episode, what crosses the backend boundary, what comes out). Plain dataclasses, ``Literal`` types
+tool-call counts (``tools``), the episode engine's records (``episodes``: what goes into an
+episode, what crosses the backend boundary, what comes out), and the training run's episode
+dump row (``episode_log``), which the trainer writes and the viewer reads back. Plain dataclasses, ``Literal`` types
 and their checks; no reading, no scoring, no I/O, no heavy import (torch only inside a function).
 
 Why a room of its own, and why this name: the vocabulary used to live in the reward's answer
