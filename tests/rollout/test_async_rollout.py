@@ -14,60 +14,38 @@ from paravt.rollout.staleness import StalenessLog, episode_staleness, groups_to_
 from paravt.schema.episodes import EpisodeRecord, TurnRecord
 
 
-def test_a_push_waits_for_running_turns_and_no_turn_straddles_it():
-    """A request that started under version 0 ends before the push; a request that asks during
-    the push waits and samples under version 1. Every request sees one version from start to
-    end."""
+def test_a_push_never_waits_for_running_turns_and_they_keep_their_start_version():
+    """A request that started under version 0 goes on across the push (the push does not wait
+    for it: before, it did, and the pipeline drained at every push) and keeps version 0, the
+    oldest weights any of its tokens can come from; a request that asks during the push waits
+    and starts under version 1. The gate counts the turn that crossed the push."""
     gate = PolicyGate(0)
     seen: list[tuple[str, int, int]] = []  # (who, version at start, gate version at end)
-    inside = threading.Event()
+    inside, release = threading.Event(), threading.Event()
 
-    def request(name: str, hold_s: float) -> None:
+    def request(name: str, hold: threading.Event | None) -> None:
         with gate.turn() as v:
             inside.set()
-            time.sleep(hold_s)
+            if hold is not None:
+                hold.wait(5)
             seen.append((name, v, gate.version))
 
-    first = threading.Thread(target=request, args=("running", 0.3))
+    first = threading.Thread(target=request, args=("running", release))
     first.start()
     inside.wait(5)
-    pushed = threading.Event()
-
-    def push() -> None:
-        gate.pause(timeout_s=5)
-        assert [s[0] for s in seen] == ["running"]  # the running turn ended first
-        pushed.set()
-        time.sleep(0.1)
-        gate.resume(1)
-
-    pusher = threading.Thread(target=push)
-    pusher.start()
-    time.sleep(0.05)
-    late = threading.Thread(target=request, args=("late", 0.0))
+    t0 = time.perf_counter()
+    assert gate.pause(timeout_s=5) == 1  # returns at once: one turn crosses the push
+    assert time.perf_counter() - t0 < 1.0 and seen == []
+    late = threading.Thread(target=request, args=("late", None))
     late.start()
-    for t in (first, pusher, late):
-        t.join(5)
-    assert pushed.is_set()
-    assert seen == [("running", 0, 0), ("late", 1, 1)]
-
-
-def test_a_push_gives_up_on_a_request_that_never_ends_and_turns_resume():
-    gate = PolicyGate(3)
-    release = threading.Event()
-
-    def stuck() -> None:
-        with gate.turn():
-            release.wait(5)
-
-    t = threading.Thread(target=stuck)
-    t.start()
     time.sleep(0.05)
-    with pytest.raises(TimeoutError, match="1 sampling requests still running"):
-        gate.pause(timeout_s=0.1)
-    with gate.turn() as v:  # not left paused
-        assert v == 3
+    assert seen == []  # the late request waits for the push
+    gate.resume(1)
+    late.join(5)
     release.set()
-    t.join(5)
+    first.join(5)
+    assert seen == [("late", 1, 1), ("running", 0, 1)]
+    assert gate.crossed == 1
 
 
 def test_a_closed_gate_refuses_new_turns_and_wakes_waiters():
@@ -115,6 +93,33 @@ def test_the_producer_runs_at_most_lead_steps_ahead_and_hands_out_in_order(lead)
         time.sleep(0.1)
         assert max(i for i, _ in started) == step + 1 + lead
     assert all(index - version <= lead for index, version in started)
+    producer.close()
+
+
+def test_the_next_step_starts_while_the_current_step_still_runs():
+    """Step 1's rollout starts while step 0's last episodes still run (before, the producer ran
+    one step's rollout at a time: the server ran below its batch at every step's tail), and the
+    steps are still handed out in order."""
+    gate = PolicyGate(0)
+    step1_started, order = threading.Event(), []
+
+    def run(rows, epoch):
+        index = int(rows[0]["prompt_id"][1:])
+        order.append(("start", index))
+        if index == 0:  # step 0's slowest episode: it ends only once step 1 has started
+            assert step1_started.wait(5), "step 1 did not start while step 0 ran"
+        else:
+            step1_started.set()
+        order.append(("end", index))
+        return [f"in{index}"], [f"rec{index}"]
+
+    batches = iter([(0, [{"prompt_id": f"p{i}"}]) for i in range(2)])
+    producer = RolloutProducer(batches, run, gate, lead=1, start=0)
+    producer.start()
+    assert producer.take(0, timeout_s=10).records == ["rec0"]
+    gate.resume(1)
+    assert producer.take(1, timeout_s=10).records == ["rec1"]
+    assert order.index(("start", 1)) < order.index(("end", 0))
     producer.close()
 
 

@@ -99,8 +99,9 @@ class StandInServer(ThreadingHTTPServer):
         eos: int,
         delay_s: float = 0.02,
         host: str = "127.0.0.1",
+        port: int = 0,
     ):
-        super().__init__((host, 0), _Handler)
+        super().__init__((host, port), _Handler)
         self.model, self.answers, self.eos, self.delay_s = model, answers, eos, delay_s
         self.lock = threading.Lock()
         self.seen: dict[str, int] = {}
@@ -118,7 +119,7 @@ class StandInServer(ThreadingHTTPServer):
         self.url = f"http://{host}:{self.server_address[1]}"
 
     @classmethod
-    def for_model(cls, model_dir, host: str = "127.0.0.1") -> StandInServer:
+    def for_model(cls, model_dir, host: str = "127.0.0.1", port: int = 0) -> StandInServer:
         """The stand-in of a Qwen-VL model folder: it answers ``<answer>A</answer>``, ``B`` or
         ``C`` (by the prompt's hash and how often it was asked), then ``<|im_end|>``."""
         from transformers import AutoTokenizer
@@ -127,7 +128,8 @@ class StandInServer(ThreadingHTTPServer):
         answers = [
             tok.encode(f"<answer>{x}</answer>", add_special_tokens=False) for x in ("A", "B", "C")
         ]
-        return cls(str(model_dir), answers, tok.convert_tokens_to_ids("<|im_end|>"), host=host)
+        eos = tok.convert_tokens_to_ids("<|im_end|>")
+        return cls(str(model_dir), answers, eos, host=host, port=port)  # port 0: a free one
 
     def reply(self, token_ids: list[int]) -> dict:
         key = hashlib.sha256(json.dumps(token_ids).encode()).hexdigest()

@@ -115,6 +115,8 @@ def test_k2_learns_from_the_same_episodes_as_the_synchronous_loop(
         versions = [v for v in e["policy_versions"] if v is not None]
         assert versions and max(versions) <= e["step"] - 1 and e["step"] - 1 - min(versions) <= 2
     assert "async/staleness_mean" not in m0[0]  # the synchronous loop logs no staleness
+    # the turns a push found running are counted (they go on across it: paravt.rollout.gate)
+    assert all(r["async/turns_across_push"] >= 0 for r in m2)
 
 
 def test_a_group_older_than_k_is_sampled_again_and_counted(
@@ -154,9 +156,10 @@ def test_with_the_overlapped_push_every_turn_is_answered_by_the_weights_it_is_ta
     has reloaded (2 s here, longer than a rollout's work before its first request: with 0.3 s
     requests that skip the wait still arrived after it), the gate resumes at the new version at
     once, and the producer's requests under it wait for the reload. The server tells which
-    reload answered each request (``tag_loaded``): every turn tagged version v was answered
-    after the reload of step-v and before the next, and no request came while a reload was
-    under way."""
+    reload each request arrived after (``tag_loaded``): every turn tagged version v was sent
+    after the reload of step-v and before the next (a push no longer waits for running turns,
+    so a turn may end under the next weights; it keeps the version it started under), and no
+    request came while a reload was under way."""
     standin = server()
     standin.reload_s, standin.tag_loaded = 2.0, True
     summary, probe, metrics, _ = _train(

@@ -245,3 +245,56 @@ def test_the_numbers_the_benchmarks_readme_quotes_are_the_benchmark_s():
         f"--repeats {len(r['baseline']['all_seconds'])}",
     ]
     assert [q for q in quoted if q not in text] == []
+
+
+class _KeepPauseTransfer:
+    """What TRL's weight transfer does to the server around a send (no NCCL here); the send
+    itself fails, as a broken NCCL group would."""
+
+    def __init__(self, url: str, resume_fails: bool = False):
+        from push_ranks_worker import post
+
+        self.post, self.url, self.resume_fails = post, url, resume_fails
+
+    def pause(self) -> None:
+        self.post(f"{self.url}/pause?mode=keep")
+
+    def send_weights(self, pairs) -> None:
+        next(iter(pairs))
+        raise RuntimeError("NCCL error: unhandled system error")
+
+    def resume(self) -> None:
+        if self.resume_fails:
+            raise ConnectionError("server unreachable")
+        self.post(f"{self.url}/resume")
+
+
+@pytest.mark.parametrize("resume_fails", [False, True], ids=["resumed", "left-paused"])
+def test_a_failed_nccl_send_resumes_the_server_or_says_it_could_not(model, resume_fails):
+    """TRL leaves the server paused when a send fails; paravt resumes it before the run stops
+    (one line says so), or the line says it is left paused and how to resume it."""
+    from keep_pause_standin import KeepPauseServer
+
+    from paravt.rollout.weight_push import NCCLPush
+
+    server = KeepPauseServer().start()
+    try:
+        push = NCCLPush(
+            server.url, lambda: model, is_main=True, bucket_bytes=BOUND, device="cpu",
+            dtype=torch.bfloat16,
+        )  # fmt: skip
+        push.transfer = _KeepPauseTransfer(server.url, resume_fails)
+        with pytest.raises(WeightPushError) as err:
+            push.push(3)
+        events = list(server.events)
+    finally:
+        server.stop()
+    line = str(err.value)
+    assert "\n" not in line and "weight push of step 3" in line and "NCCL error" in line
+    if resume_fails:
+        assert events == ["pause mode=keep"]
+        assert "left PAUSED" in line and f"POST {server.url}/resume" in line
+    else:
+        assert events == ["pause mode=keep", "resume"]
+        assert "the server was resumed" in line
+    assert push.pushed == []

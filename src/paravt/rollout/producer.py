@@ -9,12 +9,16 @@ version ``s - k`` or later, so while the learner works on step ``s`` the rollout
 
 What keeps it honest:
 
-- one rollout at a time, in step order, each the same episodes the synchronous loop would run
+- rollouts started in step order, each as soon as the version allows and without waiting for
+  the step before to finish (so the next step's episodes start while the current step's last
+  ones run), handed out in step order, each the same episodes the synchronous loop would run
   for that step (the trainer hands the producer its own copy of the step batches and checks the
   prompts it consumes against the ones TRL gives the step);
-- every sampling request holds a turn of the ``PolicyGate``; a push pauses the gate, so a turn
-  never straddles a push and records the version that sampled it (an episode running across a
-  push continues under the new weights: a partial rollout, its turns carrying their versions);
+- every sampling request holds a turn of the ``PolicyGate`` and records the version it started
+  under; a push pauses the gate for new turns only, and the running ones go on across it (their
+  later tokens from the new weights; ``paravt.rollout.gate`` says why the accounting stays
+  exact); an episode running across a push continues under the new weights: a partial rollout,
+  its turns carrying their versions;
 - a failure in the producer (a server gone, a push the server did not take) is raised in the
   learner's thread when it asks for that step, with its own type and message.
 
@@ -75,6 +79,9 @@ class RolloutProducer:
         self._batches, self._run, self.gate = batches, run, gate
         self.lead, self.next_index = int(lead), int(start)
         self._done: dict[int, ProducedStep] = {}
+        #: the steps whose rollouts are under way, and their threads
+        self._running: dict[int, threading.Thread] = {}
+        self._exhausted = False  # no step will start any more (batches out, closed, failed)
         self._error: BaseException | None = None
         self._cond = threading.Condition()
         self._stop = threading.Event()
@@ -84,31 +91,58 @@ class RolloutProducer:
         self._thread.start()
 
     def _loop(self) -> None:
+        """Start each step's rollout on a thread of its own as soon as the version allows it,
+        without waiting for the step before to finish: the next step's episodes start while the
+        current step's last ones still run (they waited for the slowest episode of the step, and
+        the server ran below its batch meanwhile). At most ``lead + 1`` steps run at once (the
+        version bound), and steps are handed out in order (``take``)."""
         index = self.next_index
         while not self._stop.is_set():
             if not self.gate.wait_for_version(index - self.lead):
-                return
+                break
             try:
                 epoch, rows = next(self._batches)
-                version, t0 = self.gate.version, time.perf_counter()
-                inputs, records = self._run(rows, epoch)
-                produced = ProducedStep(
-                    index, epoch, rows, inputs, records, version, time.perf_counter() - t0
-                )
             except StopIteration:
-                return
-            except GateClosedError:
-                return
+                break
             except BaseException as e:  # noqa: BLE001 - handed to the learner, raised there
-                logger.debug("the rollout of step %d failed", index, exc_info=True)
-                with self._cond:
-                    self._error = e
-                    self._cond.notify_all()
-                return
+                self._fail(e, index)
+                break
+            worker = threading.Thread(
+                target=self._run_step, args=(index, epoch, rows), name=f"paravt-rollout-{index}",
+                daemon=True,
+            )  # fmt: skip
             with self._cond:
-                self._done[index] = produced
-                self._cond.notify_all()
+                self._running[index] = worker
+            worker.start()
             index += 1
+        with self._cond:
+            self._exhausted = True
+            self._cond.notify_all()
+
+    def _run_step(self, index: int, epoch: int, rows: list[dict]) -> None:
+        try:
+            version, t0 = self.gate.version, time.perf_counter()
+            inputs, records = self._run(rows, epoch)
+            produced = ProducedStep(
+                index, epoch, rows, inputs, records, version, time.perf_counter() - t0
+            )
+        except GateClosedError:
+            produced = None
+        except BaseException as e:  # noqa: BLE001 - handed to the learner, raised there
+            self._fail(e, index)
+            produced = None
+        with self._cond:
+            self._running.pop(index, None)
+            if produced is not None:
+                self._done[index] = produced
+            self._cond.notify_all()
+
+    def _fail(self, error: BaseException, index: int) -> None:
+        logger.debug("the rollout of step %d failed", index, exc_info=True)
+        with self._cond:
+            if self._error is None:
+                self._error = error
+            self._cond.notify_all()
 
     def take(self, index: int, timeout_s: float | None = None) -> ProducedStep:
         """The rollout of step ``index`` (steps are taken in order), waiting for it; the
@@ -128,7 +162,8 @@ class RolloutProducer:
         raise RuntimeError(f"the rollout producer stopped before step {index} (no more batches)")
 
     def _alive(self) -> bool:
-        return self._thread.is_alive() or not self._thread.ident
+        """A rollout may still come: a step is under way or more may start."""
+        return bool(self._running) or not self._exhausted
 
     def ahead(self) -> int:
         """Rollouts finished and not yet taken (for the step log)."""
@@ -136,11 +171,15 @@ class RolloutProducer:
             return len(self._done)
 
     def close(self, timeout_s: float = 60.0) -> None:
-        """Stop after the rollout under way (its requests finish; nothing new starts)."""
+        """Stop after the rollouts under way (their requests finish; nothing new starts)."""
         self._stop.set()
         self.gate.close()
         if self._thread.ident:
             self._thread.join(timeout_s)
+        with self._cond:
+            workers = list(self._running.values())
+        for worker in workers:
+            worker.join(timeout_s)
 
 
 def step_batches(dataloader: Any, every: int, start: int) -> Iterator[tuple[int, list[dict]]]:

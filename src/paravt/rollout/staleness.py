@@ -59,6 +59,8 @@ class StalenessLog:
     episodes_regenerated: int = 0
     wait_s: float = 0.0
     push_s: float = 0.0
+    #: this rank's turns that were running at the step's push and went on across it
+    turns_across_push: int = 0
 
     def metrics(self) -> dict[str, float]:
         """The step's ``async/*`` metrics."""
@@ -71,4 +73,5 @@ class StalenessLog:
             "async/episodes_regenerated": float(self.episodes_regenerated),
             "async/wait_s": self.wait_s,
             "async/push_s": self.push_s,
+            "async/turns_across_push": float(self.turns_across_push),
         }

@@ -61,7 +61,11 @@ Two ways, chosen by ``trainer.vllm_weight_push``:
   serving dtype) and ``_iter_vllm_named_params`` (see ``weight_gather``), nor vLLM's own
   ``NCCLTrainerWeightTransferEngine``, which does the same rendezvous as TRL's client. The
   server must be started with ``--weight-transfer-config '{"backend": "nccl"}'``; the trainers
-  need vLLM installed. Synchronous: ``push`` returns once the workers hold the weights.
+  need vLLM installed. Synchronous: ``push`` returns once the workers hold the weights. Rank 0
+  pauses the server (TRL's keep mode, which freezes every request on it) only after an exchange
+  every rank joins once its own requests have ended, and resumes a server a failed send left
+  paused (``NCCLPush.push`` says why). Requests under way go on across the push (frozen by the
+  keep-mode pause, resumed after it).
 """
 
 from __future__ import annotations
@@ -587,30 +591,49 @@ class NCCLPush:
         self.pushed: list[int] = []
 
     def push(self, step: int) -> Pushed:
+        """Every rank calls it at the start of a step (with bounded staleness, its
+        ``PolicyGate`` paused for new turns; the running ones go on). Rank 0 pauses the server
+        only after an exchange every rank has joined: TRL's pause is ``/pause?mode=keep``, which
+        freezes every request on the server, the other ranks' included. When each rank drained
+        its own requests before its push, rank 0 paused as soon as its own had ended and rank 1
+        waited for a frozen request until its gate timed out (2 ranks, k = 2;
+        tests/train/test_push_ranks.py); no rank waits for its requests any more, and the
+        exchange keeps rank 0 from pausing a server another rank is still starting a push
+        against. A server paused by a failed send is resumed before the error is raised, or the
+        error says it could not be."""
         model = self._model()
         failure: str | None = None
         cause: BaseException | None = None
-        if self.is_main:  # 1. rank 0 alone: the group (first push) and the server paused
+        if self.is_main and self.transfer is None:  # 1. rank 0: the group (first push)
             try:
-                if self.transfer is None:
-                    self.transfer = self._open(model)
-                self.transfer.pause()
+                self.transfer = self._open(model)
             except Exception as e:  # noqa: BLE001 - re-raised on every rank below
                 logger.error("NCCL weight push of step %d: no transfer: %s", step, _why(e))
                 failure, cause = _why(e), e
-        # no rank enters a gather rank 0 will not join
+        # every rank is at its push and rank 0 has its group: only now may the server be
+        # paused; no rank enters a gather rank 0 will not join
         _raise_first(self.server, step, exchange(self._gather, failure), cause)
-        failure = None
-        try:  # 2. every rank gathers; rank 0 sends
+        paused = False
+        transfer = self.transfer  # rank 0's, opened above (the push stopped there otherwise)
+        if self.is_main:  # 2. rank 0 pauses the server
+            assert transfer is not None
+            try:
+                transfer.pause()
+                paused = True
+            except Exception as e:  # noqa: BLE001 - re-raised on every rank below
+                logger.error("NCCL weight push of step %d: no pause: %s", step, _why(e))
+                failure, cause = _why(e) + self._resume_after_failure(), e
+        _raise_first(self.server, step, exchange(self._gather, failure), cause)
+        try:  # 3. every rank gathers; rank 0 sends and resumes the server
             pairs = named_tensors(gathered_buckets(
                 model, dtype=self.dtype, bucket_bytes=self.bucket_bytes, keep=self.is_main,
                 device=self.device,
             ))  # fmt: skip
             if self.is_main:
-                transfer = self.transfer
-                assert transfer is not None  # opened above, or the push stopped there
-                transfer.send_weights(pairs)  # left paused on failure, as TRL leaves it
+                assert transfer is not None
+                transfer.send_weights(pairs)
                 transfer.resume()
+                paused = False
                 if self._after is not None:
                     self._after()
             else:
@@ -618,10 +641,23 @@ class NCCLPush:
                     pass
         except Exception as e:  # noqa: BLE001 - every rank must hear of it
             logger.error("NCCL weight push of step %d failed: %s", step, _why(e))
-            failure, cause = _why(e), e
+            failure, cause = _why(e) + (self._resume_after_failure() if paused else ""), e
         _raise_first(self.server, step, exchange(self._gather, failure), cause)
         self.pushed.append(step)
         return Pushed()
+
+    def _resume_after_failure(self) -> str:
+        """Resume the server a failed send left paused (TRL leaves it so); what became of it, as
+        the tail of the run's one line."""
+        try:
+            assert self.transfer is not None
+            self.transfer.resume()
+        except Exception as e:  # noqa: BLE001 - said in the line, the run stops anyway
+            return (
+                f"; the server is left PAUSED, resuming it failed ({_why(e)}): POST "
+                f"{self.server}/resume before sampling from it again"
+            )
+        return "; the server was resumed"
 
     def settle(self) -> None:
         """Nothing to wait for: ``push`` returns once the workers hold the weights."""

@@ -31,6 +31,7 @@ from typing import Any
 
 from paravt.errors import ParavtError
 from paravt.rollout.gate import PolicyGate
+from paravt.rollout.lockstep import exchange
 from paravt.rollout.producer import ProducedStep, RolloutProducer, step_batches
 from paravt.rollout.staleness import StalenessLog, episode_staleness, groups_to_drop
 from paravt.schema.episodes import EpisodeInput, EpisodeRecord
@@ -92,8 +93,10 @@ class AsyncRollouts:
         t0 = time.perf_counter()
         if self.backend.gate is None:
             self.backend.gate = PolicyGate(step)
+        crossed = self.backend.gate.crossed
         self.backend.sync_to(step, self.pause_s)
         log.push_s = time.perf_counter() - t0
+        log.turns_across_push = self.backend.gate.crossed - crossed
         if self.producer is None:
             self._start(step)
         assert self.producer is not None
@@ -133,7 +136,10 @@ class AsyncRollouts:
         drop decision is made on the gathered batch (every rank holds as many episodes, in
         batch order), so every rank drops the same groups."""
         local = [episode_staleness(r, step) for r in produced.records]
-        everyone = [s for part in self._gather([local]) for s in part]
+        # a handshake: a rank whose producer failed joins it with its failure (the trainer's
+        # announce), and this rank stops here naming it (it read a failure as a share and died
+        # of a TypeError, then announced that into a gather no rank joined: both ranks hung)
+        everyone = [s for part in exchange(self._gather, local) for s in part]
         drop = groups_to_drop(everyone, self.group_size, self.k)
         start = self.rank * len(local)
         again = [i for i, d in enumerate(drop[start : start + len(local)]) if d]

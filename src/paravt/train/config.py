@@ -221,11 +221,10 @@ class ParaGRPOConfig(GRPOConfig):
     max_staleness_pause_s: float | None = field(
         default=None,
         metadata={
-            "help": "Bounded staleness: the longest a weight push waits for the sampling "
-            "requests under way to end (a turn never straddles a push). None: as long as one "
-            "request can be held, its attempts and an outage included ((vllm_server_retries + "
-            "1) x vllm_server_request_timeout_s + vllm_outage_budget_s), resolved in the "
-            "recorded config; a shorter wait is refused."
+            "help": "Not used any more: a weight push no longer waits for the sampling "
+            "requests under way (they go on across it, tagged with the version they started "
+            "under: paravt.rollout.gate). Kept so that recipes which set it still load; "
+            "resolved in the recorded config as before."
         },
     )
     # TRL logs the prompts' images with the completions table; paravt's episodes have no such
@@ -457,13 +456,6 @@ def staleness_problem(cfg: ParaGRPOConfig) -> str | None:
             "weight is TRL's per-token importance-sampling correction: set "
             "vllm_importance_sampling_correction=true and vllm_importance_sampling_mode="
             "token_truncate"
-        )
-    held = request_hold_s(cfg)
-    if cfg.max_staleness_pause_s is None or cfg.max_staleness_pause_s < held:
-        return (
-            f"trainer.max_staleness_pause_s={cfg.max_staleness_pause_s}: a push waits for the "
-            f"requests under way, and one can be held {held:.0f} s (its attempts and an outage); "
-            "leave it unset or give at least that"
         )
     return None
 

@@ -50,6 +50,7 @@ from paravt.train.launch.startup import (
     shared_model_path,
     warn_if_plain_ddp_too_big,
 )
+from paravt.train.layout import Layout, layout_problem
 
 __all__ = ["load_command_config", "run_training"]
 
@@ -100,10 +101,12 @@ class TrainCommandConfig:
     """``engine``: the episode engine's config (every ``EngineConfig`` key, training defaults);
     ``rewards``: every reward constant (``RewardConfig``); ``trainer``: the ``ParaGRPOConfig``
     keys (TRL's, sampling, gating; ``ParaGRPOKeys``), which ``para_config`` builds into the
-    ``ParaGRPOConfig`` with the other sections. ``RENAMED``: the keys that moved."""
+    ``ParaGRPOConfig`` with the other sections; ``layout``: the trainer ranks and servers the
+    recipe is written for (``paravt.train.layout``). ``RENAMED``: the keys that moved."""
 
     model: str = "tiny:qwen3-vl"
     output_dir: str = "runs/paravt"
+    layout: Layout = field(default_factory=Layout)
     data: DataConfig = field(default_factory=DataConfig)
     engine: TrainEngineConfig = field(default_factory=TrainEngineConfig)
     rewards: RewardConfig = field(default_factory=RewardConfig)
@@ -192,19 +195,34 @@ def make_builtin_data(data: DataConfig, run_dir: Path, args: Any) -> None:
         broadcast_object_list([None], from_process=0)  # the other ranks wait for the files
 
 
-def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None) -> ParaGRPOConfig:
+def para_config(
+    cfg: TrainCommandConfig,
+    world_output_dir: str | None = None,
+    *,
+    at_world_size: int | None = None,
+) -> ParaGRPOConfig:
     """The ``ParaGRPOConfig`` of ``cfg``: its ``trainer`` keys with the run folder (or
     ``world_output_dir``), the engine and the rewards; HF sets up the devices as it is built
-    (the launch's process group is joined first: ``join_process_group``)."""
+    (the launch's process group is joined first: ``join_process_group``). A launch whose ranks
+    do not split the batch into whole groups is refused first, in one line (``layout_problem``
+    at the launcher's ``WORLD_SIZE``). ``at_world_size``: build it as that many ranks would,
+    with no process group (what tests/train/test_recipe_layouts.py checks every shipped recipe
+    with, at its ``layout.trainer_ranks``)."""
     from torch.distributed import DistNetworkError  # torch: heavy, loaded when a run starts
 
     data = cfg.trainer.arguments()
-    join_process_group(data, ParaGRPOConfig)  # before HF sets up devices (__post_init__)
+    launched = os.environ.get("WORLD_SIZE", "1")  # the launcher's own report, not a setting
+    world = at_world_size or (int(launched) if launched.isdigit() else 1)
+    problem = layout_problem(world, data)
+    if problem:
+        raise ConfigError(problem)
+    args_cls = _at_world_size(at_world_size) if at_world_size else ParaGRPOConfig
+    join_process_group(data, args_cls)  # before HF sets up devices (__post_init__)
     data.update(
         output_dir=world_output_dir or cfg.output_dir, engine=cfg.engine, rewards=cfg.rewards
     )
     try:
-        return build(ParaGRPOConfig, data, prefix="trainer.")
+        return build(args_cls, data, prefix="trainer.")
     except ImportError as e:  # e.g. trainer.deepspeed=... without the deepspeed package
         raise ConfigError(
             f"the trainer settings need a package that is not installed ({e}); install it "
@@ -218,6 +236,18 @@ def para_config(cfg: TrainCommandConfig, world_output_dir: str | None = None) ->
             "the launch a free port (torchrun --master_port, accelerate launch --main_process_port)"
             ", or unset those variables to train as one process"
         ) from e
+
+
+def _at_world_size(n: int) -> type[ParaGRPOConfig]:
+    """``ParaGRPOConfig`` whose ``world_size`` is ``n`` without a process group: TRL splits the
+    batch by ``world_size`` as the config is built, which is all a layout check needs."""
+
+    class AtWorldSize(ParaGRPOConfig):
+        @property
+        def world_size(self) -> int:
+            return n
+
+    return AtWorldSize
 
 
 def start_run_folder(

@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from paravt.errors import ConfigError
+from paravt.train.layout import episodes_per_step, layout_problem
 
 __all__ = ["fix_for", "format_plan", "plan_for_command"]
 
@@ -227,6 +228,10 @@ class Launch:
     #: server mode: ``folder`` or ``nccl`` (``trainer.vllm_weight_push``) and its bucket bytes
     vllm_weight_push: str = "folder"
     push_bucket_bytes: float = 512 * 2**20
+    #: the recipe's declared layout (``paravt.train.layout.Layout.describe``), "" if none
+    layout: str = ""
+    #: episodes a step over every rank (TRL's ``generation_batch_size``)
+    episodes: int = 0
 
     @property
     def colocated_vllm(self) -> bool:
@@ -329,6 +334,8 @@ class MemoryPlan:
             "params": self.shape.params,
             "strategy": self.launch.strategy,
             "world_size": self.launch.world_size,
+            "layout": self.launch.layout or None,
+            "episodes_per_step": self.launch.episodes,
             "vllm": self.launch.vllm_mode if self.launch.use_vllm else None,
             "context_tokens": self.context.context_tokens,
             "items": [
@@ -687,6 +694,13 @@ def format_plan(plan: MemoryPlan) -> str:
     lines = [
         f"model {s.name}: {s.params / 1e9:.3f} B parameters ({s.params:,}); strategy "
         f"{la.strategy}, {la.world_size} GPU(s), {'bf16' if la.bf16 else 'fp32'}",
+        *(
+            [
+                f"recipe layout: {la.layout}; {la.episodes} episodes a step at {la.world_size} rank(s)"
+            ]
+            if la.layout
+            else []
+        ),
         f"longest context: {ctx.formula()}",
         f"rollout: {la.rollout_batch} episodes a rank"
         + (f", sampled by vLLM ({la.vllm_mode})" if la.use_vllm else ", sampled by HF generate")
@@ -782,9 +796,11 @@ def strategy_of(trainer: dict, accelerate: dict | None = None) -> str:
     return "ddp"
 
 
-def world_size_of(flag: int | None, accelerate: dict | None, launcher_env: str | None) -> int:
+def world_size_of(
+    flag: int | None, accelerate: dict | None, launcher_env: str | None, declared: int = 1
+) -> int:
     """The flag, else the launcher's ``WORLD_SIZE`` (a fact it reports), else the accelerate
-    config's ``num_processes``, else 1."""
+    config's ``num_processes``, else the recipe's ``layout.trainer_ranks`` (``declared``)."""
     if flag:
         return int(flag)
     if launcher_env and launcher_env.isdigit() and int(launcher_env) > 0:
@@ -792,7 +808,7 @@ def world_size_of(flag: int | None, accelerate: dict | None, launcher_env: str |
     acc = accelerate or {}
     if acc.get("num_processes"):
         return int(acc["num_processes"])
-    return 1
+    return max(1, int(declared))
 
 
 def launch_of(trainer: dict, strategy: str, world_size: int) -> Launch:
@@ -929,10 +945,21 @@ def plan_for_command(
     chosen = strategy or strategy_of(trainer, acc)
     if chosen not in STRATEGIES:
         raise ConfigError(f"--strategy {chosen!r}: choose one of {', '.join(STRATEGIES)}")
-    n = world_size_of(world_size, acc, launcher_world_size)
+    layout = getattr(cfg, "layout", None)
+    n = world_size_of(
+        world_size, acc, launcher_world_size, layout.trainer_ranks if layout is not None else 1
+    )
+    problem = layout_problem(n, trainer)  # the same line the run would refuse with
+    if problem:
+        raise ConfigError(problem)
     shape = shape or model_shape(cfg.model)
     ctx = context_budget(cfg.engine, trainer, shape.factor)
     launch = launch_of(trainer, chosen, n)
+    launch = replace(
+        launch,
+        layout=layout.describe() if layout is not None else "",
+        episodes=episodes_per_step(n, trainer),
+    )
     # the KL as a reward (rewards.kl_in_reward, trainer.beta 0) keeps TRL's reference model
     kl_reward = float(getattr(getattr(cfg, "rewards", None), "kl_in_reward", 0.0) or 0.0)
     if launch.beta == 0.0 and kl_reward > 0:

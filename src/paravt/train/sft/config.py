@@ -25,6 +25,7 @@ from paravt.agent.config import EngineConfig
 from paravt.config import Section, section_of
 from paravt.errors import ConfigError
 from paravt.train.gating import PAPER_CHOICES
+from paravt.train.layout import Layout
 from paravt.train.run import DataConfig
 
 if TYPE_CHECKING:  # the keys are TRL's SFTConfig's, made at import (section_of)
@@ -78,6 +79,9 @@ class SFTConfig:
 
     model: str = "tiny:qwen3-vl"
     output_dir: str = "runs/paravt-sft"
+    #: the ranks the recipe is written for (``paravt.train.layout``): SFT has no groups to keep
+    #: whole, so it only says where the recipe was meant to run
+    layout: Layout = field(default_factory=Layout)
     data: DataConfig = field(default_factory=DataConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
     frames_gating: bool = False
