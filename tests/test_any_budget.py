@@ -20,8 +20,9 @@ REPO = Path(__file__).resolve().parents[1]
 #: the package's folders (setup.py installs kernels/ and cli/ as paravt.kernels and paravt.cli)
 FOLDERS = [REPO / "src" / "paravt", REPO / "kernels", REPO / "cli"]
 #: annotations in signatures that mention ``Any``: 425 when the test was written (2026-12-07),
-#: 411 once the config coercers and the reward readers took ``object``
-BUDGET = 411
+#: 408 once the config coercers, the reward readers and the episode sheet took typed values
+#: (main held 428 after the N-rank training landed)
+BUDGET = 408
 
 
 def _mentions_any(annotation: ast.expr) -> bool:
