@@ -26,9 +26,9 @@ Safety, the reasons it is written as it is:
   SIGINT that lands while FFmpeg logs from the main thread raises ``KeyboardInterrupt`` at the
   callback's first line, where ctypes can only print "Exception ignored" and drop it: an eval
   interrupted that way ran to its end and exited 0. A ``sys.unraisablehook`` (chained to the one
-  it replaces) sees that case alone and hands the interrupt back to the main thread: a short
-  thread calls ``_thread.interrupt_main()``, so it is raised once the main thread runs Python
-  again (if that is the callback once more, the same happens again, until it lands outside).
+  it replaces) sees that case alone and hands the interrupt back to the main thread: a timer
+  thread calls ``_thread.interrupt_main()`` a moment later, once the callback has returned (if
+  it lands in the callback once more, the same happens again, until it lands outside).
 * The callback needs the GIL; torchcodec's decode calls release it (``video.parallel``), so a
   thread logging from inside a decode never waits on a thread that holds the GIL and waits on it.
 
@@ -56,6 +56,8 @@ logger = logging.getLogger(__name__)
 #: FFmpeg log levels: AV_LOG_ERROR and everything more severe (FATAL 8, PANIC 0) are collected.
 _AV_LOG_ERROR = 16
 _LINE_BYTES = 1024
+#: how long after a lost Ctrl-C it is raised again: long enough for the callback to return
+_INTERRUPT_AGAIN_S = 0.05
 #: Error lines FFmpeg logs when a decode starts at a restart point without concealing anything,
 #: so they are not collected: "mmco: unref short failure" is a reference-marking command of an
 #: open-GOP stream that names a picture from before the recovery point, which this decoder never
@@ -111,8 +113,10 @@ def _interrupts_back(unraisable) -> None:
         and issubclass(unraisable.exc_type, KeyboardInterrupt)
         and unraisable.object is _on_log
     )
-    if lost_interrupt:  # from another thread: raised here, it would be lost again (still in C)
-        threading.Thread(target=_thread.interrupt_main, name="paravt-ffmpeg-log-interrupt").start()
+    if lost_interrupt:  # raised here or at once, it would be lost again (still in C): later
+        later = threading.Timer(_INTERRUPT_AGAIN_S, _thread.interrupt_main)
+        later.daemon = True
+        later.start()
         return
     (_state["hook"] or sys.__unraisablehook__)(unraisable)
 
