@@ -99,8 +99,8 @@ def scripts(wins: list[list[tuple[float, float]]], mode: str) -> dict[str, list[
 def run_once(mode: str, wins, video: Path, processor, args) -> dict:
     from paravt.agent.config import CropSettings, EngineConfig
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
     from paravt.backends.scripted import ScriptedBackend
+    from paravt.schema.episodes import EpisodeInput
 
     backend = ScriptedBackend(scripts(wins, mode), processor=processor)
     cfg = EngineConfig(

@@ -42,8 +42,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from paravt.agent.records import GenRequest
 from paravt.backends.openai import OpenAIBackend
+from paravt.schema.episodes import GenRequest
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OUT = RESULTS / "bench_openai_rps.json"

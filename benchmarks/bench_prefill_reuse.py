@@ -85,7 +85,7 @@ def worker(
     import dataclasses
 
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
+    from paravt.schema.episodes import EpisodeInput
 
     backend, engine = _backend(model, pixels)
     counts = _count_encoder(backend)

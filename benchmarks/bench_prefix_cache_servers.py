@@ -54,7 +54,7 @@ class NoPush:
 
 
 def _episodes(split: Path, prompts: int, generations: int) -> list:
-    from paravt.agent.records import EpisodeInput
+    from paravt.schema.episodes import EpisodeInput
 
     rows = [json.loads(line) for line in (split / "train.jsonl").read_text().splitlines()]
     out = []

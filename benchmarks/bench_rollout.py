@@ -223,8 +223,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def toy_inputs(out: Path, n: int, seed: int, size: int = 64) -> list:
-    from paravt.agent.records import EpisodeInput
     from paravt.data.rows import read_rows
+    from paravt.schema.episodes import EpisodeInput
     from paravt.toy.generate import make_toy_task
     from paravt.toy.task import ToyTaskConfig
 

@@ -309,8 +309,8 @@ def ours_pixel_values(
     (the crop workers: thread lanes)."""
     from types import SimpleNamespace
 
-    from paravt.agent.records import ImageItem
     from paravt.agent.vision import preprocess
+    from paravt.schema.episodes import ImageItem
 
     items = [ImageItem(f, 0.0, "tool", MIN_PIXELS, MAX_PIXELS) for w in windows for f in w]
     preprocess(items, SimpleNamespace(arch=ARCH), workers=workers, resize=resize)

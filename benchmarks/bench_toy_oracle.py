@@ -34,8 +34,8 @@ def main() -> None:
 
     from paravt.agent.config import EngineConfig
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
     from paravt.data.rows import read_rows
+    from paravt.schema.episodes import EpisodeInput
     from paravt.toy.oracle import ToyOracleBackend, episode_reward
 
     data = Path(args.data)

@@ -89,9 +89,9 @@ def sync(videos: Path | None) -> dict:
 
     from paravt.agent.chat import ChatCodec
     from paravt.agent.engine import _Context
-    from paravt.agent.records import ImageItem
     from paravt.kernels.bench import generated_frames
     from paravt.models.tiny import make_tiny_model
+    from paravt.schema.episodes import ImageItem
 
     folder = Path(tempfile.gettempdir()) / "paravt-gpu-check-tiny"
     if not (folder / "config.json").is_file():

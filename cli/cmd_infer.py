@@ -18,7 +18,6 @@ import click
 from rich.markup import escape
 
 from paravt.agent.config import InferConfig, redacted_backend
-from paravt.agent.records import EpisodeInput
 from paravt.agent.safe_text import visible
 from paravt.agent.view import VIEW_WIDTH, episode_view
 from paravt.cli.common import (
@@ -34,7 +33,8 @@ from paravt.config import load_config, to_dict
 from paravt.data.questions import RowError, parse_question
 from paravt.errors import ItemsFailedError, UserError
 from paravt.models.locate import locate_model, weights_error
-from paravt.rewards.answers import QUESTION_TYPES
+from paravt.schema.episodes import EpisodeInput
+from paravt.schema.questions import QUESTION_TYPES
 from paravt.toy.demo import DEMO_MODEL, with_demo_defaults
 
 __all__: list[str] = []  # nothing here is for the other rooms

@@ -12,6 +12,7 @@ from paravt.cli.common import emit_json, json_option, quiet_training_libraries, 
 from paravt.cli.interrupted_runs import run_interrupted
 from paravt.destinations import check_folder_destination
 from paravt.models.locate import locate_model
+from paravt.schema.run_summary import RunSummary
 
 __all__: list[str] = []  # nothing here is for the other rooms
 
@@ -58,9 +59,10 @@ def command(config_path: str, overrides: tuple[str, ...], resume: bool, as_json:
     if as_json:
         emit_json(summary)
     else:
+        done = RunSummary.from_json(summary)
         t = summary["trajectories"]
         click.echo(
-            f"trained {summary['global_step']} steps on {t['kept']} trajectories "
-            f"({t['skipped']} skipped); model in {summary['final_model']}; "
-            f"metrics in {summary['metrics_file']}"
+            f"trained {done.global_step} steps on {t['kept']} trajectories "
+            f"({t['skipped']} skipped); model in {done.final_model}; "
+            f"metrics in {done.metrics_file}"
         )

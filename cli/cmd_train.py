@@ -16,6 +16,7 @@ from paravt.cli.interrupted_runs import run_interrupted
 from paravt.destinations import check_folder_destination
 from paravt.errors import ConfigError
 from paravt.models.locate import locate_model
+from paravt.schema.run_summary import RunSummary
 from paravt.train.launch.plan import fix_for, format_plan, plan_for_command
 from paravt.train.launch.step_time import DEFAULT_GPU, GPUS, format_step_time, gpu_of, step_time
 
@@ -138,9 +139,10 @@ def command(
     if as_json:
         emit_json(summary)
     else:
+        done = RunSummary.from_json(summary)
         click.echo(
-            f"trained {summary['global_step']} steps; model in {summary['final_model']}; "
-            f"metrics in {summary['metrics_file']}"
+            f"trained {done.global_step} steps; model in {done.final_model}; "
+            f"metrics in {done.metrics_file}"
         )
 
 

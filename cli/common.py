@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from paravt.config import to_dict
+from paravt.config import to_data
 from paravt.errors import Interrupted, ItemsFailedError, UserError
 
 __all__: list[str] = []  # nothing here is for the other rooms
@@ -80,7 +80,7 @@ def check_output_folder(
 
 def emit_json(obj: Any) -> None:
     """Write one JSON document to stdout."""
-    click.echo(json.dumps(to_dict(obj), indent=2, default=str))
+    click.echo(json.dumps(to_data(obj), indent=2, default=str))
 
 
 def quiet_model_loading() -> None:

@@ -15,14 +15,39 @@ from paravt.agent.backend import Backend, BackendBase, check_backend
 from paravt.agent.config import BackendConfig
 from paravt.errors import ParavtDeprecationWarning
 from paravt.grammar import parse_turn
-from paravt.rewards.tool import ToolCounts
+from paravt.schema import episodes, questions
+from paravt.schema.tools import ToolCounts
 
 NAMES = [
     ("paravt.backends", "Backend", Backend, "paravt.agent.backend"),
     ("paravt.backends", "BackendBase", BackendBase, "paravt.agent.backend"),
     ("paravt.backends", "check_backend", check_backend, "paravt.agent.backend"),
     ("paravt.agent", "parse_turn", parse_turn, "paravt.grammar"),
-    ("paravt.rewards", "ToolExecutionSummary", ToolCounts, "paravt.rewards.ToolCounts"),
+    ("paravt.rewards", "ToolExecutionSummary", ToolCounts, "paravt.schema.ToolCounts"),
+    # the vocabulary moved to the schema floor (paravt.schema)
+    ("paravt.rewards", "ToolCounts", ToolCounts, "paravt.schema.ToolCounts"),
+    ("paravt.rewards", "LETTERS", questions.LETTERS, "paravt.schema.LETTERS"),
+    ("paravt.rewards", "QUESTION_TYPES", questions.QUESTION_TYPES, "paravt.schema.QUESTION_TYPES"),
+    (
+        "paravt.rewards",
+        "UnknownQuestionTypeError",
+        questions.UnknownQuestionTypeError,
+        "paravt.schema.UnknownQuestionTypeError",
+    ),
+    (
+        "paravt.rewards.answers",
+        "QuestionType",
+        questions.QuestionType,
+        "paravt.schema.QuestionType",
+    ),
+    (
+        "paravt.rewards.answers",
+        "require_letterable",
+        questions.require_letterable,
+        "paravt.schema.require_letterable",
+    ),
+    ("paravt.agent.records", "EpisodeRecord", episodes.EpisodeRecord, "paravt.schema.episodes"),
+    ("paravt.agent.records", "GenRequest", episodes.GenRequest, "paravt.schema.episodes"),
 ]
 
 

@@ -262,12 +262,13 @@ def test_interfaces_names_exist():
     "name, exists",
     [
         ("paravt.rewards.compose", True),
-        ("paravt.rewards.LETTERS", True),  # re-exported from rewards.answers
+        ("paravt.rewards.format_reward", True),  # re-exported from rewards.format
+        ("paravt.schema.LETTERS", True),  # re-exported from schema.questions
         ("paravt.agent.EpisodeEngine", True),  # lazy _EXPORTS
-        ("paravt.agent.records.EpisodeRecord.to_dict", True),
+        ("paravt.schema.episodes.EpisodeRecord.to_dict", True),
         ("paravt.kernels.spec.smart_resize", True),
         ("paravt.rewards.no_such_name", False),
-        ("paravt.agent.records.EpisodeRecord.no_such_field", False),
+        ("paravt.schema.episodes.EpisodeRecord.no_such_field", False),
         ("paravt.no_such_module", False),
     ],
 )

@@ -46,6 +46,10 @@ LEVELS = [
     # log records reach stderr (one line each), for the CLI and the tool server
     # destinations: where a command writes, checked before anything heavy runs
     {"errors", "config", "grammar", "logs", "destinations"},
+    # schema: the domain's vocabulary and the rows that cross rooms (question types, option
+    # letters, the question row, ToolCounts, the episode records); it imports only errors, and
+    # every room above reads it
+    {"schema"},
     {"video", "kernels", "rewards", "models"},  # models: tiny offline models
     {"tools"},
     {"agent", "viz"},  # agent: the engine and its Backend protocol; viz draws episode records

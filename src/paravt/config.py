@@ -36,6 +36,7 @@ __all__ = [
     "load_config",
     "read_yaml",
     "section_of",
+    "to_data",
     "to_dict",
     "with_line",
 ]
@@ -45,20 +46,36 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def to_dict(cfg: Any) -> dict:
+def to_dict(cfg: object) -> dict:
     """The config as plain JSON-able data (recorded with every output); a ``Section`` records the
     keys the config set."""
-    if isinstance(cfg, Section):
-        return to_dict(cfg.given())
-    if dataclasses.is_dataclass(cfg):
-        return {f.name: to_dict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
-    if isinstance(cfg, (list, tuple)):
-        return [to_dict(v) for v in cfg]
-    if isinstance(cfg, dict):
-        return {str(k): to_dict(v) for k, v in cfg.items()}
-    if isinstance(cfg, Path):
-        return str(cfg)
-    return cfg
+    out = to_data(cfg)
+    if not isinstance(out, dict):
+        raise TypeError(f"to_dict takes a dataclass or a mapping, not {type(cfg).__name__}")
+    return out
+
+
+def to_data(value: object) -> object:
+    """``value`` as plain JSON-able data: dataclasses and mappings become dicts, sequences lists,
+    paths strings; anything else is returned as it is."""
+    if isinstance(value, Section):
+        return to_data(value.given())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_data(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_data(v) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _fields(cls_or_obj: object) -> tuple[dataclasses.Field, ...]:
+    """The fields of a dataclass (class or instance); anything else is the caller's bug."""
+    if not dataclasses.is_dataclass(cls_or_obj):
+        raise TypeError(f"{cls_or_obj!r} is not a dataclass")
+    return dataclasses.fields(cls_or_obj)
 
 
 def _type_hints(cls: type) -> dict[str, Any]:
@@ -73,7 +90,7 @@ def _type_hints(cls: type) -> dict[str, Any]:
         return {f.name: f.type for f in dataclasses.fields(cls)}
 
 
-def _coerce(value: Any, tp: Any, key: str) -> Any:
+def _coerce(value: object, tp: Any, key: str) -> Any:
     """Convert ``value`` (from YAML or a ``--set`` string) to the annotated type ``tp``: one
     converter per kind of annotation; an annotation none of them knows takes the value as is."""
     origin = typing.get_origin(tp)
@@ -96,7 +113,7 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     return scalar(value, key) if scalar is not None else value
 
 
-def _coerce_union(value: Any, args: tuple, key: str) -> Any:
+def _coerce_union(value: object, args: tuple, key: str) -> Any:
     """``X | None`` and other unions: ``None`` (or the strings none / null) where allowed, else
     the first member type that takes the value; its error when none does."""
     if type(None) in args and (
@@ -114,7 +131,7 @@ def _coerce_union(value: Any, args: tuple, key: str) -> Any:
     raise ConfigError(errors[0] if errors else f"config key '{key}': cannot take {value!r}")
 
 
-def _coerce_literal(value: Any, args: tuple, key: str) -> Any:
+def _coerce_literal(value: object, args: tuple, key: str) -> Any:
     """One of the ``Literal``'s values; else ``KEY=VALUE: use A, B or C``."""
     if value in args:
         return value
@@ -140,7 +157,7 @@ def check_choices(obj: Any) -> None:
 _UNIONS = (typing.Union, types.UnionType)
 
 
-def _coerce_dataclass(value: Any, tp: type, key: str) -> Any:
+def _coerce_dataclass(value: object, tp: type, key: str) -> Any:
     if isinstance(value, tp):
         return value
     if not isinstance(value, Mapping):
@@ -148,7 +165,7 @@ def _coerce_dataclass(value: Any, tp: type, key: str) -> Any:
     return build(tp, value, prefix=f"{key}.")
 
 
-def _coerce_sequence(value: Any, item: Any, as_tuple: bool, key: str) -> list | tuple:
+def _coerce_sequence(value: object, item: Any, as_tuple: bool, key: str) -> list | tuple:
     """A list (or tuple) of ``item``: from YAML, from ``--set`` as ``[a, b]`` YAML or as
     ``a,b``."""
     if isinstance(value, str):
@@ -163,7 +180,7 @@ def _coerce_sequence(value: Any, item: Any, as_tuple: bool, key: str) -> list | 
     return tuple(out) if as_tuple else out
 
 
-def _coerce_mapping(value: Any, key: str) -> dict:
+def _coerce_mapping(value: object, key: str) -> dict:
     """A free mapping (a ``dict`` field: HF's ``fsdp_config``, a backend's options): its text
     leaves are read as YAML (``--set trainer.fsdp_config.version=2`` is the number 2), since the
     field has no types to coerce them to."""
@@ -191,7 +208,7 @@ def _typed_set_leaves(tree: dict) -> dict:
     return out
 
 
-def _coerce_bool(value: Any, key: str) -> bool:
+def _coerce_bool(value: object, key: str) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
@@ -201,21 +218,21 @@ def _coerce_bool(value: Any, key: str) -> bool:
     raise ConfigError(f"config key '{key}': {value!r} is not a boolean (use true/false)")
 
 
-def _coerce_int(value: Any, key: str) -> int:
+def _coerce_int(value: object, key: str) -> int:
     """An integer, also from ``4.0`` or ``"4"``; ``4.5`` and booleans are errors."""
     if isinstance(value, bool):
         raise ConfigError(f"config key '{key}': {value!r} is not a number")
     try:
-        f = float(value)
-        if f.is_integer():
+        f = float(value) if isinstance(value, int | float | str) else None
+        if f is not None and f.is_integer():
             return int(f)
     except (TypeError, ValueError):
         pass
     raise ConfigError(f"config key '{key}': {value!r} is not an integer")
 
 
-def _coerce_float(value: Any, key: str) -> float:
-    if not isinstance(value, bool):
+def _coerce_float(value: object, key: str) -> float:
+    if not isinstance(value, bool) and isinstance(value, int | float | str):
         try:
             return float(value)
         except (TypeError, ValueError):
@@ -223,7 +240,7 @@ def _coerce_float(value: Any, key: str) -> float:
     raise ConfigError(f"config key '{key}': {value!r} is not a number")
 
 
-def _coerce_str(value: Any, key: str) -> str:
+def _coerce_str(value: object, key: str) -> str:
     if isinstance(value, (dict, list)):
         raise ConfigError(f"config key '{key}': expected a string, got {value!r}")
     return str(value)
@@ -242,7 +259,7 @@ _SCALARS: dict[Any, typing.Callable[[Any, str], Any]] = {
 def build(cls: type[T], data: Mapping[str, Any], prefix: str = "") -> T:
     """Instantiate dataclass ``cls`` from a mapping, rejecting unknown keys."""
     hints = _type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    fields = {f.name: f for f in _fields(cls) if f.init}
     unknown = [k for k in data if k not in fields]
     if unknown:
         known = ", ".join(sorted(fields))
@@ -355,7 +372,7 @@ class Section:
 
     def given(self) -> dict[str, Any]:
         """The keys the config set, in field order, with their (typed) values."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name in self}
+        return {f.name: getattr(self, f.name) for f in _fields(self) if f.name in self}
 
     def arguments(self) -> dict[str, Any]:
         """What to build ``TARGET`` with: paravt's own defaults, then the keys the config set
@@ -384,7 +401,9 @@ def section_of(
             spec = dataclasses.field(default=None, metadata=f.metadata)
         specs.append((f.name, hints.get(f.name, Any), spec))
     namespace = {"TARGET": target, "DEFAULTS": own}
-    cls = dataclasses.make_dataclass(name, specs, bases=(Section,), namespace=namespace)
+    # a class made at run time: what pyright knows of it is ``type``, which has no settable
+    # ``__init__``; its fields are the ``specs`` above
+    cls: Any = dataclasses.make_dataclass(name, specs, bases=(Section,), namespace=namespace)
     init = cls.__init__
 
     def __init__(self, **kwargs: Any) -> None:

@@ -71,7 +71,7 @@ class ParavtDeprecationWarning(FutureWarning):
 
 def deprecated(old: str, use: str, release: str = "0.2", stacklevel: int = 3) -> None:
     """Warn that ``old`` is deprecated and will be removed in paravt ``release``; ``use`` says
-    what to do instead (``"use paravt.rewards.ToolCounts"``). ``stacklevel`` counts from the
+    what to do instead (``"use paravt.schema.ToolCounts"``). ``stacklevel`` counts from the
     caller of this function (3: the code that used the old name, two frames above)."""
     warnings.warn(
         f"{old} is deprecated and will be removed in paravt {release}: {use}",

@@ -333,7 +333,7 @@ def _call_arguments(
     signature = f"{name}({', '.join(order)})" if order else f"{name}(start_time=10, end_time=20)"
     if node.args and order is None:
         return None, f"{name}: positional arguments are not accepted; name every argument"
-    if len(node.args) > len(order or ()):
+    if order is not None and len(node.args) > len(order):
         return None, (
             f"{name}: takes at most {len(order)} positional arguments ({', '.join(order)}), "
             f"got {len(node.args)}; call {signature}"
@@ -575,6 +575,7 @@ def parse_turn(text: str, tools: Iterable[str] = DEFAULT_TOOLS) -> ParsedTurn:
                 )
             )
             continue
+        items: list[tuple[str, Any]]
         try:
             with warnings.catch_warnings():  # ast's SyntaxWarnings about model text stay here
                 warnings.simplefilter("ignore", SyntaxWarning)

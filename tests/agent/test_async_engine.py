@@ -19,9 +19,9 @@ from agent_helpers import call, record_view, small_config
 
 from paravt.agent.backend import BackendBase
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.backends.scripted import ScriptedBackend
 from paravt.errors import ConfigError
+from paravt.schema.episodes import EpisodeInput
 
 OPTIONS = ["He flips a pancake", "He opens a door"]
 

@@ -17,7 +17,7 @@ import pytest
 from agent_helpers import record_view
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
+from paravt.schema.episodes import EpisodeInput
 
 pytestmark = pytest.mark.vllm
 

@@ -9,8 +9,8 @@ from agent_helpers import call, small_config
 
 from paravt.agent.chat import ChatCodec, ChatTemplateError
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.backends.scripted import ScriptedBackend
+from paravt.schema.episodes import EpisodeInput
 
 
 def test_delta_closes_a_turn_only_when_the_model_did_not(q3_processor):

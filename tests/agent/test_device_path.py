@@ -17,8 +17,8 @@ from paravt.agent import engine as engine_mod
 from paravt.agent import vision
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import CropSettings, EngineConfig
-from paravt.agent.records import ImageItem
 from paravt.errors import ConfigError
+from paravt.schema.episodes import ImageItem
 from paravt.video import VideoSource
 from paravt.video.nvdec import NVDEC_POOL_SIZE, check_crop_device, cpu_fallback_line, decode_workers
 from paravt.video.parallel import resolve_workers

@@ -15,9 +15,9 @@ from agent_helpers import call, small_config
 
 from paravt.agent.backend import Backend
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput, Generation
 from paravt.backends.openai import OpenAIBackend
 from paravt.backends.scripted import ScriptedBackend
+from paravt.schema.episodes import EpisodeInput, Generation
 from paravt.video.source import VideoSource
 
 OPTIONS = ["He flips a pancake", "He opens a door"]
@@ -440,8 +440,8 @@ def test_the_question_type_annotations_agree_with_the_one_list():
     import typing
 
     from paravt.agent.config import InferConfig
-    from paravt.agent.records import QuestionType
-    from paravt.rewards.answers import QUESTION_TYPES
+    from paravt.schema.episodes import QuestionType
+    from paravt.schema.questions import QUESTION_TYPES
 
     assert typing.get_args(QuestionType) == QUESTION_TYPES
     hint = typing.get_type_hints(InferConfig)["question_type"]

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.backends.scripted import ScriptedBackend
 from paravt.grammar import parse_turn
+from paravt.schema.episodes import EpisodeInput
 
 
 def _call(start: float, end: float) -> str:

@@ -15,8 +15,8 @@ import torch
 from agent_helpers import call, small_config
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.backends.hf import HFBackend, cut_at_stop, left_pad, mm_token_types
+from paravt.schema.episodes import EpisodeInput
 
 PREFIX = "<think>look</think>" + call(0, 3)
 
@@ -177,7 +177,7 @@ def test_episodes_of_one_video_share_one_overview_copy_and_one_encoding(tiny_qwe
 
 
 def test_overview_rows_join_as_a_view_and_tool_rows_as_a_copy():
-    from paravt.agent.records import ImageItem, join_rows
+    from paravt.schema.episodes import ImageItem, join_rows
 
     base = torch.arange(40.0).reshape(10, 4)
     items = [ImageItem(torch.zeros(3, 2, 2), float(i), "overview", 1, 1) for i in range(5)]

@@ -20,9 +20,9 @@ from agent_helpers import call, small_config
 from PIL import Image
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.backends.openai import OpenAIBackend
 from paravt.kernels import resized_size
+from paravt.schema.episodes import EpisodeInput
 
 
 class FakeServer:
@@ -177,7 +177,7 @@ def test_unreachable_server_is_an_error_not_an_answer(pancake):
 
 
 def test_wire_format_options_tool_role_and_prefill():
-    from paravt.agent.records import GenRequest, ImageItem
+    from paravt.schema.episodes import GenRequest, ImageItem
 
     frame = ImageItem(torch.zeros(3, 8, 8, dtype=torch.uint8), 1.0, "tool", 784, 4096)
     msgs = [
@@ -212,7 +212,7 @@ def test_native_tool_prompt_sends_the_schema_for_the_server_template_to_render()
     """engine.tool_prompt=native over HTTP: the server's template renders ``tools``; paravt parses
     the calls itself, so the server is asked not to (``tool_choice: none``)."""
     from paravt.agent.prompts import tool_schema
-    from paravt.agent.records import GenRequest
+    from paravt.schema.episodes import GenRequest
 
     backend = OpenAIBackend("http://x/v1", "m")  # resize_arch qwen3-vl: the native family
     engine = EpisodeEngine(backend, small_config())
@@ -230,7 +230,7 @@ def test_each_image_is_encoded_once_while_it_lives():
     """A context is resent whole every turn: its images are encoded once, then reused."""
     import gc
 
-    from paravt.agent.records import GenRequest, ImageItem
+    from paravt.schema.episodes import GenRequest, ImageItem
 
     frame = ImageItem(torch.full((3, 8, 8), 7, dtype=torch.uint8), 1.0, "overview", 784, 4096)
     msgs = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Q"}]}]
@@ -249,8 +249,8 @@ def test_each_image_is_encoded_once_while_it_lives():
 
 
 def test_frames_keep_full_resolution_only_when_asked():
-    from paravt.agent.records import ImageItem
     from paravt.backends.openai import budget_frame
+    from paravt.schema.episodes import ImageItem
 
     frame = ImageItem(
         torch.randint(0, 256, (3, 240, 426), dtype=torch.uint8), 0.0, "tool", 784, 50176
@@ -343,9 +343,9 @@ def test_prefill_through_the_chat_template(q3_processor, tiny_qwen3_dir, tmp_pat
     """``prefill_via=template`` (transformers serve refuses continue_final_message): the model's
     template with the pre-fill after its generation prompt, rendered as the server renders it."""
     from paravt.agent.config import BackendConfig
-    from paravt.agent.records import GenRequest
     from paravt.backends.openai import read_chat_template
     from paravt.errors import ConfigError
+    from paravt.schema.episodes import GenRequest
 
     cfg = BackendConfig(kind="openai", prefill_via="template", chat_template=str(tiny_qwen3_dir))
     backend = OpenAIBackend.from_config(cfg)

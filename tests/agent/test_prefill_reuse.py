@@ -18,8 +18,8 @@ import torch
 from agent_helpers import call, small_config
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput, GenRequest, TokenPrompt
 from paravt.backends.hf import HFBackend
+from paravt.schema.episodes import EpisodeInput, GenRequest, TokenPrompt
 
 PREFIX = "<think>look</think>" + call(0, 3)
 

@@ -9,9 +9,9 @@ from agent_helpers import small_config
 
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.prompts import format_options, load_prompts, tool_schema
-from paravt.agent.records import EpisodeInput
 from paravt.backends.scripted import ScriptedBackend
 from paravt.errors import UserError
+from paravt.schema.episodes import EpisodeInput
 
 
 def test_system_prompts_per_mode():
@@ -89,7 +89,8 @@ def test_a_system_prompt_file_is_verbatim_under_native_tool_prompt(tmp_path, ren
 
 
 def test_prompt_letters_are_the_letters_extraction_reads():
-    from paravt.rewards.answers import LETTERS, extract_mcq_letter
+    from paravt.rewards.answers import extract_mcq_letter
+    from paravt.schema.questions import LETTERS
 
     ten = [f"choice {i}" for i in range(len(LETTERS))]
     lines = format_options(ten).splitlines()
@@ -98,7 +99,7 @@ def test_prompt_letters_are_the_letters_extraction_reads():
 
 
 def test_more_options_than_letters_is_a_typed_error_where_the_question_is_built():
-    from paravt.rewards.answers import TooManyOptionsError
+    from paravt.schema.questions import TooManyOptionsError
 
     eleven = [f"choice {i}" for i in range(11)]
     too_many = r"question 'Which clip\?' has 11 options; at most 10"
@@ -110,14 +111,17 @@ def test_more_options_than_letters_is_a_typed_error_where_the_question_is_built(
 
 
 def test_one_definition_of_letters_and_question_types():
-    from paravt.agent import records
+    """The vocabulary has one home, the schema floor; every room reads that one object."""
+    from paravt import schema
+    from paravt.agent import prompts
     from paravt.data import questions
     from paravt.eval import samples
     from paravt.rewards import answers
+    from paravt.schema import episodes
 
-    assert samples.LETTERS is answers.LETTERS
-    assert samples.QUESTION_TYPES is questions.QUESTION_TYPES is records.QUESTION_TYPES
-    assert records.QUESTION_TYPES is answers.QUESTION_TYPES
+    assert samples.LETTERS is answers.LETTERS is prompts.LETTERS is schema.LETTERS
+    assert samples.QUESTION_TYPES is questions.QUESTION_TYPES is episodes.QUESTION_TYPES
+    assert episodes.QUESTION_TYPES is answers.QUESTION_TYPES is schema.QUESTION_TYPES
 
 
 # -- the user template (engine.user_template, --user-template) ---------------------------------

@@ -15,8 +15,8 @@ import pytest
 from agent_helpers import call, small_config
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.backends.scripted import ScriptedBackend
+from paravt.schema.episodes import EpisodeInput
 
 
 def _user_text(rec) -> str:

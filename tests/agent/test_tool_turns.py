@@ -7,10 +7,10 @@ import pytest
 from agent_helpers import call, small_config
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.agent.tool_turns import plan_calls
 from paravt.backends.scripted import ScriptedBackend
 from paravt.grammar import parse_turn
+from paravt.schema.episodes import EpisodeInput
 
 NEXT_TURN = "Request it in your next turn"
 NO_TURN_LEFT = "No tool turn is left: your next turn must give the answer"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import io
 
-from paravt.agent.records import CallRecord, EpisodeRecord, TurnRecord
 from paravt.agent.safe_text import visible
 from paravt.agent.view import episode_view
+from paravt.schema.episodes import CallRecord, EpisodeRecord, TurnRecord
 
 NASTY = "\x12bell\x1b[31mRED\x1b]0;title\x07 \u202eevil\x9b2J"
 

@@ -9,7 +9,7 @@ import torch
 
 from paravt.agent import vision
 from paravt.agent.chat import ChatCodec
-from paravt.agent.records import ImageItem
+from paravt.schema.episodes import ImageItem
 from paravt.video import VideoSource
 
 
@@ -39,8 +39,8 @@ def test_engine_builds_pixel_values_in_the_backends_dtype(q3_processor, pancake)
     from agent_helpers import call, small_config
 
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
     from paravt.backends.scripted import ScriptedBackend
+    from paravt.schema.episodes import EpisodeInput
 
     backend = ScriptedBackend([call(0, 3), "<answer>A</answer>"], processor=q3_processor)
     backend.pixel_dtype = torch.bfloat16  # what HFBackend sets from its model
@@ -111,8 +111,8 @@ def test_the_engine_resizes_on_its_crop_workers_with_the_serial_pixels(
 
     from paravt.agent.config import CropSettings
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
     from paravt.backends.scripted import ScriptedBackend
+    from paravt.schema.episodes import EpisodeInput
 
     def run(workers: int):
         crop = CropSettings(min_pixels=784, max_pixels=4096, max_frames=4, workers=workers)
@@ -171,8 +171,8 @@ def test_engine_keeps_frames_at_budget_and_drops_subagent_frames(
     from agent_helpers import call, small_config
 
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
     from paravt.backends.scripted import ScriptedBackend
+    from paravt.schema.episodes import EpisodeInput
 
     held: list[list[tuple[int, ...]]] = []  # per assembled Frames: its outcome's frames' shapes
     assemble = VideoSource.assemble

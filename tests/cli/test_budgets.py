@@ -98,8 +98,8 @@ def test_the_suggested_frames_fit_under_the_real_tokenizers(
     from transformers import AutoProcessor
 
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
     from paravt.backends.scripted import ScriptedBackend
+    from paravt.schema.episodes import EpisodeInput
 
     model = real_tiny_dir(template)
     video = video_path("decord__flipping_a_pancake.mkv")

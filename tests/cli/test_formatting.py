@@ -10,10 +10,10 @@ import subprocess
 import media
 import pytest
 
-from paravt.agent.records import EpisodeRecord, TurnRecord
 from paravt.agent.view import episode_view
 from paravt.cli.cmd_bench_kernels import _table
 from paravt.cli.common import print_table
+from paravt.schema.episodes import EpisodeRecord, TurnRecord
 
 
 def _text(renderable) -> str:
@@ -73,8 +73,8 @@ def test_the_engine_reports_its_rounds(tiny_qwen3_dir, gop_video):
 
     from paravt.agent.config import EngineConfig
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
     from paravt.backends.scripted import ScriptedBackend
+    from paravt.schema.episodes import EpisodeInput
 
     call = ('<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 3}}'
             "</tool_call>")  # fmt: skip

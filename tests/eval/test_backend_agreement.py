@@ -20,10 +20,10 @@ import torch
 from paravt.agent.backend import BackendBase
 from paravt.agent.config import CropSettings, EngineConfig
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.backends.openai import OpenAIBackend
 from paravt.eval.agreement import answer_key, compare_answers
 from paravt.eval.results import ResultRow
+from paravt.schema.episodes import EpisodeInput
 
 #: the toy experiment's frames: 32x32, one vision token each
 PIXELS = 1024

@@ -12,12 +12,12 @@ import logging
 import pytest
 
 from paravt.agent.backend import BackendBase
-from paravt.agent.records import Generation
 from paravt.backends.scripted import ScriptedBackend
 from paravt.config import load_config
 from paravt.eval.config import EvalConfig
 from paravt.eval.results import read_results
 from paravt.eval.runner import run_eval
+from paravt.schema.episodes import Generation
 
 
 def A(text: str) -> list[str]:

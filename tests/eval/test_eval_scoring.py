@@ -161,11 +161,11 @@ def test_malformed_middle_line_is_an_error(tmp_path):
 )
 def test_episode_error_kinds_are_the_documented_ones(kind, message, expected):
     """An engine-side episode failure is an ``engine`` error, which --retry-errors retries."""
-    from paravt.agent.records import EpisodeRecord
     from paravt.eval.episodes import row_of
     from paravt.eval.results import ResultError
     from paravt.eval.runner import RETRYABLE_KINDS
     from paravt.eval.samples import EvalSample
+    from paravt.schema.episodes import EpisodeRecord
 
     rec = EpisodeRecord("s1", "v.mp4", "Q?", "mcq", ["a", "b"], "A", "parallel", "frames")
     rec.status, rec.error, rec.error_kind = "error", message, kind

@@ -74,8 +74,8 @@ def test_infer_shows_the_damage(video_path, tiny_qwen3_dir, paravt_cli):
 def test_the_episode_view_lists_the_warnings():
     from rich.console import Console
 
-    from paravt.agent.records import CallRecord, EpisodeRecord
     from paravt.agent.view import episode_view
+    from paravt.schema.episodes import CallRecord, EpisodeRecord
 
     rec = EpisodeRecord(
         id="q0", video="v.mp4", question="What?", question_type="oe", options=None, gold=None,

@@ -22,7 +22,7 @@ from paravt.eval.results import (
     read_results,
     write_results,
 )
-from paravt.rewards import ToolCounts
+from paravt.schema.tools import ToolCounts
 
 OLD = Path(__file__).parent / "data" / "results_v1"  # written by 5ed035b, before ResultRow
 

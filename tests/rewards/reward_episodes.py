@@ -29,7 +29,8 @@ from functools import lru_cache
 from hypothesis import HealthCheck, settings
 
 from paravt.grammar import extract_answer
-from paravt.rewards import RewardConfig, ToolCounts, compose
+from paravt.rewards import RewardConfig, compose
+from paravt.schema.tools import ToolCounts
 
 SETTINGS = settings(
     max_examples=1000,

@@ -22,9 +22,9 @@ from frozen_rule_9f331e2 import old_rule
 
 from paravt.agent.config import CropSettings, EngineConfig
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.backends.scripted import ScriptedBackend
 from paravt.rewards import RewardConfig
+from paravt.schema.episodes import EpisodeInput
 from paravt.train.trainer import ParaGRPOTrainer
 
 OPTIONS = ["He flips a pancake", "He opens a door", "He pours milk", "He sits down"]

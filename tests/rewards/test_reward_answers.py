@@ -6,8 +6,6 @@ import pytest
 
 from paravt.errors import UserError
 from paravt.rewards import (
-    LETTERS,
-    UnknownQuestionTypeError,
     accuracy,
     exact_match,
     extract_mcq_letter,
@@ -19,6 +17,7 @@ from paravt.rewards import (
     temporal_iou_hull,
     token_f1,
 )
+from paravt.schema.questions import LETTERS, UnknownQuestionTypeError
 
 OPTIONS = ["A woman is cooking", "The dog runs away", "A man opens the door", "Nothing happens"]
 TEN = [f"option text {i}" for i in range(10)]

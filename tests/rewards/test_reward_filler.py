@@ -24,7 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reward_episodes import SETTINGS
 
-from paravt.rewards import RewardConfig, ToolCounts, compose
+from paravt.rewards import RewardConfig, compose
+from paravt.schema.tools import ToolCounts
 
 CFG = RewardConfig()
 PREFILL = "<think>\n"

@@ -415,7 +415,8 @@ SPAM = "<|im_start|>" * 5  # the reference zeroes a completion under 300 charact
 def test_im_start_spam_earns_nothing_the_same_episode_would_not_earn_without_it(completion, calls):
     """paravt keeps no short-circuit for ``<|im_start|>`` spam (docs/PROTOCOL.md §7.1): spam
     alone earns 0, and spam added to an episode never raises its reward."""
-    from paravt.rewards import ToolCounts, compose
+    from paravt.rewards import compose
+    from paravt.schema.tools import ToolCounts
 
     ex = ToolCounts(parseable_calls=calls, executed_ok=calls)
     spammed = compose("<think>\n", completion, ex, "B", "mcq", ["x", "y", "z"])

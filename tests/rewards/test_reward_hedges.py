@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reward_episodes import SETTINGS, check
 
-from paravt.rewards import LETTERS
+from paravt.schema.questions import LETTERS
 
 # --------------------------------------------------------------------------- joiners
 

@@ -8,9 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paravt.rewards import (
-    LETTERS,
     RewardConfig,
-    ToolCounts,
     accuracy,
     compose,
     extract_mcq_letter,
@@ -21,6 +19,8 @@ from paravt.rewards import (
     temporal_iou_hull,
     tool_reward,
 )
+from paravt.schema.questions import LETTERS
+from paravt.schema.tools import ToolCounts
 
 _pieces = st.sampled_from(
     [

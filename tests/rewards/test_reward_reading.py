@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 from reward_episodes import SETTINGS, check, committed, total
 from test_reward_hedges import OPTION_SETS, joiners, layouts
 
-from paravt.rewards import LETTERS, extract_mcq_letter
+from paravt.rewards import extract_mcq_letter
 from paravt.rewards.normalise import LOOKALIKES
+from paravt.schema.questions import LETTERS
 
 # --------------------------------------------------------------------------- look-alike letters
 

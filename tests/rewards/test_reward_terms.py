@@ -10,9 +10,9 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from paravt.agent.records import EpisodeRecord
 from paravt.rewards import RewardBreakdown
 from paravt.rewards.compose import RewardTerm
+from paravt.schema.episodes import EpisodeRecord
 from paravt.train.episode_dump import dump_episodes
 from paravt.train.metrics import episode_stats, step_metrics
 from paravt.train.progress import progress_line

@@ -6,14 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from paravt.rewards import (
-    RewardBreakdown,
-    RewardConfig,
-    ToolCounts,
-    compose,
-    final_answer_text,
-    tool_reward,
-)
+from paravt.rewards import RewardBreakdown, RewardConfig, compose, final_answer_text, tool_reward
+from paravt.schema.tools import ToolCounts
 
 CALL = (
     '<tool_call>{"name": "crop_video", "arguments": {"start_time": 1, "end_time": 2}}</tool_call>'
@@ -159,9 +153,9 @@ def test_one_tool_counts_record_for_the_engine_the_reward_and_eval():
     names (the eval line is a view of it); the old reward name still answers, with a
     FutureWarning naming the release that removes it."""
     import paravt.rewards
-    from paravt.agent.records import EpisodeRecord
-    from paravt.agent.records import ToolCounts as EngineCounts
     from paravt.eval.results import ToolUsage
+    from paravt.schema.episodes import EpisodeRecord
+    from paravt.schema.episodes import ToolCounts as EngineCounts
 
     assert EngineCounts is ToolCounts
     assert (

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from paravt.agent.records import EpisodeRecord, TurnRecord
 from paravt.rollout.gate import GateClosedError, PolicyGate
 from paravt.rollout.producer import RolloutProducer, step_batches
 from paravt.rollout.staleness import StalenessLog, episode_staleness, groups_to_drop
+from paravt.schema.episodes import EpisodeRecord, TurnRecord
 
 
 def test_a_push_never_waits_for_running_turns_and_they_keep_their_start_version():

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.errors import ParavtError
 from paravt.rollout.groups import Rollout, RolloutGroup
+from paravt.schema.episodes import EpisodeInput, EpisodeRecord
 
 
 def _episode(prompt_id: str, k: int, n: int) -> tuple[EpisodeInput, EpisodeRecord]:

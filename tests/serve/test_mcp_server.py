@@ -90,8 +90,8 @@ def _engine_window_frames(tiny_qwen3_dir, video: str, start: float, end: float):
 
     from paravt.agent.config import EngineConfig
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
     from paravt.backends.scripted import ScriptedBackend
+    from paravt.schema.episodes import EpisodeInput
 
     call = (
         '<tool_call>{"name": "crop_video", "arguments": {"video_path": "v", '

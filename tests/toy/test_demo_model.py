@@ -13,10 +13,10 @@ import pytest
 
 from paravt.agent.config import InferConfig
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.backends.factory import make_backend
 from paravt.config import load_config
 from paravt.data.rows import read_rows
+from paravt.schema.episodes import EpisodeInput
 from paravt.toy.demo import DEMO_MODEL, demo_card, demo_model_dir, with_demo_defaults
 from paravt.toy.generate import make_toy_task
 from paravt.toy.oracle import episode_reward

@@ -8,10 +8,10 @@ import pytest
 
 from paravt.agent.config import EngineConfig
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
 from paravt.data.rows import read_rows
 from paravt.errors import ConfigError
-from paravt.rewards.answers import LETTERS
+from paravt.schema.episodes import EpisodeInput
+from paravt.schema.questions import LETTERS
 from paravt.toy.oracle import ToyOracleBackend, episode_reward
 
 TRAIN_PIXELS = {"min_pixels": 784, "max_pixels": 50176}

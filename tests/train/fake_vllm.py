@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from trl.generation.vllm_generation import VLLMGeneration
 
-from paravt.agent.records import GenRequest, TokenPrompt
+from paravt.schema.episodes import GenRequest, TokenPrompt
 
 
 class FakeVLLMServer:

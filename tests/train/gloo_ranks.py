@@ -18,6 +18,25 @@ SERVER_RANKS_WAITS = (
 )  # fmt: skip
 
 
+def write_zero3_config(folder: Path) -> Path:
+    """A DeepSpeed ZeRO-3 config for a 2-rank CPU run (the batch keys left to accelerate's
+    ``auto``), written as ``folder/ds3.json``; its path."""
+    import json
+
+    ds3 = folder / "ds3.json"
+    ds3.write_text(
+        json.dumps(
+            {
+                "zero_optimization": {"stage": 3},
+                "train_micro_batch_size_per_gpu": "auto",
+                "gradient_accumulation_steps": "auto",
+                "gradient_clipping": "auto",
+            }
+        )
+    )
+    return ds3
+
+
 def gloo_threads() -> list[str]:
     """The names of this process's running gloo threads (a backend's run loops, its TCP device
     loop), read from /proc: each belongs to a process group backend still alive. A worker calls

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from async_ranks_worker import FAULT
-from gloo_ranks import run_two_ranks
+from gloo_ranks import run_two_ranks, write_zero3_config
 from standin_vllm import StandInServer
 
 WORKER = Path(__file__).with_name("async_ranks_worker.py")
@@ -23,17 +23,7 @@ FSDP2 = ("trainer.fsdp=true", "trainer.fsdp_config.version=2")
 
 
 def zero3(tmp_path: Path) -> tuple[str, ...]:
-    ds3 = tmp_path / "ds3.json"
-    ds3.write_text(
-        json.dumps(
-            {
-                "zero_optimization": {"stage": 3},
-                "train_micro_batch_size_per_gpu": "auto",
-                "gradient_accumulation_steps": "auto",
-                "gradient_clipping": "auto",
-            }
-        )
-    )
+    ds3 = write_zero3_config(tmp_path)
     # accelerate takes DeepSpeed only off the CPU path (the worker's shim)
     return ("trainer.use_cpu=false", f"trainer.deepspeed={ds3}")
 

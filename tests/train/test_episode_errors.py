@@ -6,7 +6,7 @@ import json
 import logging
 import shutil
 
-from paravt.agent.records import EpisodeRecord
+from paravt.schema.episodes import EpisodeRecord
 from paravt.train.episode_errors import warn_if_every_episode_failed
 
 LOGGER = "paravt.train.episode_errors"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from paravt.agent.records import GenRequest, TokenPrompt
 from paravt.rollout.policy import PolicyBackend
+from paravt.schema.episodes import GenRequest, TokenPrompt
 
 
 def _requests(ids: list[int], n: int) -> list[GenRequest]:
@@ -89,8 +89,8 @@ def test_rollouts_reuse_each_episodes_cache_and_sample_the_same_tokens(tiny_qwen
 
     from paravt.agent.config import CropSettings, EngineConfig
     from paravt.agent.engine import EpisodeEngine
-    from paravt.agent.records import EpisodeInput
     from paravt.rollout.lockstep import Lockstep
+    from paravt.schema.episodes import EpisodeInput
 
     model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_dir, dtype=torch.float32).eval()
     processor = AutoProcessor.from_pretrained(tiny_qwen3_dir)

@@ -12,8 +12,9 @@ import torch
 
 
 def test_rewards_see_the_think_prefix_exactly_once(smoke_run):
-    from paravt.rewards import ToolCounts, compose
+    from paravt.rewards import compose
     from paravt.rewards.format import scored_text
+    from paravt.schema.tools import ToolCounts
 
     _, _, probe = smoke_run
     cfg = probe.trainer._reward_config()
@@ -261,8 +262,8 @@ def test_workers_that_did_not_form_a_process_group_are_refused(
 def test_score_episode_passes_the_turns_so_only_the_final_turn_answers():
     """End to end from the engine's record: turn 0 answered and called a tool, the
     final turn did not answer; the answer terms must not read turn 0's answer."""
-    from paravt.agent.records import EpisodeRecord, TurnRecord
     from paravt.rewards import RewardConfig
+    from paravt.schema.episodes import EpisodeRecord, TurnRecord
     from paravt.train.trainer import ParaGRPOTrainer
 
     call = (

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from gloo_ranks import run_two_ranks
+from gloo_ranks import run_two_ranks, write_zero3_config
 from transformers.integrations.deepspeed import (
     is_deepspeed_zero3_enabled,
     set_hf_deepspeed_config,
@@ -74,17 +74,7 @@ def test_zero3_ranks_with_different_episodes_stay_in_lockstep(tmp_path, shared_v
     minute. With the gather the rollout needs no lockstep (no fillers, as many calls as each
     rank's episodes need) and only the loss rows are matched."""
     pytest.importorskip("deepspeed")
-    ds3 = tmp_path / "ds3.json"
-    ds3.write_text(
-        json.dumps(
-            {
-                "zero_optimization": {"stage": 3},
-                "train_micro_batch_size_per_gpu": "auto",
-                "gradient_accumulation_steps": "auto",
-                "gradient_clipping": "auto",
-            }
-        )
-    )
+    ds3 = write_zero3_config(tmp_path)
     done = run_two_ranks(
         WORKER,
         str(tmp_path / "run"),

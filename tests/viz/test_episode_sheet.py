@@ -9,8 +9,8 @@ import pytest
 import torch
 from PIL import Image
 
-from paravt.agent.records import CallRecord, EpisodeRecord, ImageItem, TokenStream, TurnRecord
 from paravt.errors import UserError
+from paravt.schema.episodes import CallRecord, EpisodeRecord, ImageItem, TokenStream, TurnRecord
 from paravt.viz.episode_sheet import check_writable, render, write_episode_sheet
 from paravt.viz.layout import build_layout
 

@@ -19,12 +19,13 @@ from pathlib import Path
 
 from paravt.agent.config import InferConfig
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput
+from paravt.schema.episodes import EpisodeInput
 from paravt.backends.factory import make_backend
 from paravt.toy.oracle import episode_reward
 from paravt.config import load_config
 from paravt.data.rows import read_rows
-from paravt.rewards.answers import LETTERS, extract_mcq_letter
+from paravt.rewards.answers import extract_mcq_letter
+from paravt.schema.questions import LETTERS
 from paravt.toy.demo import DEMO_MODEL, with_demo_defaults
 from paravt.toy.generate import make_toy_task
 from paravt.toy.task import ToyTaskConfig

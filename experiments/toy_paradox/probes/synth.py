@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForImageTextToText, AutoProcessor
 from paravt.agent.chat import ChatCodec
-from paravt.agent.records import ImageItem
+from paravt.schema.episodes import ImageItem
 from paravt.agent.vision import preprocess
 from paravt.toy.detect import needle_colour
 from paravt.toy.task import PALETTE

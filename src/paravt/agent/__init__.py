@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors (nev
     from paravt.agent.config import DEFAULT_MODEL_ID, BackendConfig, CropSettings, EngineConfig
     from paravt.agent.engine import EpisodeEngine
     from paravt.agent.prompts import load_prompts
-    from paravt.agent.records import (
+    from paravt.schema.episodes import (
         CallRecord,
         EpisodeInput,
         EpisodeRecord,
@@ -43,15 +43,15 @@ _EXPORTS = {
     "BackendConfig": "paravt.agent.config",
     "CropSettings": "paravt.agent.config",
     "DEFAULT_MODEL_ID": "paravt.agent.config",
-    "EpisodeInput": "paravt.agent.records",
-    "EpisodeRecord": "paravt.agent.records",
-    "GenRequest": "paravt.agent.records",
-    "Generation": "paravt.agent.records",
-    "ImageItem": "paravt.agent.records",
-    "CallRecord": "paravt.agent.records",
-    "TokenPrompt": "paravt.agent.records",
-    "TokenStream": "paravt.agent.records",
-    "TurnRecord": "paravt.agent.records",
+    "EpisodeInput": "paravt.schema.episodes",
+    "EpisodeRecord": "paravt.schema.episodes",
+    "GenRequest": "paravt.schema.episodes",
+    "Generation": "paravt.schema.episodes",
+    "ImageItem": "paravt.schema.episodes",
+    "CallRecord": "paravt.schema.episodes",
+    "TokenPrompt": "paravt.schema.episodes",
+    "TokenStream": "paravt.schema.episodes",
+    "TurnRecord": "paravt.schema.episodes",
     "ChatCodec": "paravt.agent.chat",
     "load_prompts": "paravt.agent.prompts",
 }

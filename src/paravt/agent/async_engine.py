@@ -31,8 +31,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from paravt.agent.records import Generation, GenRequest
 from paravt.errors import ParavtError
+from paravt.schema.episodes import Generation, GenRequest
 
 __all__ = ["run_episodes"]
 

@@ -9,7 +9,7 @@ message-only backend that has none of them, and ``EpisodeEngine`` refuses an obj
 member, naming it. The backends live above the agent (``paravt.backends`` for inference,
 ``paravt.rollout`` for the trainer's samplers) and import this module; the agent imports none of
 them. The requests and replies themselves, ``GenRequest`` and ``Generation``, are records
-(``paravt.agent.records``).
+(``paravt.schema.episodes``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
 from paravt.agent.chat import ChatCodec
-from paravt.agent.records import Generation, GenRequest
+from paravt.schema.episodes import Generation, GenRequest
 
 __all__ = ["BACKEND_MEMBERS", "Backend", "BackendBase", "check_backend"]
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from paravt.config import check_choices
 from paravt.errors import ConfigError, deprecated
-from paravt.rewards.answers import QuestionType
+from paravt.schema.questions import QuestionType
 from paravt.video.config import WINDOW_MAX_PIXELS, WINDOW_MIN_PIXELS, CropConfig
 from paravt.video.nvdec import check_crop_device
 

@@ -28,7 +28,16 @@ from paravt.agent.async_engine import run_episodes
 from paravt.agent.backend import Backend, check_backend
 from paravt.agent.config import EngineConfig
 from paravt.agent.prompts import Prompts, load_prompts
-from paravt.agent.records import (
+from paravt.agent.tool_turns import (
+    plan_calls,
+    reference_tool_message,
+    tool_message,
+    truncate_summary,
+)
+from paravt.agent.vision import at_budget, budget_resizer, preprocess
+from paravt.errors import ConfigError, UserError
+from paravt.grammar import parse_turn
+from paravt.schema.episodes import (
     EpisodeErrorKind,
     EpisodeInput,
     EpisodeRecord,
@@ -40,15 +49,6 @@ from paravt.agent.records import (
     TurnRecord,
     join_rows,
 )
-from paravt.agent.tool_turns import (
-    plan_calls,
-    reference_tool_message,
-    tool_message,
-    truncate_summary,
-)
-from paravt.agent.vision import at_budget, budget_resizer, preprocess
-from paravt.errors import ConfigError, UserError
-from paravt.grammar import parse_turn
 from paravt.video.errors import is_read_failure
 from paravt.video.nvdec import decode_workers, to_device
 

@@ -31,7 +31,7 @@ from string import Template
 from typing import Protocol
 
 from paravt.errors import UserError
-from paravt.rewards.answers import LETTERS, QUESTION_TYPES, require_letterable
+from paravt.schema.questions import LETTERS, QUESTION_TYPES, require_letterable
 from paravt.tools.schema import TOOL_SCHEMA
 
 __all__ = ["check_user_template", "load_prompts"]
@@ -162,7 +162,7 @@ def format_options(options: list[str] | None, question: str = "a question") -> s
     """``A. first\\nB. second\\n`` — options already lettered (``"A. x"``, ``"(A) x"``) stay as
     given.
 
-    Letters are ``paravt.rewards.answers.LETTERS`` (A–J), the ones extraction reads; more options
+    Letters are ``paravt.schema.LETTERS`` (A–J), the ones extraction reads; more options
     than that raise ``TooManyOptionsError`` naming ``question``."""
     if not options:
         return ""

@@ -8,8 +8,8 @@ one episode. The agent room owns the record; the reward room cannot import it.
 
 from __future__ import annotations
 
-from paravt.agent.records import EpisodeRecord
 from paravt.rewards import RewardBreakdown, RewardConfig, compose
+from paravt.schema.episodes import EpisodeRecord
 
 __all__ = ["episode_reward"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from paravt.agent.records import CallRecord
+from paravt.schema.episodes import CallRecord
 
 __all__: list[str] = []  # nothing here is for the other rooms
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from paravt.agent.safe_text import visible
 from paravt.grammar import parse_turn
-from paravt.rewards.answers import LETTERS
+from paravt.schema.questions import LETTERS
 
 __all__ = ["VIEW_WIDTH", "episode_view"]
 

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from paravt.agent.chat import ChatCodec, ChatTemplateError
-from paravt.agent.records import ImageItem
+from paravt.schema.episodes import ImageItem
 from paravt.video.nvdec import to_device
 
 __all__ = ["at_budget", "budget_resizer", "preprocess"]

@@ -27,9 +27,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from paravt.agent.records import GenRequest, ImageItem, join_rows
 from paravt.backends.episode_state import EpisodeState, EpisodeStates
 from paravt.backends.shared_vision import image_key, supports_shared_features
+from paravt.schema.episodes import GenRequest, ImageItem, join_rows
 
 __all__: list[str] = []  # nothing here is for the other rooms
 
@@ -80,7 +80,7 @@ def full_positions(model: Any, codec: Any, ids: list[int], images: list[ImageIte
     mm = torch.zeros_like(t, dtype=torch.int32)
     mm[t == codec.image_token_id] = 1
     mm[t == codec.video_token_id] = 2
-    grid = torch.tensor([list(it.grid_thw) for it in images], dtype=torch.long)
+    grid = torch.tensor([list(it.grid) for it in images], dtype=torch.long)
     pos, _ = model.model.get_rope_index(
         input_ids=t, mm_token_type_ids=mm, image_grid_thw=grid, attention_mask=None
     )
@@ -123,11 +123,21 @@ def _keeps(req: GenRequest) -> bool:
 
 def _tokens_of(item: ImageItem, model: Any) -> int:
     merge = model.config.vision_config.spatial_merge_size
-    t, h, w = item.grid_thw
+    t, h, w = item.grid
     return t * h * w // (merge * merge)
 
 
 # -- vision ------------------------------------------------------------------------------------
+def _features_of(
+    key: tuple, fresh: dict[tuple, tuple[Any, list[Any]]], store: EpisodeStates, it: ImageItem
+) -> tuple[Any, list[Any]]:
+    """One image's ``(pooler, deepstack)`` features: encoded by this batch, else kept."""
+    got = fresh.get(key) or store.features(key)
+    if got is None:  # every key was either kept or encoded by this batch
+        raise RuntimeError(f"image at {it.time:.2f} s was neither kept nor encoded")
+    return got
+
+
 def encoder_outputs(
     model: Any, store: EpisodeStates, rows: list[Row], device: Any, dtype: Any
 ) -> dict | None:
@@ -150,7 +160,7 @@ def encoder_outputs(
     if todo:
         items = list(todo.values())
         pixels = join_rows(items).to(device=device, dtype=dtype)
-        grid = torch.tensor([list(it.grid_thw) for it in items], dtype=torch.long, device=device)
+        grid = torch.tensor([list(it.grid) for it in items], dtype=torch.long, device=device)
         feats = model.get_image_features(pixel_values=pixels, image_grid_thw=grid, return_dict=True)
         store.feature_type = type(feats)
         deep = getattr(feats, "deepstack_features", None) or []
@@ -161,7 +171,7 @@ def encoder_outputs(
     for row in rows:
         for it in row.new_images:
             key = image_key(it)
-            got = fresh.get(key) or store.features(key)
+            got = _features_of(key, fresh, store, it)
             per_image.append(got)
             if _keeps(row.req):
                 store.keep_features(key, it.data, got[0], got[1], row.req.state_key)
@@ -227,7 +237,7 @@ def build_batch(rows: list[Row], pad_id: int, device: Any) -> Batch:
         pos[:, i, smax - s :] = r.positions
         mask[i, pmax - r.cached : pmax] = 1
         mask[i, pmax + smax - s :] = 1
-        if r.cached:
+        if r.cached and r.state is not None:  # a cached prefix comes from a kept state
             seen[i, pmax - r.cached : pmax] = torch.tensor(r.state.ids, dtype=torch.long)
     seen[:, pmax:] = ids
     next_pos = torch.tensor([r.next_pos for r in rows], dtype=torch.long)

@@ -77,6 +77,8 @@ def _hf(options: dict, processor: Any, section: str) -> Backend:
     backend = make_backend(
         build(BackendConfig, {**options, "kind": "hf"}, prefix=f"{section}.options.")
     )
+    if backend.codec is None:  # the hf backend always works in token space
+        raise ConfigError(f"{section}.backend=hf: the teacher has no tokenizer")
     teacher = backend.codec.tokenizer.get_vocab()
     if teacher != getattr(processor, "tokenizer", processor).get_vocab():
         raise ConfigError(

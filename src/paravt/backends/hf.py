@@ -22,7 +22,6 @@ from typing import Any
 from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
 from paravt.agent.config import BackendConfig
-from paravt.agent.records import Generation, GenRequest, TokenPrompt, join_rows
 from paravt.backends.cached_decode import (
     Row,
     build_batch,
@@ -36,6 +35,7 @@ from paravt.backends.cached_decode import (
 from paravt.backends.episode_state import EpisodeStates
 from paravt.backends.shared_vision import shared_image_inputs, supports_shared_features
 from paravt.errors import UserError
+from paravt.schema.episodes import Generation, GenRequest, TokenPrompt, join_rows
 
 __all__ = ["HFBackend", "cut_at_stop", "left_pad"]
 
@@ -121,7 +121,7 @@ class HFBackend(BackendBase):
     ):
         self.model = model
         self.processor = processor
-        self.codec = ChatCodec(processor)
+        self.codec: ChatCodec = ChatCodec(processor)  # always set: hf works in token space
         self.batch_size = batch_size
         self.logprobs = logprobs
         # the engine builds pixel_values in the model's dtype; on a GPU model also on its device
@@ -173,7 +173,9 @@ class HFBackend(BackendBase):
                 f"cannot load model {model_id!r}: {str(e).splitlines()[0]} "
                 "(pass --model with a local model folder or a reachable Hub id)"
             ) from e
-        model.to(dev).eval()
+        # transformers wraps ``PreTrainedModel.to`` with functools.wraps, whose stub pyright reads
+        # as an unbound function (a ``self`` argument missing): a false report, the call is right
+        model.to(dev).eval()  # pyright: ignore[reportArgumentType]
         return cls(model, processor, batch_size=batch_size, preprocess_device=preprocess_device)
 
     @classmethod
@@ -352,11 +354,12 @@ class HFBackend(BackendBase):
         t0 = time.perf_counter()
         out: list[Generation | None] = [None] * len(reqs)
         planned: list[tuple[int, Row]] = []
+        states = self._kept_states()
         for i, r in enumerate(reqs):
             try:
                 planned.append((i, self._plan(r)))
             except Exception as e:  # noqa: BLE001 - one request's trouble is its error alone
-                self.states.end([r.state_key])
+                states.end([r.state_key])
                 out[i] = self._failed([r], e)[0]
         if planned:
             gens = self._run_rows([row for _, row in planned], t0)
@@ -364,13 +367,19 @@ class HFBackend(BackendBase):
                 out[i] = g
         return out  # type: ignore[return-value]
 
+    def _kept_states(self) -> EpisodeStates:
+        """The kept episode states; only ``_batch_reusing`` runs, once they are switched on."""
+        if self.states is None:
+            raise RuntimeError("episode states are off: call keep_episode_state first")
+        return self.states
+
     def _plan(self, req: GenRequest) -> Row:
-        return plan_row(self.model, self.codec, self.states, req)
+        return plan_row(self.model, self.codec, self._kept_states(), req)
 
     def _run_rows(self, rows: list[Row], t0: float) -> list[Generation]:
         import torch
 
-        codec, states = self.codec, self.states
+        codec, states = self.codec, self._kept_states()
         reqs = [row.req for row in rows]
         try:
             device = self.model.device

@@ -58,9 +58,9 @@ import openai
 
 from paravt.agent.backend import BackendBase
 from paravt.agent.config import BackendConfig
-from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.backends.http import LoopThread
 from paravt.errors import ConfigError, UserError
+from paravt.schema.episodes import Generation, GenRequest, ImageItem
 
 __all__ = ["OpenAIBackend", "budget_frame", "reported_cached_tokens"]
 

@@ -35,8 +35,8 @@ from typing import Any
 
 from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
-from paravt.agent.records import Generation, GenRequest
 from paravt.errors import UserError
+from paravt.schema.episodes import Generation, GenRequest
 
 __all__ = ["ScriptedBackend"]
 
@@ -101,6 +101,8 @@ class ScriptedBackend(BackendBase):
 
     def _encode(self, text: str) -> list[int]:
         codec = self.codec
+        if codec is None:
+            raise RuntimeError("the scripted backend encodes text only with a processor")
         if self.tokenize == "pieces":
             ids: list[int] = []
             for i in range(0, len(text), 3):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paravt.agent.records import GenRequest, ImageItem, join_rows
+from paravt.schema.episodes import GenRequest, ImageItem, join_rows
 
 __all__: list[str] = []  # nothing here is for the other rooms
 
@@ -67,7 +67,7 @@ def shared_image_inputs(
     if not distinct or any(it.pixels is None or it.grid_thw is None for it in distinct):
         return None
     pixels = join_rows(distinct).to(device=device, dtype=dtype)
-    grid = torch.tensor([list(it.grid_thw) for it in distinct], dtype=torch.long, device=device)
+    grid = torch.tensor([list(it.grid) for it in distinct], dtype=torch.long, device=device)
     feats = model.get_image_features(pixel_values=pixels, image_grid_thw=grid, return_dict=True)
     fields = dict(feats.items())
     fields["pooler_output"] = tuple(feats.pooler_output[j] for j in order)

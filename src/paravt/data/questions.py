@@ -33,12 +33,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from paravt.errors import UserError
-from paravt.rewards.answers import LETTERS, QUESTION_TYPES, mcq_gold_letter, parse_span
+from paravt.rewards.answers import mcq_gold_letter, parse_span
+from paravt.schema.questions import (
+    LETTERS,
+    QUESTION_TYPES,
+    QuestionRow,
+    QuestionType,
+    UnknownQuestionTypeError,
+    question_type_of,
+)
 
 __all__ = ["RowError", "clean_options", "parse_question", "resolve_video", "strip_option_prefix"]
 
@@ -52,23 +59,6 @@ _OPTION_PREFIX = re.compile(r"^\s*\(?([A-J])\s*[\.\):]\s*")
 
 class RowError(UserError):
     """A row that cannot be a question; the message is the reason (the reader names the row)."""
-
-
-@dataclass
-class QuestionRow:
-    """One question as the row gives it, with the defaults applied (module docstring)."""
-
-    question: str
-    question_type: str
-    options: list[str] | None = None
-    answer: Any = None
-    gold: Any = None
-    problem: str | None = None
-    video: str | None = None
-    id: str | None = None
-    frames: int | None = None
-    groups: dict[str, str] = field(default_factory=dict)
-    meta: dict = field(default_factory=dict)
 
 
 def strip_option_prefix(text: str) -> tuple[str | None, str]:
@@ -119,7 +109,7 @@ def gold_of(qtype: str, answer: Any, options: list[str] | None) -> tuple[Any, st
     if qtype == "tvg":
         span = parse_span(answer)  # (start, end) sorted, so a reversed list is checked as given
         given = answer if isinstance(answer, (list, tuple)) and len(answer) == 2 else span
-        if span is None or not float(given[1]) > float(given[0]):
+        if span is None or given is None or not float(given[1]) > float(given[0]):
             return None, f"answer {answer!r} is not a [start, end] span with end > start"
         return [float(span[0]), float(span[1])], None
     return str(answer), None
@@ -136,12 +126,13 @@ def _options(row: dict) -> list[str] | None:
     return clean_options(raw)
 
 
-def _question_type(row: dict, options: list[str] | None) -> str:
+def _question_type(row: dict, options: list[str] | None) -> QuestionType:
     given = row.get("question_type", row.get("type"))
     qtype = str(given).lower() if given not in (None, "", "auto") else ("mcq" if options else "oe")
-    if qtype not in QUESTION_TYPES:
-        raise RowError(f"question_type {given!r} is not one of {list(QUESTION_TYPES)}")
-    return qtype
+    try:
+        return question_type_of(qtype)
+    except UnknownQuestionTypeError:
+        raise RowError(f"question_type {given!r} is not one of {list(QUESTION_TYPES)}") from None
 
 
 def _frames(row: dict) -> int | None:

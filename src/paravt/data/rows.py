@@ -19,7 +19,7 @@ from typing import Any
 
 from paravt.data.questions import RowError, parse_question, resolve_video
 from paravt.errors import UserError
-from paravt.rewards.answers import TooManyOptionsError, require_letterable
+from paravt.schema.questions import TooManyOptionsError, require_letterable
 
 __all__ = ["read_rows"]
 
@@ -49,6 +49,12 @@ class SkippedRow:
 class ReadResult:
     rows: list[TrainRow] = field(default_factory=list)
     skipped: list[SkippedRow] = field(default_factory=list)
+
+    def add(self, item: TrainRow | SkippedRow) -> None:
+        if isinstance(item, TrainRow):
+            self.rows.append(item)
+        else:
+            self.skipped.append(item)
 
 
 def _video_of(videos: Any) -> str | None:
@@ -108,7 +114,7 @@ def _read_jsonl(path: Path, video_root) -> ReadResult:
                 out.skipped.append(SkippedRow(i, f"row{i}", "", f"invalid JSON: {e}"))
                 continue
             item = _row(i, obj, video_root)
-            (out.rows if isinstance(item, TrainRow) else out.skipped).append(item)
+            out.add(item)
     return out
 
 
@@ -139,7 +145,7 @@ def _read_parquet(path: Path, video_root) -> ReadResult:
             "question_type": extra.get("question_type"),
         }
         item = _row(i, obj, video_root)
-        (out.rows if isinstance(item, TrainRow) else out.skipped).append(item)
+        out.add(item)
     return out
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from paravt.data.rows import SkippedRow, TrainRow, read_rows
+from paravt.data.rows import ReadResult, SkippedRow, TrainRow, read_rows
 from paravt.errors import ConfigError, UserError
 
 __all__: list[str] = []  # nothing here is for the other rooms
@@ -94,6 +94,10 @@ class Split:
         """Whether the work is spread over several ranks (else this process does all of it)."""
         return self.world > 1
 
+    def all_gather(self, mine: object) -> list:
+        """Every rank's ``mine``, in rank order (this process's alone when there is no gather)."""
+        return [mine] if self.gather is None else self.gather([mine])
+
 
 def _verdicts(videos: list[str], split: Split) -> dict[str, str | None]:
     """Every video's verdict (None = usable); each rank probes every ``world``-th video."""
@@ -101,7 +105,7 @@ def _verdicts(videos: list[str], split: Split) -> dict[str, str | None]:
         return {v: _probe(v) for v in videos}
     mine = {v: _probe(v) for v in videos[split.rank :: split.world]}
     merged: dict[str, str | None] = {}
-    for theirs in split.gather([mine]):
+    for theirs in split.all_gather(mine):
         merged.update(theirs)
     return merged
 
@@ -122,7 +126,7 @@ def check_videos(
     return good, bad
 
 
-def _read_everywhere(path, video_root, fmt: str, split: Split):
+def _read_everywhere(path, video_root, fmt: str, split: Split) -> ReadResult:
     """``read_rows`` on every rank; a file one rank cannot read stops every rank (the others
     would wait for it forever in the probes' gather). Any failure counts, not only a
     ``UserError``: a truncated parquet file or an I/O error on one node must not leave that rank
@@ -137,10 +141,12 @@ def _read_everywhere(path, video_root, fmt: str, split: Split):
     except Exception as e:  # noqa: BLE001 - reported to every rank as a UserError just below
         logger.warning("reading training data %s failed on this rank", path, exc_info=True)
         failure = f"cannot read {path}: {type(e).__name__}: {e}"
-    failures = [(r, f) for r, f in enumerate(split.gather([failure])) if f]
+    failures = [(r, f) for r, f in enumerate(split.all_gather(failure)) if f]
     if failures:
         rank, why = failures[0]
         raise UserError(f"rank {rank}: {why}")
+    if result is None:  # read_rows raised with an empty message
+        raise UserError(f"cannot read {path}")
     return result
 
 
@@ -152,7 +158,7 @@ def _same_rows_everywhere(path, good: list[TrainRow], split: Split) -> None:
     digest = hashlib.sha1(
         json.dumps([(r.source_index, r.id, r.video) for r in good]).encode()
     ).hexdigest()
-    seen = split.gather([(len(good), digest)])
+    seen = split.all_gather((len(good), digest))
     if len(set(seen)) > 1:
         counts = ", ".join(f"rank {r}: {n} rows" for r, (n, _) in enumerate(seen))
         raise ConfigError(

@@ -192,6 +192,8 @@ class TransformersServe:
         self._signal(signal.SIGKILL)  # what the server started and left behind
 
     def _signal(self, sig: int) -> None:
+        if self.proc is None:
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, sig)
 
@@ -336,7 +338,7 @@ def openai_side(cfg: EvalConfig, server: TransformersServe, model_dir: str) -> E
     template (it cannot continue a message) and tool results as ``tool`` messages (the template
     wraps them, as it does for ``hf``); vLLM continues a pre-filled assistant message and gets
     tool results as the ``user`` turn the Qwen templates render them into."""
-    arch = _RESIZE_ARCH.get(_model_type(model_dir), "none")
+    arch = _RESIZE_ARCH.get(_model_type(model_dir) or "", "none")
     if isinstance(server, VLLMServe):
         wire = {"prefill_via": "continue", "chat_template": None, "tool_role": "user"}
     else:

@@ -142,12 +142,13 @@ def _run_row(path: Path, run: dict[str, dict], variant: str, columns: list) -> R
     splits = sorted(run)
     vals = {s: run[s]["metrics"]["variants"][variant] for s in splits}
     walls = [(run[s].get("timing") or {}).get("wall_s") for s in splits]
+    known = [w for w in walls if w is not None]
     row = RunRow(
         name=path.name or str(path),
         path=str(path),
         values={(s, m): float(vals[s][m]) for s, m in columns if m in vals[s]},
         headline={s: float(vals[s]["value"]) for s in splits},
-        wall_s=sum(walls) if all(w is not None for w in walls) else None,
+        wall_s=sum(known) if len(known) == len(walls) else None,
     )
     row.avg = sum(row.headline.values()) / len(splits)
     return row

@@ -10,9 +10,9 @@ and the overview times the model saw.
 
 from __future__ import annotations
 
-from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.eval.results import ResultError, ResultRow, ToolUsage
 from paravt.eval.samples import EvalSample
+from paravt.schema.episodes import EpisodeInput, EpisodeRecord
 
 __all__: list[str] = []  # nothing here is for the other rooms
 

@@ -135,7 +135,7 @@ class HttpJudge:
                 ],
             )
         except openai.APIError as e:  # the SDK already retried it: the rule decides
-            raise _Unanswered(_api_error(openai, e)) from e
+            raise _Unanswered(_api_error(e)) from e
         return str(reply.choices[0].message.content or "")
 
     def _ask(self, question: str, reference: str, prediction: str) -> str:
@@ -171,8 +171,10 @@ class _Unanswered(Exception):
     """The judge endpoint gave no verdict (an API error, after the SDK's own retries)."""
 
 
-def _api_error(openai: Any, e: Exception) -> str:
-    if isinstance(e, openai.APIStatusError):
+def _api_error(e: Exception) -> str:
+    from openai import APIStatusError  # imported already: the caller holds the SDK's client
+
+    if isinstance(e, APIStatusError):
         return f"HTTP {e.status_code}: {' '.join(e.response.text.split())[:200]}"
     return f"{type(e).__name__}: {e}"
 

@@ -62,8 +62,9 @@ def _tools_table(tools: dict):
     from rich.table import Table
 
     table = Table(title="tool calls")
-    for name, justify in (("", "left"), ("executed", "right"), ("attempted", "right")):
-        table.add_column(name, justify=justify)
+    table.add_column("", justify="left")
+    table.add_column("executed", justify="right")
+    table.add_column("attempted", justify="right")
     attempted = "avg_attempted" in tools
     table.add_row(
         "calls per sample",
@@ -104,9 +105,10 @@ def summary_table(summary: dict):
     """The end-of-run report: every variant with errors and wall time, tool calls executed and
     attempted, then accuracy by each group key (duration, task type, ...)."""
     from rich.console import Group
+    from rich.table import Table
     from rich.text import Text
 
-    parts = [_metric_table(summary)]
+    parts: list[Table | Text] = [_metric_table(summary)]
     if summary["metrics"].get("denominators"):
         parts.append(Text(denominator_line(summary["metrics"])))
     parts.append(_tools_table(summary["metrics"]["tools"]))

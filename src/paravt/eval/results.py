@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from paravt.errors import UserError
-from paravt.rewards.tool import ToolCounts
+from paravt.schema.tools import ToolCounts
 
 __all__ = ["ResultRow", "write_json_atomic"]
 

@@ -25,7 +25,6 @@ from typing import Any
 from paravt.agent.engine import EpisodeEngine
 from paravt.agent.preflight import VideoChecks, check_budget, text_counters
 from paravt.agent.prompts import check_user_template
-from paravt.agent.records import view_dict
 from paravt.destinations import check_folder_destination
 from paravt.errors import Interrupted, UserError
 from paravt.eval import subtitles as subs
@@ -46,6 +45,7 @@ from paravt.eval.results import (
 from paravt.eval.samples import EvalSample
 from paravt.eval.scoring import score_row
 from paravt.models.locate import LocatedModel, locate_model, weights_error
+from paravt.schema.episodes import view_dict
 
 __all__ = ["RETRYABLE_KINDS", "RunPaths", "run_eval"]
 

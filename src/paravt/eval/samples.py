@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from paravt.rewards.answers import LETTERS, QUESTION_TYPES  # noqa: F401 - re-exported
+from paravt.schema.questions import LETTERS, QUESTION_TYPES, QuestionType  # noqa: F401 - re-exported
 
 __all__: list[str] = []  # nothing here is for the other rooms
 
@@ -30,7 +30,7 @@ class EvalSample:
     split: str
     video: str
     question: str
-    question_type: str
+    question_type: QuestionType
     options: list[str] = field(default_factory=list)
     answer: Any = None
     groups: dict[str, Any] = field(default_factory=dict)

@@ -71,7 +71,7 @@ def score_sample(
     """Score one result; ``judge`` (``paravt.eval.judge``) scores open-ended answers."""
     qtype = sample.get("question_type")
     if error:
-        base = {"extracted": None}
+        base: dict[str, float | None] = {"extracted": None}
         if qtype == "tvg":
             base["iou"] = 0.0
         else:

@@ -134,10 +134,10 @@ def _ask_hub(repo_id: str) -> tuple[str, str]:
         return "unreachable", "offline mode is on: HF_HUB_OFFLINE"
     try:
         HfApi(endpoint=constants.ENDPOINT).model_info(repo_id, timeout=HUB_TIMEOUT_S)
+    except GatedRepoError:  # first: huggingface_hub derives it from RepositoryNotFoundError
+        return "gated", ""
     except RepositoryNotFoundError:
         return "missing", ""
-    except GatedRepoError:
-        return "gated", ""
     except OfflineModeIsEnabled:
         return "unreachable", "offline mode is on: HF_HUB_OFFLINE"
     except HfHubHTTPError as e:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from paravt.errors import UserError
 from paravt.models.tiny_source import (
@@ -214,7 +215,7 @@ PRESETS: dict[str, dict] = {
 
 
 def _text_config(vocab: int, tok, arch: str, size: dict) -> dict:
-    cfg = dict(
+    cfg: dict[str, Any] = dict(
         vocab_size=vocab,
         hidden_size=size["hidden"],
         intermediate_size=size["intermediate"],
@@ -318,7 +319,7 @@ def build_tiny(arch: str = "qwen3-vl", seed: int = 0, preset: str = "tiny", sour
         tie_word_embeddings=False,
     )
     patching = dict(patch_size=patch, merge_size=merge, temporal_patch_size=2)
-    image_kwargs = dict(
+    image_kwargs: dict[str, Any] = dict(
         **patching,
         **spec["image_norm"],
         size={"shortest_edge": factor * factor, "longest_edge": factor * factor * 64},

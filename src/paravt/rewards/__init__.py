@@ -7,12 +7,10 @@ Modules: ``answers`` (answer reading and R_acc), ``format`` (R_fmt with the anch
 ``compose`` (the total with its breakdown), ``config`` (``RewardConfig``).
 """
 
+from paravt.errors import deprecated
 from paravt.rewards import tool as _tool
 from paravt.rewards.answers import (
     FUNCTION_WORDS,
-    LETTERS,
-    QUESTION_TYPES,
-    UnknownQuestionTypeError,
     accuracy,
     answer_text,
     bonus_earned,
@@ -44,19 +42,15 @@ from paravt.rewards.format import (
     visible_text,
 )
 from paravt.rewards.token_anchor import ANCHOR_TAGS, anchor_positions, anchor_token_bonus
-from paravt.rewards.tool import ToolCounts, tool_reward
+from paravt.rewards.tool import tool_reward
 
 __all__ = [
     "ANCHOR_TAGS",
     "DEFAULT_TOKEN_ANCHOR_VALUES",
     "FUNCTION_WORDS",
-    "LETTERS",
-    "QUESTION_TYPES",
     "FormatTerms",
     "RewardBreakdown",
     "RewardConfig",
-    "ToolCounts",
-    "UnknownQuestionTypeError",
     "accuracy",
     "anchor_positions",
     "anchor_token_bonus",
@@ -89,6 +83,21 @@ __all__ = [
 ]
 
 
+#: the vocabulary that moved to the schema floor (``paravt.schema``): old name -> its home
+_MOVED = {
+    "LETTERS": "paravt.schema.questions",
+    "QUESTION_TYPES": "paravt.schema.questions",
+    "UnknownQuestionTypeError": "paravt.schema.questions",
+    "ToolCounts": "paravt.schema.tools",
+}
+
+
 def __getattr__(name: str):
-    """The deprecated names of the reward's records (``paravt.rewards.tool``)."""
+    """The deprecated names: the vocabulary that moved to ``paravt.schema``, and the reward's old
+    record names (``paravt.rewards.tool``)."""
+    if name in _MOVED:
+        import importlib
+
+        deprecated(f"paravt.rewards.{name}", f"use paravt.schema.{name}")
+        return getattr(importlib.import_module(_MOVED[name]), name)
     return _tool.__getattr__(name)

@@ -40,23 +40,18 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import Any
 
-from paravt.errors import UserError
+from paravt.errors import deprecated
 from paravt.grammar import answer_tail, extract_answer
 from paravt.rewards.candidates import Mention, committed
 from paravt.rewards.language import ARTICLES
 from paravt.rewards.normalise import lookalike_form, nfkc_form
 from paravt.rewards.spans import proper_span, span_from_text, temporal_iou, temporal_iou_hull
+from paravt.schema.questions import LETTERS, QUESTION_TYPES, UnknownQuestionTypeError
 
 __all__ = [
     "FUNCTION_WORDS",
-    "LETTERS",
-    "QUESTION_TYPES",
-    "QuestionType",
-    "TooFewOptionsError",
-    "TooManyOptionsError",
-    "UnknownQuestionTypeError",
     "accuracy",
     "answer_text",
     "bonus_earned",
@@ -70,59 +65,28 @@ __all__ = [
     "offers_alternatives",
     "overlap_f1",
     "parse_span",
-    "require_letterable",
     "temporal_iou",
     "temporal_iou_hull",
     "token_f1",
 ]
 
-#: The option letters of docs/PROTOCOL.md §5.1 (A–J): prompts letter options with these, and
-#: extraction and scoring read only these. The one definition; every other room imports it.
-LETTERS = "ABCDEFGHIJ"
-#: Question types (docs/PROTOCOL.md §5.1): multiple choice, temporal grounding, open-ended. The
-#: one definition: annotations use ``QuestionType``, checks read ``QUESTION_TYPES`` from it.
-QuestionType = Literal["mcq", "tvg", "oe"]
-QUESTION_TYPES: tuple[str, ...] = get_args(QuestionType)
 
+def __getattr__(name: str) -> object:
+    """The question vocabulary this reader held once answers from ``paravt.schema``, with the
+    house's deprecation line (``LETTERS``, ``QUESTION_TYPES`` and ``UnknownQuestionTypeError``
+    are this reader's own imports, so they still resolve quietly)."""
+    if name in ("QuestionType", "TooFewOptionsError", "TooManyOptionsError", "require_letterable"):
+        from paravt import schema
 
-class UnknownQuestionTypeError(UserError):
-    """A sample's question type is not one the reward knows."""
-
-
-class TooManyOptionsError(UserError):
-    """A question has more options than ``LETTERS`` can label, or (``TooFewOptionsError``) too
-    few to choose from."""
-
-
-class TooFewOptionsError(TooManyOptionsError):
-    """A multiple-choice question with one option: nothing to choose, and every answer scores 1."""
-
-
-def require_letterable(options: Sequence[Any] | None, question: str) -> None:
-    """Raise :class:`TooManyOptionsError` when ``options`` cannot all be lettered A–J, and
-    :class:`TooFewOptionsError` when there is only one.
-
-    Why where a question is built: an eleventh option would be shown to the model under a letter
-    that extraction never reads, so every answer to it would score 0 without a word; a single
-    option is no choice at all, and "A" would be right whatever the model saw. ``question``
-    names the question in the message (its id and/or text)."""
-    if options is not None and len(options) == 1:
-        raise TooFewOptionsError(
-            f"{question} has 1 option ({str(options[0])[:60]!r}); a multiple-choice question "
-            "needs at least 2. Add the other choices, or give no options for an open-ended "
-            "question."
-        )
-    if options is not None and len(options) > len(LETTERS):
-        raise TooManyOptionsError(
-            f"{question} has {len(options)} options; at most {len(LETTERS)} can be lettered "
-            f"({LETTERS[0]}–{LETTERS[-1]}, PROTOCOL §5). Drop options or split the question."
-        )
+        deprecated(f"paravt.rewards.answers.{name}", f"use paravt.schema.{name}")
+        return getattr(schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- answer text
 
 
-def answer_text(prediction: Any) -> str:
+def answer_text(prediction: object) -> str:
     """The answer part of a prediction: docs/PROTOCOL.md §4 extraction, the same rule as the
     engine's and the evaluation's (without tags that is all of the text, so ``"B\\nbecause..."``
     reads as B)."""
@@ -216,8 +180,12 @@ def _outermost(found: list[Mention]) -> list[Mention]:
     out: list[Mention] = []
     widest: Mention | None = None  # the earlier mention reaching furthest
     for m in sorted(found, key=lambda m: (m.start, -m.end)):
-        inside = widest is not None and widest.end >= m.end
-        if not (inside and widest.end - widest.start > m.end - m.start):
+        inside = (
+            widest is not None
+            and widest.end >= m.end
+            and widest.end - widest.start > m.end - m.start
+        )
+        if not inside:
             out.append(m)
         if widest is None or m.end > widest.end:
             widest = m

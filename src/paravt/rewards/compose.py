@@ -26,7 +26,8 @@ from paravt.grammar import answer_tail, extract_answer
 from paravt.rewards.answers import accuracy, bonus_earned
 from paravt.rewards.config import RewardConfig
 from paravt.rewards.format import format_score, format_terms
-from paravt.rewards.tool import ToolCounts, tool_reward
+from paravt.rewards.tool import tool_reward
+from paravt.schema.tools import ToolCounts
 
 __all__ = ["RewardBreakdown", "compose", "final_answer_text"]
 

@@ -328,7 +328,7 @@ def _earned(turns: list[_TurnTags], rule: ThinkRule, calls_made: bool | None) ->
     return {
         "think": any(_substantive(t, rule) for t in turns),
         "answer": answer_ok,
-        "answer_close": bool(answer_ok and last[2]),
+        "answer_close": bool(last is not None and answer_ok and last[2]),
         "think_before_call": calls_made is not False and _think_before_first_call(turns, rule),
         "balanced": any(t.tags for t in turns) and all(_balanced(t.tags) for t in turns),
         "anchor_close": any(_substantive_pairs(t, rule) for t in turns),

@@ -27,68 +27,24 @@ the collapse PARA-GRPO fights; with a call that merely parsed it paid +0.5 for
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from paravt.errors import deprecated
 from paravt.rewards.config import RewardConfig
+from paravt.schema.tools import ToolCounts
 
-__all__ = ["ToolCounts", "tool_reward"]
-
-
-@dataclass
-class ToolCounts:
-    """An episode's tool calls, counted from what executed, not from text: the one record the
-    episode engine fills (``EpisodeRecord.tool_counts``), R_tool and R_fmt read, the training
-    metrics log and an eval result line shows (``paravt.eval.results.ToolUsage`` is a view of
-    it). It lives here, in the lowest room that reads it, so the engine and eval import it from
-    the reward rather than copying it under other names."""
-
-    parseable_calls: int = 0  # calls the parser read (known tool, arguments object), run or not
-    executed_ok: int = 0  # calls whose window decoded and came back to the model
-    errors: int = 0  # calls that ended in a tool error (parse, argument or decode)
-    parse_errors: int = 0  # blocks that did not parse as a call
-    over_cap: int = 0  # calls beyond max_parallel, answered with a tool error
-
-    @property
-    def called(self) -> bool:
-        """Whether a call exists: one parsed or executed. R_tool and R_fmt's think-before-call
-        term share this one notion."""
-        return self.executed_ok > 0 or self.parseable_calls > 0
-
-    @classmethod
-    def of(cls, counts: Any) -> ToolCounts:
-        """From a ``ToolCounts`` (itself), or a mapping or object with these field names (a
-        results line read back, an older record)."""
-        if counts is None:
-            return cls()
-        if isinstance(counts, cls):
-            return counts
-        get = counts.get if isinstance(counts, dict) else (lambda k, d=0: getattr(counts, k, d))
-        return cls(**{f: _count(get(f, 0)) for f in _FIELDS})
+__all__ = ["tool_reward"]
 
 
-_FIELDS = ("parseable_calls", "executed_ok", "errors", "parse_errors", "over_cap")
-
-
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """``ToolExecutionSummary``, the old name of ``ToolCounts`` (the reward's copy of the
     engine's counts), still answers, with TRL's deprecation rule."""
     if name == "ToolExecutionSummary":
-        deprecated("paravt.rewards.ToolExecutionSummary", "use paravt.rewards.ToolCounts")
+        deprecated("paravt.rewards.ToolExecutionSummary", "use paravt.schema.ToolCounts")
         return ToolCounts
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _count(value: Any) -> int:
-    try:
-        return max(0, int(value))
-    except (TypeError, ValueError, OverflowError):
-        return 0
-
-
 def tool_reward(
-    execution: Any, acc: float, cfg: RewardConfig | None = None, correct: bool | None = None
+    execution: object, acc: float, cfg: RewardConfig | None = None, correct: bool | None = None
 ) -> float:
     """R_tool ∈ [0, 1] from an episode's ``ToolCounts`` (or anything :meth:`ToolCounts.of`
     reads) and the episode's R_acc. ``correct`` decides the bonus when given (the composition

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.errors import ParavtError
+from paravt.schema.episodes import EpisodeInput, EpisodeRecord
 
 __all__ = ["Rollout", "RolloutGroup"]
 

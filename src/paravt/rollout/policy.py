@@ -38,12 +38,12 @@ import torch
 
 from paravt.agent.backend import BackendBase
 from paravt.agent.chat import ChatCodec
-from paravt.agent.records import Generation, GenRequest, TokenPrompt
 from paravt.backends import cached_decode as cd
 from paravt.backends.episode_state import EpisodeStates
 from paravt.backends.hf import cut_at_stop, left_pad
 from paravt.rollout.lockstep import Lockstep, filler_image
 from paravt.rollout.streams import mm_token_type_ids
+from paravt.schema.episodes import Generation, GenRequest, TokenPrompt
 
 __all__ = ["PolicyBackend", "TokenSampler"]
 

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.rollout.gate import GateClosedError, PolicyGate
+from paravt.schema.episodes import EpisodeInput, EpisodeRecord
 
 __all__ = ["ProducedStep", "RolloutProducer", "step_batches"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from paravt.agent.records import EpisodeRecord
+from paravt.schema.episodes import EpisodeRecord
 
 __all__ = ["StalenessLog", "episode_staleness", "groups_to_drop"]
 

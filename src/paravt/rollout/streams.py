@@ -23,8 +23,8 @@ from typing import Any
 
 import torch
 
-from paravt.agent.records import EpisodeRecord
 from paravt.errors import ParavtError
+from paravt.schema.episodes import EpisodeRecord
 
 __all__ = ["FeatureMismatchError", "LossRow", "mm_token_type_ids", "record_row"]
 

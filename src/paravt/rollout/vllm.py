@@ -60,7 +60,6 @@ from typing import Any
 
 from trl.import_utils import is_vllm_available
 
-from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.backends.openai import budget_frame
 from paravt.errors import ConfigError, ParavtError
 from paravt.rollout.gate import PolicyGate
@@ -75,6 +74,7 @@ from paravt.rollout.vllm_prompt import (
 )
 from paravt.rollout.vllm_servers import episode_route
 from paravt.rollout.vllm_stack import stack_problem as vllm_stack_problem
+from paravt.schema.episodes import Generation, GenRequest, ImageItem
 
 __all__ = [
     "VLLMBackend",

@@ -33,10 +33,10 @@ import time
 import weakref
 from typing import Any
 
-from paravt.agent.records import Generation, GenRequest, ImageItem
 from paravt.rollout.policy import TokenSampler
 from paravt.rollout.vllm import FrameError, frame_image, token_prompt
 from paravt.rollout.vllm_prompt import VLLMPromptMismatchError, check_reported_prompt
+from paravt.schema.episodes import Generation, GenRequest, ImageItem
 
 __all__ = ["AsyncVLLMBackend"]
 

@@ -139,7 +139,7 @@ class ToolService:
         window = {k: v for k, v in arguments.items() if k not in SERVER_ARGUMENTS}
         batch = execute_windows([WindowRequest(video, window)], crop, resize=self._resize)
         res = batch.results[0]
-        if not res.ok:
+        if not res.ok or res.clip is None:
             return ToolReply(res.message(), error=True, kind=res.error_kind)
         frames = [res.clip.frame(i) for i in range(len(res.times))]
         if frames and frames[0].device.type != "cpu":

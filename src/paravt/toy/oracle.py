@@ -42,10 +42,10 @@ from collections import Counter
 from typing import Any
 
 from paravt.agent.backend import BackendBase
-from paravt.agent.records import Generation, GenRequest
 from paravt.agent.scoring import episode_reward  # noqa: F401 - the toy tests and benchmarks score with it
 from paravt.backends.scripted import ScriptedBackend
 from paravt.errors import ConfigError
+from paravt.schema.episodes import Generation, GenRequest
 from paravt.toy.detect import needle_colour
 from paravt.toy.task import ToyTaskConfig, infer_duration, tiling_windows
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from paravt.config import check_choices
 from paravt.errors import ConfigError
-from paravt.rewards.answers import LETTERS
+from paravt.schema.questions import LETTERS
 from paravt.tools.results import CropConfig
 from paravt.video.sampling import window_frame_count
 
@@ -195,7 +195,8 @@ def question_rows(cfg: ToyTaskConfig, spec: VideoSpec, video: str) -> list[dict]
     meta = {"duration": spec.duration, "colour": spec.colour, "span": spec.span}
     group = f"{spec.duration}s"
     for qtype in cfg.question_types:
-        row = {"id": f"{spec.name}-{qtype}", "video": video, "question_type": qtype}
+        row: dict[str, object] = {"id": f"{spec.name}-{qtype}", "video": video}
+        row["question_type"] = qtype
         if qtype == "mcq":
             rng = _rng(cfg.seed, cfg.split, spec.index, "options")
             others = [c for c in PALETTE if c != spec.colour]

@@ -29,13 +29,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.errors import ParavtError
 from paravt.rollout.gate import PolicyGate
 from paravt.rollout.lockstep import exchange
 from paravt.rollout.producer import ProducedStep, RolloutProducer, step_batches
 from paravt.rollout.producer_process import ChildGate, RolloutChild
 from paravt.rollout.staleness import StalenessLog, episode_staleness, groups_to_drop
+from paravt.schema.episodes import EpisodeInput, EpisodeRecord
 
 __all__: list[str] = []  # nothing here is for the other rooms
 

@@ -2,8 +2,9 @@
 
 ``episodes/rank{r}.jsonl`` (``episode_log``) keeps a few numbers per episode; to see what the
 policy looked at and wrote, every ``episode_dump_every``-th step's episodes are also written to
-``episodes/dump-rank{r}.jsonl``: the episode record (turns, calls, windows, answer:
-``agent.records.view_dict``), its reward terms, the K gating chose and its advantage, and its
+``episodes/dump-rank{r}.jsonl``, one ``paravt.schema.episode_log.DumpRow`` a line (the viewer
+reads it back through the same type): the episode record (turns, calls, windows, answer:
+``schema.episodes.view_dict``), its reward terms, the K gating chose and its advantage, and its
 frames (the images the model saw, shrunk to ``episode_dump_thumb`` pixels wide, JPEG) under
 ``episodes/frames/``. Once the dump reaches ``episode_dump_max_mb`` it stops (one warning), so
 a long run cannot fill its disk.
@@ -16,7 +17,8 @@ import logging
 import os
 from pathlib import Path
 
-from paravt.agent.records import view_dict
+from paravt.schema.episode_log import DumpRow, StoredFrame
+from paravt.schema.episodes import view_dict
 
 __all__: list[str] = []  # nothing here is for the other rooms
 
@@ -60,21 +62,25 @@ def dump_episodes(
         return False
     with (folder / f"dump-rank{rank}.jsonl").open("a") as fh:
         for n, (record, breakdown, k, advantage) in enumerate(rows):
-            stored = []
+            stored: list[StoredFrame] = []
             for i, item in enumerate(record.stream.images):
                 if used >= max_bytes:
                     break
                 name = f"s{step}-r{rank}-e{n}-{i}.jpg"
                 _thumb(item.data, frames / name, thumb_width)
                 used += (frames / name).stat().st_size
-                stored.append({"source": item.source, "time": float(item.time), "file": name})
-            reward = None if breakdown is None else breakdown.terms()
-            line = json.dumps(
-                {"step": step, "rank": rank, "k": k, "advantage": advantage, "reward": reward,
-                 "record": view_dict(record), "frames": stored,
-                 "frames_dropped": len(record.stream.images) - len(stored)},
-                default=str,
-            )  # fmt: skip
+                stored.append(StoredFrame(item.source, float(item.time), name))
+            row = DumpRow(
+                step=step,
+                rank=rank,
+                record=view_dict(record),
+                k=k,
+                advantage=advantage,
+                reward=None if breakdown is None else breakdown.terms(),
+                frames=stored,
+                frames_dropped=len(record.stream.images) - len(stored),
+            )
+            line = json.dumps(row.to_json(), default=str)
             fh.write(line + "\n")
             used += len(line) + 1
     if used >= max_bytes:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from paravt.agent.records import EpisodeRecord
 from paravt.rewards import RewardBreakdown
+from paravt.schema.episodes import EpisodeRecord
 
 __all__: list[str] = []  # nothing here is for the other rooms
 

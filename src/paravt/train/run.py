@@ -39,6 +39,7 @@ from paravt.config import Renamed, build, load_config, to_dict
 from paravt.data import load_training_rows, to_dataset
 from paravt.errors import ConfigError, UserError
 from paravt.rewards.config import RewardConfig
+from paravt.schema.run_summary import RunSummary
 from paravt.train.config import ParaGRPOConfig, ParaGRPOKeys, learner_dtype
 from paravt.train.engine_config import MOVED_TO_ENGINE, TrainEngineConfig
 from paravt.train.launch.checkpoints import agreed_checkpoint, checkpoint_step
@@ -362,15 +363,15 @@ def train_and_save(
         is_main = trainer.args.process_index == 0
         if is_main:
             processor.save_pretrained(str(final_dir))
-        summary = {
-            "run_dir": str(run_dir),
-            "global_step": step,
-            "final_model": str(final_dir),
-            "resumed_from": str(ckpt) if ckpt else None,
-            **extra,
-            "train_loss": float(result.training_loss) if result is not None else None,
-            "metrics_file": str(metrics_path),
-        }
+        summary = RunSummary(
+            run_dir=str(run_dir),
+            global_step=step,
+            final_model=str(final_dir),
+            metrics_file=str(metrics_path),
+            resumed_from=str(ckpt) if ckpt else None,
+            train_loss=float(result.training_loss) if result is not None else None,
+            extra=extra,
+        ).to_json()
         if is_main:
             (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
         return summary

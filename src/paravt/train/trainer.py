@@ -65,7 +65,6 @@ from trl.models import unwrap_model_for_generation
 from trl.trainer.utils import nanmax, nanmin, nanstd, pad
 
 from paravt.agent.engine import EpisodeEngine
-from paravt.agent.records import EpisodeInput, EpisodeRecord
 from paravt.agent.scoring import episode_reward
 from paravt.errors import ConfigError, ParavtError
 from paravt.rewards import (
@@ -88,6 +87,7 @@ from paravt.rollout.vllm import (
     require_vllm,
 )
 from paravt.rollout.vllm_server import ServerGeneration, server_generation
+from paravt.schema.episodes import EpisodeInput, EpisodeRecord
 from paravt.train.advantages import (
     GroupAdvantages,
     group_advantages,

@@ -151,16 +151,20 @@ def scan_bitstream(path: str, codec: str | None, keyframe_times: list[float]) ->
     wanted = {round(t, 6) for t in keyframe_times}
     try:
         import av  # heavy optional library: only H.264 and HEVC files need it
+        from av.video.stream import VideoStream
 
         with av.open(path) as box:
             videos = box.streams.video
             stream = videos[0] if len(videos) == 1 else box.streams.best("video")
+            if not isinstance(stream, VideoStream) or stream.time_base is None:
+                return BitstreamScan()  # nothing PyAV can time: the container's flags stand
             ctx = stream.codec_context
             test = restart_test(ctx.name, ctx.extradata)
             if test is None:
                 return BitstreamScan()
             size = _length_size(ctx.name, ctx.extradata)
-            scan = BitstreamScan(restart=set(), reorder_delay=int(ctx.has_b_frames or 0))
+            restart: set[float] = set()
+            scan = BitstreamScan(restart=restart, reorder_delay=int(ctx.has_b_frames or 0))
             tb = stream.time_base
             for pkt in box.demux(stream):
                 if pkt.pts is None or pkt.size == 0:
@@ -173,7 +177,7 @@ def scan_bitstream(path: str, codec: str | None, keyframe_times: list[float]) ->
                 if not intact:
                     scan.damaged.add(at)
                 if pkt.is_keyframe and at in wanted and test(bytes(pkt)):
-                    scan.restart.add(at)
+                    restart.add(at)
             if len(wanted) <= 1:
                 scan.restart = None
             return scan

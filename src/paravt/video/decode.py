@@ -17,10 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
 from paravt.video import ffmpeg_log
+
+if TYPE_CHECKING:
+    from torchcodec.decoders import Demuxer, VideoStream
 
 __all__ = ["DecodeOutcome", "FrameResize"]
 
@@ -57,6 +61,17 @@ class DecodeOutcome:
         self.pictures_skipped += other.pictures_skipped
         self.logged.update(other.logged)
         self.damaged.update(other.damaged)
+
+
+def video_stream(demuxer: Demuxer) -> VideoStream:
+    """The one stream of a ``Demuxer(path, streams="video")``, typed as the video stream it is
+    (torchcodec declares ``streams`` as its private base class)."""
+    from torchcodec.decoders import VideoStream
+
+    stream = demuxer.streams[0]
+    if not isinstance(stream, VideoStream):
+        raise RuntimeError(f"torchcodec gave a {type(stream).__name__} for streams='video'")
+    return stream
 
 
 def short_reason(err: BaseException) -> str:

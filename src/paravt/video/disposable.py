@@ -397,7 +397,7 @@ def _filtered_stream(path: str, table: FrameTable, indices: list[int]) -> Filter
     finally:
         if filt is not None:
             filt.close()
-    return filt.result()
+    return filt.result() if filt is not None else None
 
 
 def _with_data(pkt: Any, data: bytes) -> Any:

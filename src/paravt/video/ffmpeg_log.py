@@ -22,6 +22,13 @@ Safety, the reasons it is written as it is:
 * The callback never raises into C (anything unexpected is swallowed and counted) and formats
   with FFmpeg's own ``av_log_format_line2``, which copies the argument list, so the default
   callback gets it intact.
+* Ctrl-C is never lost in it. Python checks for a pending signal when a function starts, so a
+  SIGINT that lands while FFmpeg logs from the main thread raises ``KeyboardInterrupt`` at the
+  callback's first line, where ctypes can only print "Exception ignored" and drop it: an eval
+  interrupted that way ran to its end and exited 0. A ``sys.unraisablehook`` (chained to the one
+  it replaces) sees that case alone and hands the interrupt back to the main thread: a timer
+  thread calls ``_thread.interrupt_main()`` a moment later, once the callback has returned (if
+  it lands in the callback once more, the same happens again, until it lands outside).
 * The callback needs the GIL; torchcodec's decode calls release it (``video.parallel``), so a
   thread logging from inside a decode never waits on a thread that holds the GIL and waits on it.
 
@@ -32,10 +39,12 @@ the log-based damage check.
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import ctypes
 import logging
 import platform
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +56,8 @@ logger = logging.getLogger(__name__)
 #: FFmpeg log levels: AV_LOG_ERROR and everything more severe (FATAL 8, PANIC 0) are collected.
 _AV_LOG_ERROR = 16
 _LINE_BYTES = 1024
+#: how long after a lost Ctrl-C it is raised again: long enough for the callback to return
+_INTERRUPT_AGAIN_S = 0.05
 #: Error lines FFmpeg logs when a decode starts at a restart point without concealing anything,
 #: so they are not collected: "mmco: unref short failure" is a reference-marking command of an
 #: open-GOP stream that names a picture from before the recovery point, which this decoder never
@@ -59,7 +70,7 @@ _CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_
 
 _local = threading.local()
 _install_lock = threading.Lock()
-_state: dict = {"tried": False, "lib": None, "thunk": None, "swallowed": 0}
+_state: dict = {"tried": False, "lib": None, "thunk": None, "swallowed": 0, "hook": None}
 
 
 def _core_library() -> str | None:
@@ -94,6 +105,22 @@ def _on_log(avcl, level, fmt, vl) -> None:
     lib.av_log_default_callback(avcl, level, fmt, vl)
 
 
+def _interrupts_back(unraisable) -> None:
+    """``sys.unraisablehook``: a ``KeyboardInterrupt`` that ctypes could not raise out of
+    ``_on_log`` goes back to the main thread (module doc); anything else to the previous hook."""
+    lost_interrupt = (
+        unraisable.exc_type is not None
+        and issubclass(unraisable.exc_type, KeyboardInterrupt)
+        and unraisable.object is _on_log
+    )
+    if lost_interrupt:  # raised here or at once, it would be lost again (still in C): later
+        later = threading.Timer(_INTERRUPT_AGAIN_S, _thread.interrupt_main)
+        later.daemon = True
+        later.start()
+        return
+    (_state["hook"] or sys.__unraisablehook__)(unraisable)
+
+
 def _install() -> bool:
     with _install_lock:
         if _state["tried"]:
@@ -118,6 +145,7 @@ def _install() -> bool:
             lib.av_log_set_callback.argtypes = [ctypes.c_void_p]
             thunk = _CALLBACK(_on_log)
             _state["lib"], _state["thunk"] = lib, thunk
+            _state["hook"], sys.unraisablehook = sys.unraisablehook, _interrupts_back
             lib.av_log_set_callback(ctypes.cast(thunk, ctypes.c_void_p))
             atexit.register(_uninstall)
             return True
@@ -131,6 +159,8 @@ def _uninstall() -> None:
     lib = _state["lib"]
     if lib is not None:
         lib.av_log_set_callback(ctypes.cast(lib.av_log_default_callback, ctypes.c_void_p))
+    if sys.unraisablehook is _interrupts_back:
+        sys.unraisablehook = _state["hook"] or sys.__unraisablehook__
 
 
 def plain(line: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import torch
 
 from paravt.video.bitstream import scan_bitstream
-from paravt.video.decode import short_reason
+from paravt.video.decode import short_reason, video_stream
 from paravt.video.errors import NoVideoStreamError, VideoOpenError
 from paravt.video.meta import FrameTable
 
@@ -77,13 +77,16 @@ def scan_frames(path: str) -> tuple[FrameTable, Any]:
             ) from None
         raise _open_failure(path, e) from None
     try:
-        index = demuxer.streams[0].scan()
+        index = video_stream(demuxer).scan()
     except RuntimeError as e:
         raise _open_failure(path, e) from None
     if len(index) == 0:
         raise NoVideoStreamError(f"{path} has a video stream with no frames in it", path)
-    ticks = (getattr(index, "_pts", None), getattr(index, "_duration", None))
-    header = demuxer.streams[0].metadata
+    pts_ticks, duration_ticks = getattr(index, "_pts", None), getattr(index, "_duration", None)
+    ticks = None
+    if isinstance(pts_ticks, torch.Tensor) and isinstance(duration_ticks, torch.Tensor):
+        ticks = (pts_ticks, duration_ticks)
+    header = video_stream(demuxer).metadata
     pts, is_key = index.pts_seconds, index.is_key_frame
     scan = scan_bitstream(path, header.codec, [float(pts[i]) for i in is_key.nonzero().flatten()])
     times = [round(float(t), 6) for t in pts.tolist()]
@@ -91,7 +94,7 @@ def scan_frames(path: str) -> tuple[FrameTable, Any]:
         pts,
         index.duration_seconds,
         is_key,
-        ticks=ticks if all(isinstance(t, torch.Tensor) for t in ticks) else None,
+        ticks=ticks,
         restart=None if scan.restart is None else torch.tensor([t in scan.restart for t in times]),
         damaged=[i for i, t in enumerate(times) if t in scan.damaged],
         reorder_delay=scan.reorder_delay,

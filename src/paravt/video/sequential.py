@@ -22,7 +22,14 @@ for that never comes out is reported failed, with the decoder's reason.
 from __future__ import annotations
 
 from paravt.video import ffmpeg_log
-from paravt.video.decode import DecodeOutcome, FrameResize, note_logged, resized, short_reason
+from paravt.video.decode import (
+    DecodeOutcome,
+    FrameResize,
+    note_logged,
+    resized,
+    short_reason,
+    video_stream,
+)
 from paravt.video.lanes import gop_groups
 from paravt.video.meta import FrameTable
 
@@ -86,7 +93,7 @@ def decode_from_restart_points(
 
     out = DecodeOutcome()
     demuxer = Demuxer(path, streams="video")
-    stream = demuxer.streams[0]
+    stream = video_stream(demuxer)
     decoder = stream.make_decoder(device, num_ffmpeg_threads=num_threads)
     converter = ColorConverter(device)
     _prime(demuxer, stream, decoder, table)
@@ -139,7 +146,7 @@ def decode_straight(
     at_pts = {round(t, 6): i for i, t in enumerate(table.pts)}
     wanted, last = set(indices), max(table.pts[i] for i in indices)
     demuxer = Demuxer(path, streams="video")
-    stream = demuxer.streams[0]
+    stream = video_stream(demuxer)
     decoder = stream.make_decoder(device, num_ffmpeg_threads=num_threads)
     converter = ColorConverter(device)
     points: dict[int, str] = {}  # a frame index where damage starts -> FFmpeg's line

@@ -30,7 +30,7 @@ def frame_image(frame: torch.Tensor, size: tuple[int, int] | None = None):
 
     img = Image.fromarray(frame.detach().to("cpu").permute(1, 2, 0).contiguous().numpy())
     if size is not None and img.size != tuple(size):
-        img = img.resize(tuple(size), Image.BILINEAR)
+        img = img.resize((size[0], size[1]), Image.Resampling.BILINEAR)
     return img
 
 

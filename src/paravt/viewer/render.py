@@ -19,7 +19,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from paravt.agent.safe_text import visible
-from paravt.rewards.answers import LETTERS
+from paravt.schema.questions import LETTERS
 
 __all__ = ["index_page"]
 

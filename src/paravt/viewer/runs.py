@@ -10,10 +10,11 @@ skipped and named in the run's ``notes``; the lines after it are still read.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from paravt.errors import UserError
+from paravt.schema.episode_log import DumpRow
 from paravt.viz.layout import pixel_aspect
 
 __all__: list[str] = []  # nothing here is for the other rooms
@@ -146,12 +147,13 @@ def _train_run(path: Path, run: RunData) -> None:
     folder = path / "episodes"
     for f in sorted(folder.glob("dump-rank*.jsonl")):
         seen: dict[tuple, int] = {}
-        for row in read_lines(f, run.notes):
-            rec = row.get("record")
-            if not isinstance(rec, dict):
-                run.notes.append(f"{f.name}: skipped a line without its episode record")
+        for n, line in enumerate(read_lines(f, run.notes), 1):
+            try:
+                row = DumpRow.from_json(line, f"{f.name}: skipped row {n}")
+            except UserError as e:  # not a dump row: noted, the rows after it are still read
+                run.notes.append(str(e))
                 continue
-            reward = row.get("reward") or None
+            rec, reward = row.record, row.reward or None
             ep = {
                 "id": str(rec.get("id", "")),
                 "question": rec.get("question", ""),
@@ -163,17 +165,17 @@ def _train_run(path: Path, run: RunData) -> None:
                 "correct": None if reward is None else reward.get("acc"),
                 "score": {},
                 "reward": reward,
-                "advantage": row.get("advantage"),
-                "step": row.get("step"),
-                "rank": row.get("rank"),
+                "advantage": row.advantage,
+                "step": row.step,
+                "rank": row.rank,
                 "video": rec.get("video", ""),
                 "error_kind": rec.get("error_kind"),
                 "error": rec.get("error"),
-                "stored_frames": row.get("frames") or [],
+                "stored_frames": [asdict(frame) for frame in row.frames],
                 "frames_dir": str(folder),
             }
             _from_record(ep, rec)
-            ep["k"] = row.get("k") or ep["k"]
+            ep["k"] = row.k or ep["k"]
             key = (ep["step"], ep["rank"], ep["id"])
             ep["generation"] = seen.get(key, 0)
             seen[key] = ep["generation"] + 1

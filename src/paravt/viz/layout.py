@@ -15,7 +15,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from paravt.rewards.answers import LETTERS
+from paravt.schema.episodes import CallRecord, EpisodeRecord
+from paravt.schema.questions import LETTERS
 
 __all__ = ["pixel_aspect"]
 
@@ -117,14 +118,21 @@ def _clock(t: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-def _window_of(call: Any) -> tuple[float | None, float | None]:
+def _number(value: object) -> float | int | str:
+    """``value`` if ``float`` may read it, else a ``TypeError`` (``None``, a list...)."""
+    if isinstance(value, float | int | str):
+        return value
+    raise TypeError(f"not a number: {value!r}")
+
+
+def _window_of(call: CallRecord) -> tuple[float | None, float | None]:
     """The call's window: the executed one, else the numbers it asked for (when numeric)."""
     if call.start is not None and call.end is not None:
         return float(call.start), float(call.end)
     args = call.arguments or {}
     try:
-        s = float(args.get("start_time", args.get("start")))
-        e = float(args.get("end_time", args.get("end")))
+        s = float(_number(args.get("start_time", args.get("start"))))
+        e = float(_number(args.get("end_time", args.get("end"))))
     except (TypeError, ValueError):
         return None, None
     if math.isfinite(s) and math.isfinite(e):
@@ -138,7 +146,9 @@ def _drawable(start: float, end: float, duration: float) -> bool:
     return start < end and (duration <= 0 or (start < duration and end > 0))
 
 
-def _call_label(call: Any, start: float | None, end: float | None, drawable: bool = True) -> str:
+def _call_label(
+    call: CallRecord, start: float | None, end: float | None, drawable: bool = True
+) -> str:
     window = f"{start:.1f}-{end:.1f} s" if start is not None and end is not None else "no window"
     if start is not None and end is not None and not drawable:
         window = f"asked {window}, not a window of the video"
@@ -152,7 +162,7 @@ def _call_label(call: Any, start: float | None, end: float | None, drawable: boo
     return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 3] + "..."
 
 
-def _answer_line(rec: Any) -> str:
+def _answer_line(rec: EpisodeRecord) -> str:
     if rec.status != "ok":
         return f"error: {rec.error}"
     if rec.prediction is None:  # the final turn held nothing the reader could take
@@ -163,7 +173,7 @@ def _answer_line(rec: Any) -> str:
     return f"answer: {rec.prediction!s}  ({how})"
 
 
-def _header(rec: Any, chars: int) -> list[tuple[str, str]]:
+def _header(rec: EpisodeRecord, chars: int) -> list[tuple[str, str]]:
     dur = float((rec.video_meta or {}).get("duration") or 0.0)
     title = f"{rec.id} - {rec.video} ({_clock(dur)}) - {rec.mode}/{rec.evidence} - K={rec.frames_k}"
     lines = [("title", title)]
@@ -176,7 +186,7 @@ def _header(rec: Any, chars: int) -> list[tuple[str, str]]:
     return lines
 
 
-def _split_images(rec: Any) -> tuple[list[Any], list[Any]]:
+def _split_images(rec: EpisodeRecord) -> tuple[list[Any], list[Any]]:
     images = list(rec.stream.images)
     return (
         [im for im in images if im.source == "overview"],
@@ -196,7 +206,7 @@ def pixel_aspect(video_meta: dict | None) -> float:
             num, den = (float(x) for x in raw.replace(":", "/").split("/", 1))
             value = num / den
         else:
-            value = float(raw)
+            value = float(_number(raw))
     except (TypeError, ValueError, ZeroDivisionError):
         return 1.0
     return value if math.isfinite(value) and 0.1 <= value <= 10 else 1.0
@@ -280,7 +290,7 @@ def _ticks(cv: _Canvas) -> list[tuple[int, str]]:
     return [(cv.x(k * step), _clock(k * step)) for k in range(int(cv.duration // step) + 1)]
 
 
-def _call_bar(cv: _Canvas, call: Any, y: int) -> Bar:
+def _call_bar(cv: _Canvas, call: CallRecord, y: int) -> Bar:
     """The bar of one call on its row (a call without a readable window: a marker at the left)."""
     start, end = _window_of(call)
     placed = False

@@ -43,6 +43,8 @@ def load(data: Path, videos: Path) -> LoadedSplit:
         gold = None
         choice = row.get("correct_choice")
         try:
+            if choice is None:
+                raise ValueError
             idx = int(choice)
             if not 0 <= idx < len(opts):
                 raise ValueError

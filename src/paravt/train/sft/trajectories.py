@@ -31,10 +31,10 @@ from typing import Any
 import torch
 
 from paravt.agent.backend import Backend
-from paravt.agent.records import EpisodeInput, ImageItem
 from paravt.backends.factory import backend_from_spec
 from paravt.errors import ConfigError
 from paravt.rollout.streams import record_row
+from paravt.schema.episodes import EpisodeInput, ImageItem
 from paravt.train.gating import gated_frames
 
 __all__: list[str] = []  # nothing here is for the other rooms
