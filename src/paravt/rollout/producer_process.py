@@ -50,10 +50,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paravt.errors import ParavtError
 from paravt.rollout.gate import GateClosedError, PolicyGate
+
+if TYPE_CHECKING:
+    from paravt.rollout.vllm_server_client import VLLMServerClient
 
 __all__ = ["ChildGate", "ChildSpec", "ProducerProcessError", "RolloutChild"]
 
@@ -83,6 +86,14 @@ class ChildSpec:
     version: int
     log_level: int = logging.WARNING
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _Queue(Protocol):
+    """The two ends of a ``multiprocessing`` queue this module uses."""
+
+    def put(self, obj: object) -> None: ...
+
+    def get(self, block: bool = True, timeout: float | None = None) -> tuple: ...
 
 
 class _NoPush:
@@ -127,12 +138,12 @@ class _Rejoins:
     weights by the learner's pool (it knows the step's folder and checks the weights), asked
     through the reply queue; the watcher thread that asks waits for the answer."""
 
-    def __init__(self, replies: Any):
+    def __init__(self, replies: _Queue):
         self._replies, self._ids = replies, itertools.count()
         self._waiting: dict[int, tuple[threading.Event, list]] = {}
         self._lock = threading.Lock()
 
-    def ask(self, client: Any) -> str:
+    def ask(self, client: VLLMServerClient) -> str:
         from paravt.rollout.vllm_servers import NotReady
 
         token, done, answer = next(self._ids), threading.Event(), []
@@ -155,7 +166,7 @@ class _Rejoins:
         done.set()
 
 
-def _child_main(spec: ChildSpec, commands: Any, replies: Any, parent: int) -> None:
+def _child_main(spec: ChildSpec, commands: _Queue, replies: _Queue, parent: int) -> None:
     """The child: a backend of its own over the servers, a gate of its own, one thread a job."""
     _die_with_parent(parent)
     logging.basicConfig(level=spec.log_level)
@@ -256,13 +267,14 @@ class RolloutChild:
             if self.process.is_alive():
                 self.process.kill()
             raise ProducerProcessError(f"the rollout process could not start: {value}")
-        self.pid = int(value)
+        assert isinstance(value, int)  # the child's "ready" carries its pid
+        self.pid = value
         self._reader = threading.Thread(
             target=self._read, name="paravt-rollout-reader", daemon=True
         )
         self._reader.start()
 
-    def _started(self, timeout_s: float) -> tuple[str, Any]:
+    def _started(self, timeout_s: float) -> tuple[str, object]:
         """The child's first reply, or why none came (it died, or took too long)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

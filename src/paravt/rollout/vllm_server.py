@@ -575,38 +575,6 @@ def server_generation(trainer: Any) -> ServerGeneration:
     )  # fmt: skip
 
 
-def child_spec(trainer: Any, version: int) -> Any:
-    """What a rollout process needs to sample for ``trainer`` as ``server_generation``'s
-    generator does, without the push (``paravt.rollout.producer_process``)."""
-    from paravt.rollout.producer_process import ChildSpec
-
-    a = trainer.args
-    p = trainer.para_args
-    tok = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
-    return ChildSpec(
-        urls=server_urls(a),
-        pool=dict(
-            timeout_s=a.vllm_server_request_timeout_s, retries=a.vllm_server_retries,
-            backoff_s=a.vllm_server_backoff_s, outage_budget_s=a.vllm_outage_budget_s,
-            deadline_s=a.vllm_episode_deadline_s,
-            image_pad=int(tok.convert_tokens_to_ids("<|image_pad|>")),
-        ),
-        sampling=dict(
-            max_completion_length=a.max_completion_length, temperature=a.temperature,
-            top_p=a.top_p, top_k=a.top_k or 0, min_p=a.min_p or 0.0,
-            repetition_penalty=a.repetition_penalty, generation_kwargs=a.generation_kwargs,
-        ),
-        processing_class=trainer.processing_class,
-        engine=trainer._engine_config("train"),
-        eos_token_ids=list(trainer.eos_token_ids),
-        suppress_vision_tokens=p.suppress_vision_tokens,
-        first_turn_text=p.first_turn_text,
-        keep_subagent_frames=p.subagent_in_loss,
-        version=int(version),
-        log_level=logging.getLogger("paravt").getEffectiveLevel(),
-    )  # fmt: skip
-
-
 def _serving_dtype(pool: ServerPool, name: str, a: Any, is_main: bool, gather: Any) -> str:
     """``check_server`` of every server on the main process, then the dtype the weights are
     pushed in, on every rank: the servers' (their ``/server_info``), else
