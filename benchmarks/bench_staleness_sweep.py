@@ -101,8 +101,12 @@ def load1() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def one_run(model: Path, work: Path, k: int, steps: int, delta0: float, delta1: float) -> dict:
-    """One ``paravt train`` run at ``k`` against a fresh clocked server; per-step timings."""
+def one_run(
+    model: Path, work: Path, k: int, steps: int, delta0: float, delta1: float,
+    producer: str = "thread",
+) -> dict:  # fmt: skip
+    """One ``paravt train`` run at ``k`` against a fresh clocked server, the producer's sampling
+    in threads of the trainer or in a child process (``trainer.producer``); per-step timings."""
     from transformers import TrainerCallback
 
     from paravt.train.run import load_command_config, run_training
@@ -119,6 +123,7 @@ def one_run(model: Path, work: Path, k: int, steps: int, delta0: float, delta1: 
             "trainer.vllm_check_weights=false",
             "trainer.vllm_importance_sampling_mode=token_truncate", f"trainer.max_steps={steps}",
             "trainer.save_steps=100000", f"trainer.max_staleness={k}", "trainer.episode_log=false",
+            f"trainer.producer={producer}",
         ),
     )  # fmt: skip
     ends: list[float] = []
@@ -128,7 +133,10 @@ def one_run(model: Path, work: Path, k: int, steps: int, delta0: float, delta1: 
         def on_step_end(self, args, state, control, **kw):
             ends.append(time.perf_counter())
 
+    held: list = []
+
     def attach(trainer) -> None:
+        held.append(trainer)
         trainer.add_callback(StepEnds())
         rollout = trainer._rollout
 
@@ -156,6 +164,7 @@ def one_run(model: Path, work: Path, k: int, steps: int, delta0: float, delta1: 
     learn = [w - r for w, r in zip(step_walls, segments, strict=False)]
     return {
         "k": k,
+        "producer": producer,
         "steps": len(ends),
         "load_before": before,
         "load_after": load1(),
@@ -169,11 +178,23 @@ def one_run(model: Path, work: Path, k: int, steps: int, delta0: float, delta1: 
         "turns_across_push": [r.get("async/turns_across_push") for r in metrics],
         "staleness_max": [r.get("async/staleness_max") for r in metrics],
         "server_busy_share": round(server.busy_s / wall, 3),
+        # producer: process: each step's hand-over, the child's put to the learner's get (s)
+        "transfer_s": _transfers(held),
         "tokens_charged": server.tokens_charged,
         "steady_steps_per_hour": round(3600 / statistics.mean(step_walls[1:]), 1)
         if len(step_walls) > 1
         else None,
     }
+
+
+def _transfers(held: list) -> list[float] | None:
+    child = getattr(getattr(held[0], "_async", None), "child", None) if held else None
+    return None if child is None else [round(x, 4) for x in child.transfer_s]
+
+
+def _producers(k: int, args: argparse.Namespace) -> list[str]:
+    """The producers a run at ``k`` is made with: k = 0 has none (one run)."""
+    return ["thread"] if k == 0 else list(args.producers)
 
 
 def _num(x) -> float | None:
@@ -193,6 +214,13 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--calibration-steps", type=int, default=4)
     ap.add_argument("--delta1", type=float, default=0.0, help="s a token per request in flight")
+    ap.add_argument(
+        "--producers",
+        nargs="+",
+        default=["thread"],
+        choices=["thread", "process"],
+        help="at k >= 1, run each k once per producer (trainer.producer); k = 0 runs once",
+    )
     ap.add_argument("--probe-delta0", type=float, default=0.002, help="calibration's Δ0 (s)")
     ap.add_argument(
         "--out", type=Path, default=REPO / "benchmarks" / "results" / "bench_staleness_sweep.json"
@@ -228,11 +256,11 @@ def main() -> None:
         delta0 = max(0.0, (rho * L - R_zero) / slope)
         runs = []
         for rep in range(args.repeats):
-            for k in args.order:
-                run = one_run(model, work, k, args.steps, delta0, args.delta1)
+            for k, producer in [(kk, p) for kk in args.order for p in _producers(kk, args)]:
+                run = one_run(model, work, k, args.steps, delta0, args.delta1, producer)
                 run["repeat"] = rep
                 runs.append(run)
-                print(json.dumps({"rho": rho, "k": k, "rep": rep,
+                print(json.dumps({"rho": rho, "k": k, "producer": producer, "rep": rep,
                                   "steps_per_hour": run["steady_steps_per_hour"],
                                   "load": [run["load_before"], run["load_after"]]}),
                       flush=True)  # fmt: skip
@@ -241,11 +269,11 @@ def main() -> None:
         seg0 = statistics.mean(mean_after_first(r["rollout_segment_s"]) for r in base)
         P, R = 0.0, seg0  # at k = 0 the push is inside the segment: counted in R here
         summary = {}
-        for k in sorted(set(args.order)):
-            mine = [r for r in runs if r["k"] == k]
+        for k, producer in sorted({(r["k"], r["producer"]) for r in runs}):
+            mine = [r for r in runs if r["k"] == k and r["producer"] == producer]
             sph = statistics.mean(r["steady_steps_per_hour"] for r in mine)
             Lk = statistics.mean(mean_after_first(r["learning_s"]) for r in mine)
-            summary[str(k)] = {
+            summary[str(k) if producer == "thread" else f"{k}/{producer}"] = {
                 "steps_per_hour": round(sph, 1),
                 "learning_s": round(Lk, 3),
                 "inflation": round(Lk / L0, 3),

@@ -1,5 +1,6 @@
 """One rank of ``test_push_ranks`` (torchrun, 2 gloo ranks, CPU). ``argv``: output folder, the
-keep-pause stand-in's URL.
+keep-pause stand-in's URL, and optionally a fault (``rank1-dies``: rank 1 is SIGKILLed inside
+the push, after rank 0 paused the server).
 
 Each rank runs paravt's own bounded-staleness push path: a ``VLLMBackend`` whose ``gate`` is a
 ``PolicyGate``, its ``sync_to`` pausing the gate and then calling the generator's push, an
@@ -82,8 +83,33 @@ class PushingGenerator:
         self.push.push(self.step)
 
 
+def die_mid_push() -> None:
+    """``rank1-dies``: this rank is SIGKILLed inside the push, after rank 0 has paused the
+    server (its tensors are being gathered), as a rank lost to the OOM killer would be."""
+    import signal
+
+    import paravt.rollout.weight_push as weight_push
+
+    def killed(buckets):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    weight_push.named_tensors = killed
+
+
+def gate_closed(gate: PolicyGate) -> bool:
+    """No new turn starts: the rollouts stop with the run."""
+    from paravt.rollout.gate import GateClosedError
+
+    try:
+        with gate.turn():
+            return False
+    except GateClosedError:
+        return True
+
+
 def main() -> None:
     out, url = Path(sys.argv[1]), sys.argv[2]
+    fault = sys.argv[3] if len(sys.argv) > 3 else "none"
     dist.init_process_group("gloo", timeout=timedelta(seconds=90))
     rank = dist.get_rank()
     model, processor = build_tiny("qwen3-vl", seed=5)
@@ -93,6 +119,8 @@ def main() -> None:
     )  # fmt: skip
     if rank == 0:
         push.transfer = KeepPauseTransfer(url)
+    if fault == "rank1-dies" and rank == 1:
+        die_mid_push()
     backend = VLLMBackend(PushingGenerator(push), processor, world_size=2, gather=gather_object)
     backend.gate, backend.loaded_step = PolicyGate(0), 0
     report: dict = {"rank": rank}
@@ -117,6 +145,7 @@ def main() -> None:
         report["error"] = f"{type(e).__name__}: {e}"
     report["sync_s"] = round(time.perf_counter() - t0, 2)
     report["gate_version"] = backend.gate.version
+    report["gate_closed"] = gate_closed(backend.gate)
     if rank == 1:
         finished()
     report["pushed"] = push.pushed

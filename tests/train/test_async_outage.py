@@ -22,9 +22,12 @@ DOWN_S = 3.0
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("producer", ["thread", "process"])
 def test_k2_server_killed_and_restarted_mid_run_finishes_every_step(
-    tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, caplog
+    tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, caplog, producer
 ):
+    """``process``: the rollout process's pool meets the outage, and the learner's pool gives
+    the restarted server the step's weights when the child asks (its ``rejoin``)."""
     from paravt.train.metrics import read_jsonl
     from paravt.train.run import load_command_config, run_training
 
@@ -52,6 +55,7 @@ def test_k2_server_killed_and_restarted_mid_run_finishes_every_step(
 
     first.reply = counting
     run_dir = tmp_path / "run"
+    held: list = []
     cfg = load_command_config(
         "cpu-smoke",
         smoke_args(
@@ -61,12 +65,12 @@ def test_k2_server_killed_and_restarted_mid_run_finishes_every_step(
             "trainer.vllm_importance_sampling_mode=token_truncate", "trainer.max_steps=4",
             "trainer.save_steps=100", "trainer.max_staleness=2",
             "trainer.vllm_server_request_timeout_s=20", "trainer.vllm_server_retries=1",
-            "trainer.vllm_outage_budget_s=60",
+            "trainer.vllm_outage_budget_s=60", f"trainer.producer={producer}",
         ),
     )  # fmt: skip
     caplog.set_level(logging.WARNING, logger="paravt.rollout.vllm_servers")
     try:
-        summary = run_training(cfg)
+        summary = run_training(cfg, on_trainer=held.append)
     finally:
         for s in servers:
             if s is not first:
@@ -78,6 +82,9 @@ def test_k2_server_killed_and_restarted_mid_run_finishes_every_step(
     rows = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
     assert [r["step"] for r in rows] == [1, 2, 3, 4]
     assert max(r["async/staleness_max"] for r in rows) <= 2
-    assert any("is down" in r.getMessage() for r in caplog.records)
+    if producer == "thread":  # the child logs in its own process
+        assert any("is down" in r.getMessage() for r in caplog.records)
+    else:  # the child's pool met the outage and asked the learner's to let the server rejoin
+        assert (first.url, "ok") in held[0]._async.child.rejoined, held[0]._async.child.rejoined
     # the restarted server was given the weights of the step in progress before it sampled
     assert servers[1].reloads and servers[1].reloads[0].rsplit("/", 1)[-1].startswith("step-")

@@ -48,13 +48,17 @@ def run_ranks(tmp_path, tiny_qwen3_dir, shared_videos, fault: str, *strategy: st
 
 @pytest.mark.ranks
 @pytest.mark.slow
-@pytest.mark.parametrize("strategy", ["fsdp2", "zero3"])
+@pytest.mark.parametrize("strategy", ["fsdp2", "zero3", "fsdp2-process"])
 def test_k2_on_two_sharded_ranks_finishes_with_no_group_older_than_k(
     tmp_path, tiny_qwen3_dir, shared_videos, strategy
 ):
+    """``fsdp2-process``: each rank's producer samples in a rollout process of its own
+    (``trainer.producer: process``)."""
     if strategy == "zero3":
         pytest.importorskip("deepspeed")
-    keys = FSDP2 if strategy == "fsdp2" else zero3(tmp_path)
+    keys = zero3(tmp_path) if strategy == "zero3" else FSDP2
+    if strategy.endswith("-process"):
+        keys = (*keys, "trainer.producer=process")
     done, ranks, reloads = run_ranks(tmp_path, tiny_qwen3_dir, shared_videos, "none", *keys)
     assert done.returncode == 0, (ranks, done.stderr[-4000:])
     for rank in ranks:

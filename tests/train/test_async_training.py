@@ -42,7 +42,7 @@ def server(tiny_qwen3_dir):
 
 def _train(
     tmp_path, name, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, url, *extra,
-    wait_ahead=False,
+    wait_ahead=False, hooks=(),
 ):  # fmt: skip
     """A 4-step run against ``url``; ``wait_ahead``: each step but the last ends only once the
     producer holds a finished later rollout (``producer_pace``)."""
@@ -61,7 +61,7 @@ def _train(
         ),
     )  # fmt: skip
     probe = train_probe()
-    hooks = [probe.attach]
+    hooks = [probe.attach, *hooks]
     if wait_ahead:
         hooks.append(lambda t: t.add_callback(learner_waits_for_producer(t)))
     summary = run_training(cfg, on_trainer=lambda t: [h(t) for h in hooks])
@@ -117,6 +117,115 @@ def test_k2_learns_from_the_same_episodes_as_the_synchronous_loop(
     assert "async/staleness_mean" not in m0[0]  # the synchronous loop logs no staleness
     # the turns a push found running are counted (they go on across it: paravt.rollout.gate)
     assert all(r["async/turns_across_push"] >= 0 for r in m2)
+
+
+def test_k2_with_the_producer_in_a_process_learns_from_the_same_episodes(
+    tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server
+):
+    """``trainer.producer: process``: the sampling runs in a child process and the learner gets
+    the same prompts, K, token streams and losses as the synchronous loop; the child is gone
+    when the run ends."""
+    sync_server, async_server = server(), server()
+    s0, p0, m0, _ = _train(tmp_path, "k0", tiny_qwen3_dir, shared_videos, smoke_args,
+                           train_probe, sync_server.url)  # fmt: skip
+    s2, p2, m2, episodes = _train(tmp_path, "k2p", tiny_qwen3_dir, shared_videos, smoke_args,
+                                  train_probe, async_server.url, "trainer.max_staleness=2",
+                                  "trainer.producer=process", wait_ahead=True)  # fmt: skip
+    assert s0["global_step"] == s2["global_step"] == 4
+    assert _steps(p2) == _steps(p0)
+    for a, b in zip(m0, m2, strict=True):
+        assert math.isclose(a["loss"], b["loss"], rel_tol=1e-5, abs_tol=1e-6), (a, b)
+    ages = [r["async/staleness_max"] for r in m2]
+    assert max(ages) >= 1 and max(ages) <= 2, ages
+    assert len(async_server.reloads) == 4
+    child = p2.trainer._async.child
+    assert child is not None and child.transfer_s  # the episodes came from the child
+    assert not child.process.is_alive()
+    assert p2.trainer._backend.alone_requests == 0  # the learner's process sampled nothing
+    for e in episodes:
+        versions = [v for v in e["policy_versions"] if v is not None]
+        assert versions and max(versions) <= e["step"] - 1 and e["step"] - 1 - min(versions) <= 2
+
+
+def test_a_rollout_process_that_dies_stops_the_run_with_one_line(
+    tmp_path, tiny_qwen3_dir, shared_videos, smoke_args, train_probe, server
+):
+    """The producer's child is SIGKILLed after step 1: the run stops with one line that names
+    the process and its exit code (no hang, no later step learns)."""
+    import os
+    import signal
+
+    from transformers import TrainerCallback
+
+    from paravt.train.launch.stopping import RunStopped
+
+    steps: list[int] = []
+
+    def kill_child(trainer) -> None:
+        class Kill(TrainerCallback):
+            def on_step_end(self, args, state, control, **kw):
+                steps.append(state.global_step)
+                if state.global_step == 1:
+                    os.kill(trainer._async.child.pid, signal.SIGKILL)
+
+        trainer.add_callback(Kill())
+
+    with pytest.raises(RunStopped, match=r"rollout process \(pid \d+\) died") as err:
+        _train(tmp_path, "dead", tiny_qwen3_dir, shared_videos, smoke_args, train_probe,
+               server().url, "trainer.max_staleness=2", "trainer.producer=process",
+               hooks=[kill_child])  # fmt: skip
+    assert "\n" not in str(err.value) and "-9" in str(err.value)
+    # at most the steps whose rollouts had reached the learner before the kill
+    assert steps and max(steps) <= 3
+
+
+def test_no_rollout_process_outlives_its_trainer(tmp_path, tiny_qwen3_dir, shared_videos, server):
+    """A trainer killed (SIGKILL, no cleanup) with its rollout process running: the child is
+    gone within seconds (it asked the kernel for SIGKILL when its parent dies)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    pid_file = tmp_path / "child.pid"
+    worker = Path(__file__).with_name("producer_orphan_worker.py")
+    proc = subprocess.Popen(
+        [sys.executable, str(worker), str(tmp_path / "run"), str(shared_videos),
+         str(tiny_qwen3_dir), str(pid_file), server().url],
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 600
+        while not pid_file.is_file() or not pid_file.read_text():
+            assert proc.poll() is None, f"the trainer exited with {proc.returncode}"
+            assert time.monotonic() < deadline, "the trainer never reached step 1"
+            time.sleep(0.5)
+        child = int(pid_file.read_text())
+        assert _running(child)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        deadline = time.monotonic() + 20
+        while _running(child) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _running(child), f"the rollout process {child} outlived its trainer"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie."""
+    from pathlib import Path
+
+    status = Path(f"/proc/{pid}/status")
+    try:
+        text = status.read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in text and "State:\tX" not in text
 
 
 def test_a_group_older_than_k_is_sampled_again_and_counted(

@@ -45,3 +45,28 @@ def test_no_rank_pauses_the_server_while_another_rank_waits_for_a_request(tmp_pa
     assert ranks[1]["request_version"] == 0  # tagged with the version it started under
     assert ranks[1]["sync_s"] < WORK_S  # the push did not wait for it
     assert all(r["pushed"] == [1] and r["gate_version"] == 1 for r in ranks)
+
+
+@pytest.mark.ranks
+def test_a_rank_killed_mid_push_stops_the_other_and_the_server_is_not_left_paused(tmp_path):
+    """Rank 1 is SIGKILLed inside the push, after rank 0 paused the server: rank 0 stops within
+    seconds (not the process group's timeout) with its gate closed, so no rollout starts on
+    weights the server may not hold, the push is not recorded as done, and the server was
+    resumed."""
+    server = KeepPauseServer().start()
+    try:
+        done = run_two_ranks(WORKER, str(tmp_path), server.url, "rank1-dies", timeout=300)
+        events = list(server.events)
+    finally:
+        server.stop()
+    assert done.returncode != 0
+    assert not (tmp_path / "rank1.json").exists()  # killed
+    path = tmp_path / "rank0.json"
+    assert path.is_file(), done.stderr[-3000:]
+    rank0 = json.loads(path.read_text())
+    print(rank0, events)
+    assert "error" in rank0 and "\n" not in rank0["error"], rank0
+    assert rank0["sync_s"] < 60, rank0  # the process group's timeout is 90 s
+    assert rank0["gate_closed"] and rank0["pushed"] == [], rank0
+    assert "pause mode=keep" in events and "resume" in events, events
+    assert events.index("resume") > events.index("pause mode=keep"), events

@@ -33,6 +33,7 @@ from paravt.errors import ParavtError
 from paravt.rollout.gate import PolicyGate
 from paravt.rollout.lockstep import exchange
 from paravt.rollout.producer import ProducedStep, RolloutProducer, step_batches
+from paravt.rollout.producer_process import ChildGate, RolloutChild
 from paravt.rollout.staleness import StalenessLog, episode_staleness, groups_to_drop
 from paravt.schema.episodes import EpisodeInput, EpisodeRecord
 
@@ -78,11 +79,17 @@ class AsyncRollouts:
         gather: Callable[[list], list],
         rank: int,
         pause_s: float,
+        spawn: Callable[[int], RolloutChild] | None = None,
+        episode_inputs: Callable[[list[dict], int], list[EpisodeInput]] | None = None,
     ):
         self.backend, self.k = backend, int(max_staleness)
         self.group_size, self.every = int(group_size), int(every)
         self._run, self._rerun, self._dataloader = run, rerun, dataloader
         self._gather, self.rank, self.pause_s = gather, int(rank), float(pause_s)
+        #: ``trainer.producer: process``: ``spawn(version)`` starts the rollout process, and the
+        #: step's inputs are made here (``episode_inputs(rows, epoch)``) and run there
+        self._spawn, self._episode_inputs = spawn, episode_inputs
+        self.child: RolloutChild | None = None
         self.producer: RolloutProducer | None = None
         #: the producer's lead over the learner; the staleness bound ``k`` unless a test widens it
         self.lead = self.k
@@ -92,7 +99,7 @@ class AsyncRollouts:
         log = StalenessLog()
         t0 = time.perf_counter()
         if self.backend.gate is None:
-            self.backend.gate = PolicyGate(step)
+            self.backend.gate = self._gate(step)
         crossed = self.backend.gate.crossed
         self.backend.sync_to(step, self.pause_s)
         log.push_s = time.perf_counter() - t0
@@ -108,11 +115,25 @@ class AsyncRollouts:
         versions = [min((v for v in _versions(r) if v is not None), default=step) for r in records]
         return AsyncStep(produced.epoch, produced.inputs, records, versions, log)
 
+    def _gate(self, step: int) -> PolicyGate:
+        """The gate, and with ``producer: process`` the rollout process behind it."""
+        if self._spawn is None:
+            return PolicyGate(step)
+        self.child = self._spawn(step)
+        logger.info("the producer samples in process %d", self.child.pid)
+        return ChildGate(step, self.child)
+
+    def _run_in_child(
+        self, rows: list[dict], epoch: int
+    ) -> tuple[list[EpisodeInput], list[EpisodeRecord]]:
+        assert self.child is not None and self._episode_inputs is not None
+        inputs = self._episode_inputs(rows, epoch)
+        return inputs, self.child.run(inputs)
+
     def _start(self, step: int) -> None:
         batches = step_batches(self._dataloader(), self.every, step)
-        self.producer = RolloutProducer(
-            batches, self._run, self.backend.gate, lead=self.lead, start=step
-        )
+        run = self._run if self.child is None else self._run_in_child
+        self.producer = RolloutProducer(batches, run, self.backend.gate, lead=self.lead, start=step)
         self.producer.start()
         logger.info(
             "rollouts run up to %d steps ahead of the learner (max_staleness=%d)",
@@ -165,6 +186,8 @@ class AsyncRollouts:
         if self.producer is not None:
             self.producer.close()
             self.producer = None
+        if self.child is not None:
+            self.child.close()
 
 
 def _versions(record: EpisodeRecord) -> list[int | None]:

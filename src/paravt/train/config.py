@@ -218,6 +218,15 @@ class ParaGRPOConfig(GRPOConfig):
             "dropped and sampled again. The paper's run: 2 (AReaL max_head_offpolicyness)."
         },
     )
+    producer: str = field(
+        default="thread",
+        metadata={
+            "help": "Where the producer's sampling runs at max_staleness >= 1: 'thread' (threads "
+            "of the trainer's process) or 'process' (a child process a trainer rank, which "
+            "decodes, preprocesses and tokenises there and hands the learner finished episodes "
+            "through a queue, tensors in shared memory: paravt.rollout.producer_process)."
+        },
+    )
     max_staleness_pause_s: float | None = field(
         default=None,
         metadata={
@@ -432,6 +441,8 @@ def staleness_problem(cfg: ParaGRPOConfig) -> str | None:
     k = int(cfg.max_staleness)
     if k < 0:
         return f"trainer.max_staleness={k}: use 0 (synchronous) or a positive number of steps"
+    if cfg.producer not in ("thread", "process"):
+        return f"trainer.producer={cfg.producer!r}: use 'thread' or 'process'"
     if k == 0:
         return None
     if not (cfg.use_vllm and cfg.vllm_mode == "server"):

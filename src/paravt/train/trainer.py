@@ -394,7 +394,53 @@ class ParaGRPOTrainer(GRPOTrainer):
             gather=gather_object,
             rank=self.accelerator.process_index,
             pause_s=float(args.max_staleness_pause_s or 0.0),
+            spawn=self._spawn_producer if args.producer == "process" else None,
+            episode_inputs=lambda rows, epoch: self.episode_inputs(rows, epoch, "train"),
         )
+
+    def _spawn_producer(self, version: int):
+        """``trainer.producer: process``: this rank's rollout process (paravt.rollout.
+        producer_process), sampling from ``version`` on."""
+        from paravt.rollout.producer_process import RolloutChild
+
+        pool = self.vllm_generation.client
+
+        def rejoin(url: str) -> str:
+            # the child's server came back: the learner's pool gives it the step's weights
+            client = next(c for c in pool.clients if c.base_url == url)
+            return pool.rejoin(client) if pool.rejoin is not None else "no weights check"
+
+        return RolloutChild(self._producer_spec(version), rejoin=rejoin)
+
+    def _producer_spec(self, version: int):
+        """What the rollout process needs to sample as the server generator does, without the
+        push (``paravt.rollout.producer_process``)."""
+        from paravt.rollout.producer_process import ChildSpec
+        from paravt.rollout.vllm_server import server_urls
+
+        a, p = self.args, self.para_args
+        return ChildSpec(
+            urls=server_urls(a),
+            pool=dict(
+                timeout_s=a.vllm_server_request_timeout_s, retries=a.vllm_server_retries,
+                backoff_s=a.vllm_server_backoff_s, outage_budget_s=a.vllm_outage_budget_s,
+                deadline_s=a.vllm_episode_deadline_s,
+                image_pad=self._image_pad,
+            ),
+            sampling=dict(
+                max_completion_length=a.max_completion_length, temperature=a.temperature,
+                top_p=a.top_p, top_k=a.top_k or 0, min_p=a.min_p or 0.0,
+                repetition_penalty=a.repetition_penalty, generation_kwargs=a.generation_kwargs,
+            ),
+            processing_class=self.processing_class,
+            engine=self._engine_config("train"),
+            eos_token_ids=list(self.eos_token_ids),
+            suppress_vision_tokens=p.suppress_vision_tokens,
+            first_turn_text=p.first_turn_text,
+            keep_subagent_frames=p.subagent_in_loss,
+            version=int(version),
+            log_level=logging.getLogger("paravt").getEffectiveLevel(),
+        )  # fmt: skip
 
     @property
     def _generation_steps(self) -> int:

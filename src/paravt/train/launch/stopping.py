@@ -28,6 +28,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from paravt.errors import RankFailedError, UserError
+from paravt.rollout.producer_process import ProducerProcessError
 from paravt.rollout.vllm_server_client import VLLMServerError
 from paravt.rollout.weight_push import WeightPushError
 
@@ -36,7 +37,7 @@ __all__: list[str] = []  # nothing here is for the other rooms
 logger = logging.getLogger(__name__)
 
 #: the rollout errors after which the run saves and stops (``save_after_failure``)
-STOPPING_ERRORS = (VLLMServerError, WeightPushError)
+STOPPING_ERRORS = (VLLMServerError, WeightPushError, ProducerProcessError)
 
 
 class RunStopped(UserError):
