@@ -57,7 +57,7 @@ from paravt.rollout.weight_push import (
     outcome_broadcast,
 )
 
-__all__ = ["ServerGeneration", "server_generation"]
+__all__ = ["ServerGeneration", "server_generation", "server_urls"]
 
 logger = logging.getLogger(__name__)
 
