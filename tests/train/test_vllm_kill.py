@@ -146,20 +146,23 @@ def test_sigkill_mid_step_restart_20s_later_the_run_finishes_every_step(
     assert probe.fired.is_set() and summary["global_step"] == 3  # no optimizer step lost
     rows = [r for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
     assert [r["step"] for r in rows] == [1, 2, 3]
+    assert any("is down" in m and url in m for m in lines)
+    assert len(probe.outputs) == 3
+    if k == 2:
+        # run on a real server (338 s at load 3): the producer had sampled ahead, so the kill
+        # met the step-2 push, not a request; the run waited the outage out (its last step took
+        # 161 s) and finished with no consumed episode more than k versions old. The pool's
+        # outage record and its "is back" line belong to requests, and none was in flight.
+        assert "up" in times and max(r["async/staleness_max"] for r in rows) <= k
+        return
     assert len(pool.outages) == 1 and pool.outages[0][0] == url and pool.outages[0][1] >= 20
     assert pool.resubmitted >= 1
-    assert any("is down" in m and url in m for m in lines)
     back = [m for m in lines if "is back after" in m]
     # the restarted server had the base weights: it was given the step's folder, then probed
     assert len(back) == 1 and "request(s) were resubmitted" in back[0]
-    assert len(probe.outputs) == 3
-    if k == 0:
-        assert "reloaded step-1" in back[0]
-        # every step's turns were sampled by the pushed weights (float32 on both sides)
-        assert max(_sampler_gaps(probe)) < 1e-3
-    else:  # a push a step, and no consumed episode more than k versions old
-        assert "reloaded step-" in back[0]
-        assert max(r["async/staleness_max"] for r in rows) <= k
+    assert "reloaded step-1" in back[0]
+    # every step's turns were sampled by the pushed weights (float32 on both sides)
+    assert max(_sampler_gaps(probe)) < 1e-3
 
 
 def _train_cli(args: tuple[str, ...], log: Path, *more: str) -> subprocess.Popen:
