@@ -132,10 +132,11 @@ def failure_reason(e: BaseException) -> str:
 
 # -- the long videos --------------------------------------------------------------------------
 def _ffmpeg() -> str:
-    exe = shutil.which("ffmpeg")
-    if exe is None:
+    """``ffmpeg`` by name (found on PATH when it runs), so the commands a result records name the
+    tool, not where one machine keeps it."""
+    if shutil.which("ffmpeg") is None:
         raise RowSkipped("ffmpeg is not installed")
-    return exe
+    return "ffmpeg"
 
 
 def _run(cmd: list[str]) -> None:
