@@ -79,6 +79,17 @@ def _prime(demuxer, stream, decoder, table: FrameTable) -> None:
     decoder.reset()
 
 
+def _open(path: str, device: str, num_threads: int):
+    """``(demuxer, stream, decoder, converter)`` of ``path``'s video stream, through torchcodec's
+    public packet API (public since torchcodec 0.17; imported here: a heavy optional library)."""
+    from torchcodec.decoders import ColorConverter, Demuxer
+
+    demuxer = Demuxer(path, streams="video")
+    stream = video_stream(demuxer)
+    decoder = stream.make_decoder(device, num_ffmpeg_threads=num_threads)
+    return demuxer, stream, decoder, ColorConverter(device)
+
+
 def decode_from_restart_points(
     path: str,
     table: FrameTable,
@@ -89,13 +100,8 @@ def decode_from_restart_points(
 ) -> DecodeOutcome:
     """Decode sorted unique ``indices`` of ``path``, each GOP group from its restart point;
     never raises for decode failures (they are reported per frame)."""
-    from torchcodec.decoders import ColorConverter, Demuxer  # public since torchcodec 0.17
-
     out = DecodeOutcome()
-    demuxer = Demuxer(path, streams="video")
-    stream = video_stream(demuxer)
-    decoder = stream.make_decoder(device, num_ffmpeg_threads=num_threads)
-    converter = ColorConverter(device)
+    demuxer, stream, decoder, converter = _open(path, device, num_threads)
     _prime(demuxer, stream, decoder, table)
     for _, members in gop_groups(table, indices):
         group = _GroupDecode(table, members, resize)
@@ -138,17 +144,12 @@ def decode_straight(
 
     Costs a decode of the whole file up to the last frame asked for (measured in
     benchmarks/results/bench_first_packet.json); never raises for decode failures."""
-    from torchcodec.decoders._blocks import ColorConverter, Demuxer  # heavy optional library
-
     out = DecodeOutcome()
     if not indices:
         return out
     at_pts = {round(t, 6): i for i, t in enumerate(table.pts)}
     wanted, last = set(indices), max(table.pts[i] for i in indices)
-    demuxer = Demuxer(path, streams="video")
-    stream = video_stream(demuxer)
-    decoder = stream.make_decoder(device, num_ffmpeg_threads=num_threads)
-    converter = ColorConverter(device)
+    demuxer, _, decoder, converter = _open(path, device, num_threads)
     points: dict[int, str] = {}  # a frame index where damage starts -> FFmpeg's line
     newest = -1  # the latest frame index that came out
 
